@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "cli/args.h"
+
+#include <charconv>
+
+#include "common/error.h"
+
+namespace swapscope::cli {
+
+ArgParser::ArgParser(std::string usage, std::string summary)
+    : m_usage(std::move(usage)), m_summary(std::move(summary)) {
+  flag("--help", "show this help and exit");
+}
+
+void ArgParser::flag(const std::string& name, const std::string& help) {
+  m_specs.push_back({name, "", help, false});
+}
+
+void ArgParser::option(const std::string& name, const std::string& metavar,
+                       const std::string& help) {
+  m_specs.push_back({name, metavar, help, true});
+}
+
+const ArgParser::Spec* ArgParser::find(const std::string& name) const {
+  for (const Spec& s : m_specs) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+bool ArgParser::parse(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string word = args[i];
+    if (word == "-h") word = "--help";
+    if (word.rfind("--", 0) != 0) {
+      throwBadInput("unexpected argument '" + word + "' (see --help)");
+    }
+    std::optional<std::string> inlineValue;
+    if (const auto eq = word.find('='); eq != std::string::npos) {
+      inlineValue = word.substr(eq + 1);
+      word = word.substr(0, eq);
+    }
+    const Spec* spec = find(word);
+    if (spec == nullptr) throwBadInput("unknown option '" + word + "' (see --help)");
+    if (word == "--help") return false;
+    if (!spec->takesValue) {
+      if (inlineValue) throwBadInput("option '" + word + "' takes no value");
+      m_values[word] = "";
+      continue;
+    }
+    if (!inlineValue) {
+      if (i + 1 >= args.size()) {
+        throwBadInput("option '" + word + "' needs a value (" + spec->metavar + ")");
+      }
+      inlineValue = args[++i];
+    }
+    if (m_values.count(word)) throwBadInput("option '" + word + "' is given twice");
+    m_values[word] = *inlineValue;
+  }
+  return true;
+}
+
+std::optional<std::string> ArgParser::value(const std::string& name) const {
+  auto it = m_values.find(name);
+  if (it == m_values.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string ArgParser::required(const std::string& name) const {
+  auto v = value(name);
+  if (!v) {
+    const Spec* spec = find(name);
+    throwBadInput("missing required option " + name + (spec ? " " + spec->metavar : "") +
+                  " (see --help)");
+  }
+  return *v;
+}
+
+std::optional<std::int64_t> ArgParser::positiveInt(const std::string& name) const {
+  auto v = value(name);
+  if (!v) return std::nullopt;
+  std::int64_t out = 0;
+  auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || ptr != v->data() + v->size() || out <= 0) {
+    throwBadInput("option " + name + ": expected a positive integer, got '" + *v + "'");
+  }
+  return out;
+}
+
+std::string ArgParser::help() const {
+  std::string s = "usage: " + m_usage + "\n\n" + m_summary + "\n\noptions:\n";
+  std::size_t width = 0;
+  for (const Spec& spec : m_specs) {
+    width = std::max(width, spec.name.size() + (spec.takesValue ? spec.metavar.size() + 1 : 0));
+  }
+  for (const Spec& spec : m_specs) {
+    std::string left = spec.name + (spec.takesValue ? " " + spec.metavar : "");
+    left.resize(width, ' ');
+    s += "  " + left + "  " + spec.help + "\n";
+  }
+  return s;
+}
+
+}  // namespace swapscope::cli

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/// @brief `swapscope analyze`: the static analysis of a network at minibatch k.
+#include <nlohmann/json.hpp>
+
+#include "analysis/network_analysis.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/network_options.h"
+#include "cli/table.h"
+#include "common/bytes.h"
+#include "common/error.h"
+#include "common/format.h"
+#include "graph/network_json.h"
+
+namespace swapscope::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string stepLabel(const Network& net, const Gmap& gmap, int step) {
+  if (step <= 0 || step > gmap.steps()) return "setup";
+  const std::string dir = gmap.isBackwardStep(step) ? "backward" : "forward";
+  return "step " + std::to_string(step) + ", " + dir + " of " +
+         net.layer(gmap.step_layer[step]).name;
+}
+
+std::string si(std::int64_t v) { return formatSi(static_cast<double>(v)); }
+
+struct Context {
+  const Network& net;
+  const NetworkAnalysis& a;
+  const MemoryPlan& chosen;
+  SwapPolicy policy;
+  std::int64_t k;
+  std::optional<std::int64_t> budget;
+};
+
+json memoryJson(const Context& c) {
+  auto peakJson = [&](const MemoryPlan& p) {
+    const int step = p.curve.peakStep(c.k);
+    return json{{"bytes", p.curve.peak(c.k)},
+                {"step", step},
+                {"layer", step > 0 ? c.net.layer(p.gmap.step_layer[step]).name : ""}};
+  };
+  json curve = json::array();
+  for (int s = 1; s <= c.chosen.gmap.steps(); ++s) {
+    curve.push_back({{"step", s},
+                     {"layer", c.net.layer(c.chosen.gmap.step_layer[s]).name},
+                     {"phase", c.chosen.gmap.isBackwardStep(s) ? "backward" : "forward"},
+                     {"bytes", c.chosen.curve.resident[s].at(c.k)}});
+  }
+  return json{{"persistent_bytes", c.a.keep_all.curve.persistent.at(c.k)},
+              {"keep_all_peak", peakJson(c.a.keep_all)},
+              {"swap_all_peak", peakJson(c.a.swap_all)},
+              {"lower_bound_k1", c.a.lower_bound},
+              {"policy", swapPolicyName(c.policy)},
+              {"policy_peak", peakJson(c.chosen)},
+              {"curve", std::move(curve)}};
+}
+
+json kMaxJson(const Context& c) {
+  if (!c.budget) return nullptr;
+  json j{{"budget", *c.budget},
+         {"keep_all", c.a.keep_all.curve.kMax(*c.budget)},
+         {"swap_all", c.a.swap_all.curve.kMax(*c.budget)}};
+  if (c.policy == SwapPolicy::VdnnConv) j["vdnn_conv"] = c.chosen.curve.kMax(*c.budget);
+  return j;
+}
+
+void printJson(const Context& c, std::ostream& out) {
+  const std::int64_t k = c.k;
+  json layers = json::array();
+  for (int i = 0; i < c.net.size(); ++i) {
+    const Layer& l = c.net.layer(i);
+    const LayerCost& lc = c.a.costs[i];
+    layers.push_back({{"name", l.name},
+                      {"type", layerKindName(l.kind)},
+                      {"inputs", l.inputs},
+                      {"output", c.net.outputShape(i).dims},
+                      {"params", lc.params},
+                      {"forward_macs", lc.fwd_macs * k},
+                      {"forward_flops", lc.fwd_flops * k},
+                      {"backward_data_flops", lc.bwd_data_flops * k},
+                      {"backward_weight_flops", lc.bwd_weight_flops * k},
+                      {"fm_bytes", lc.fm.at(k)},
+                      {"swapped", static_cast<bool>(c.chosen.gmap.swapped[i])}});
+  }
+  json doc{{"network",
+            {{"name", c.net.name()},
+             {"structure_hash", c.net.structureHash()},
+             {"input", c.net.sampleShape().dims},
+             {"classes", c.net.classes()},
+             {"layers", c.net.size()}}},
+           {"batch", k},
+           {"params", c.a.totals.params},
+           {"forward_macs", c.a.totals.fwd_macs * k},
+           {"forward_flops", c.a.totals.fwd_flops * k},
+           {"training_flops", c.a.totals.trainFlops() * k},
+           {"layers", std::move(layers)},
+           {"memory", memoryJson(c)},
+           {"k_max", kMaxJson(c)}};
+  out << doc.dump(2) << '\n';
+}
+
+void printText(const Context& c, std::ostream& out) {
+  const std::int64_t k = c.k;
+  const Network& net = c.net;
+  out << "network  " << net.name() << ": " << net.size() << " layers, input "
+      << net.sampleShape().toString() << ", " << net.classes() << " classes (structure "
+      << net.structureHash() << ")\n"
+      << "batch    k = " << k << ", policy " << swapPolicyName(c.policy) << "\n\n";
+
+  TextTable t;
+  t.column("#", TextTable::Align::Right);
+  t.column("layer");
+  t.column("type");
+  t.column("output");
+  t.column("params", TextTable::Align::Right);
+  t.column("fwd FLOPs", TextTable::Align::Right);
+  t.column("bwd data", TextTable::Align::Right);
+  t.column("bwd weight", TextTable::Align::Right);
+  t.column("FM bytes", TextTable::Align::Right);
+  t.column("swap");
+  for (int i = 0; i < net.size(); ++i) {
+    const LayerCost& lc = c.a.costs[i];
+    t.row({std::to_string(i), net.layer(i).name, std::string(layerKindName(net.layer(i).kind)),
+           net.outputShape(i).toString(), lc.params ? formatGrouped(lc.params) : "",
+           si(lc.fwd_flops * k), si(lc.bwd_data_flops * k), si(lc.bwd_weight_flops * k),
+           formatBytes(lc.fm.at(k)), c.chosen.gmap.swapped[i] ? "swap" : ""});
+  }
+  t.print(out);
+
+  const CostTotals& tot = c.a.totals;
+  out << "\ntotals at k = " << k << " (FLOPs = 2 x MACs for conv and linear, plus bias adds)\n"
+      << "  parameters          " << formatGrouped(tot.params) << " ("
+      << formatBytes(tot.params * kFloatBytes) << " fp32)\n"
+      << "  forward MACs        " << si(tot.fwd_macs * k) << " (" << si(tot.fwd_macs)
+      << " per sample)\n"
+      << "  forward FLOPs       " << si(tot.fwd_flops * k) << '\n'
+      << "  training FLOPs      " << si(tot.trainFlops() * k) << " (forward + backward)\n";
+
+  auto peakLine = [&](const char* label, const MemoryPlan& p) {
+    out << "  " << label << formatBytes(p.curve.peak(k)) << "  at "
+        << stepLabel(net, p.gmap, p.curve.peakStep(k)) << '\n';
+  };
+  out << "\nmemory at k = " << k << " (one pool: parameters, gradients, momentum, statistics,\n"
+      << "minibatch, labels, feature maps and their gradients; zero workspace)\n"
+      << "  persistent          " << formatBytes(c.a.keep_all.curve.persistent.at(k)) << '\n';
+  peakLine("keep-all peak       ", c.a.keep_all);
+  peakLine("swap-all peak       ", c.a.swap_all);
+  if (c.policy == SwapPolicy::VdnnConv) peakLine("vdnn-conv peak      ", c.chosen);
+  out << "  lower bound (k=1)   " << formatBytes(c.a.lower_bound) << "  (moDNN eq. 2)\n";
+
+  if (c.budget) {
+    out << "\nk_max for a budget of " << formatBytes(*c.budget) << '\n'
+        << "  keep-all            " << c.a.keep_all.curve.kMax(*c.budget) << '\n'
+        << "  swap-all            " << c.a.swap_all.curve.kMax(*c.budget) << '\n';
+    if (c.policy == SwapPolicy::VdnnConv) {
+      out << "  vdnn-conv           " << c.chosen.curve.kMax(*c.budget) << '\n';
+    }
+    if (c.a.swap_all.curve.kMax(*c.budget) == 0) {
+      out << "  untrainable: even swap-all at k = 1 needs " << formatBytes(c.a.swap_all.curve.peak(1))
+          << '\n';
+    }
+  }
+}
+
+}  // namespace
+
+int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
+  ArgParser args(
+      "swapscope analyze --model NAME | --net FILE --batch K [--budget SIZE] [--input CxHxW]\n"
+      "                  [--classes N] [--policy keep-all|swap-all|vdnn-conv] [--json]\n"
+      "                  [--dump-net FILE]",
+      "Static analysis of a network at minibatch K: per-layer output shapes, parameters,\n"
+      "FLOPs and feature-map bytes; totals; the memory peak under keep-all and swap-all; the\n"
+      "memory lower bound; and, with --budget, the largest k that fits. Sizes accept 123456,\n"
+      "512MiB, 6GiB, 1.5GB.");
+  addNetworkOptions(args);
+  args.option("--batch", "K", "minibatch size (required)");
+  args.option("--budget", "SIZE", "GPU memory budget for k_max");
+  args.option("--policy", "P", "swap policy for the table and curve (default keep-all)");
+  args.flag("--json", "print a JSON document instead of tables");
+  args.option("--dump-net", "FILE", "also write the network as network JSON to FILE");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const Network net = loadNetwork(args);
+  const std::int64_t k = *[&] {
+    auto b = args.positiveInt("--batch");
+    if (!b) args.required("--batch");
+    return b;
+  }();
+  std::optional<std::int64_t> budget;
+  if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");
+  const std::string policyName = args.value("--policy").value_or("keep-all");
+  const auto policy = swapPolicyFromName(policyName);
+  if (!policy) {
+    throwBadInput("--policy: unknown policy '" + policyName +
+                  "' (choose keep-all, swap-all or vdnn-conv)");
+  }
+  if (auto file = args.value("--dump-net")) writeNetworkFile(net, *file);
+
+  const NetworkAnalysis a = analyzeNetwork(net);
+  MemoryPlan vdnn;
+  const MemoryPlan* chosen = &a.keep_all;
+  if (*policy == SwapPolicy::SwapAll) chosen = &a.swap_all;
+  if (*policy == SwapPolicy::VdnnConv) {
+    vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
+    chosen = &vdnn;
+  }
+  const Context c{net, a, *chosen, *policy, k, budget};
+  if (args.has("--json")) {
+    printJson(c, out);
+  } else {
+    printText(c, out);
+  }
+  return kExitOk;
+}
+
+}  // namespace swapscope::cli

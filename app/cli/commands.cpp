@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+#include "cli/commands.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+namespace swapscope::cli {
+namespace {
+
+struct Verb {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>&, std::ostream&);
+};
+
+constexpr Verb kVerbs[] = {
+    {"models", "list the model zoo", cmdModels},
+    {"analyze", "static analysis: shapes, parameters, FLOPs, memory, GMAP, k_max", cmdAnalyze},
+};
+
+void printUsage(std::ostream& out) {
+  out << "usage: swapscope <verb> [options]   (swapscope <verb> --help for its options)\n\n"
+         "Plan and run CNN training under a GPU memory budget.\n\nverbs:\n";
+  for (const Verb& v : kVerbs) {
+    std::string name = v.name;
+    name.resize(10, ' ');
+    out << "  " << name << v.summary << '\n';
+  }
+  out << "\nexit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input\n";
+}
+
+}  // namespace
+
+int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) {
+    printUsage(err);
+    return kExitUsage;
+  }
+  const std::string& verb = args.front();
+  if (verb == "--help" || verb == "-h" || verb == "help") {
+    printUsage(out);
+    return kExitOk;
+  }
+  if (verb == "--version") {
+    out << "swapscope " << SWAPSCOPE_VERSION << '\n';
+    return kExitOk;
+  }
+  for (const Verb& v : kVerbs) {
+    if (verb != v.name) continue;
+    try {
+      return v.run({args.begin() + 1, args.end()}, out);
+    } catch (const Error& e) {
+      err << "swapscope " << verb << ": error: " << e.what() << '\n';
+      return e.kind() == ErrorKind::BadInput ? kExitUsage : kExitFailure;
+    } catch (const nlohmann::json::exception& e) {
+      err << "swapscope " << verb << ": error: " << e.what() << '\n';
+      return kExitFailure;
+    } catch (const std::exception& e) {
+      err << "swapscope " << verb << ": internal error: " << e.what() << '\n';
+      return kExitFailure;
+    }
+  }
+  err << "swapscope: unknown verb '" << verb << "'\n\n";
+  printUsage(err);
+  return kExitUsage;
+}
+
+}  // namespace swapscope::cli

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+/// @brief The CLI's verbs, callable in-process (tests use this instead of spawning the binary).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace swapscope::cli {
+
+/// Exit codes of every verb.
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+
+/// Runs `swapscope <args...>` (args excludes the program name). Errors go to `err` with the exit
+/// code of their kind: 2 for bad usage or bad input, 1 for runtime failures.
+int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// One function per verb; each parses its own options and may throw swapscope::Error.
+int cmdModels(const std::vector<std::string>& args, std::ostream& out);
+int cmdAnalyze(const std::vector<std::string>& args, std::ostream& out);
+
+}  // namespace swapscope::cli

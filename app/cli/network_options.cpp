@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#include "cli/network_options.h"
+
+#include <charconv>
+
+#include "common/error.h"
+#include "graph/network_json.h"
+#include "graph/zoo.h"
+
+namespace swapscope::cli {
+
+void addNetworkOptions(ArgParser& args) {
+  args.option("--model", "NAME", "a zoo model (see `swapscope models`)");
+  args.option("--net", "FILE", "a network JSON file (docs/network-json.md)");
+  args.option("--input", "CxHxW", "input size of a zoo model, e.g. 3x32x32");
+  args.option("--classes", "N", "class count of a zoo model");
+}
+
+Shape parseShape(const std::string& text, const std::string& what) {
+  Shape shape;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find('x', start);
+    const std::string part = text.substr(start, end == std::string::npos ? end : end - start);
+    std::int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v <= 0) {
+      throwBadInput(what + ": expected positive sizes like 3x224x224, got '" + text + "'");
+    }
+    shape.dims.push_back(v);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return shape;
+}
+
+Network loadNetwork(const ArgParser& args) {
+  const auto model = args.value("--model");
+  const auto file = args.value("--net");
+  if (model && file) throwBadInput("give either --model or --net, not both");
+  if (!model && !file) throwBadInput("name a network with --model NAME or --net FILE");
+  if (file) {
+    if (args.has("--input") || args.has("--classes")) {
+      throwBadInput("--input and --classes apply to zoo models; a network file sets them itself");
+    }
+    return readNetworkFile(*file);
+  }
+  ZooOptions options;
+  if (auto input = args.value("--input")) options.input = parseShape(*input, "--input");
+  options.classes = args.positiveInt("--classes");
+  return buildZooModel(*model, options);
+}
+
+}  // namespace swapscope::cli

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+/// @brief The options every verb uses to name a network: --model NAME | --net FILE, with
+/// --input CxHxW and --classes N for zoo models.
+#pragma once
+
+#include "cli/args.h"
+#include "graph/network.h"
+
+namespace swapscope::cli {
+
+void addNetworkOptions(ArgParser& args);
+/// Builds the zoo model or reads the network file the options name; Error(BadInput) otherwise.
+Network loadNetwork(const ArgParser& args);
+/// Parses "3x224x224" (or "784" for flat inputs); Error(BadInput) naming `what`.
+Shape parseShape(const std::string& text, const std::string& what);
+
+}  // namespace swapscope::cli

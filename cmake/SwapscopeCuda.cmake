@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: MIT
+# Finds the CUDA toolkit, cuDNN, CUPTI and NCCL for SWAPSCOPE_CUDA=AUTO|ON. Nothing here needs a
+# GPU: the toolkit compiles on machines without one, and the code reports "no device" at run time.
+set(SWAPSCOPE_HAVE_CUDA OFF)
+if(NOT SWAPSCOPE_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  set(_cuda_required "")
+  if(SWAPSCOPE_CUDA STREQUAL "ON")
+    set(_cuda_required REQUIRED)
+  endif()
+  find_package(CUDAToolkit 12 ${_cuda_required})
+  set_package_properties(CUDAToolkit PROPERTIES TYPE OPTIONAL
+                         PURPOSE "CUDA backend, CUPTI collector (SWAPSCOPE_CUDA)")
+  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND)
+    # Ampere and Hopper natively, plus PTX for newer GPUs. Override with -DCMAKE_CUDA_ARCHITECTURES.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "80-real;90-real;90-virtual")
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(SWAPSCOPE_HAVE_CUDA ON)
+  elseif(SWAPSCOPE_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "SWAPSCOPE_CUDA=ON but no CUDA compiler was found (set CMAKE_CUDA_COMPILER)")
+  endif()
+endif()
+if(SWAPSCOPE_HAVE_CUDA)
+  set(SWAPSCOPE_CUDA_SUMMARY "CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
+else()
+  set(SWAPSCOPE_CUDA_SUMMARY "SWAPSCOPE_CUDA=${SWAPSCOPE_CUDA}")
+endif()
+add_feature_info(CUDA SWAPSCOPE_HAVE_CUDA "CUDA runtime parts (${SWAPSCOPE_CUDA_SUMMARY})")

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/// @brief The GMAP: the ordered allocate / release / offload / prefetch operations of one training
+/// iteration, for a network, a swap set and (optionally) per-step workspaces. The runtime executes
+/// exactly this list; the analyzer's memory curve is computed from it. See docs/gmap.md.
+///
+/// Steps: 0 is setup (persistent buffers), 1..N run the N non-input layers forward in topological
+/// order, N+1..2N run them backward in reverse order, 2N+1 is teardown. Within a step the ops are:
+/// allocations and prefetches, then Compute, then releases and offloads.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/layer_cost.h"
+#include "analysis/swap_policy.h"
+#include "common/bytes.h"
+#include "graph/network.h"
+
+namespace swapscope {
+
+enum class BufferKind {
+  Weights,       ///< persistent: a layer's learnable parameters
+  WeightGrad,    ///< persistent: their gradients
+  Momentum,      ///< persistent: SGD momentum
+  RunningStats,  ///< persistent: batch norm running mean and variance
+  Labels,        ///< the minibatch's int32 labels, from step 1 to the loss's backward step
+  FeatureMap,    ///< a layer's output (the input layer's is the minibatch)
+  FmGrad,        ///< the gradient of a feature map
+  Saved,         ///< forward state a backward step needs (bn statistics, dropout mask)
+  LossValue,     ///< the scalar loss
+  Workspace,     ///< scratch memory of one step
+};
+std::string_view bufferKindName(BufferKind kind);
+inline bool isPersistent(BufferKind k) {
+  return k == BufferKind::Weights || k == BufferKind::WeightGrad || k == BufferKind::Momentum ||
+         k == BufferKind::RunningStats;
+}
+
+struct GmapBuffer {
+  std::string name;  ///< FMs: the layer name; others: "<layer>.<what>" ("conv1.grad", "labels")
+  BufferKind kind;
+  int layer;         ///< the layer it belongs to, or -1 (labels, workspaces)
+  LinearBytes size;  ///< exact size at minibatch k: size.at(k)
+};
+
+enum class GmapOpKind {
+  Allocate,  ///< reserve the buffer in the pool
+  Release,   ///< return it; for an offloaded FM, only once its offload has completed
+  Offload,   ///< copy device -> host (swap-out stream); the device copy stays until Release
+  Prefetch,  ///< copy host -> device into the buffer just allocated (swap-in stream)
+  Compute,   ///< run the step's kernels (compute stream); `buffer` is -1
+};
+std::string_view gmapOpKindName(GmapOpKind kind);
+
+struct GmapOp {
+  GmapOpKind kind;
+  int step;
+  int buffer;  ///< index into Gmap::buffers, -1 for Compute
+};
+
+struct Gmap {
+  int forward_steps = 0;                     ///< N
+  std::vector<GmapBuffer> buffers;
+  std::vector<GmapOp> ops;                   ///< in execution order
+  std::vector<int> step_layer;               ///< layer id of steps 1..2N; -1 at 0 and 2N+1
+  std::vector<std::vector<int>> step_touches;  ///< per step: non-persistent buffers it reads or
+                                               ///< writes (workspace excluded)
+  SwapSet swapped;                           ///< the swap set it was built for
+
+  int steps() const { return 2 * forward_steps; }
+  bool isBackwardStep(int step) const { return step > forward_steps; }
+};
+
+/// Builds the GMAP. `workspace`, when given, holds one size per step 0..2N+1 (entries 0 and 2N+1
+/// must be zero); without it every step runs without workspace (the zero-workspace baseline).
+Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
+               const std::vector<LinearBytes>* workspace = nullptr);
+
+}  // namespace swapscope

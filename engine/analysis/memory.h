@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+/// @brief Memory over the steps of a GMAP: resident bytes per step as exact functions of k, the
+/// peak, the largest minibatch that fits a budget, and moDNN's lower bound (digest S4 eq. 2).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/gmap.h"
+#include "common/bytes.h"
+
+namespace swapscope {
+
+struct MemoryCurve {
+  LinearBytes persistent;             ///< what setup allocates (weights, gradients, momentum, stats)
+  std::vector<LinearBytes> resident;  ///< bytes resident while step s computes, s = 1..2N
+                                      ///< (index 0 holds the persistent bytes)
+
+  /// Peak resident bytes over the iteration at minibatch k.
+  std::int64_t peak(std::int64_t k) const;
+  /// The step where the peak occurs at minibatch k (the first one if several tie).
+  int peakStep(std::int64_t k) const;
+  /// The largest k whose peak fits in `budget` bytes; 0 when not even k = 1 fits. When no step
+  /// grows with k the answer is unbounded and `unboundedK` is returned.
+  std::int64_t kMax(std::int64_t budget, std::int64_t unboundedK = INT64_MAX) const;
+};
+
+/// Replays the GMAP's allocations and releases. Throws Error(Runtime) if the GMAP releases a
+/// buffer that is not allocated (a broken GMAP, never a user error).
+MemoryCurve computeMemoryCurve(const Gmap& gmap);
+
+/// moDNN's lower bound at k = 1: the persistent bytes plus the largest set of buffers one step
+/// reads and writes, with zero workspace. No schedule can train in less.
+std::int64_t memoryLowerBound(const Gmap& gmap);
+
+}  // namespace swapscope

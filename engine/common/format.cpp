@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#include "common/format.h"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace swapscope {
+
+std::string formatSi(double value) {
+  static constexpr std::array<const char*, 6> kPrefix{"", "k", "M", "G", "T", "P"};
+  const char* sign = value < 0 ? "-" : "";
+  double v = std::fabs(value);
+  std::size_t p = 0;
+  while (v >= 999.5 && p + 1 < kPrefix.size()) {
+    v /= 1000.0;
+    ++p;
+  }
+  char buf[32];
+  if (p == 0 && v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%s%.0f", sign, v);
+  } else {
+    const int decimals = v >= 99.95 ? 0 : (v >= 9.995 ? 1 : 2);
+    std::snprintf(buf, sizeof buf, "%s%.*f%s", sign, decimals, v, kPrefix[p]);
+  }
+  return buf;
+}
+
+std::string formatGrouped(std::int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+}  // namespace swapscope

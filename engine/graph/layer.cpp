@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#include "graph/layer.h"
+
+#include <array>
+#include <utility>
+
+namespace swapscope {
+namespace {
+
+constexpr std::array<std::pair<LayerKind, std::string_view>, 13> kNames{{
+    {LayerKind::Input, "input"},
+    {LayerKind::Conv2d, "conv2d"},
+    {LayerKind::BatchNorm2d, "batchnorm2d"},
+    {LayerKind::ReLU, "relu"},
+    {LayerKind::MaxPool2d, "maxpool2d"},
+    {LayerKind::AvgPool2d, "avgpool2d"},
+    {LayerKind::AdaptiveAvgPool2d, "adaptive_avgpool2d"},
+    {LayerKind::Linear, "linear"},
+    {LayerKind::Add, "add"},
+    {LayerKind::Concat, "concat"},
+    {LayerKind::Flatten, "flatten"},
+    {LayerKind::Dropout, "dropout"},
+    {LayerKind::SoftmaxCrossEntropy, "softmax_cross_entropy"},
+}};
+
+}  // namespace
+
+std::string_view layerKindName(LayerKind kind) {
+  for (const auto& [k, name] : kNames) {
+    if (k == kind) return name;
+  }
+  return "?";
+}
+
+std::optional<LayerKind> layerKindFromName(std::string_view name) {
+  for (const auto& [k, n] : kNames) {
+    if (n == name) return k;
+  }
+  return std::nullopt;
+}
+
+std::string allLayerKindNames() {
+  std::string out;
+  for (const auto& [k, name] : kNames) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace swapscope

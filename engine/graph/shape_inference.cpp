@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+#include "graph/shape_inference.h"
+
+#include "common/error.h"
+
+namespace swapscope {
+namespace {
+
+std::string who(const Layer& l) {
+  return "layer '" + l.name + "' (" + std::string(layerKindName(l.kind)) + ")";
+}
+
+[[noreturn]] void mismatch(const Layer& l, const std::string& expected, const InputShape& got) {
+  throwBadInput(who(l) + ": expected input shape " + expected + ", got " + got.shape->toString() +
+                " from '" + *got.producer + "'");
+}
+
+void requirePositive(const Layer& l, const char* field, std::int64_t v) {
+  if (v <= 0) {
+    throwBadInput(who(l) + ": field '" + field + "' must be positive, got " + std::to_string(v));
+  }
+}
+
+void requireNonNegative(const Layer& l, const char* field, std::int64_t v) {
+  if (v < 0) {
+    throwBadInput(who(l) + ": field '" + field + "' must not be negative, got " +
+                  std::to_string(v));
+  }
+}
+
+const Shape& requireImage(const Layer& l, const InputShape& in) {
+  if (!in.shape->isImage()) mismatch(l, "[C,H,W]", in);
+  return *in.shape;
+}
+
+std::int64_t windowAxis(const Layer& l, const InputShape& in, const char* axis, std::int64_t size,
+                        std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil) {
+  const std::int64_t out = windowedExtent(size, kernel, stride, pad, ceil);
+  if (out < 1) {
+    throwBadInput(who(l) + ": a " + std::to_string(kernel) + "-wide window with padding " +
+                  std::to_string(pad) + " does not fit the input " + axis + " of " +
+                  std::to_string(size) + " (input " + in.shape->toString() + " from '" +
+                  *in.producer + "')");
+  }
+  return out;
+}
+
+Shape conv(const Layer& l, const InputShape& in) {
+  const auto& a = l.as<Conv2dAttrs>();
+  const Shape& s = requireImage(l, in);
+  requirePositive(l, "out_channels", a.out_channels);
+  requirePositive(l, "kernel", a.kernel_h);
+  requirePositive(l, "kernel", a.kernel_w);
+  requirePositive(l, "stride", a.stride_h);
+  requirePositive(l, "stride", a.stride_w);
+  requireNonNegative(l, "padding", a.pad_h);
+  requireNonNegative(l, "padding", a.pad_w);
+  requirePositive(l, "groups", a.groups);
+  if (a.in_channels && *a.in_channels != s.channels()) {
+    mismatch(l, "[" + std::to_string(*a.in_channels) + ",H,W]", in);
+  }
+  if (s.channels() % a.groups != 0 || a.out_channels % a.groups != 0) {
+    throwBadInput(who(l) + ": groups=" + std::to_string(a.groups) +
+                  " must divide both the input channels (" + std::to_string(s.channels()) +
+                  ") and out_channels (" + std::to_string(a.out_channels) + ")");
+  }
+  const auto h = windowAxis(l, in, "height", s.height(), a.kernel_h, a.stride_h, a.pad_h, false);
+  const auto w = windowAxis(l, in, "width", s.width(), a.kernel_w, a.stride_w, a.pad_w, false);
+  return Shape{{a.out_channels, h, w}};
+}
+
+Shape pool(const Layer& l, const InputShape& in) {
+  const auto& a = l.as<PoolAttrs>();
+  const Shape& s = requireImage(l, in);
+  requirePositive(l, "kernel", a.kernel_h);
+  requirePositive(l, "kernel", a.kernel_w);
+  requirePositive(l, "stride", a.stride_h);
+  requirePositive(l, "stride", a.stride_w);
+  requireNonNegative(l, "padding", a.pad_h);
+  requireNonNegative(l, "padding", a.pad_w);
+  if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w) {
+    throwBadInput(who(l) + ": padding must be at most half the kernel size (padding " +
+                  std::to_string(a.pad_h) + "x" + std::to_string(a.pad_w) + ", kernel " +
+                  std::to_string(a.kernel_h) + "x" + std::to_string(a.kernel_w) + ")");
+  }
+  const auto h =
+      windowAxis(l, in, "height", s.height(), a.kernel_h, a.stride_h, a.pad_h, a.ceil_mode);
+  const auto w = windowAxis(l, in, "width", s.width(), a.kernel_w, a.stride_w, a.pad_w, a.ceil_mode);
+  return Shape{{s.channels(), h, w}};
+}
+
+Shape sameShapes(const Layer& l, const std::vector<InputShape>& in) {
+  for (std::size_t i = 1; i < in.size(); ++i) {
+    if (!(*in[i].shape == *in[0].shape)) mismatch(l, in[0].shape->toString(), in[i]);
+  }
+  return *in[0].shape;
+}
+
+Shape concat(const Layer& l, const std::vector<InputShape>& in) {
+  const Shape& first = *in[0].shape;
+  if (first.rank() == 0) mismatch(l, "[C,...]", in[0]);
+  std::int64_t channels = 0;
+  for (const InputShape& x : in) {
+    Shape expected = first;
+    expected.dims[0] = x.shape->rank() > 0 ? x.shape->dims[0] : 0;
+    if (!(*x.shape == expected)) {
+      std::string e = "[C";
+      for (std::size_t d = 1; d < first.rank(); ++d) e += "," + std::to_string(first.dims[d]);
+      mismatch(l, e + "]", x);
+    }
+    channels += x.shape->dims[0];
+  }
+  Shape outShape = first;
+  outShape.dims[0] = channels;
+  return outShape;
+}
+
+}  // namespace
+
+std::int64_t windowedExtent(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                            std::int64_t pad, bool ceil_mode) {
+  const std::int64_t span = in + 2 * pad - kernel;
+  if (span < 0) return 0;
+  std::int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
+  switch (l.kind) {
+    case LayerKind::Input: {
+      const Shape& s = l.as<InputAttrs>().shape;
+      if (s.rank() != 1 && s.rank() != 3) {
+        throwBadInput(who(l) + ": field 'shape' must be [C,H,W] or [F], got " + s.toString());
+      }
+      for (auto d : s.dims) {
+        if (d <= 0) throwBadInput(who(l) + ": field 'shape' must be positive, got " + s.toString());
+      }
+      return s;
+    }
+    case LayerKind::Conv2d: return conv(l, in[0]);
+    case LayerKind::BatchNorm2d: {
+      const auto& a = l.as<BatchNormAttrs>();
+      const Shape& s = requireImage(l, in[0]);
+      if (a.num_features && *a.num_features != s.channels()) {
+        mismatch(l, "[" + std::to_string(*a.num_features) + ",H,W]", in[0]);
+      }
+      if (!(a.eps > 0)) throwBadInput(who(l) + ": field 'eps' must be positive");
+      if (!(a.momentum >= 0 && a.momentum <= 1)) {
+        throwBadInput(who(l) + ": field 'momentum' must be in [0,1]");
+      }
+      return s;
+    }
+    case LayerKind::ReLU: return *in[0].shape;
+    case LayerKind::Dropout: {
+      const double p = l.as<DropoutAttrs>().p;
+      if (!(p >= 0 && p < 1)) {
+        throwBadInput(who(l) + ": field 'p' must be in [0,1), got " + std::to_string(p));
+      }
+      return *in[0].shape;
+    }
+    case LayerKind::MaxPool2d:
+    case LayerKind::AvgPool2d: return pool(l, in[0]);
+    case LayerKind::AdaptiveAvgPool2d: {
+      const auto& a = l.as<AdaptivePoolAttrs>();
+      const Shape& s = requireImage(l, in[0]);
+      requirePositive(l, "output_size", a.out_h);
+      requirePositive(l, "output_size", a.out_w);
+      return Shape{{s.channels(), a.out_h, a.out_w}};
+    }
+    case LayerKind::Linear: {
+      const auto& a = l.as<LinearAttrs>();
+      requirePositive(l, "out_features", a.out_features);
+      if (!in[0].shape->isFlat()) {
+        mismatch(l, a.in_features ? "[" + std::to_string(*a.in_features) + "]" : "[F]", in[0]);
+      }
+      if (a.in_features && *a.in_features != in[0].shape->dims[0]) {
+        mismatch(l, "[" + std::to_string(*a.in_features) + "]", in[0]);
+      }
+      return Shape{{a.out_features}};
+    }
+    case LayerKind::Add: return sameShapes(l, in);
+    case LayerKind::Concat: return concat(l, in);
+    case LayerKind::Flatten: return Shape{{in[0].shape->numel()}};
+    case LayerKind::SoftmaxCrossEntropy: {
+      if (!in[0].shape->isFlat() || in[0].shape->dims[0] < 2) mismatch(l, "[classes >= 2]", in[0]);
+      return Shape{{}};
+    }
+  }
+  throwBadInput(who(l) + ": unhandled layer kind");
+}
+
+}  // namespace swapscope
