@@ -79,6 +79,8 @@ std::string describeCycle(const std::vector<Layer>& layers, const std::vector<st
   }
   // `cycle` follows input edges (reader -> producer); print it in data-flow order.
   std::reverse(cycle.begin(), cycle.end());
+  if (!cycle.empty()) std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()),
+                                  cycle.end());
   std::string s;
   for (int v : cycle) s += "'" + layers[v].name + "' -> ";
   if (!cycle.empty()) s += "'" + layers[cycle.front()].name + "'";

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+/// @brief Static analysis speed: building ResNet-152 and analysing it at k = 32.
+/// Run: build/bench/analysis_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <benchmark/benchmark.h>
+
+#include "analysis/network_analysis.h"
+#include "graph/zoo.h"
+
+namespace {
+
+using namespace swapscope;
+
+void BM_BuildResNet152(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(buildZooModel("resnet152"));
+}
+BENCHMARK(BM_BuildResNet152)->Unit(benchmark::kMillisecond);
+
+/// Everything `swapscope analyze --model resnet152 --batch 32` computes: layer costs, keep-all and
+/// swap-all GMAPs with their memory curves, the lower bound, peaks and k_max at k = 32.
+void BM_AnalyzeResNet152(benchmark::State& state) {
+  const Network net = buildZooModel("resnet152");
+  const std::int64_t k = 32;
+  for (auto _ : state) {
+    const NetworkAnalysis a = analyzeNetwork(net);
+    benchmark::DoNotOptimize(a.keep_all.curve.peak(k));
+    benchmark::DoNotOptimize(a.swap_all.curve.peak(k));
+    benchmark::DoNotOptimize(a.swap_all.curve.kMax(std::int64_t{8} << 30));
+  }
+  state.counters["layers"] = net.size();
+}
+BENCHMARK(BM_AnalyzeResNet152)->Unit(benchmark::kMillisecond);
+
+/// The part a planner repeats per budget: peak and k_max from an existing curve.
+void BM_KMaxResNet152(benchmark::State& state) {
+  const NetworkAnalysis a = analyzeNetwork(buildZooModel("resnet152"));
+  std::int64_t budget = std::int64_t{1} << 30;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(a.swap_all.curve.kMax(budget));
+    budget += 4096;
+  }
+}
+BENCHMARK(BM_KMaxResNet152)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/// The CLI verbs run in-process: exit codes, --json documents, --dump-net and error messages.
+#include "cli/commands.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/network_analysis.h"
+#include "graph/zoo.h"
+
+namespace swapscope::cli {
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = runCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(Cli, ModelsListsTheWholeZoo) {
+  const Result r = run({"models"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const ZooEntry& e : zooEntries()) EXPECT_NE(r.out.find(e.name), std::string::npos);
+  EXPECT_NE(r.out.find("25,557,032"), std::string::npos);  // resnet50's parameters
+
+  const Result j = run({"models", "--json"});
+  ASSERT_EQ(j.code, kExitOk);
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc.size(), zooEntries().size());
+  EXPECT_EQ(doc[0]["name"], "alexnet");
+  EXPECT_EQ(doc[0]["params"], 61100840);
+}
+
+TEST(Cli, AnalyzeJsonHasTheDocumentedKeys) {
+  const Result r = run({"analyze", "--model", "resnet18", "--batch", "16", "--budget", "2GiB",
+                        "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  for (const char* key : {"params", "forward_macs", "forward_flops", "layers", "memory", "k_max"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_EQ(doc["params"], 11689512);
+  // Independent check against the analyzer library at the same k.
+  const NetworkAnalysis a = analyzeNetwork(buildZooModel("resnet18"));
+  EXPECT_EQ(doc["forward_macs"], a.totals.fwd_macs * 16);
+  EXPECT_EQ(doc["memory"]["keep_all_peak"]["bytes"], a.keep_all.curve.peak(16));
+  EXPECT_EQ(doc["memory"]["swap_all_peak"]["bytes"], a.swap_all.curve.peak(16));
+  EXPECT_EQ(doc["k_max"]["swap_all"], a.swap_all.curve.kMax(std::int64_t{2} << 30));
+  EXPECT_EQ(doc["layers"].size(), 71u);
+  EXPECT_EQ(doc["layers"][1]["name"], "conv1");
+  EXPECT_EQ(doc["layers"][1]["output"], nlohmann::json::array({64, 112, 112}));
+  EXPECT_EQ(doc["memory"]["curve"].size(), 140u);  // 2N steps, N = 70 non-input layers
+}
+
+TEST(Cli, AnalyzeTextShowsTotalsAndKMax) {
+  const Result r = run({"analyze", "--model", "resnet20", "--batch", "32", "--budget", "64MiB",
+                        "--policy", "swap-all"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const char* part : {"layer1.0.conv1", "parameters          272,474", "keep-all peak",
+                           "swap-all peak", "lower bound (k=1)", "k_max for a budget of 64.0 MiB"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+}
+
+TEST(Cli, DumpNetWritesAFileThatAnalyzesTheSame) {
+  const auto path = std::filesystem::temp_directory_path() / "swapscope_cli_dump_test.json";
+  const Result a = run({"analyze", "--model", "googlenet", "--batch", "4", "--json", "--dump-net",
+                        path.string()});
+  ASSERT_EQ(a.code, kExitOk) << a.err;
+  const Result b = run({"analyze", "--net", path.string(), "--batch", "4", "--json"});
+  ASSERT_EQ(b.code, kExitOk) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, BadUsageExitsWithTwoAndSaysWhy) {
+  const std::pair<std::vector<std::string>, const char*> cases[] = {
+      {{"analyze", "--model", "resnet20"}, "missing required option --batch"},
+      {{"analyze", "--model", "resnet20", "--batch", "0"}, "--batch: expected a positive integer"},
+      {{"analyze", "--model", "resnet20", "--batch", "2", "--budget", "lots"}, "'lots'"},
+      {{"analyze", "--model", "nope", "--batch", "2"}, "unknown model 'nope'"},
+      {{"analyze", "--model", "resnet20", "--batch", "2", "--policy", "swap-some"}, "swap-some"},
+      {{"analyze", "--net", "/nonexistent/net.json", "--batch", "2"}, "cannot open"},
+      {{"analyze", "--model", "resnet20", "--net", "x.json", "--batch", "2"}, "not both"},
+      {{"analyze", "--model", "alexnet", "--input", "3x16x16", "--batch", "2"}, "layer '"},
+      {{"analyze", "--model", "resnet20", "--input", "3x-2", "--batch", "2"}, "--input"},
+      {{"analyze", "--frobnicate"}, "unknown option '--frobnicate'"},
+      {{"explode"}, "unknown verb 'explode'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, kExitUsage) << args[0] << " " << (args.size() > 1 ? args[1] : "");
+    EXPECT_NE(r.err.find(message), std::string::npos) << "stderr: " << r.err;
+  }
+}
+
+TEST(Cli, HelpForEveryVerb) {
+  for (const char* verb : {"models", "analyze"}) {
+    const Result r = run({verb, "--help"});
+    EXPECT_EQ(r.code, kExitOk);
+    EXPECT_NE(r.out.find("usage: swapscope " + std::string(verb)), std::string::npos);
+  }
+  EXPECT_EQ(run({"--help"}).code, kExitOk);
+  EXPECT_EQ(run({}).code, kExitUsage);
+}
+
+}  // namespace
+}  // namespace swapscope::cli

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#include "common/bytes.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "common/format.h"
+
+namespace swapscope {
+namespace {
+
+TEST(ParseByteSize, PlainAndBinaryAndDecimalUnits) {
+  EXPECT_EQ(parseByteSize("123456"), 123456);
+  EXPECT_EQ(parseByteSize("512MiB"), 512LL * 1024 * 1024);
+  EXPECT_EQ(parseByteSize("6GiB"), 6LL * 1024 * 1024 * 1024);
+  EXPECT_EQ(parseByteSize("1.5GB"), 1500000000LL);
+  EXPECT_EQ(parseByteSize("2 kib"), 2048);
+  EXPECT_EQ(parseByteSize("10B"), 10);
+  EXPECT_EQ(parseByteSize("0.5KiB"), 512);
+  EXPECT_EQ(parseByteSize("1TB"), 1000000000000LL);
+}
+
+TEST(ParseByteSize, RejectsWithMessageNamingTheValue) {
+  for (const char* bad : {"", "GiB", "-5", "12 parsecs", "1.5", "99999999999999999999", "3.2.1GB"}) {
+    try {
+      parseByteSize(bad, "--budget");
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find("--budget"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(FormatBytes, PicksBinaryUnits) {
+  EXPECT_EQ(formatBytes(812), "812 B");
+  EXPECT_EQ(formatBytes(3 * 1024 + 256), "3.25 KiB");
+  EXPECT_EQ(formatBytes(1536LL * 1024 * 1024), "1.50 GiB");
+}
+
+TEST(LinearBytes, EvaluatesAndAdds) {
+  const LinearBytes a{100, 7};
+  const LinearBytes b{5, 3};
+  EXPECT_EQ(a.at(0), 100);
+  EXPECT_EQ(a.at(10), 170);
+  EXPECT_EQ((a + b).at(2), 125);
+  EXPECT_EQ((a - b), (LinearBytes{95, 4}));
+}
+
+TEST(FormatSi, ThreeSignificantDigits) {
+  EXPECT_EQ(formatSi(950), "950");
+  EXPECT_EQ(formatSi(1234), "1.23k");
+  EXPECT_EQ(formatSi(4.09e9), "4.09G");
+  EXPECT_EQ(formatSi(131e9), "131G");
+  EXPECT_EQ(formatGrouped(25557032), "25,557,032");
+}
+
+}  // namespace
+}  // namespace swapscope
