@@ -3,6 +3,10 @@
 # GPU: the toolkit compiles on machines without one, and the code reports "no device" at run time.
 set(SWAPSCOPE_HAVE_CUDA OFF)
 if(NOT SWAPSCOPE_CUDA STREQUAL "OFF")
+  # The toolkit's conventional home, for shells that do not have it on PATH.
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc CACHE FILEPATH "CUDA compiler")
+  endif()
   include(CheckLanguage)
   check_language(CUDA)
   set(_cuda_required "")
