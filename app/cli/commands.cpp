@@ -3,7 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/bytes.h"
 #include "common/error.h"
+#include "runtime/gpu_inventory.h"
 
 namespace swapscope::cli {
 namespace {
@@ -30,6 +32,22 @@ void printUsage(std::ostream& out) {
   out << "\nexit codes: 0 ok, 1 runtime failure, 2 bad usage or bad input\n";
 }
 
+/// The version, and what this build and this machine can run on.
+void printVersion(std::ostream& out) {
+  out << "swapscope " << SWAPSCOPE_VERSION << '\n';
+  const GpuInventory inv = queryGpuInventory();
+  if (inv.built_with_cuda) {
+    out << "CUDA runtime " << formatCudaVersion(inv.runtime_version) << ", driver "
+        << (inv.driver_version ? formatCudaVersion(inv.driver_version) : "none") << '\n';
+  }
+  if (inv.devices.empty()) out << "GPUs: none (" << inv.unavailable_reason << ")\n";
+  for (const GpuDevice& d : inv.devices) {
+    out << "GPU " << d.index << ": " << d.name << ", " << formatBytes(d.total_memory)
+        << ", compute capability " << d.compute_major << '.' << d.compute_minor << ", "
+        << d.multiprocessors << " SMs, PCI " << d.pci_bus_id << '\n';
+  }
+}
+
 }  // namespace
 
 int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -43,7 +61,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitOk;
   }
   if (verb == "--version") {
-    out << "swapscope " << SWAPSCOPE_VERSION << '\n';
+    printVersion(out);
     return kExitOk;
   }
   for (const Verb& v : kVerbs) {
