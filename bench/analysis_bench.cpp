@@ -11,7 +11,8 @@ namespace {
 using namespace swapscope;
 
 void BM_BuildResNet152(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(buildZooModel("resnet152"));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(buildZooModel("resnet152"));
 }
 BENCHMARK(BM_BuildResNet152)->Unit(benchmark::kMillisecond);
 

@@ -15,7 +15,7 @@ struct MemorySeries {
   std::string policy;         ///< "keep-all", "swap-all", "vdnn-conv"
   std::vector<double> bytes;  ///< resident bytes while step s computes, s = 1..2N (index s-1)
   std::int64_t peak = 0;
-  std::int64_t k_max = 0;     ///< for the budget
+  std::int64_t k_max = 0;  ///< for the budget
 };
 
 struct MemoryChartData {

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include <QVBoxLayout>
 #include <qcustomplot.h>
+#include <QVBoxLayout>
 
 namespace swapscope {
 namespace {

@@ -24,7 +24,9 @@ std::string stepLabel(const Network& net, const Gmap& gmap, int step) {
          net.layer(gmap.step_layer[step]).name;
 }
 
-std::string si(std::int64_t v) { return formatSi(static_cast<double>(v)); }
+std::string si(std::int64_t v) {
+  return formatSi(static_cast<double>(v));
+}
 
 struct Context {
   const Network& net;
@@ -159,8 +161,8 @@ void printText(const Context& c, std::ostream& out) {
       out << "  vdnn-conv           " << c.chosen.curve.kMax(*c.budget) << '\n';
     }
     if (c.a.swap_all.curve.kMax(*c.budget) == 0) {
-      out << "  untrainable: even swap-all at k = 1 needs " << formatBytes(c.a.swap_all.curve.peak(1))
-          << '\n';
+      out << "  untrainable: even swap-all at k = 1 needs "
+          << formatBytes(c.a.swap_all.curve.peak(1)) << '\n';
     }
   }
 }

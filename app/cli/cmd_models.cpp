@@ -42,8 +42,8 @@ int cmdModels(const std::vector<std::string>& argv, std::ostream& out) {
                     {"forward_macs_per_sample", t.fwd_macs},
                     {"description", e.description}});
     table.row({e.name, e.family, e.default_input.toString(), std::to_string(e.default_classes),
-               std::to_string(net.size()), formatGrouped(t.params), formatSi(static_cast<double>(t.fwd_macs)),
-               e.description});
+               std::to_string(net.size()), formatGrouped(t.params),
+               formatSi(static_cast<double>(t.fwd_macs)), e.description});
   }
   if (args.has("--json")) {
     out << list.dump(2) << '\n';

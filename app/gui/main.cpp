@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName("swapscope-gui");
   QCommandLineParser cli;
-  cli.setApplicationDescription("Swapscope: memory, swapping and k_max for a network under a budget");
+  cli.setApplicationDescription(
+      "Swapscope: memory, swapping and k_max for a network under a budget");
   cli.addHelpOption();
   const QCommandLineOption model("model", "zoo model to show", "NAME");
   const QCommandLineOption batch("batch", "minibatch size", "K");

@@ -39,7 +39,8 @@ MainWindow::MainWindow(QWidget* parent)
       m_summary(new QLabel),
       m_chart(new MemoryChartView) {
   setWindowTitle("Swapscope");
-  for (const ZooEntry& e : zooEntries()) m_model->addItem(QString::fromStdString(e.name));
+  for (const ZooEntry& e : zooEntries())
+    m_model->addItem(QString::fromStdString(e.name));
   m_batch->setRange(1, 1 << 20);
   m_batch->setValue(32);
   m_budgetGiB->setRange(0.01, 1024);
@@ -72,9 +73,8 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_model, &QComboBox::currentIndexChanged, this, &MainWindow::onModelChosen);
   connect(open, &QPushButton::clicked, this, &MainWindow::openNetworkFile);
   connect(m_batch, &QSpinBox::valueChanged, this, &MainWindow::refreshChart);
-  connect(m_budgetSlider, &QSlider::valueChanged, this, [this](int v) {
-    m_budgetGiB->setValue(static_cast<double>(v) / kSliderStepsPerGiB);
-  });
+  connect(m_budgetSlider, &QSlider::valueChanged, this,
+          [this](int v) { m_budgetGiB->setValue(static_cast<double>(v) / kSliderStepsPerGiB); });
   connect(m_budgetGiB, &QDoubleSpinBox::valueChanged, this, [this](double gib) {
     const QSignalBlocker block(m_budgetSlider);
     m_budgetSlider->setValue(static_cast<int>(std::lround(gib * kSliderStepsPerGiB)));
@@ -116,16 +116,15 @@ void MainWindow::openNetworkFile() {
 void MainWindow::showNetwork(Network net) {
   m_net = std::move(net);
   m_analysis = std::make_unique<NetworkAnalysis>(analyzeNetwork(*m_net));
-  m_vdnn = std::make_unique<MemoryPlan>(
-      planMemory(*m_net, m_analysis->costs,
-                 makeSwapSet(SwapPolicy::VdnnConv, *m_net, m_analysis->costs)));
+  m_vdnn = std::make_unique<MemoryPlan>(planMemory(
+      *m_net, m_analysis->costs, makeSwapSet(SwapPolicy::VdnnConv, *m_net, m_analysis->costs)));
   refreshChart();
 }
 
 void MainWindow::refreshChart() {
   if (!m_analysis) return;
-  m_chart->setData(makeMemoryChartData(*m_net, *m_analysis, *m_vdnn, m_batch->value(),
-                                       budgetBytes()));
+  m_chart->setData(
+      makeMemoryChartData(*m_net, *m_analysis, *m_vdnn, m_batch->value(), budgetBytes()));
   onBudgetChanged();
 }
 
@@ -138,8 +137,9 @@ void MainWindow::onBudgetChanged() {
   auto row = [&](const char* name, const MemoryPlan& p) {
     const std::int64_t peak = p.curve.peak(k);
     const QString color = peak <= budget ? "#2a7" : "#c33";
-    return QString("<tr><td>%1</td><td align=right><font color=%2>%3</font></td>"
-                   "<td align=right>%4</td></tr>")
+    return QString(
+               "<tr><td>%1</td><td align=right><font color=%2>%3</font></td>"
+               "<td align=right>%4</td></tr>")
         .arg(name, color, QString::fromStdString(formatBytes(peak)))
         .arg(p.curve.kMax(budget));
   };

@@ -9,27 +9,42 @@ namespace swapscope {
 
 std::string_view bufferKindName(BufferKind kind) {
   switch (kind) {
-    case BufferKind::Weights: return "weights";
-    case BufferKind::WeightGrad: return "weight_grad";
-    case BufferKind::Momentum: return "momentum";
-    case BufferKind::RunningStats: return "running_stats";
-    case BufferKind::Labels: return "labels";
-    case BufferKind::FeatureMap: return "fm";
-    case BufferKind::FmGrad: return "fm_grad";
-    case BufferKind::Saved: return "saved";
-    case BufferKind::LossValue: return "loss";
-    case BufferKind::Workspace: return "workspace";
+    case BufferKind::Weights:
+      return "weights";
+    case BufferKind::WeightGrad:
+      return "weight_grad";
+    case BufferKind::Momentum:
+      return "momentum";
+    case BufferKind::RunningStats:
+      return "running_stats";
+    case BufferKind::Labels:
+      return "labels";
+    case BufferKind::FeatureMap:
+      return "fm";
+    case BufferKind::FmGrad:
+      return "fm_grad";
+    case BufferKind::Saved:
+      return "saved";
+    case BufferKind::LossValue:
+      return "loss";
+    case BufferKind::Workspace:
+      return "workspace";
   }
   return "?";
 }
 
 std::string_view gmapOpKindName(GmapOpKind kind) {
   switch (kind) {
-    case GmapOpKind::Allocate: return "allocate";
-    case GmapOpKind::Release: return "release";
-    case GmapOpKind::Offload: return "offload";
-    case GmapOpKind::Prefetch: return "prefetch";
-    case GmapOpKind::Compute: return "compute";
+    case GmapOpKind::Allocate:
+      return "allocate";
+    case GmapOpKind::Release:
+      return "release";
+    case GmapOpKind::Offload:
+      return "offload";
+    case GmapOpKind::Prefetch:
+      return "prefetch";
+    case GmapOpKind::Compute:
+      return "compute";
   }
   return "?";
 }
@@ -59,16 +74,20 @@ class GmapBuilder {
                     std::to_string(steps + 1));
     }
     m_fwdStep.assign(n, 0);
-    for (int s = 0; s < m_gmap.forward_steps; ++s) m_fwdStep[m_compute[s]] = s + 1;
+    for (int s = 0; s < m_gmap.forward_steps; ++s)
+      m_fwdStep[m_compute[s]] = s + 1;
     m_gmap.step_layer.assign(steps + 2, -1);
-    for (int s = 1; s <= steps; ++s) m_gmap.step_layer[s] = m_compute[stepIndex(s)];
+    for (int s = 1; s <= steps; ++s)
+      m_gmap.step_layer[s] = m_compute[stepIndex(s)];
     m_gmap.step_touches.assign(steps + 2, {});
     planLifetimes();
     createBuffers();
 
     setup();
-    for (int s = 1; s <= m_gmap.forward_steps; ++s) forwardStep(s);
-    for (int s = m_gmap.forward_steps + 1; s <= steps; ++s) backwardStep(s);
+    for (int s = 1; s <= m_gmap.forward_steps; ++s)
+      forwardStep(s);
+    for (int s = m_gmap.forward_steps + 1; s <= steps; ++s)
+      backwardStep(s);
     teardown(steps + 1);
     return std::move(m_gmap);
   }
@@ -92,10 +111,12 @@ class GmapBuilder {
       m_lastBwd[fm] = std::max(m_lastBwd[fm], step);
     };
     for (int i = 0; i < n; ++i) {
-      for (int c : m_net.consumersOf(i)) m_lastFwd[i] = std::max(m_lastFwd[i], m_fwdStep[c]);
+      for (int c : m_net.consumersOf(i))
+        m_lastFwd[i] = std::max(m_lastFwd[i], m_fwdStep[c]);
       if (m_costs[i].reads.output) noteBackwardRead(i, backwardStepOf(i));
       if (m_costs[i].reads.inputs) {
-        for (int src : m_net.inputsOf(i)) noteBackwardRead(src, backwardStepOf(i));
+        for (int src : m_net.inputsOf(i))
+          noteBackwardRead(src, backwardStepOf(i));
       }
     }
     const int steps = m_gmap.steps();
@@ -127,7 +148,8 @@ class GmapBuilder {
       if (c.params > 0) {
         const LinearBytes bytes{c.params * kFloatBytes, 0};
         m_persistent.push_back(addBuffer(l.name + ".weights", BufferKind::Weights, i, bytes));
-        m_persistent.push_back(addBuffer(l.name + ".weight_grad", BufferKind::WeightGrad, i, bytes));
+        m_persistent.push_back(
+            addBuffer(l.name + ".weight_grad", BufferKind::WeightGrad, i, bytes));
         m_persistent.push_back(addBuffer(l.name + ".momentum", BufferKind::Momentum, i, bytes));
       }
       if (c.running_stats > 0) {
@@ -152,8 +174,9 @@ class GmapBuilder {
           throwBadInput("GMAP: setup and teardown cannot have a workspace");
         }
         const int layer = m_gmap.step_layer[s];
-        m_ws[s] = addBuffer("step" + std::to_string(s) + "." + m_net.layer(layer).name + ".workspace",
-                            BufferKind::Workspace, layer, (*m_workspace)[s]);
+        m_ws[s] =
+            addBuffer("step" + std::to_string(s) + "." + m_net.layer(layer).name + ".workspace",
+                      BufferKind::Workspace, layer, (*m_workspace)[s]);
       }
     }
   }
@@ -166,11 +189,13 @@ class GmapBuilder {
   int workspaceOf(int step) const { return m_ws.empty() ? -1 : m_ws[step]; }
 
   void setup() {
-    for (int b : m_persistent) op(GmapOpKind::Allocate, 0, b);
+    for (int b : m_persistent)
+      op(GmapOpKind::Allocate, 0, b);
   }
 
   void teardown(int step) {
-    for (int b : m_persistent) op(GmapOpKind::Release, step, b);
+    for (int b : m_persistent)
+      op(GmapOpKind::Release, step, b);
   }
 
   void forwardStep(int s) {
@@ -190,7 +215,8 @@ class GmapBuilder {
     if (ws >= 0) op(GmapOpKind::Allocate, s, ws);
 
     op(GmapOpKind::Compute, s, -1);
-    for (int src : m_net.inputsOf(layer)) touch(s, m_fm[src]);
+    for (int src : m_net.inputsOf(layer))
+      touch(s, m_fm[src]);
     touch(s, m_fm[layer]);
     touch(s, m_saved[layer]);
     if (m_net.layer(layer).kind == LayerKind::SoftmaxCrossEntropy) touch(s, m_labels);
@@ -241,7 +267,8 @@ class GmapBuilder {
     if (ws >= 0) op(GmapOpKind::Release, s, ws);
     if (m_grad[layer] >= 0) op(GmapOpKind::Release, s, m_grad[layer]);
     if (m_saved[layer] >= 0) op(GmapOpKind::Release, s, m_saved[layer]);
-    for (int i : m_lastReadAt[s]) op(GmapOpKind::Release, s, m_fm[i]);
+    for (int i : m_lastReadAt[s])
+      op(GmapOpKind::Release, s, m_fm[i]);
     if (isLoss) op(GmapOpKind::Release, s, m_labels);
   }
 

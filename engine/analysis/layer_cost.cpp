@@ -50,10 +50,12 @@ std::vector<LayerCost> computeLayerCosts(const Network& net) {
 
     // A gradient flows into a layer's input only if something before it has parameters.
     bool inputNeedsGrad = false;
-    for (int src : net.inputsOf(i)) inputNeedsGrad = inputNeedsGrad || costs[src].needs_grad;
+    for (int src : net.inputsOf(i))
+      inputNeedsGrad = inputNeedsGrad || costs[src].needs_grad;
 
     switch (l.kind) {
-      case LayerKind::Input: break;
+      case LayerKind::Input:
+        break;
       case LayerKind::Conv2d: {
         const auto& a = l.as<Conv2dAttrs>();
         const std::int64_t inC = net.inputShape(i).channels();
@@ -122,7 +124,8 @@ std::vector<LayerCost> computeLayerCosts(const Network& net) {
         c.fwd_flops = static_cast<std::int64_t>(net.inputsOf(i).size() - 1) * outElems;
         break;
       case LayerKind::Concat:
-      case LayerKind::Flatten: break;
+      case LayerKind::Flatten:
+        break;
       case LayerKind::SoftmaxCrossEntropy: {
         const std::int64_t logits = net.inputShape(i).numel();
         c.fwd_flops = kSoftmaxXent.fwd * logits;

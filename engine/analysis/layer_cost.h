@@ -34,7 +34,7 @@ struct LayerCost {
   std::int64_t bwd_data_flops = 0;    ///< per sample; 0 where no input needs a gradient
   std::int64_t bwd_weight_flops = 0;  ///< per sample
   LinearBytes fm;                     ///< output feature map, fp32 (the loss: one scalar)
-  bool needs_grad = false;  ///< the output needs a gradient (a parameter lies at or before it)
+  bool needs_grad = false;       ///< the output needs a gradient (a parameter lies at or before it)
   bool backward_active = false;  ///< the backward step does work
   BackwardReads reads;           ///< what the backward step reads (empty when inactive)
 };

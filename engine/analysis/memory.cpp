@@ -9,7 +9,8 @@ namespace swapscope {
 
 std::int64_t MemoryCurve::peak(std::int64_t k) const {
   std::int64_t best = persistent.at(k);
-  for (std::size_t s = 1; s < resident.size(); ++s) best = std::max(best, resident[s].at(k));
+  for (std::size_t s = 1; s < resident.size(); ++s)
+    best = std::max(best, resident[s].at(k));
   return best;
 }
 
@@ -53,9 +54,12 @@ MemoryCurve computeMemoryCurve(const Gmap& gmap) {
         live[op.buffer] = false;
         now -= gmap.buffers[op.buffer].size;
         break;
-      case GmapOpKind::Compute: curve.resident[op.step] = now; break;
+      case GmapOpKind::Compute:
+        curve.resident[op.step] = now;
+        break;
       case GmapOpKind::Offload:
-      case GmapOpKind::Prefetch: break;
+      case GmapOpKind::Prefetch:
+        break;
     }
     if (op.step == 0) curve.persistent = now;
   }
@@ -71,7 +75,8 @@ std::int64_t memoryLowerBound(const Gmap& gmap) {
   std::int64_t largestStep = 0;
   for (const auto& touched : gmap.step_touches) {
     std::int64_t bytes = 0;
-    for (int b : touched) bytes += gmap.buffers[b].size.at(1);
+    for (int b : touched)
+      bytes += gmap.buffers[b].size.at(1);
     largestStep = std::max(largestStep, bytes);
   }
   return persistent + largestStep;

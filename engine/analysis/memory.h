@@ -12,7 +12,7 @@
 namespace swapscope {
 
 struct MemoryCurve {
-  LinearBytes persistent;             ///< what setup allocates (weights, gradients, momentum, stats)
+  LinearBytes persistent;  ///< what setup allocates (weights, gradients, momentum, stats)
   std::vector<LinearBytes> resident;  ///< bytes resident while step s computes, s = 1..2N
                                       ///< (index 0 holds the persistent bytes)
 

@@ -7,9 +7,12 @@ namespace swapscope {
 
 std::string_view swapPolicyName(SwapPolicy p) {
   switch (p) {
-    case SwapPolicy::KeepAll: return "keep-all";
-    case SwapPolicy::SwapAll: return "swap-all";
-    case SwapPolicy::VdnnConv: return "vdnn-conv";
+    case SwapPolicy::KeepAll:
+      return "keep-all";
+    case SwapPolicy::SwapAll:
+      return "swap-all";
+    case SwapPolicy::VdnnConv:
+      return "vdnn-conv";
   }
   return "?";
 }
@@ -26,7 +29,8 @@ std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>&
   for (int i = 0; i < net.size(); ++i) {
     if (costs[i].reads.output) swappable[i] = true;
     if (costs[i].reads.inputs) {
-      for (int src : net.inputsOf(i)) swappable[src] = true;
+      for (int src : net.inputsOf(i))
+        swappable[src] = true;
     }
   }
   return swappable;
@@ -39,7 +43,8 @@ SwapSet makeSwapSet(SwapPolicy policy, const Network& net, const std::vector<Lay
   if (policy == SwapPolicy::SwapAll) return swappable;
   for (int i = 0; i < net.size(); ++i) {
     if (net.layer(i).kind != LayerKind::Conv2d) continue;
-    for (int src : net.inputsOf(i)) set[src] = swappable[src];
+    for (int src : net.inputsOf(i))
+      set[src] = swappable[src];
   }
   return set;
 }

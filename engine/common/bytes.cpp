@@ -33,7 +33,8 @@ constexpr std::array<Unit, 10> kUnits{{
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -46,8 +47,10 @@ std::string lower(std::string_view s) {
 
 std::int64_t parseByteSize(std::string_view text, std::string_view what) {
   std::string_view s = text;
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
   if (s.empty()) fail(what, text, "it is empty");
   std::size_t numberEnd = 0;
   bool sawDigit = false;
@@ -65,7 +68,8 @@ std::int64_t parseByteSize(std::string_view text, std::string_view what) {
   }
   if (!sawDigit) fail(what, text, "it does not start with a number");
   std::string_view unitText = s.substr(numberEnd);
-  while (!unitText.empty() && unitText.front() == ' ') unitText.remove_prefix(1);
+  while (!unitText.empty() && unitText.front() == ' ')
+    unitText.remove_prefix(1);
   const std::string unit = lower(unitText);
   const Unit* found = nullptr;
   for (const Unit& u : kUnits) {

@@ -89,6 +89,8 @@ std::string NetworkBuilder::loss(const std::string& name, const std::string& in)
   return push({name, LayerKind::SoftmaxCrossEntropy, {in}, NoAttrs{}});
 }
 
-Network NetworkBuilder::build() && { return Network::build(m_name, std::move(m_layers)); }
+Network NetworkBuilder::build() && {
+  return Network::build(m_name, std::move(m_layers));
+}
 
 }  // namespace swapscope

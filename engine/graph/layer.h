@@ -95,7 +95,7 @@ using LayerAttrs = std::variant<NoAttrs, InputAttrs, Conv2dAttrs, BatchNormAttrs
                                 AdaptivePoolAttrs, LinearAttrs, DropoutAttrs>;
 
 struct Layer {
-  std::string name;                 ///< unique within the network
+  std::string name;  ///< unique within the network
   LayerKind kind = LayerKind::Input;
   std::vector<std::string> inputs;  ///< names of the layers whose outputs it reads, in order
   LayerAttrs attrs;

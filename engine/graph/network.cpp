@@ -18,19 +18,27 @@ std::string who(const Layer& l) {
 
 bool attrsMatchKind(const Layer& l) {
   switch (l.kind) {
-    case LayerKind::Input: return std::holds_alternative<InputAttrs>(l.attrs);
-    case LayerKind::Conv2d: return std::holds_alternative<Conv2dAttrs>(l.attrs);
-    case LayerKind::BatchNorm2d: return std::holds_alternative<BatchNormAttrs>(l.attrs);
+    case LayerKind::Input:
+      return std::holds_alternative<InputAttrs>(l.attrs);
+    case LayerKind::Conv2d:
+      return std::holds_alternative<Conv2dAttrs>(l.attrs);
+    case LayerKind::BatchNorm2d:
+      return std::holds_alternative<BatchNormAttrs>(l.attrs);
     case LayerKind::MaxPool2d:
-    case LayerKind::AvgPool2d: return std::holds_alternative<PoolAttrs>(l.attrs);
-    case LayerKind::AdaptiveAvgPool2d: return std::holds_alternative<AdaptivePoolAttrs>(l.attrs);
-    case LayerKind::Linear: return std::holds_alternative<LinearAttrs>(l.attrs);
-    case LayerKind::Dropout: return std::holds_alternative<DropoutAttrs>(l.attrs);
+    case LayerKind::AvgPool2d:
+      return std::holds_alternative<PoolAttrs>(l.attrs);
+    case LayerKind::AdaptiveAvgPool2d:
+      return std::holds_alternative<AdaptivePoolAttrs>(l.attrs);
+    case LayerKind::Linear:
+      return std::holds_alternative<LinearAttrs>(l.attrs);
+    case LayerKind::Dropout:
+      return std::holds_alternative<DropoutAttrs>(l.attrs);
     case LayerKind::ReLU:
     case LayerKind::Add:
     case LayerKind::Concat:
     case LayerKind::Flatten:
-    case LayerKind::SoftmaxCrossEntropy: return std::holds_alternative<NoAttrs>(l.attrs);
+    case LayerKind::SoftmaxCrossEntropy:
+      return std::holds_alternative<NoAttrs>(l.attrs);
   }
   return false;
 }
@@ -39,8 +47,8 @@ void checkArity(const Layer& l) {
   const std::size_t n = l.inputs.size();
   switch (l.kind) {
     case LayerKind::Input:
-      if (n != 0) throwBadInput(who(l) + ": an input layer takes no inputs, got " +
-                                std::to_string(n));
+      if (n != 0)
+        throwBadInput(who(l) + ": an input layer takes no inputs, got " + std::to_string(n));
       return;
     case LayerKind::Add:
     case LayerKind::Concat:
@@ -79,10 +87,11 @@ std::string describeCycle(const std::vector<Layer>& layers, const std::vector<st
   }
   // `cycle` follows input edges (reader -> producer); print it in data-flow order.
   std::reverse(cycle.begin(), cycle.end());
-  if (!cycle.empty()) std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()),
-                                  cycle.end());
+  if (!cycle.empty())
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
   std::string s;
-  for (int v : cycle) s += "'" + layers[v].name + "' -> ";
+  for (int v : cycle)
+    s += "'" + layers[v].name + "' -> ";
   if (!cycle.empty()) s += "'" + layers[cycle.front()].name + "'";
   return s;
 }
@@ -153,7 +162,8 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
   Network net;
   net.m_name = std::move(name);
   std::vector<int> newId(n);
-  for (int i = 0; i < n; ++i) newId[order[i]] = i;
+  for (int i = 0; i < n; ++i)
+    newId[order[i]] = i;
   net.m_layers.reserve(n);
   net.m_inputs.resize(n);
   net.m_consumers.resize(n);
@@ -244,15 +254,17 @@ std::string Network::structureHash() const {
     const Layer& l = m_layers[i];
     f.i64(static_cast<std::int64_t>(l.kind));
     f.i64(static_cast<std::int64_t>(m_inputs[i].size()));
-    for (int src : m_inputs[i]) f.i64(src);
+    for (int src : m_inputs[i])
+      f.i64(src);
     std::visit(
         [&](const auto& a) {
           using T = std::decay_t<decltype(a)>;
           if constexpr (std::is_same_v<T, InputAttrs>) {
-            for (auto d : a.shape.dims) f.i64(d);
+            for (auto d : a.shape.dims)
+              f.i64(d);
           } else if constexpr (std::is_same_v<T, Conv2dAttrs>) {
-            for (auto v : {a.out_channels, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w,
-                           a.pad_h, a.pad_w, a.groups, std::int64_t{a.bias}})
+            for (auto v : {a.out_channels, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h,
+                           a.pad_w, a.groups, std::int64_t{a.bias}})
               f.i64(v);
           } else if constexpr (std::is_same_v<T, BatchNormAttrs>) {
             f.f64(a.eps);

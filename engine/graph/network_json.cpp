@@ -14,7 +14,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json pair(std::int64_t a, std::int64_t b) { return json::array({a, b}); }
+json pair(std::int64_t a, std::int64_t b) {
+  return json::array({a, b});
+}
 
 // --- writing ---------------------------------------------------------------------------------
 
@@ -108,7 +110,8 @@ class FieldReader {
     const json& v = get(field);
     if (!v.is_array()) fail(typeError(field, "an array of integers", v));
     std::vector<std::int64_t> out;
-    for (const json& e : v) out.push_back(asInt(field, e));
+    for (const json& e : v)
+      out.push_back(asInt(field, e));
     return out;
   }
   std::vector<std::string> stringList(const char* field) {
@@ -147,7 +150,8 @@ class FieldReader {
   }
   std::string knownList() const {
     std::string s;
-    for (const auto& k : m_known) s += (s.empty() ? "" : ", ") + k;
+    for (const auto& k : m_known)
+      s += (s.empty() ? "" : ", ") + k;
     return s;
   }
 
@@ -173,8 +177,8 @@ Layer layerFromJson(const json& j, std::size_t index) {
   const std::string type = j.at("type").get<std::string>();
   const auto kind = layerKindFromName(type);
   if (!kind) {
-    throwBadInput(named + ": unknown layer type '" + type + "' (known types: " +
-                  allLayerKindNames() + ")");
+    throwBadInput(named + ": unknown layer type '" + type +
+                  "' (known types: " + allLayerKindNames() + ")");
   }
   l.kind = *kind;
   FieldReader f(j, named + " (" + type + ")");
@@ -187,7 +191,9 @@ Layer layerFromJson(const json& j, std::size_t index) {
   }
 
   switch (l.kind) {
-    case LayerKind::Input: l.attrs = InputAttrs{Shape{f.intList("shape")}}; break;
+    case LayerKind::Input:
+      l.attrs = InputAttrs{Shape{f.intList("shape")}};
+      break;
     case LayerKind::Conv2d: {
       Conv2dAttrs a;
       a.in_channels = f.optionalInteger("in_channels");
@@ -215,7 +221,8 @@ Layer layerFromJson(const json& j, std::size_t index) {
       std::tie(a.stride_h, a.stride_w) = f.hw("stride", {a.kernel_h, a.kernel_w});
       std::tie(a.pad_h, a.pad_w) = f.hw("padding", {0, 0});
       a.ceil_mode = f.boolean("ceil_mode", false);
-      if (l.kind == LayerKind::AvgPool2d) a.count_include_pad = f.boolean("count_include_pad", true);
+      if (l.kind == LayerKind::AvgPool2d)
+        a.count_include_pad = f.boolean("count_include_pad", true);
       l.attrs = a;
       break;
     }
@@ -233,12 +240,16 @@ Layer layerFromJson(const json& j, std::size_t index) {
       l.attrs = a;
       break;
     }
-    case LayerKind::Dropout: l.attrs = DropoutAttrs{f.number("p", 0.5)}; break;
+    case LayerKind::Dropout:
+      l.attrs = DropoutAttrs{f.number("p", 0.5)};
+      break;
     case LayerKind::ReLU:
     case LayerKind::Add:
     case LayerKind::Concat:
     case LayerKind::Flatten:
-    case LayerKind::SoftmaxCrossEntropy: l.attrs = NoAttrs{}; break;
+    case LayerKind::SoftmaxCrossEntropy:
+      l.attrs = NoAttrs{};
+      break;
   }
   f.rejectUnknownFields();
   return l;
@@ -248,7 +259,8 @@ Layer layerFromJson(const json& j, std::size_t index) {
 
 json networkToJson(const Network& net) {
   json layers = json::array();
-  for (const Layer& l : net.layers()) layers.push_back(layerToJson(l));
+  for (const Layer& l : net.layers())
+    layers.push_back(layerToJson(l));
   json doc;
   doc["format"] = kNetworkFormat;
   doc["version"] = kNetworkFormatVersion;
@@ -261,8 +273,9 @@ Network networkFromJson(const json& doc, const std::string& origin) {
   try {
     if (!doc.is_object()) throwBadInput("a network must be a JSON object");
     if (!doc.contains("format") || doc.at("format") != kNetworkFormat) {
-      throwBadInput(std::string("field 'format' must be \"") + kNetworkFormat + "\"" +
-                    (doc.contains("format") ? ", got " + doc.at("format").dump() : ", it is missing"));
+      throwBadInput(
+          std::string("field 'format' must be \"") + kNetworkFormat + "\"" +
+          (doc.contains("format") ? ", got " + doc.at("format").dump() : ", it is missing"));
     }
     if (!doc.contains("version") || !doc.at("version").is_number_integer()) {
       throwBadInput("field 'version' must be an integer");
@@ -280,7 +293,8 @@ Network networkFromJson(const json& doc, const std::string& origin) {
     }
     std::vector<Layer> layers;
     std::size_t i = 0;
-    for (const json& lj : doc.at("layers")) layers.push_back(layerFromJson(lj, i++));
+    for (const json& lj : doc.at("layers"))
+      layers.push_back(layerFromJson(lj, i++));
     return Network::build(doc.at("name").get<std::string>(), std::move(layers));
   } catch (const Error& e) {
     if (origin.empty()) throw;

@@ -15,7 +15,8 @@ struct Shape {
   std::size_t rank() const { return dims.size(); }
   std::int64_t numel() const {
     std::int64_t n = 1;
-    for (std::int64_t d : dims) n *= d;
+    for (std::int64_t d : dims)
+      n *= d;
     return n;
   }
   std::int64_t channels() const { return dims.at(0); }

@@ -85,7 +85,8 @@ Shape pool(const Layer& l, const InputShape& in) {
   }
   const auto h =
       windowAxis(l, in, "height", s.height(), a.kernel_h, a.stride_h, a.pad_h, a.ceil_mode);
-  const auto w = windowAxis(l, in, "width", s.width(), a.kernel_w, a.stride_w, a.pad_w, a.ceil_mode);
+  const auto w =
+      windowAxis(l, in, "width", s.width(), a.kernel_w, a.stride_w, a.pad_w, a.ceil_mode);
   return Shape{{s.channels(), h, w}};
 }
 
@@ -105,7 +106,8 @@ Shape concat(const Layer& l, const std::vector<InputShape>& in) {
     expected.dims[0] = x.shape->rank() > 0 ? x.shape->dims[0] : 0;
     if (!(*x.shape == expected)) {
       std::string e = "[C";
-      for (std::size_t d = 1; d < first.rank(); ++d) e += "," + std::to_string(first.dims[d]);
+      for (std::size_t d = 1; d < first.rank(); ++d)
+        e += "," + std::to_string(first.dims[d]);
       mismatch(l, e + "]", x);
     }
     channels += x.shape->dims[0];
@@ -138,7 +140,8 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       }
       return s;
     }
-    case LayerKind::Conv2d: return conv(l, in[0]);
+    case LayerKind::Conv2d:
+      return conv(l, in[0]);
     case LayerKind::BatchNorm2d: {
       const auto& a = l.as<BatchNormAttrs>();
       const Shape& s = requireImage(l, in[0]);
@@ -151,7 +154,8 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       }
       return s;
     }
-    case LayerKind::ReLU: return *in[0].shape;
+    case LayerKind::ReLU:
+      return *in[0].shape;
     case LayerKind::Dropout: {
       const double p = l.as<DropoutAttrs>().p;
       if (!(p >= 0 && p < 1)) {
@@ -160,7 +164,8 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       return *in[0].shape;
     }
     case LayerKind::MaxPool2d:
-    case LayerKind::AvgPool2d: return pool(l, in[0]);
+    case LayerKind::AvgPool2d:
+      return pool(l, in[0]);
     case LayerKind::AdaptiveAvgPool2d: {
       const auto& a = l.as<AdaptivePoolAttrs>();
       const Shape& s = requireImage(l, in[0]);
@@ -179,9 +184,12 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       }
       return Shape{{a.out_features}};
     }
-    case LayerKind::Add: return sameShapes(l, in);
-    case LayerKind::Concat: return concat(l, in);
-    case LayerKind::Flatten: return Shape{{in[0].shape->numel()}};
+    case LayerKind::Add:
+      return sameShapes(l, in);
+    case LayerKind::Concat:
+      return concat(l, in);
+    case LayerKind::Flatten:
+      return Shape{{in[0].shape->numel()}};
     case LayerKind::SoftmaxCrossEntropy: {
       if (!in[0].shape->isFlat() || in[0].shape->dims[0] < 2) mismatch(l, "[classes >= 2]", in[0]);
       return Shape{{}};

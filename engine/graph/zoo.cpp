@@ -48,7 +48,8 @@ Network buildZooModel(const std::string& name, const ZooOptions& options) {
   const ZooEntry* entry = findZooEntry(name);
   if (entry == nullptr) {
     std::string known;
-    for (const ZooEntry& e : zooEntries()) known += (known.empty() ? "" : ", ") + e.name;
+    for (const ZooEntry& e : zooEntries())
+      known += (known.empty() ? "" : ", ") + e.name;
     throwBadInput("unknown model '" + name + "' (the zoo has: " + known + ")");
   }
   const Shape input = options.input.value_or(entry->default_input);

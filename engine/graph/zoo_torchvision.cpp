@@ -177,12 +177,23 @@ Network buildResNet(int depth, const Shape& input, std::int64_t classes) {
   std::array<int, 4> blocks{};
   bool useBottleneck = true;
   switch (depth) {
-    case 18: blocks = {2, 2, 2, 2}, useBottleneck = false; break;
-    case 34: blocks = {3, 4, 6, 3}, useBottleneck = false; break;
-    case 50: blocks = {3, 4, 6, 3}; break;
-    case 101: blocks = {3, 4, 23, 3}; break;
-    case 152: blocks = {3, 8, 36, 3}; break;
-    default: blocks = {0, 0, 0, 0};
+    case 18:
+      blocks = {2, 2, 2, 2}, useBottleneck = false;
+      break;
+    case 34:
+      blocks = {3, 4, 6, 3}, useBottleneck = false;
+      break;
+    case 50:
+      blocks = {3, 4, 6, 3};
+      break;
+    case 101:
+      blocks = {3, 4, 23, 3};
+      break;
+    case 152:
+      blocks = {3, 8, 36, 3};
+      break;
+    default:
+      blocks = {0, 0, 0, 0};
   }
   NetworkBuilder b("resnet" + std::to_string(depth));
   auto x = b.input("data", input);

@@ -18,10 +18,10 @@ GpuInventory queryGpuInventory() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
-    inv.unavailable_reason = status == cudaSuccess
-                                 ? std::string("the driver reports no CUDA device")
-                                 : std::string(cudaGetErrorName(status)) + ": " +
-                                       cudaGetErrorString(status);
+    inv.unavailable_reason =
+        status == cudaSuccess
+            ? std::string("the driver reports no CUDA device")
+            : std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
     return inv;
   }
   for (int i = 0; i < count; ++i) {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/memory.h"
-#include "common/error.h"
 #include "analysis/network_analysis.h"
+#include "common/error.h"
 #include "graph/zoo.h"
 #include "tiny_network.h"
 
@@ -17,7 +17,9 @@ struct Case {
   std::string model;
   SwapPolicy policy;
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " " << swapPolicyName(c.policy); }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.model << " " << swapPolicyName(c.policy);
+}
 
 class GmapInvariants : public ::testing::TestWithParam<Case> {
  protected:
@@ -108,7 +110,7 @@ TEST_P(GmapInvariants, EachOffloadPrecedesItsPrefetch) {
     ++prefetches[op.buffer];
     const GmapBuffer& b = gmap.buffers[op.buffer];
     const bool isMinibatch = b.layer == net->inputLayer() || b.kind == BufferKind::Labels;
-    if (isMinibatch && op.step == 1) continue;  // the minibatch arrives from the host
+    if (isMinibatch && op.step == 1) continue;   // the minibatch arrives from the host
     if (b.layer == net->inputLayer()) continue;  // re-read from its host copy
     ASSERT_GE(offloadStep[op.buffer], 1) << b.name << " prefetched without an offload";
     EXPECT_LT(offloadStep[op.buffer], op.step) << b.name;
@@ -146,9 +148,10 @@ std::vector<Case> allCases() {
 
 INSTANTIATE_TEST_SUITE_P(EveryZooModel, GmapInvariants, ::testing::ValuesIn(allCases()),
                          [](const auto& p) {
-                           std::string n = p.param.model + "_" +
-                                           std::string(swapPolicyName(p.param.policy));
-                           for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           std::string n =
+                               p.param.model + "_" + std::string(swapPolicyName(p.param.policy));
+                           for (char& c : n)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return n;
                          });
 
@@ -156,7 +159,8 @@ TEST(GmapPolicies, SwapAllPeakIsAtMostKeepAllAndVdnnInBetween) {
   for (const ZooEntry& e : zooEntries()) {
     const Network net = buildZooModel(e.name);
     const NetworkAnalysis a = analyzeNetwork(net);
-    const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
+    const MemoryPlan vdnn =
+        planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
     for (std::int64_t k : {1, 8, 256}) {
       EXPECT_LE(a.swap_all.curve.peak(k), a.keep_all.curve.peak(k)) << e.name << " k=" << k;
       EXPECT_LE(vdnn.curve.peak(k), a.keep_all.curve.peak(k)) << e.name << " k=" << k;
@@ -206,13 +210,13 @@ TEST(GmapTiny, SwapAllByHand) {
   // The ops of step 2 (relu forward): allocate its output, compute, offload it, release c.
   std::vector<std::pair<GmapOpKind, std::string>> step2;
   for (const GmapOp& op : gmap.ops) {
-    if (op.step == 2) step2.emplace_back(op.kind, op.buffer < 0 ? "" : gmap.buffers[op.buffer].name);
+    if (op.step == 2)
+      step2.emplace_back(op.kind, op.buffer < 0 ? "" : gmap.buffers[op.buffer].name);
   }
-  const std::vector<std::pair<GmapOpKind, std::string>> expected{
-      {GmapOpKind::Allocate, "r"},
-      {GmapOpKind::Compute, ""},
-      {GmapOpKind::Offload, "r"},
-      {GmapOpKind::Release, "c"}};
+  const std::vector<std::pair<GmapOpKind, std::string>> expected{{GmapOpKind::Allocate, "r"},
+                                                                 {GmapOpKind::Compute, ""},
+                                                                 {GmapOpKind::Offload, "r"},
+                                                                 {GmapOpKind::Release, "c"}};
   EXPECT_EQ(step2, expected);
 }
 

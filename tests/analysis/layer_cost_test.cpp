@@ -54,7 +54,7 @@ TEST(LayerCost, TinyNetworkByHand) {
 TEST(LayerCost, GroupedStridedConvWithBias) {
   NetworkBuilder b("g");
   auto x = b.input("data", Shape{{8, 10, 10}});
-  auto c1 = b.conv("c1", x, 4, 1);                   // gives the next conv an input gradient
+  auto c1 = b.conv("c1", x, 4, 1);                  // gives the next conv an input gradient
   auto c2 = b.conv("c2", c1, 6, 3, 2, 0, true, 2);  // groups 2: 2 input channels per group
   b.loss("loss", b.linear("fc", b.flatten("f", c2), 2));
   const Network net = std::move(b).build();
@@ -74,8 +74,8 @@ TEST(LayerCost, BatchNormPoolingAndDropoutPerElement) {
   auto x = b.input("data", Shape{{3, 6, 6}});
   x = b.conv("c", x, 4, 1);
   x = b.batchNorm("bn", x);
-  x = b.maxPool("mp", x, 2, 2);           // [4,3,3]
-  x = b.adaptiveAvgPool("ap", x, 2, 2);   // windows of 2 rows x 2 cols over 3x3 -> 4 x 4 taps
+  x = b.maxPool("mp", x, 2, 2);          // [4,3,3]
+  x = b.adaptiveAvgPool("ap", x, 2, 2);  // windows of 2 rows x 2 cols over 3x3 -> 4 x 4 taps
   x = b.flatten("f", x);
   x = b.dropout("d", x, 0.5);
   b.loss("loss", b.linear("fc", x, 2));
@@ -115,11 +115,12 @@ TEST(LayerCost, LayersBeforeAnyParameterHaveNoBackward) {
 TEST(LayerCost, TorchvisionMacsMatchPublishedGFlops) {
   // torchvision's model table gives "GFLOPS" that count multiply-accumulates of conv and linear.
   const std::pair<const char*, double> published[] = {
-      {"alexnet", 0.71},  {"vgg11", 7.61},    {"vgg16", 15.47},    {"vgg19", 19.63},
-      {"googlenet", 1.5}, {"resnet18", 1.81}, {"resnet34", 3.66},  {"resnet50", 4.09},
+      {"alexnet", 0.71},  {"vgg11", 7.61},     {"vgg16", 15.47},   {"vgg19", 19.63},
+      {"googlenet", 1.5}, {"resnet18", 1.81},  {"resnet34", 3.66}, {"resnet50", 4.09},
       {"resnet101", 7.8}, {"resnet152", 11.51}};
   for (const auto& [name, gmacs] : published) {
-    const double macs = static_cast<double>(sumCosts(computeLayerCosts(buildZooModel(name))).fwd_macs);
+    const double macs =
+        static_cast<double>(sumCosts(computeLayerCosts(buildZooModel(name))).fwd_macs);
     EXPECT_NEAR(macs / 1e9, gmacs, 0.01 * gmacs) << name;
   }
 }

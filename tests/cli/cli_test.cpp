@@ -28,7 +28,8 @@ Result run(std::vector<std::string> args) {
 TEST(Cli, ModelsListsTheWholeZoo) {
   const Result r = run({"models"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  for (const ZooEntry& e : zooEntries()) EXPECT_NE(r.out.find(e.name), std::string::npos);
+  for (const ZooEntry& e : zooEntries())
+    EXPECT_NE(r.out.find(e.name), std::string::npos);
   EXPECT_NE(r.out.find("25,557,032"), std::string::npos);  // resnet50's parameters
 
   const Result j = run({"models", "--json"});
@@ -40,8 +41,8 @@ TEST(Cli, ModelsListsTheWholeZoo) {
 }
 
 TEST(Cli, AnalyzeJsonHasTheDocumentedKeys) {
-  const Result r = run({"analyze", "--model", "resnet18", "--batch", "16", "--budget", "2GiB",
-                        "--json"});
+  const Result r =
+      run({"analyze", "--model", "resnet18", "--batch", "16", "--budget", "2GiB", "--json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   for (const char* key : {"params", "forward_macs", "forward_flops", "layers", "memory", "k_max"}) {
@@ -64,16 +65,17 @@ TEST(Cli, AnalyzeTextShowsTotalsAndKMax) {
   const Result r = run({"analyze", "--model", "resnet20", "--batch", "32", "--budget", "64MiB",
                         "--policy", "swap-all"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  for (const char* part : {"layer1.0.conv1", "parameters          272,474", "keep-all peak",
-                           "swap-all peak", "lower bound (k=1)", "k_max for a budget of 64.0 MiB"}) {
+  for (const char* part :
+       {"layer1.0.conv1", "parameters          272,474", "keep-all peak", "swap-all peak",
+        "lower bound (k=1)", "k_max for a budget of 64.0 MiB"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
   }
 }
 
 TEST(Cli, DumpNetWritesAFileThatAnalyzesTheSame) {
   const auto path = std::filesystem::temp_directory_path() / "swapscope_cli_dump_test.json";
-  const Result a = run({"analyze", "--model", "googlenet", "--batch", "4", "--json", "--dump-net",
-                        path.string()});
+  const Result a = run(
+      {"analyze", "--model", "googlenet", "--batch", "4", "--json", "--dump-net", path.string()});
   ASSERT_EQ(a.code, kExitOk) << a.err;
   const Result b = run({"analyze", "--net", path.string(), "--batch", "4", "--json"});
   ASSERT_EQ(b.code, kExitOk) << b.err;

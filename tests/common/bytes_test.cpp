@@ -21,7 +21,8 @@ TEST(ParseByteSize, PlainAndBinaryAndDecimalUnits) {
 }
 
 TEST(ParseByteSize, RejectsWithMessageNamingTheValue) {
-  for (const char* bad : {"", "GiB", "-5", "12 parsecs", "1.5", "99999999999999999999", "3.2.1GB"}) {
+  for (const char* bad :
+       {"", "GiB", "-5", "12 parsecs", "1.5", "99999999999999999999", "3.2.1GB"}) {
     try {
       parseByteSize(bad, "--budget");
       FAIL() << "accepted '" << bad << "'";

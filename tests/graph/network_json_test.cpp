@@ -24,17 +24,20 @@ TEST_P(ZooRoundTrip, WritesAndReadsBackIdentically) {
   EXPECT_TRUE(back == net);
   EXPECT_EQ(networkToText(back), text);
   EXPECT_EQ(back.structureHash(), net.structureHash());
-  for (int i = 0; i < net.size(); ++i) ASSERT_EQ(back.outputShape(i), net.outputShape(i));
+  for (int i = 0; i < net.size(); ++i)
+    ASSERT_EQ(back.outputShape(i), net.outputShape(i));
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryZooModel, ZooRoundTrip, ::testing::ValuesIn([] {
                            std::vector<std::string> names;
-                           for (const ZooEntry& e : zooEntries()) names.push_back(e.name);
+                           for (const ZooEntry& e : zooEntries())
+                             names.push_back(e.name);
                            return names;
                          }()),
                          [](const auto& p) {
                            std::string n = p.param;
-                           for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           for (char& c : n)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return n;
                          });
 
@@ -133,12 +136,14 @@ TEST(NetworkJson, Cycle) {
 TEST(NetworkJson, ShapeMismatch) {
   json doc = smallNet();
   doc["layers"][4]["in_features"] = 100;
-  expectContains(errorFor(doc), "layer 'fc' (linear): expected input shape [100], got [256] from "
-                                "'flat'");
+  expectContains(errorFor(doc),
+                 "layer 'fc' (linear): expected input shape [100], got [256] from "
+                 "'flat'");
   doc = smallNet();
   doc["layers"][1]["in_channels"] = 1;
-  expectContains(errorFor(doc), "layer 'conv' (conv2d): expected input shape [1,H,W], got "
-                                "[3,8,8] from 'data'");
+  expectContains(errorFor(doc),
+                 "layer 'conv' (conv2d): expected input shape [1,H,W], got "
+                 "[3,8,8] from 'data'");
 }
 
 TEST(NetworkJson, HeaderErrors) {

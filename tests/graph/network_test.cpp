@@ -48,7 +48,7 @@ TEST(Network, ConvAndPoolShapesFollowPyTorch) {
   auto x = b.input("data", Shape{{3, 224, 224}});
   auto c = b.conv("c", x, 64, 7, 2, 3);
   auto p = b.maxPool("p", c, 3, 2, 0, /*ceil_mode=*/true);  // googlenet's maxpool1
-  auto q = b.maxPool("q", p, 3, 2, 1);                       // resnet's maxpool
+  auto q = b.maxPool("q", p, 3, 2, 1);                      // resnet's maxpool
   auto g = b.conv("g", q, 32, 3, 1, 1, true, /*groups=*/4);
   auto a = b.avgPool("a", g, 2, 2);
   auto f = b.flatten("f", a);
@@ -62,9 +62,9 @@ TEST(Network, ConvAndPoolShapesFollowPyTorch) {
 }
 
 TEST(Network, CeilModeDropsAWindowThatStartsInThePadding) {
-  EXPECT_EQ(windowedExtent(112, 3, 2, 0, true), 56);   // (112-3)/2 = 54.5 -> 56 with ceil
+  EXPECT_EQ(windowedExtent(112, 3, 2, 0, true), 56);  // (112-3)/2 = 54.5 -> 56 with ceil
   EXPECT_EQ(windowedExtent(14, 2, 2, 0, true), 7);
-  EXPECT_EQ(windowedExtent(5, 2, 2, 1, true), 3);      // the 4th window would start at 6 >= 5+1
+  EXPECT_EQ(windowedExtent(5, 2, 2, 1, true), 3);  // the 4th window would start at 6 >= 5+1
   EXPECT_EQ(windowedExtent(5, 2, 2, 1, false), 3);
   EXPECT_EQ(windowedExtent(7, 3, 2, 0, false), 3);
 }
@@ -107,19 +107,27 @@ TEST(Network, StructuralErrors) {
   auto data = Layer{"data", LayerKind::Input, {}, InputAttrs{Shape{{4}}}};
   auto fc = Layer{"fc", LayerKind::Linear, {"data"}, LinearAttrs{3, true, std::nullopt}};
   auto loss = Layer{"loss", LayerKind::SoftmaxCrossEntropy, {"fc"}, NoAttrs{}};
-  EXPECT_NE(badInputMessage([&] { Network::build("n", {data, fc}); }).find("no softmax"),
+  EXPECT_NE(badInputMessage([&] {
+              Network::build("n", {data, fc});
+            }).find("no softmax"),
             std::string::npos);
-  EXPECT_NE(badInputMessage([&] { Network::build("n", {fc, loss}); }).find("'data' does not name"),
+  EXPECT_NE(badInputMessage([&] {
+              Network::build("n", {fc, loss});
+            }).find("'data' does not name"),
             std::string::npos);
-  EXPECT_NE(badInputMessage([&] { Network::build("n", {data, fc, fc, loss}); }).find("used twice"),
+  EXPECT_NE(badInputMessage([&] {
+              Network::build("n", {data, fc, fc, loss});
+            }).find("used twice"),
             std::string::npos);
   auto unused = Layer{"unused", LayerKind::ReLU, {"data"}, NoAttrs{}};
-  EXPECT_NE(badInputMessage([&] { Network::build("n", {data, unused, fc, loss}); })
-                .find("layer 'unused' (relu): its output is never used"),
+  EXPECT_NE(badInputMessage([&] {
+              Network::build("n", {data, unused, fc, loss});
+            }).find("layer 'unused' (relu): its output is never used"),
             std::string::npos);
   auto wrongAttrs = Layer{"fc", LayerKind::Linear, {"data"}, NoAttrs{}};
-  EXPECT_NE(badInputMessage([&] { Network::build("n", {data, wrongAttrs, loss}); })
-                .find("attributes do not belong"),
+  EXPECT_NE(badInputMessage([&] {
+              Network::build("n", {data, wrongAttrs, loss});
+            }).find("attributes do not belong"),
             std::string::npos);
 }
 

@@ -17,8 +17,9 @@ std::int64_t paramCount(const Network& net) {
     const Layer& l = net.layer(i);
     if (l.kind == LayerKind::Conv2d) {
       const auto& a = l.as<Conv2dAttrs>();
-      total += a.out_channels * (net.inputShape(i).channels() / a.groups) * a.kernel_h *
-                   a.kernel_w + (a.bias ? a.out_channels : 0);
+      total +=
+          a.out_channels * (net.inputShape(i).channels() / a.groups) * a.kernel_h * a.kernel_w +
+          (a.bias ? a.out_channels : 0);
     } else if (l.kind == LayerKind::BatchNorm2d) {
       total += 2 * net.outputShape(i).channels();
     } else if (l.kind == LayerKind::Linear) {
@@ -31,7 +32,8 @@ std::int64_t paramCount(const Network& net) {
 
 int countKind(const Network& net, LayerKind kind) {
   int n = 0;
-  for (const Layer& l : net.layers()) n += l.kind == kind;
+  for (const Layer& l : net.layers())
+    n += l.kind == kind;
   return n;
 }
 
@@ -59,17 +61,17 @@ TEST_P(ZooModel, MatchesTorchvisionShapesAndParameters) {
 // Conv counts: torchvision's modules, downsample projections included.
 INSTANTIATE_TEST_SUITE_P(
     Torchvision, ZooModel,
-    ::testing::Values(
-        Expected{"alexnet", 61100840, "features.12", Shape{{256, 6, 6}}, 5},
-        Expected{"vgg11", 132863336, "features.20", Shape{{512, 7, 7}}, 8},
-        Expected{"vgg16", 138357544, "features.30", Shape{{512, 7, 7}}, 13},
-        Expected{"vgg19", 143667240, "features.36", Shape{{512, 7, 7}}, 16},
-        Expected{"googlenet", 6624904, "inception5b.concat", Shape{{1024, 7, 7}}, 57},
-        Expected{"resnet18", 11689512, "layer4.1.relu2", Shape{{512, 7, 7}}, 20},
-        Expected{"resnet34", 21797672, "layer3.5.relu2", Shape{{256, 14, 14}}, 36},
-        Expected{"resnet50", 25557032, "layer4.2.relu3", Shape{{2048, 7, 7}}, 53},
-        Expected{"resnet101", 44549160, "layer3.22.relu3", Shape{{1024, 14, 14}}, 104},
-        Expected{"resnet152", 60192808, "layer2.7.relu3", Shape{{512, 28, 28}}, 155}),
+    ::testing::Values(Expected{"alexnet", 61100840, "features.12", Shape{{256, 6, 6}}, 5},
+                      Expected{"vgg11", 132863336, "features.20", Shape{{512, 7, 7}}, 8},
+                      Expected{"vgg16", 138357544, "features.30", Shape{{512, 7, 7}}, 13},
+                      Expected{"vgg19", 143667240, "features.36", Shape{{512, 7, 7}}, 16},
+                      Expected{"googlenet", 6624904, "inception5b.concat", Shape{{1024, 7, 7}}, 57},
+                      Expected{"resnet18", 11689512, "layer4.1.relu2", Shape{{512, 7, 7}}, 20},
+                      Expected{"resnet34", 21797672, "layer3.5.relu2", Shape{{256, 14, 14}}, 36},
+                      Expected{"resnet50", 25557032, "layer4.2.relu3", Shape{{2048, 7, 7}}, 53},
+                      Expected{"resnet101", 44549160, "layer3.22.relu3", Shape{{1024, 14, 14}},
+                               104},
+                      Expected{"resnet152", 60192808, "layer2.7.relu3", Shape{{512, 28, 28}}, 155}),
     [](const auto& p) { return std::string(p.param.name); });
 
 /// He et al.'s CIFAR ResNet-(6n+2) with projection shortcuts, counted by formula: a 3x3 stem
@@ -89,8 +91,11 @@ std::int64_t cifarResNetParams(int n, std::int64_t classes) {
 }
 
 TEST(ZooCifar, ResNetsFollowHeEtAl) {
-  for (auto [name, n] : {std::pair{"resnet20", 3}, {"resnet32", 5}, {"resnet56", 9},
-                         {"resnet110", 18}, {"resnet1202", 200}}) {
+  for (auto [name, n] : {std::pair{"resnet20", 3},
+                         {"resnet32", 5},
+                         {"resnet56", 9},
+                         {"resnet110", 18},
+                         {"resnet1202", 200}}) {
     const Network net = buildZooModel(name);
     EXPECT_EQ(paramCount(net), cifarResNetParams(n, 10)) << name;
     EXPECT_EQ(countKind(net, LayerKind::Conv2d), 6 * n + 1 + 2) << name;

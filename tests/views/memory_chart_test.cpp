@@ -38,7 +38,8 @@ TEST(MemoryChartView, OneGraphPerPolicyWithAPointPerStep) {
   MemoryChartView view;
   view.setData(makeMemoryChartData(net, a, vdnn, 64, std::int64_t{16} << 20));
   ASSERT_EQ(view.plot()->graphCount(), 3);
-  for (int g = 0; g < 3; ++g) EXPECT_EQ(view.plot()->graph(g)->dataCount(), 2 * (net.size() - 1));
+  for (int g = 0; g < 3; ++g)
+    EXPECT_EQ(view.plot()->graph(g)->dataCount(), 2 * (net.size() - 1));
   EXPECT_TRUE(view.plot()->graph(0)->name().startsWith("keep-all: peak"));
   // A budget above every curve stays on the chart.
   view.setBudget(std::int64_t{1} << 30);
@@ -47,7 +48,8 @@ TEST(MemoryChartView, OneGraphPerPolicyWithAPointPerStep) {
   view.setBudget(1);
   EXPECT_LT(view.plot()->yAxis->range().upper, 1024.0);
   // The y axis shows every peak and the budget.
-  EXPECT_GE(view.plot()->yAxis->range().upper, static_cast<double>(a.keep_all.curve.peak(64)) / (1 << 20));
+  EXPECT_GE(view.plot()->yAxis->range().upper,
+            static_cast<double>(a.keep_all.curve.peak(64)) / (1 << 20));
 }
 
 }  // namespace
