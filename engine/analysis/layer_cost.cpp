@@ -35,6 +35,17 @@ std::int64_t adaptiveWindowArea(std::int64_t in_h, std::int64_t in_w, std::int64
   return rows * cols;
 }
 
+/// Conv and linear: 2 FLOPs per MAC in each direction, plus the bias adds forward and the bias
+/// gradient's sums backward. They read their input in backward for the weight gradient. The data
+/// gradient is cleared later where no input needs one.
+void setMatmulCosts(LayerCost& c, std::int64_t macs, std::int64_t biasFlops) {
+  c.fwd_macs = macs;
+  c.fwd_flops = 2 * macs + biasFlops;
+  c.bwd_data_flops = 2 * macs;
+  c.bwd_weight_flops = 2 * macs + biasFlops;
+  c.reads.inputs = true;
+}
+
 }  // namespace
 
 std::vector<LayerCost> computeLayerCosts(const Network& net) {
@@ -61,24 +72,15 @@ std::vector<LayerCost> computeLayerCosts(const Network& net) {
         const std::int64_t inC = net.inputShape(i).channels();
         const std::int64_t weights = a.out_channels * (inC / a.groups) * a.kernel_h * a.kernel_w;
         c.params = weights + (a.bias ? a.out_channels : 0);
-        c.fwd_macs = outElems * (inC / a.groups) * a.kernel_h * a.kernel_w;
-        const std::int64_t biasFlops = a.bias ? outElems : 0;
-        c.fwd_flops = 2 * c.fwd_macs + biasFlops;
-        c.bwd_data_flops = inputNeedsGrad ? 2 * c.fwd_macs : 0;
-        c.bwd_weight_flops = 2 * c.fwd_macs + biasFlops;
-        c.reads.inputs = true;
+        setMatmulCosts(c, outElems * (inC / a.groups) * a.kernel_h * a.kernel_w,
+                       a.bias ? outElems : 0);
         break;
       }
       case LayerKind::Linear: {
         const auto& a = l.as<LinearAttrs>();
         const std::int64_t inF = net.inputShape(i).dims[0];
         c.params = inF * a.out_features + (a.bias ? a.out_features : 0);
-        c.fwd_macs = inF * a.out_features;
-        const std::int64_t biasFlops = a.bias ? a.out_features : 0;
-        c.fwd_flops = 2 * c.fwd_macs + biasFlops;
-        c.bwd_data_flops = inputNeedsGrad ? 2 * c.fwd_macs : 0;
-        c.bwd_weight_flops = 2 * c.fwd_macs + biasFlops;
-        c.reads.inputs = true;
+        setMatmulCosts(c, inF * a.out_features, a.bias ? a.out_features : 0);
         break;
       }
       case LayerKind::BatchNorm2d: {
@@ -86,7 +88,7 @@ std::vector<LayerCost> computeLayerCosts(const Network& net) {
         c.params = 2 * channels;         // gamma, beta
         c.running_stats = 2 * channels;  // running mean, running variance
         c.fwd_flops = kBatchNorm.fwd * outElems;
-        c.bwd_data_flops = inputNeedsGrad ? kBatchNorm.bwd_data * outElems : 0;
+        c.bwd_data_flops = kBatchNorm.bwd_data * outElems;
         c.bwd_weight_flops = kBatchNorm.bwd_weight * outElems;
         c.reads.inputs = true;
         c.reads.saved = {2 * channels * kFloatBytes, 0};  // batch mean and inverse std

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "graph/shape_inference.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace swapscope {
@@ -28,6 +30,14 @@ void requireNonNegative(const Layer& l, const char* field, std::int64_t v) {
   }
 }
 
+/// Kernel and stride positive, padding not negative (convolution and pooling windows).
+void requireWindow(const Layer& l, std::int64_t kh, std::int64_t kw, std::int64_t sh,
+                   std::int64_t sw, std::int64_t ph, std::int64_t pw) {
+  requirePositive(l, "kernel", std::min(kh, kw));
+  requirePositive(l, "stride", std::min(sh, sw));
+  requireNonNegative(l, "padding", std::min(ph, pw));
+}
+
 const Shape& requireImage(const Layer& l, const InputShape& in) {
   if (!in.shape->isImage()) mismatch(l, "[C,H,W]", in);
   return *in.shape;
@@ -49,12 +59,7 @@ Shape conv(const Layer& l, const InputShape& in) {
   const auto& a = l.as<Conv2dAttrs>();
   const Shape& s = requireImage(l, in);
   requirePositive(l, "out_channels", a.out_channels);
-  requirePositive(l, "kernel", a.kernel_h);
-  requirePositive(l, "kernel", a.kernel_w);
-  requirePositive(l, "stride", a.stride_h);
-  requirePositive(l, "stride", a.stride_w);
-  requireNonNegative(l, "padding", a.pad_h);
-  requireNonNegative(l, "padding", a.pad_w);
+  requireWindow(l, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
   requirePositive(l, "groups", a.groups);
   if (a.in_channels && *a.in_channels != s.channels()) {
     mismatch(l, "[" + std::to_string(*a.in_channels) + ",H,W]", in);
@@ -72,12 +77,7 @@ Shape conv(const Layer& l, const InputShape& in) {
 Shape pool(const Layer& l, const InputShape& in) {
   const auto& a = l.as<PoolAttrs>();
   const Shape& s = requireImage(l, in);
-  requirePositive(l, "kernel", a.kernel_h);
-  requirePositive(l, "kernel", a.kernel_w);
-  requirePositive(l, "stride", a.stride_h);
-  requirePositive(l, "stride", a.stride_w);
-  requireNonNegative(l, "padding", a.pad_h);
-  requireNonNegative(l, "padding", a.pad_w);
+  requireWindow(l, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
   if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w) {
     throwBadInput(who(l) + ": padding must be at most half the kernel size (padding " +
                   std::to_string(a.pad_h) + "x" + std::to_string(a.pad_w) + ", kernel " +
