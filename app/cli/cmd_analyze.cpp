@@ -17,6 +17,10 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+/// Far above any real minibatch, and small enough that k times any per-sample size the network
+/// builder accepts (2^36 elements) stays inside 64-bit bytes.
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;
+
 std::string stepLabel(const Network& net, const Gmap& gmap, int step) {
   if (step <= 0 || step > gmap.steps()) return "setup";
   const std::string dir = gmap.isBackwardStep(step) ? "backward" : "forward";
@@ -194,6 +198,9 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
     if (!b) args.required("--batch");
     return b;
   }();
+  if (k > kMaxBatch) {
+    throwBadInput("--batch: at most " + std::to_string(kMaxBatch) + ", got " + std::to_string(k));
+  }
   std::optional<std::int64_t> budget;
   if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");
   const std::string policyName = args.value("--policy").value_or("keep-all");

@@ -104,6 +104,19 @@ void fillInferredChecks(Layer& l, const std::vector<InputShape>& in) {
   if (auto* f = std::get_if<LinearAttrs>(&l.attrs)) f->in_features = in[0].shape->dims[0];
 }
 
+/// Sizes are computed in 64-bit bytes at minibatch k; a per-sample output beyond 2^36 elements
+/// (256 GiB of fp32) is no real network and would overflow at a large k.
+void requireSaneSize(const Layer& l, const Shape& s) {
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 36;
+  std::int64_t n = 1;
+  for (std::int64_t d : s.dims) {
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) {
+      throwBadInput(who(l) + ": output " + s.toString() +
+                    " has more than 2^36 elements per sample");
+    }
+  }
+}
+
 }  // namespace
 
 Network Network::build(std::string name, std::vector<Layer> layers) {
@@ -219,6 +232,7 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
       inShapes.push_back({&net.m_layers[src].name, &net.m_shapes[src]});
     }
     net.m_shapes[i] = inferOutputShape(net.m_layers[i], inShapes);
+    requireSaneSize(net.m_layers[i], net.m_shapes[i]);
     fillInferredChecks(net.m_layers[i], inShapes);
   }
   return net;

@@ -94,6 +94,7 @@ TEST(Cli, BadUsageExitsWithTwoAndSaysWhy) {
       {{"analyze", "--model", "resnet20", "--net", "x.json", "--batch", "2"}, "not both"},
       {{"analyze", "--model", "alexnet", "--input", "3x16x16", "--batch", "2"}, "layer '"},
       {{"analyze", "--model", "resnet20", "--input", "3x-2", "--batch", "2"}, "--input"},
+      {{"analyze", "--model", "resnet20", "--batch", "99999999999"}, "--batch: at most 16777216"},
       {{"analyze", "--frobnicate"}, "unknown option '--frobnicate'"},
       {{"explode"}, "unknown verb 'explode'"},
   };

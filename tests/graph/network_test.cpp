@@ -131,6 +131,16 @@ TEST(Network, StructuralErrors) {
             std::string::npos);
 }
 
+TEST(Network, AbsurdSizesAreRefusedBeforeTheyOverflow) {
+  NetworkBuilder b("huge");
+  auto x = b.input("data", Shape{{1 << 20, 1 << 20, 1 << 20}});
+  b.loss("loss", b.linear("fc", b.flatten("f", x), 2));
+  const std::string msg = badInputMessage([&] { std::move(b).build(); });
+  EXPECT_NE(msg.find("layer 'data' (input): output [1048576,1048576,1048576] has more than 2^36"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(Network, CycleIsReportedWithItsLayers) {
   std::vector<Layer> layers{
       {"data", LayerKind::Input, {}, InputAttrs{Shape{{4}}}},
