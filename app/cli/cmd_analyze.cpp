@@ -39,7 +39,47 @@ struct Context {
   SwapPolicy policy;
   std::int64_t k;
   std::optional<std::int64_t> budget;
+  bool withGmap;
 };
+
+json gmapJson(const Context& c) {
+  const Gmap& g = c.chosen.gmap;
+  json ops = json::array();
+  for (const GmapOp& op : g.ops) {
+    json o{{"step", op.step}, {"op", gmapOpKindName(op.kind)}};
+    if (op.buffer >= 0) {
+      const GmapBuffer& b = g.buffers[op.buffer];
+      o["buffer"] = b.name;
+      o["kind"] = bufferKindName(b.kind);
+      o["bytes"] = b.size.at(c.k);
+    }
+    ops.push_back(std::move(o));
+  }
+  return ops;
+}
+
+void printGmapText(const Context& c, std::ostream& out) {
+  const Gmap& g = c.chosen.gmap;
+  out << "\nGMAP under " << swapPolicyName(c.policy) << " at k = " << c.k << " (" << g.ops.size()
+      << " operations)\n";
+  TextTable t;
+  t.column("step", TextTable::Align::Right);
+  t.column("op");
+  t.column("buffer");
+  t.column("kind");
+  t.column("bytes", TextTable::Align::Right);
+  for (const GmapOp& op : g.ops) {
+    if (op.buffer < 0) {
+      t.row({std::to_string(op.step), std::string(gmapOpKindName(op.kind)),
+             stepLabel(c.net, g, op.step)});
+      continue;
+    }
+    const GmapBuffer& b = g.buffers[op.buffer];
+    t.row({std::to_string(op.step), std::string(gmapOpKindName(op.kind)), b.name,
+           std::string(bufferKindName(b.kind)), formatBytes(b.size.at(c.k))});
+  }
+  t.print(out);
+}
 
 json memoryJson(const Context& c) {
   auto peakJson = [&](const MemoryPlan& p) {
@@ -105,6 +145,7 @@ void printJson(const Context& c, std::ostream& out) {
            {"layers", std::move(layers)},
            {"memory", memoryJson(c)},
            {"k_max", kMaxJson(c)}};
+  if (c.withGmap) doc["gmap"] = gmapJson(c);
   out << doc.dump(2) << '\n';
 }
 
@@ -169,6 +210,7 @@ void printText(const Context& c, std::ostream& out) {
           << formatBytes(c.a.swap_all.curve.peak(1)) << '\n';
     }
   }
+  if (c.withGmap) printGmapText(c, out);
 }
 
 }  // namespace
@@ -177,7 +219,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   ArgParser args(
       "swapscope analyze --model NAME | --net FILE --batch K [--budget SIZE] [--input CxHxW]\n"
       "                  [--classes N] [--policy keep-all|swap-all|vdnn-conv] [--json]\n"
-      "                  [--dump-net FILE]",
+      "                  [--dump-net FILE] [--gmap]",
       "Static analysis of a network at minibatch K: per-layer output shapes, parameters,\n"
       "FLOPs and feature-map bytes; totals; the memory peak under keep-all and swap-all; the\n"
       "memory lower bound; and, with --budget, the largest k that fits. Sizes accept 123456,\n"
@@ -188,6 +230,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--policy", "P", "swap policy for the table and curve (default keep-all)");
   args.flag("--json", "print a JSON document instead of tables");
   args.option("--dump-net", "FILE", "also write the network as network JSON to FILE");
+  args.flag("--gmap", "also print the GMAP (every allocate/release/offload/prefetch) for --policy");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
@@ -219,7 +262,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
     vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
     chosen = &vdnn;
   }
-  const Context c{net, a, *chosen, *policy, k, budget};
+  const Context c{net, a, *chosen, *policy, k, budget, args.has("--gmap")};
   if (args.has("--json")) {
     printJson(c, out);
   } else {

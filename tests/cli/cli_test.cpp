@@ -72,6 +72,31 @@ TEST(Cli, AnalyzeTextShowsTotalsAndKMax) {
   }
 }
 
+TEST(Cli, GmapListsEveryOperation) {
+  const Result r = run({"analyze", "--model", "fmnist-cnn", "--batch", "10", "--policy", "swap-all",
+                        "--gmap", "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto costs = computeLayerCosts(net);
+  const Gmap g = buildGmap(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  ASSERT_EQ(doc["gmap"].size(), g.ops.size());
+  EXPECT_EQ(doc["gmap"][0]["op"], "allocate");  // setup: conv1.weights
+  EXPECT_EQ(doc["gmap"][0]["buffer"], "conv1.weights");
+  // Every swappable FM is offloaded once, except the minibatch, whose host copy is kept.
+  int swappable = 0;
+  for (bool b : swappableFms(net, costs))
+    swappable += b;
+  int offloads = 0;
+  for (const auto& op : doc["gmap"])
+    offloads += op["op"] == "offload";
+  EXPECT_EQ(offloads, swappable - 1);
+  EXPECT_EQ(swappable, 11);  // data, conv1, relu1, pool1, conv2, relu2, pool2, flatten, relu3,
+                             // dropout, fc2
+  const Result text = run({"analyze", "--model", "fmnist-cnn", "--batch", "10", "--gmap"});
+  EXPECT_NE(text.out.find("compute   step 1, forward of conv1"), std::string::npos) << text.out;
+}
+
 TEST(Cli, DumpNetWritesAFileThatAnalyzesTheSame) {
   const auto path = std::filesystem::temp_directory_path() / "swapscope_cli_dump_test.json";
   const Result a = run(
