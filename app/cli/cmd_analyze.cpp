@@ -255,6 +255,16 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   if (auto file = args.value("--dump-net")) writeNetworkFile(net, *file);
 
   const NetworkAnalysis a = analyzeNetwork(net);
+  // Everything printed is a per-sample count times k: refuse a k that overflows any of them.
+  std::int64_t perSample = a.totals.trainFlops();
+  for (const LinearBytes& r : a.keep_all.curve.resident) {
+    perSample = std::max(perSample, r.per_sample);
+  }
+  if (perSample > (std::int64_t{1} << 62) / k) {
+    throwBadInput("--batch " + std::to_string(k) + ": this network's " +
+                  formatSi(static_cast<double>(perSample)) +
+                  " FLOPs or bytes per sample times k do not fit in 64-bit counts");
+  }
   MemoryPlan vdnn;
   const MemoryPlan* chosen = &a.keep_all;
   if (*policy == SwapPolicy::SwapAll) chosen = &a.swap_all;

@@ -8,7 +8,7 @@
 namespace swapscope {
 
 std::string formatSi(double value) {
-  static constexpr std::array<const char*, 6> kPrefix{"", "k", "M", "G", "T", "P"};
+  static constexpr std::array<const char*, 7> kPrefix{"", "k", "M", "G", "T", "P", "E"};
   const char* sign = value < 0 ? "-" : "";
   double v = std::fabs(value);
   std::size_t p = 0;

@@ -120,6 +120,8 @@ TEST(Cli, BadUsageExitsWithTwoAndSaysWhy) {
       {{"analyze", "--model", "alexnet", "--input", "3x16x16", "--batch", "2"}, "layer '"},
       {{"analyze", "--model", "resnet20", "--input", "3x-2", "--batch", "2"}, "--input"},
       {{"analyze", "--model", "resnet20", "--batch", "99999999999"}, "--batch: at most 16777216"},
+      {{"analyze", "--model", "vgg19", "--input", "3x2048x2048", "--batch", "16000000"},
+       "do not fit in 64-bit counts"},
       {{"analyze", "--frobnicate"}, "unknown option '--frobnicate'"},
       {{"explode"}, "unknown verb 'explode'"},
   };
