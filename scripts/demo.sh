@@ -8,11 +8,14 @@ cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" --target swapscope
 swapscope=build/release/app/cli/swapscope
 
-step() { printf '\n\033[1m$ swapscope %s\033[0m\n' "$*"; "$swapscope" "$@"; }
+# Bold command lines on a terminal, plain text in a log.
+if [ -t 1 ]; then b=$'\033[1m' n=$'\033[0m'; else b="" n=""; fi
+say() { printf '\n%s$ %s%s\n' "$b" "$*" "$n"; }
+step() { say "swapscope $*"; "$swapscope" "$@"; }
 
 step models
 # ResNet-152 at k = 32 under an 8 GiB budget: the AccUDNN paper's headline case. Show the totals.
-printf '\n\033[1m$ swapscope analyze --model resnet152 --batch 32 --budget 8GiB | tail -n 17\033[0m\n'
+say "swapscope analyze --model resnet152 --batch 32 --budget 8GiB | tail -n 17"
 "$swapscope" analyze --model resnet152 --batch 32 --budget 8GiB | tail -n 17
 # The whole table for a small network, with the swap set of vDNN's conv policy.
 step analyze --model fmnist-cnn --batch 64 --budget 16MiB --policy vdnn-conv
@@ -20,10 +23,10 @@ step analyze --model fmnist-cnn --batch 64 --budget 16MiB --policy vdnn-conv
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$swapscope" analyze --model resnet56 --batch 128 --dump-net "$tmp/resnet56.json" >/dev/null
-printf '\n\033[1m$ swapscope analyze --net resnet56.json --batch 128 --budget 1GiB --json | (keys)\033[0m\n'
+say "swapscope analyze --net resnet56.json --batch 128 --budget 1GiB --json  (selected keys)"
 "$swapscope" analyze --net "$tmp/resnet56.json" --batch 128 --budget 1GiB --json |
   python3 -c 'import json,sys; d=json.load(sys.stdin); print({k: d[k] for k in ("params","forward_macs","forward_flops","k_max")})' 2>/dev/null ||
   "$swapscope" analyze --net "$tmp/resnet56.json" --batch 128 --budget 1GiB | tail -n 4
 # Bad input gets a clear message and exit code 2.
-printf '\n\033[1m$ swapscope analyze --model resnet18 --batch 8 --budget 12 parsecs\033[0m\n'
+say "swapscope analyze --model resnet18 --batch 8 --budget '12 parsecs'"
 "$swapscope" analyze --model resnet18 --batch 8 --budget "12 parsecs" || echo "(exit code $?)"
