@@ -19,7 +19,6 @@ MemoryChartData makeMemoryChartData(const Network& net, const NetworkAnalysis& a
       s.bytes.push_back(static_cast<double>(plan->curve.resident[step].at(k)));
     }
     s.peak = plan->curve.peak(k);
-    s.k_max = plan->curve.kMax(budget);
     d.series.push_back(std::move(s));
   }
   return d;

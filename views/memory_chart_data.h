@@ -14,8 +14,7 @@ namespace swapscope {
 struct MemorySeries {
   std::string policy;         ///< "keep-all", "swap-all", "vdnn-conv"
   std::vector<double> bytes;  ///< resident bytes while step s computes, s = 1..2N (index s-1)
-  std::int64_t peak = 0;
-  std::int64_t k_max = 0;  ///< for the budget
+  std::int64_t peak = 0;      ///< at k (k_max is the caller's: its budget moves)
 };
 
 struct MemoryChartData {

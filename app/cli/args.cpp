@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "cli/args.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/error.h"

@@ -236,11 +236,9 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
     return kExitOk;
   }
   const Network net = loadNetwork(args);
-  const std::int64_t k = *[&] {
-    auto b = args.positiveInt("--batch");
-    if (!b) args.required("--batch");
-    return b;
-  }();
+  const std::optional<std::int64_t> batch = args.positiveInt("--batch");
+  if (!batch) args.required("--batch");  // throws the missing-option error
+  const std::int64_t k = *batch;
   if (k > kMaxBatch) {
     throwBadInput("--batch: at most " + std::to_string(kMaxBatch) + ", got " + std::to_string(k));
   }

@@ -113,10 +113,4 @@ std::string formatBytes(std::int64_t bytes) {
   return buf;
 }
 
-std::string formatLinearBytes(const LinearBytes& b) {
-  if (b.per_sample == 0) return formatBytes(b.fixed);
-  if (b.fixed == 0) return formatBytes(b.per_sample) + "*k";
-  return formatBytes(b.fixed) + " + " + formatBytes(b.per_sample) + "*k";
-}
-
 }  // namespace swapscope

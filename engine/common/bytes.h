@@ -39,7 +39,4 @@ struct LinearBytes {
   friend constexpr bool operator==(const LinearBytes&, const LinearBytes&) = default;
 };
 
-/// "fixed + per_sample*k" with both parts formatted, e.g. "46.2 MiB + 1.15 MiB*k".
-std::string formatLinearBytes(const LinearBytes& b);
-
 }  // namespace swapscope

@@ -27,7 +27,7 @@ TEST(MemoryChartData, SeriesAreTheAnalyzerCurves) {
   for (int s = 1; s <= 2 * d.forward_steps; ++s) {
     EXPECT_EQ(swapAll.bytes[s - 1], static_cast<double>(a.swap_all.curve.resident[s].at(48)));
   }
-  EXPECT_EQ(swapAll.k_max, a.swap_all.curve.kMax(budget));
+  EXPECT_EQ(d.budget, budget);
   EXPECT_EQ(d.series[0].peak, a.keep_all.curve.peak(48));
 }
 
