@@ -9,7 +9,7 @@ packages=(
   nlohmann-json3-dev libsqlite3-dev
   qt6-base-dev libqcustomplot-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev dataset-fashion-mnist
+  libdnnl-dev zlib1g-dev dataset-fashion-mnist
   xvfb xauth
 )
 

@@ -19,6 +19,7 @@ struct Verb {
 constexpr Verb kVerbs[] = {
     {"models", "list the model zoo", cmdModels},
     {"analyze", "static analysis: shapes, parameters, FLOPs, memory, GMAP, k_max", cmdAnalyze},
+    {"train", "train on the engine inside a budget under a swap policy", cmdTrain},
 };
 
 void printUsage(std::ostream& out) {

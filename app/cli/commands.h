@@ -18,5 +18,6 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 // One function per verb; each parses its own options and may throw swapscope::Error.
 int cmdModels(const std::vector<std::string>& args, std::ostream& out);
 int cmdAnalyze(const std::vector<std::string>& args, std::ostream& out);
+int cmdTrain(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace swapscope::cli

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/// @brief `swapscope train`: trains a network on the engine inside a memory budget, under a swap
+/// policy, and reports loss, accuracy, throughput, the pool high-water mark, the bytes swapped
+/// and the stall time.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/swap_policy.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/network_options.h"
+#include "common/bytes.h"
+#include "common/error.h"
+#include "common/format.h"
+#include "runtime/dataset.h"
+#include "runtime/executor.h"
+#include "runtime/trainer.h"
+
+namespace swapscope::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int) {
+  g_interrupted.store(true);
+}
+
+/// Installs a SIGINT handler for the duration of a run: the first Ctrl-C stops after the current
+/// iteration and still prints the results; a second one ends the process as usual.
+class InterruptScope {
+ public:
+  InterruptScope() {
+    g_interrupted.store(false);
+    m_previous = std::signal(SIGINT, onInterrupt);
+  }
+  ~InterruptScope() { std::signal(SIGINT, m_previous); }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  void (*m_previous)(int) = SIG_DFL;
+};
+
+double parseDouble(const std::string& text, const std::string& what, double lo, double hi) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !(v >= lo && v <= hi)) {
+    std::ostringstream range;
+    range << lo << " to " << hi;
+    throwBadInput(what + ": '" + text + "' is not a number from " + range.str());
+  }
+  return v;
+}
+
+std::string seconds(double s) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(s < 10 ? 3 : 1) << s << " s";
+  return o.str();
+}
+
+}  // namespace
+
+int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
+  ArgParser args(
+      "swapscope train --model NAME | --net FILE --data fashion-mnist|synthetic --batch K\n"
+      "                (--iters N | --epochs E) --budget SIZE\n"
+      "                [--policy keep-all|swap-all|vdnn-conv] [--device cpu] [--seed S]\n"
+      "                [--lr X] [--momentum M] [--weight-decay W] [--data-dir DIR]\n"
+      "                [--synthetic-size N] [--load-weights FILE] [--save-weights FILE] [--json]",
+      "Trains the network on the engine: one pool of exactly the budget, feature maps swapped\n"
+      "to host memory as the policy says, SGD with momentum and weight decay. Prints progress on\n"
+      "a terminal, then the loss, the test accuracy (Fashion-MNIST), images/s, the pool\n"
+      "high-water mark against the analyzer's prediction, the bytes swapped each way and the\n"
+      "compute stream's stall time. Ctrl-C stops after the current iteration.");
+  addNetworkOptions(args);
+  args.option("--data", "D", "fashion-mnist (Debian dataset-fashion-mnist) or synthetic");
+  args.option("--batch", "K", "minibatch size (required)");
+  args.option("--iters", "N", "train N iterations");
+  args.option("--epochs", "E",
+              "train E passes over the training set (the last partial "
+              "minibatch of each is dropped)");
+  args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
+  args.option("--policy", "P", "keep-all (default), swap-all or vdnn-conv");
+  args.option("--device", "DEV", "cpu (default); cuda[:N] where built and present");
+  args.option("--seed", "S", "seed of initialisation, shuffling, dropout, data (default 1)");
+  args.option("--lr", "X", "learning rate (default 0.01)");
+  args.option("--momentum", "M", "SGD momentum (default 0.9)");
+  args.option("--weight-decay", "W", "L2 weight decay (default 5e-4)");
+  args.option("--data-dir", "DIR",
+              std::string("Fashion-MNIST directory (default ") + rt::kFashionMnistDir + ")");
+  args.option("--synthetic-size", "N", "samples of synthetic data (default 4 minibatches)");
+  args.option("--load-weights", "FILE", "start from weights saved by --save-weights");
+  args.option("--save-weights", "FILE", "write the trained weights to FILE");
+  args.flag("--json", "print a JSON document instead of text");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+
+  const Network net = loadNetwork(args);
+  const std::string dataName = args.required("--data");
+  if (dataName != "fashion-mnist" && dataName != "synthetic") {
+    throwBadInput("--data: unknown data set '" + dataName +
+                  "' (choose fashion-mnist or synthetic)");
+  }
+  const std::optional<std::int64_t> batch = args.positiveInt("--batch");
+  if (!batch) args.required("--batch");
+  const std::int64_t k = *batch;
+  if (k > (std::int64_t{1} << 20)) throwBadInput("--batch: at most 1048576");
+  const auto iters = args.positiveInt("--iters");
+  const auto epochs = args.positiveInt("--epochs");
+  if (iters.has_value() == epochs.has_value()) {
+    throwBadInput("give exactly one of --iters N and --epochs E");
+  }
+  const std::int64_t budget = parseByteSize(args.required("--budget"), "--budget");
+  const std::string policyName = args.value("--policy").value_or("keep-all");
+  const auto policy = swapPolicyFromName(policyName);
+  if (!policy) {
+    throwBadInput("--policy: unknown policy '" + policyName +
+                  "' (choose keep-all, swap-all or vdnn-conv)");
+  }
+  rt::TrainConfig cfg;
+  cfg.iterations = iters.value_or(0);
+  cfg.epochs = epochs.value_or(0);
+  std::uint64_t seed = 1;
+  if (auto s = args.value("--seed")) {
+    seed = static_cast<std::uint64_t>(parseDouble(*s, "--seed", 0, 9007199254740992.0));
+  }
+  cfg.seed = seed;
+  if (auto v = args.value("--lr")) cfg.sgd.lr = static_cast<float>(parseDouble(*v, "--lr", 0, 100));
+  if (auto v = args.value("--momentum")) {
+    cfg.sgd.momentum = static_cast<float>(parseDouble(*v, "--momentum", 0, 1));
+  }
+  if (auto v = args.value("--weight-decay")) {
+    cfg.sgd.weight_decay = static_cast<float>(parseDouble(*v, "--weight-decay", 0, 1));
+  }
+
+  // Data.
+  rt::TrainTest data;
+  bool hasTest = false;
+  if (dataName == "fashion-mnist") {
+    data = rt::loadFashionMnist(args.value("--data-dir").value_or(rt::kFashionMnistDir));
+    hasTest = true;
+  } else {
+    const std::int64_t count = args.positiveInt("--synthetic-size").value_or(4 * k);
+    if (count > (std::int64_t{1} << 31) / std::max<std::int64_t>(1, net.sampleShape().numel())) {
+      throwBadInput("--synthetic-size: " + std::to_string(count) + " samples is too many");
+    }
+    data.train = rt::syntheticDataset(net.sampleShape(), net.classes(), count, seed);
+  }
+
+  // The engine.
+  const std::unique_ptr<rt::Device> device = rt::openDevice(args.value("--device").value_or("cpu"));
+  const auto costs = computeLayerCosts(net);
+  rt::ExecutorOptions options;
+  options.seed = seed;
+  rt::SwapExecutor ex(*device, net, k, makeSwapSet(*policy, net, costs), budget, options);
+  if (auto f = args.value("--load-weights")) {
+    const rt::WeightFile w = rt::loadWeights(*f, net);
+    ex.writeWeights(w.weights, w.running_stats);
+  }
+
+  const bool json = args.has("--json");
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!json) {
+    out << "training " << net.name() << " on " << data.train.name << " (" << data.train.size()
+        << " samples) with " << device->deviceName() << '\n'
+        << "k = " << k << ", policy " << policyName << ", budget " << formatBytes(budget)
+        << ", predicted peak " << formatBytes(ex.predictedPeak()) << '\n';
+    out.flush();
+  }
+  InterruptScope interrupt;
+  const rt::ProgressFn progress = [&](const rt::TrainProgress& p) {
+    if (!tty) return;
+    std::cerr << "\r  iteration " << p.iteration << "/" << p.total << "  loss " << std::fixed
+              << std::setprecision(4) << p.loss << "  " << std::setprecision(1) << p.images_per_s
+              << " images/s   " << std::flush;
+    if (p.iteration == p.total) std::cerr << '\n';
+  };
+  const rt::TrainResult r = rt::train(ex, data.train, cfg, progress, &g_interrupted);
+  if (tty && r.cancelled) std::cerr << "\n  interrupted: stopping after this iteration\n";
+  std::optional<rt::EvalResult> test;
+  if (hasTest) test = rt::evaluate(ex, data.test);
+  if (auto f = args.value("--save-weights")) {
+    rt::saveWeights(*f, net, ex.readWeights(), ex.readRunningStats());
+  }
+
+  const rt::PoolStats& pool = ex.poolStats();
+  if (json) {
+    nlohmann::ordered_json j{{"network", net.name()},
+                             {"device", device->deviceName()},
+                             {"data", data.train.name},
+                             {"batch", k},
+                             {"policy", policyName},
+                             {"budget", budget},
+                             {"iterations", r.iterations},
+                             {"cancelled", r.cancelled},
+                             {"seconds", r.seconds},
+                             {"images_per_s", r.images_per_s},
+                             {"first_loss", r.first_loss},
+                             {"final_loss", r.final_loss},
+                             {"mean_loss_recent", r.mean_loss_last_epoch_or_run},
+                             {"pool",
+                              {{"high_water", pool.high_water},
+                               {"predicted_peak", ex.predictedPeak()},
+                               {"high_water_end", pool.high_water_end},
+                               {"other_bytes", device->otherBytes()}}},
+                             {"offload_bytes", r.offload_bytes},
+                             {"prefetch_bytes", r.prefetch_bytes},
+                             {"load_bytes", r.load_bytes},
+                             {"stall_seconds", static_cast<double>(r.stall_ns) * 1e-9}};
+    if (test) {
+      j["test"] = {
+          {"samples", test->samples}, {"accuracy", test->accuracy()}, {"loss", test->loss}};
+    }
+    out << j.dump(2) << '\n';
+    return kExitOk;
+  }
+  out << std::fixed << std::setprecision(4);
+  out << (r.cancelled ? "interrupted after " : "trained ") << r.iterations << " iterations ("
+      << r.images << " images) in " << seconds(r.seconds) << '\n'
+      << "  loss                " << r.final_loss << " (first " << r.first_loss << ", mean of last "
+      << std::min<std::int64_t>(r.iterations, 100) << " " << r.mean_loss_last_epoch_or_run << ")\n";
+  if (test) {
+    out << "  test accuracy       " << std::setprecision(2) << 100.0 * test->accuracy() << " % of "
+        << test->samples << " (loss " << std::setprecision(4) << test->loss << ")\n";
+  }
+  out << std::setprecision(1) << "  throughput          " << r.images_per_s << " images/s\n"
+      << "  pool high-water     " << formatBytes(pool.high_water) << " (" << pool.high_water
+      << " bytes; analyzer predicted " << ex.predictedPeak() << ")\n"
+      << "  swapped out         " << formatBytes(r.offload_bytes) << '\n'
+      << "  swapped in          " << formatBytes(r.prefetch_bytes) << " (+ "
+      << formatBytes(r.load_bytes) << " of minibatches)\n"
+      << "  stall time          " << seconds(static_cast<double>(r.stall_ns) * 1e-9) << " ("
+      << std::setprecision(1)
+      << (r.seconds > 0 ? 100.0 * static_cast<double>(r.stall_ns) * 1e-9 / r.seconds : 0.0)
+      << " % of training time)\n";
+  return kExitOk;
+}
+
+}  // namespace swapscope::cli

@@ -1,0 +1,675 @@
+// SPDX-License-Identifier: MIT
+// CPU kernels. oneDNN primitives for convolution, batch norm, ReLU, pooling and inner product,
+// all on plain layouts (nchw, oihw, nc) so that the pool holds exactly the analyzer's tensors;
+// oneDNN's scratchpad is user-managed and counted outside the pool. The other kinds are loops.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "common/error.h"
+#include "graph/shape_inference.h"
+#include "runtime/cpu/cpu_context.h"
+#include "runtime/rng.h"
+
+namespace swapscope::rt::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+memory::desc plainDesc(const memory::dims& dims) {
+  switch (dims.size()) {
+    case 1:
+      return {dims, dt::f32, tag::a};
+    case 2:
+      return {dims, dt::f32, tag::ab};
+    case 4:
+      return {dims, dt::f32, tag::abcd};
+    case 5:
+      return {dims, dt::f32, tag::abcde};
+    default:
+      throw Error(ErrorKind::Runtime, "unsupported tensor rank " + std::to_string(dims.size()));
+  }
+}
+
+/// [k, dims...] of a per-sample shape.
+memory::dims batchDims(std::int64_t k, const Shape& s) {
+  memory::dims d{k};
+  for (auto v : s.dims)
+    d.push_back(v);
+  return d;
+}
+
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+/// Base of the oneDNN kernels: memory objects over pool pointers, and execution with the shared
+/// scratchpad.
+class DnnlKernel : public LayerKernel {
+ protected:
+  explicit DnnlKernel(CpuContext& ctx) : m_ctx(ctx) {}
+
+  memory mem(const memory::desc& md, const void* p) const {
+    return memory(md, m_ctx.engine, const_cast<void*>(p));
+  }
+  template <typename PD>
+  void reserve(const PD& pd) {
+    m_ctx.reserveScratchpad(pd.scratchpad_desc().get_size());
+  }
+  template <typename PD>
+  void exec(const dnnl::primitive& p, const PD& pd, std::unordered_map<int, memory> args) {
+    args.emplace(DNNL_ARG_SCRATCHPAD, mem(pd.scratchpad_desc(), m_ctx.scratchpad()));
+    p.execute(m_ctx.stream, args);
+    m_ctx.stream.wait();
+  }
+  /// Where a data gradient goes: the destination itself, or a temporary that is then added.
+  float* gradTarget(const KernelArgs& a, std::size_t i) const {
+    return a.accumulate[i] ? reinterpret_cast<float*>(m_ctx.slot(CpuContext::kGradTemp))
+                           : a.in_grad[i];
+  }
+  void finishGrad(const KernelArgs& a, std::size_t i, std::int64_t n) const {
+    if (!a.accumulate[i]) return;
+    const float* t = reinterpret_cast<const float*>(m_ctx.slot(CpuContext::kGradTemp));
+    float* d = a.in_grad[i];
+    for (std::int64_t j = 0; j < n; ++j)
+      d[j] += t[j];
+  }
+  void reserveGradTemp(std::int64_t elems) {
+    m_ctx.reserve(CpuContext::kGradTemp, static_cast<std::size_t>(elems) * sizeof(float));
+  }
+
+  CpuContext& m_ctx;
+};
+
+// ---------------------------------------------------------------------------------------------
+class ConvKernel final : public DnnlKernel {
+ public:
+  ConvKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k) : DnnlKernel(ctx) {
+    const auto& a = net.layer(layer).as<Conv2dAttrs>();
+    const Shape& in = net.inputShape(layer);
+    const Shape& out = net.outputShape(layer);
+    const std::int64_t c = in.channels(), o = a.out_channels, g = a.groups;
+    m_inElems = k * in.numel();
+    m_weightElems = o * (c / g) * a.kernel_h * a.kernel_w;
+    m_bias = a.bias;
+    const memory::dims strides{a.stride_h, a.stride_w}, padL{a.pad_h, a.pad_w};
+    const memory::dims padR{(out.height() - 1) * a.stride_h + a.kernel_h - in.height() - a.pad_h,
+                            (out.width() - 1) * a.stride_w + a.kernel_w - in.width() - a.pad_w};
+    m_src = plainDesc(batchDims(k, in));
+    m_dst = plainDesc(batchDims(k, out));
+    m_wei = g == 1 ? plainDesc({o, c, a.kernel_h, a.kernel_w})
+                   : plainDesc({g, o / g, c / g, a.kernel_h, a.kernel_w});
+    m_biasMd = a.bias ? plainDesc({o}) : memory::desc();
+    const auto attr = userScratchpad();
+    const auto algo = dnnl::algorithm::convolution_direct;
+    m_fwdPd = {{dnnl::prop_kind::forward_training, algo, m_src, m_wei, m_biasMd, m_dst, strides,
+                padL, padR},
+               attr,
+               ctx.engine};
+    m_bwdDataPd = {{algo, m_src, m_wei, m_dst, strides, padL, padR}, attr, ctx.engine, m_fwdPd};
+    m_bwdWeiPd = {
+        {algo, m_src, m_wei, m_biasMd, m_dst, strides, padL, padR}, attr, ctx.engine, m_fwdPd};
+    m_fwd = dnnl::convolution_forward(m_fwdPd);
+    m_bwdData = dnnl::convolution_backward_data(m_bwdDataPd);
+    m_bwdWei = dnnl::convolution_backward_weights(m_bwdWeiPd);
+    reserve(m_fwdPd);
+    reserve(m_bwdDataPd);
+    reserve(m_bwdWeiPd);
+    reserveGradTemp(m_inElems);
+  }
+
+  void forward(const KernelArgs& a) override {
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
+                                         {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
+                                         {DNNL_ARG_DST, mem(m_dst, a.out)}};
+    if (m_bias) args.emplace(DNNL_ARG_BIAS, mem(m_biasMd, a.weights + m_weightElems));
+    exec(m_fwd, m_fwdPd, std::move(args));
+  }
+
+  void backward(const KernelArgs& a) override {
+    if (a.in_grad[0]) {
+      exec(m_bwdData, m_bwdDataPd,
+           {{DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
+            {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
+            {DNNL_ARG_DIFF_SRC, mem(m_src, gradTarget(a, 0))}});
+      finishGrad(a, 0, m_inElems);
+    }
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
+                                         {DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
+                                         {DNNL_ARG_DIFF_WEIGHTS, mem(m_wei, a.weight_grad)}};
+    if (m_bias) args.emplace(DNNL_ARG_DIFF_BIAS, mem(m_biasMd, a.weight_grad + m_weightElems));
+    exec(m_bwdWei, m_bwdWeiPd, std::move(args));
+  }
+
+ private:
+  memory::desc m_src, m_dst, m_wei, m_biasMd;
+  dnnl::convolution_forward::primitive_desc m_fwdPd;
+  dnnl::convolution_backward_data::primitive_desc m_bwdDataPd;
+  dnnl::convolution_backward_weights::primitive_desc m_bwdWeiPd;
+  dnnl::primitive m_fwd, m_bwdData, m_bwdWei;
+  std::int64_t m_inElems = 0, m_weightElems = 0;
+  bool m_bias = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+class LinearKernel final : public DnnlKernel {
+ public:
+  LinearKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k) : DnnlKernel(ctx) {
+    const auto& a = net.layer(layer).as<LinearAttrs>();
+    const std::int64_t in = net.inputShape(layer).numel(), o = a.out_features;
+    m_inElems = k * in;
+    m_weightElems = o * in;
+    m_bias = a.bias;
+    m_src = plainDesc({k, in});
+    m_dst = plainDesc({k, o});
+    m_wei = plainDesc({o, in});
+    m_biasMd = a.bias ? plainDesc({o}) : memory::desc();
+    const auto attr = userScratchpad();
+    m_fwdPd = {
+        {dnnl::prop_kind::forward_training, m_src, m_wei, m_biasMd, m_dst}, attr, ctx.engine};
+    m_bwdDataPd = {{m_src, m_wei, m_dst}, attr, ctx.engine, m_fwdPd};
+    m_bwdWeiPd = {{m_src, m_wei, m_biasMd, m_dst}, attr, ctx.engine, m_fwdPd};
+    m_fwd = dnnl::inner_product_forward(m_fwdPd);
+    m_bwdData = dnnl::inner_product_backward_data(m_bwdDataPd);
+    m_bwdWei = dnnl::inner_product_backward_weights(m_bwdWeiPd);
+    reserve(m_fwdPd);
+    reserve(m_bwdDataPd);
+    reserve(m_bwdWeiPd);
+    reserveGradTemp(m_inElems);
+  }
+
+  void forward(const KernelArgs& a) override {
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
+                                         {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
+                                         {DNNL_ARG_DST, mem(m_dst, a.out)}};
+    if (m_bias) args.emplace(DNNL_ARG_BIAS, mem(m_biasMd, a.weights + m_weightElems));
+    exec(m_fwd, m_fwdPd, std::move(args));
+  }
+
+  void backward(const KernelArgs& a) override {
+    if (a.in_grad[0]) {
+      exec(m_bwdData, m_bwdDataPd,
+           {{DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
+            {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
+            {DNNL_ARG_DIFF_SRC, mem(m_src, gradTarget(a, 0))}});
+      finishGrad(a, 0, m_inElems);
+    }
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
+                                         {DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
+                                         {DNNL_ARG_DIFF_WEIGHTS, mem(m_wei, a.weight_grad)}};
+    if (m_bias) args.emplace(DNNL_ARG_DIFF_BIAS, mem(m_biasMd, a.weight_grad + m_weightElems));
+    exec(m_bwdWei, m_bwdWeiPd, std::move(args));
+  }
+
+ private:
+  memory::desc m_src, m_dst, m_wei, m_biasMd;
+  dnnl::inner_product_forward::primitive_desc m_fwdPd;
+  dnnl::inner_product_backward_data::primitive_desc m_bwdDataPd;
+  dnnl::inner_product_backward_weights::primitive_desc m_bwdWeiPd;
+  dnnl::primitive m_fwd, m_bwdData, m_bwdWei;
+  std::int64_t m_inElems = 0, m_weightElems = 0;
+  bool m_bias = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+/// Batch norm with PyTorch's semantics: batch statistics in training (biased variance for the
+/// normalisation, unbiased for the running variance), running statistics in inference.
+class BatchNormKernel final : public DnnlKernel {
+ public:
+  BatchNormKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k)
+      : DnnlKernel(ctx) {
+    const auto& a = net.layer(layer).as<BatchNormAttrs>();
+    const Shape& s = net.outputShape(layer);
+    m_channels = s.channels();
+    m_elems = k * s.numel();
+    m_perChannel = k * s.numel() / m_channels;
+    m_momentum = static_cast<float>(a.momentum);
+    m_data = plainDesc(batchDims(k, s));
+    m_stat = plainDesc({m_channels});
+    const auto eps = static_cast<float>(a.eps);
+    const auto attr = userScratchpad();
+    const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    m_trainPd = {{dnnl::prop_kind::forward_training, m_data, eps, flags}, attr, ctx.engine};
+    m_inferPd = {{dnnl::prop_kind::forward_inference, m_data, eps,
+                  flags | dnnl::normalization_flags::use_global_stats},
+                 attr,
+                 ctx.engine};
+    m_bwdPd = {
+        {dnnl::prop_kind::backward, m_data, m_data, eps, flags}, attr, ctx.engine, m_trainPd};
+    m_train = dnnl::batch_normalization_forward(m_trainPd);
+    m_infer = dnnl::batch_normalization_forward(m_inferPd);
+    m_bwd = dnnl::batch_normalization_backward(m_bwdPd);
+    reserve(m_trainPd);
+    reserve(m_inferPd);
+    reserve(m_bwdPd);
+    reserveGradTemp(m_elems);
+  }
+
+  void forward(const KernelArgs& a) override {
+    float* saved = static_cast<float*>(a.saved);
+    if (!a.training) {
+      exec(m_infer, m_inferPd,
+           {{DNNL_ARG_SRC, mem(m_data, a.in[0])},
+            {DNNL_ARG_DST, mem(m_data, a.out)},
+            {DNNL_ARG_MEAN, mem(m_stat, a.running_stats)},
+            {DNNL_ARG_VARIANCE, mem(m_stat, a.running_stats + m_channels)},
+            {DNNL_ARG_SCALE, mem(m_stat, a.weights)},
+            {DNNL_ARG_SHIFT, mem(m_stat, a.weights + m_channels)}});
+      return;
+    }
+    exec(m_train, m_trainPd,
+         {{DNNL_ARG_SRC, mem(m_data, a.in[0])},
+          {DNNL_ARG_DST, mem(m_data, a.out)},
+          {DNNL_ARG_MEAN, mem(m_stat, saved)},
+          {DNNL_ARG_VARIANCE, mem(m_stat, saved + m_channels)},
+          {DNNL_ARG_SCALE, mem(m_stat, a.weights)},
+          {DNNL_ARG_SHIFT, mem(m_stat, a.weights + m_channels)}});
+    const float unbias =
+        m_perChannel > 1 ? static_cast<float>(m_perChannel) / static_cast<float>(m_perChannel - 1)
+                         : 1.0f;
+    for (std::int64_t c = 0; c < m_channels; ++c) {
+      float& mean = a.running_stats[c];
+      float& var = a.running_stats[m_channels + c];
+      mean = (1 - m_momentum) * mean + m_momentum * saved[c];
+      var = (1 - m_momentum) * var + m_momentum * saved[m_channels + c] * unbias;
+    }
+  }
+
+  void backward(const KernelArgs& a) override {
+    const float* saved = static_cast<const float*>(a.saved);
+    float* diffSrc = a.in_grad[0] ? gradTarget(a, 0)
+                                  : reinterpret_cast<float*>(m_ctx.slot(CpuContext::kGradTemp));
+    exec(m_bwd, m_bwdPd,
+         {{DNNL_ARG_SRC, mem(m_data, a.in[0])},
+          {DNNL_ARG_MEAN, mem(m_stat, saved)},
+          {DNNL_ARG_VARIANCE, mem(m_stat, saved + m_channels)},
+          {DNNL_ARG_DIFF_DST, mem(m_data, a.out_grad)},
+          {DNNL_ARG_SCALE, mem(m_stat, a.weights)},
+          {DNNL_ARG_SHIFT, mem(m_stat, a.weights + m_channels)},
+          {DNNL_ARG_DIFF_SRC, mem(m_data, diffSrc)},
+          {DNNL_ARG_DIFF_SCALE, mem(m_stat, a.weight_grad)},
+          {DNNL_ARG_DIFF_SHIFT, mem(m_stat, a.weight_grad + m_channels)}});
+    if (a.in_grad[0]) finishGrad(a, 0, m_elems);
+  }
+
+ private:
+  memory::desc m_data, m_stat;
+  dnnl::batch_normalization_forward::primitive_desc m_trainPd, m_inferPd;
+  dnnl::batch_normalization_backward::primitive_desc m_bwdPd;
+  dnnl::primitive m_train, m_infer, m_bwd;
+  std::int64_t m_channels = 0, m_elems = 0, m_perChannel = 0;
+  float m_momentum = 0.1f;
+};
+
+// ---------------------------------------------------------------------------------------------
+/// ReLU; its backward reads its output (oneDNN's relu_use_dst_for_bwd), as the analyzer says.
+class ReluKernel final : public DnnlKernel {
+ public:
+  ReluKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k) : DnnlKernel(ctx) {
+    m_elems = k * net.outputShape(layer).numel();
+    m_data = plainDesc({m_elems});
+    const auto attr = userScratchpad();
+    const auto algo = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+    m_fwdPd = {{dnnl::prop_kind::forward_training, algo, m_data, 0.f, 0.f}, attr, ctx.engine};
+    m_bwdPd = {{algo, m_data, m_data, 0.f, 0.f}, attr, ctx.engine, m_fwdPd};
+    m_fwd = dnnl::eltwise_forward(m_fwdPd);
+    m_bwd = dnnl::eltwise_backward(m_bwdPd);
+    reserve(m_fwdPd);
+    reserve(m_bwdPd);
+    reserveGradTemp(m_elems);
+  }
+  void forward(const KernelArgs& a) override {
+    exec(m_fwd, m_fwdPd,
+         {{DNNL_ARG_SRC, mem(m_data, a.in[0])}, {DNNL_ARG_DST, mem(m_data, a.out)}});
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    exec(m_bwd, m_bwdPd,
+         {{DNNL_ARG_DST, mem(m_data, a.out)},
+          {DNNL_ARG_DIFF_DST, mem(m_data, a.out_grad)},
+          {DNNL_ARG_DIFF_SRC, mem(m_data, gradTarget(a, 0))}});
+    finishGrad(a, 0, m_elems);
+  }
+
+ private:
+  memory::desc m_data;
+  dnnl::eltwise_forward::primitive_desc m_fwdPd;
+  dnnl::eltwise_backward::primitive_desc m_bwdPd;
+  dnnl::primitive m_fwd, m_bwd;
+  std::int64_t m_elems = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+/// Max and average pooling. Max pooling's backward recomputes the forward from the input to get
+/// oneDNN's argmax workspace (into scratch), so the pool holds only what the analyzer counts.
+class PoolKernel final : public DnnlKernel {
+ public:
+  PoolKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k) : DnnlKernel(ctx) {
+    const Layer& l = net.layer(layer);
+    const auto& a = l.as<PoolAttrs>();
+    const Shape& in = net.inputShape(layer);
+    const Shape& out = net.outputShape(layer);
+    m_max = l.kind == LayerKind::MaxPool2d;
+    m_inElems = k * in.numel();
+    m_outElems = k * out.numel();
+    const memory::dims strides{a.stride_h, a.stride_w}, kernel{a.kernel_h, a.kernel_w},
+        padL{a.pad_h, a.pad_w};
+    const memory::dims padR{(out.height() - 1) * a.stride_h + a.kernel_h - in.height() - a.pad_h,
+                            (out.width() - 1) * a.stride_w + a.kernel_w - in.width() - a.pad_w};
+    m_src = plainDesc(batchDims(k, in));
+    m_dst = plainDesc(batchDims(k, out));
+    const auto algo = m_max                 ? dnnl::algorithm::pooling_max
+                      : a.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                            : dnnl::algorithm::pooling_avg_exclude_padding;
+    const auto attr = userScratchpad();
+    m_fwdPd = {{dnnl::prop_kind::forward_training, algo, m_src, m_dst, strides, kernel, padL, padR},
+               attr,
+               ctx.engine};
+    m_bwdPd = {{algo, m_src, m_dst, strides, kernel, padL, padR}, attr, ctx.engine, m_fwdPd};
+    m_fwd = dnnl::pooling_forward(m_fwdPd);
+    m_bwd = dnnl::pooling_backward(m_bwdPd);
+    reserve(m_fwdPd);
+    reserve(m_bwdPd);
+    reserveGradTemp(m_inElems);
+    if (m_max) {
+      m_ws = m_fwdPd.workspace_desc();
+      ctx.reserve(CpuContext::kPoolDst, static_cast<std::size_t>(m_outElems) * sizeof(float));
+      ctx.reserve(CpuContext::kPoolWorkspace, m_ws.get_size());
+    }
+  }
+  void forward(const KernelArgs& a) override {
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
+                                         {DNNL_ARG_DST, mem(m_dst, a.out)}};
+    if (m_max) args.emplace(DNNL_ARG_WORKSPACE, mem(m_ws, m_ctx.slot(CpuContext::kPoolWorkspace)));
+    exec(m_fwd, m_fwdPd, std::move(args));
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
+                                         {DNNL_ARG_DIFF_SRC, mem(m_src, gradTarget(a, 0))}};
+    if (m_max) {
+      const memory ws = mem(m_ws, m_ctx.slot(CpuContext::kPoolWorkspace));
+      exec(m_fwd, m_fwdPd,
+           {{DNNL_ARG_SRC, mem(m_src, a.in[0])},
+            {DNNL_ARG_DST, mem(m_dst, m_ctx.slot(CpuContext::kPoolDst))},
+            {DNNL_ARG_WORKSPACE, ws}});
+      args.emplace(DNNL_ARG_WORKSPACE, ws);
+    }
+    exec(m_bwd, m_bwdPd, std::move(args));
+    finishGrad(a, 0, m_inElems);
+  }
+
+ private:
+  memory::desc m_src, m_dst, m_ws;
+  dnnl::pooling_forward::primitive_desc m_fwdPd;
+  dnnl::pooling_backward::primitive_desc m_bwdPd;
+  dnnl::primitive m_fwd, m_bwd;
+  std::int64_t m_inElems = 0, m_outElems = 0;
+  bool m_max = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Loop kernels.
+
+void writeGrad(float* dst, float value, bool accumulate) {
+  if (accumulate) {
+    *dst += value;
+  } else {
+    *dst = value;
+  }
+}
+
+class AdaptiveAvgPoolKernel final : public LayerKernel {
+ public:
+  AdaptiveAvgPoolKernel(const Network& net, int layer, std::int64_t k)
+      : m_k(k), m_in(net.inputShape(layer)), m_out(net.outputShape(layer)) {}
+
+  template <typename F>
+  void windows(F&& f) const {
+    const std::int64_t c = m_in.channels(), h = m_in.height(), w = m_in.width();
+    const std::int64_t oh = m_out.height(), ow = m_out.width();
+    for (std::int64_t n = 0; n < m_k * c; ++n) {
+      for (std::int64_t y = 0; y < oh; ++y) {
+        const std::int64_t y0 = adaptiveStart(y, h, oh), y1 = adaptiveEnd(y, h, oh);
+        for (std::int64_t x = 0; x < ow; ++x) {
+          const std::int64_t x0 = adaptiveStart(x, w, ow), x1 = adaptiveEnd(x, w, ow);
+          f(n * h * w, y0, y1, x0, x1, w, (n * oh + y) * ow + x);
+        }
+      }
+    }
+  }
+  void forward(const KernelArgs& a) override {
+    windows([&](std::int64_t base, std::int64_t y0, std::int64_t y1, std::int64_t x0,
+                std::int64_t x1, std::int64_t w, std::int64_t o) {
+      float sum = 0;
+      for (std::int64_t y = y0; y < y1; ++y)
+        for (std::int64_t x = x0; x < x1; ++x)
+          sum += a.in[0][base + y * w + x];
+      a.out[o] = sum / static_cast<float>((y1 - y0) * (x1 - x0));
+    });
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    float* g = a.in_grad[0];
+    if (!a.accumulate[0]) std::fill(g, g + m_k * m_in.numel(), 0.0f);
+    windows([&](std::int64_t base, std::int64_t y0, std::int64_t y1, std::int64_t x0,
+                std::int64_t x1, std::int64_t w, std::int64_t o) {
+      const float v = a.out_grad[o] / static_cast<float>((y1 - y0) * (x1 - x0));
+      for (std::int64_t y = y0; y < y1; ++y)
+        for (std::int64_t x = x0; x < x1; ++x)
+          g[base + y * w + x] += v;
+    });
+  }
+
+ private:
+  std::int64_t m_k;
+  Shape m_in, m_out;
+};
+
+class AddKernel final : public LayerKernel {
+ public:
+  AddKernel(const Network& net, int layer, std::int64_t k)
+      : m_elems(k * net.outputShape(layer).numel()) {}
+  void forward(const KernelArgs& a) override {
+    for (std::int64_t j = 0; j < m_elems; ++j) {
+      float s = a.in[0][j];
+      for (std::size_t i = 1; i < a.in.size(); ++i)
+        s += a.in[i][j];
+      a.out[j] = s;
+    }
+  }
+  void backward(const KernelArgs& a) override {
+    for (std::size_t i = 0; i < a.in.size(); ++i) {
+      if (!a.in_grad[i]) continue;
+      for (std::int64_t j = 0; j < m_elems; ++j)
+        writeGrad(&a.in_grad[i][j], a.out_grad[j], a.accumulate[i]);
+    }
+  }
+
+ private:
+  std::int64_t m_elems;
+};
+
+/// Concatenation along the channels (or features): per sample, the inputs one after another.
+class ConcatKernel final : public LayerKernel {
+ public:
+  ConcatKernel(const Network& net, int layer, std::int64_t k) : m_k(k) {
+    for (std::size_t i = 0; i < net.inputsOf(layer).size(); ++i)
+      m_sizes.push_back(net.inputShape(layer, static_cast<int>(i)).numel());
+    m_outSize = net.outputShape(layer).numel();
+  }
+  void forward(const KernelArgs& a) override {
+    for (std::int64_t n = 0; n < m_k; ++n) {
+      std::int64_t off = n * m_outSize;
+      for (std::size_t i = 0; i < m_sizes.size(); ++i) {
+        std::memcpy(a.out + off, a.in[i] + n * m_sizes[i],
+                    static_cast<std::size_t>(m_sizes[i]) * sizeof(float));
+        off += m_sizes[i];
+      }
+    }
+  }
+  void backward(const KernelArgs& a) override {
+    for (std::int64_t n = 0; n < m_k; ++n) {
+      std::int64_t off = n * m_outSize;
+      for (std::size_t i = 0; i < m_sizes.size(); ++i) {
+        if (a.in_grad[i]) {
+          for (std::int64_t j = 0; j < m_sizes[i]; ++j)
+            writeGrad(&a.in_grad[i][n * m_sizes[i] + j], a.out_grad[off + j], a.accumulate[i]);
+        }
+        off += m_sizes[i];
+      }
+    }
+  }
+
+ private:
+  std::int64_t m_k, m_outSize = 0;
+  std::vector<std::int64_t> m_sizes;
+};
+
+class FlattenKernel final : public LayerKernel {
+ public:
+  FlattenKernel(const Network& net, int layer, std::int64_t k)
+      : m_elems(k * net.outputShape(layer).numel()) {}
+  void forward(const KernelArgs& a) override {
+    std::memcpy(a.out, a.in[0], static_cast<std::size_t>(m_elems) * sizeof(float));
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    for (std::int64_t j = 0; j < m_elems; ++j)
+      writeGrad(&a.in_grad[0][j], a.out_grad[j], a.accumulate[0]);
+  }
+
+ private:
+  std::int64_t m_elems;
+};
+
+/// Inverted dropout: kept elements are scaled by 1/(1-p). The mask is a pure function of the
+/// seed and the element index, so it never depends on timing or on the swap set.
+class DropoutKernel final : public LayerKernel {
+ public:
+  DropoutKernel(const Network& net, int layer, std::int64_t k)
+      : m_elems(k * net.outputShape(layer).numel()), m_p(net.layer(layer).as<DropoutAttrs>().p) {}
+  void forward(const KernelArgs& a) override {
+    if (!a.training || m_p == 0.0) {
+      std::memcpy(a.out, a.in[0], static_cast<std::size_t>(m_elems) * sizeof(float));
+      if (a.saved) std::memset(a.saved, 1, static_cast<std::size_t>(m_elems));
+      return;
+    }
+    auto* mask = static_cast<std::uint8_t*>(a.saved);
+    const float scale = m_p < 1.0 ? static_cast<float>(1.0 / (1.0 - m_p)) : 0.0f;
+    for (std::int64_t j = 0; j < m_elems; ++j) {
+      const bool keep = uniform01(a.seed, static_cast<std::uint64_t>(j)) >= m_p;
+      mask[j] = keep ? 1 : 0;
+      a.out[j] = keep ? a.in[0][j] * scale : 0.0f;
+    }
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    const auto* mask = static_cast<const std::uint8_t*>(a.saved);
+    const float scale = m_p < 1.0 ? static_cast<float>(1.0 / (1.0 - m_p)) : 0.0f;
+    for (std::int64_t j = 0; j < m_elems; ++j)
+      writeGrad(&a.in_grad[0][j], mask[j] ? a.out_grad[j] * scale : 0.0f, a.accumulate[0]);
+  }
+
+ private:
+  std::int64_t m_elems;
+  double m_p;
+};
+
+/// Mean softmax cross-entropy over the minibatch. The gradient of the logits is
+/// (softmax - onehot) / k; the loss's own output gradient is 1.
+class SoftmaxXentKernel final : public LayerKernel {
+ public:
+  SoftmaxXentKernel(const Network& net, int layer, std::int64_t k)
+      : m_k(k), m_classes(net.inputShape(layer).numel()) {}
+  void forward(const KernelArgs& a) override {
+    double total = 0;
+    for (std::int64_t n = 0; n < m_k; ++n) {
+      const float* z = a.in[0] + n * m_classes;
+      const std::int32_t y = label(a, n);
+      const float m = *std::max_element(z, z + m_classes);
+      double sum = 0;
+      for (std::int64_t c = 0; c < m_classes; ++c)
+        sum += std::exp(static_cast<double>(z[c] - m));
+      total += std::log(sum) + m - z[y];
+    }
+    a.out[0] = static_cast<float>(total / static_cast<double>(m_k));
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    const float invK = 1.0f / static_cast<float>(m_k);
+    for (std::int64_t n = 0; n < m_k; ++n) {
+      const float* z = a.in[0] + n * m_classes;
+      float* g = a.in_grad[0] + n * m_classes;
+      const std::int32_t y = label(a, n);
+      const float m = *std::max_element(z, z + m_classes);
+      float sum = 0;
+      for (std::int64_t c = 0; c < m_classes; ++c)
+        sum += std::exp(z[c] - m);
+      for (std::int64_t c = 0; c < m_classes; ++c) {
+        const float p = std::exp(z[c] - m) / sum;
+        writeGrad(&g[c], (p - (c == y ? 1.0f : 0.0f)) * invK, a.accumulate[0]);
+      }
+    }
+  }
+
+ private:
+  std::int32_t label(const KernelArgs& a, std::int64_t n) const {
+    const std::int32_t y = a.labels[n];
+    if (y < 0 || y >= m_classes) {
+      throw Error(ErrorKind::BadInput, "label " + std::to_string(y) + " of sample " +
+                                           std::to_string(n) + " is outside the " +
+                                           std::to_string(m_classes) + " classes");
+    }
+    return y;
+  }
+  std::int64_t m_k, m_classes;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerKernel> createCpuKernel(CpuContext& ctx, const Network& net, int layer,
+                                             std::int64_t k) {
+  try {
+    switch (net.layer(layer).kind) {
+      case LayerKind::Input:
+        return nullptr;
+      case LayerKind::Conv2d:
+        return std::make_unique<ConvKernel>(ctx, net, layer, k);
+      case LayerKind::BatchNorm2d:
+        return std::make_unique<BatchNormKernel>(ctx, net, layer, k);
+      case LayerKind::ReLU:
+        return std::make_unique<ReluKernel>(ctx, net, layer, k);
+      case LayerKind::MaxPool2d:
+      case LayerKind::AvgPool2d:
+        return std::make_unique<PoolKernel>(ctx, net, layer, k);
+      case LayerKind::AdaptiveAvgPool2d:
+        return std::make_unique<AdaptiveAvgPoolKernel>(net, layer, k);
+      case LayerKind::Linear:
+        return std::make_unique<LinearKernel>(ctx, net, layer, k);
+      case LayerKind::Add:
+        return std::make_unique<AddKernel>(net, layer, k);
+      case LayerKind::Concat:
+        return std::make_unique<ConcatKernel>(net, layer, k);
+      case LayerKind::Flatten:
+        return std::make_unique<FlattenKernel>(net, layer, k);
+      case LayerKind::Dropout:
+        return std::make_unique<DropoutKernel>(net, layer, k);
+      case LayerKind::SoftmaxCrossEntropy:
+        return std::make_unique<SoftmaxXentKernel>(net, layer, k);
+    }
+  } catch (const dnnl::error& e) {
+    throw Error(ErrorKind::Runtime, "oneDNN cannot run layer '" + net.layer(layer).name +
+                                        "' at minibatch " + std::to_string(k) + ": " + e.what());
+  }
+  throw Error(ErrorKind::Runtime, "no CPU kernel for layer '" + net.layer(layer).name + "'");
+}
+
+}  // namespace swapscope::rt::cpu

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+#include "runtime/device.h"
+
+#include <charconv>
+
+#include "common/error.h"
+#include "runtime/cpu/cpu_device.h"
+#include "runtime/gpu_inventory.h"
+
+namespace swapscope::rt {
+
+std::string_view streamName(StreamKind s) {
+  switch (s) {
+    case StreamKind::Compute:
+      return "compute";
+    case StreamKind::SwapOut:
+      return "swap-out";
+    case StreamKind::SwapIn:
+      return "swap-in";
+  }
+  return "?";
+}
+
+std::string_view taskKindName(TaskKind k) {
+  switch (k) {
+    case TaskKind::Compute:
+      return "compute";
+    case TaskKind::Offload:
+      return "offload";
+    case TaskKind::Prefetch:
+      return "prefetch";
+    case TaskKind::Update:
+      return "update";
+    case TaskKind::Readback:
+      return "readback";
+  }
+  return "?";
+}
+
+std::vector<BackendInfo> listBackends() {
+  std::vector<BackendInfo> out;
+  out.push_back({"cpu", true, "cpu:0 " + cpuDescription()});
+  const GpuInventory inv = queryGpuInventory();
+  BackendInfo cuda{"cuda", false, ""};
+  if (!inv.built_with_cuda) {
+    cuda.detail = "not part of this build (configured without CUDA)";
+  } else if (inv.devices.empty()) {
+    cuda.detail = inv.unavailable_reason;
+  } else {
+    cuda.detail = "the CUDA backend is not implemented yet; " + std::to_string(inv.devices.size()) +
+                  " CUDA device(s) present";
+  }
+  out.push_back(cuda);
+  return out;
+}
+
+std::unique_ptr<Device> openDevice(std::string_view spec) {
+  const auto colon = spec.find(':');
+  const std::string_view backend = spec.substr(0, colon);
+  int index = 0;
+  if (colon != std::string_view::npos) {
+    const std::string_view num = spec.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), index);
+    if (ec != std::errc() || end != num.data() + num.size() || index < 0) {
+      throwBadInput("device '" + std::string(spec) + "': '" + std::string(num) +
+                    "' is not a device number");
+    }
+  }
+  if (backend == "cpu") {
+    if (index != 0) {
+      throwBadInput("device '" + std::string(spec) +
+                    "' is not there: the cpu backend has one device, cpu:0");
+    }
+    return createCpuDevice();
+  }
+  if (backend == "cuda") {
+    for (const BackendInfo& b : listBackends()) {
+      if (b.name == "cuda") throwBadInput("device '" + std::string(spec) + "': " + b.detail);
+    }
+  }
+  throwBadInput("unknown device '" + std::string(spec) + "': use cpu or cuda[:N]");
+}
+
+}  // namespace swapscope::rt

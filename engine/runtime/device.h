@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/// @brief The device interface every backend implements: one budget-sized pool, host memory for
+/// swapped feature maps, three streams with ordered tasks and cross-stream waits, and the layer
+/// kernels. The swap executor and the trainer are written against this interface only.
+///
+/// A stream runs its tasks in submission order. submit() returns the task's sequence number on
+/// its stream (1, 2, ...). A task waits for a Fence (per stream, a sequence number that must have
+/// completed) before it starts. On the CPU backend a stream is a worker thread with a FIFO queue;
+/// on the CUDA backend it is a CUDA stream, and a task's work enqueues kernels or copies on it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/network.h"
+#include "runtime/kernel.h"
+#include "runtime/pool_allocator.h"
+
+namespace swapscope::rt {
+
+enum class StreamKind : int { Compute = 0, SwapOut = 1, SwapIn = 2 };
+std::string_view streamName(StreamKind s);
+
+/// What a task is, for the timeline.
+enum class TaskKind { Compute, Offload, Prefetch, Update, Readback };
+std::string_view taskKindName(TaskKind k);
+
+struct TaskTag {
+  TaskKind kind = TaskKind::Compute;
+  int step = 0;            ///< GMAP step (the SGD update uses 2N+1)
+  int buffer = -1;         ///< GMAP buffer of a copy, -1 otherwise
+  std::int64_t bytes = 0;  ///< bytes a copy moves
+};
+
+/// When a task ran, in nanoseconds of the device's clock (see Device::nowNs).
+struct TaskTiming {
+  StreamKind stream = StreamKind::Compute;
+  std::uint64_t seq = 0;
+  TaskTag tag;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+struct SgdArgs {
+  float* weights = nullptr;
+  const float* grad = nullptr;
+  float* momentum = nullptr;
+  std::int64_t count = 0;
+  float lr = 0, momentum_factor = 0, weight_decay = 0;
+};
+
+/// Memory the host can read and write; pinned on the CUDA backend.
+struct HostMemoryDeleter {
+  std::function<void(std::byte*)> free;
+  void operator()(std::byte* p) const {
+    if (p) free(p);
+  }
+};
+using HostMemory = std::unique_ptr<std::byte[], HostMemoryDeleter>;
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  virtual std::string backendName() const = 0;  ///< "cpu", "cuda"
+  virtual std::string deviceName() const = 0;   ///< "cpu:0 (Intel Xeon ..., 2 threads)"
+  /// Bytes of memory the device has (the budget cannot exceed it), or 0 when unknown.
+  virtual std::int64_t totalMemory() const = 0;
+
+  /// Reserves the pool once: `bytes` of device memory, aligned to `poolAlignment()`. Throws
+  /// Error(Runtime) when the device cannot give that much.
+  virtual std::byte* reservePool(std::int64_t bytes) = 0;
+  /// Frees the pool; the device can then reserve a new one. Call only when the streams are idle.
+  virtual void releasePool() = 0;
+  virtual std::int64_t poolAlignment() const = 0;
+  virtual HostMemory allocateHost(std::int64_t bytes) = 0;
+
+  /// Runs `work` on stream `s` after `waitFor`, in order with the stream's other tasks. Returns
+  /// the task's sequence number. Work that throws fails the stream: synchronize() rethrows.
+  virtual std::uint64_t submit(StreamKind s, const Fence& waitFor, std::function<void()> work,
+                               const TaskTag& tag) = 0;
+  /// Copies `bytes` on stream `s` (device<->host or device<->device), after `waitFor`.
+  virtual std::uint64_t copy(StreamKind s, void* dst, const void* src, std::int64_t bytes,
+                             const Fence& waitFor, const TaskTag& tag) = 0;
+  /// Blocks the calling host thread until `fence` has completed (on events, never polling).
+  virtual void hostWait(const Fence& fence) = 0;
+  /// Waits for every stream to drain; rethrows the first failure of any task.
+  virtual void synchronize() = 0;
+  /// The timings of the tasks completed since the last call, in completion order per stream.
+  virtual std::vector<TaskTiming> takeTimings() = 0;
+  /// The device clock in nanoseconds; TaskTiming uses the same clock.
+  virtual std::int64_t nowNs() const = 0;
+
+  /// Forward and backward kernels of `layer` at minibatch k.
+  virtual std::unique_ptr<LayerKernel> createKernel(const Network& net, int layer,
+                                                    std::int64_t k) = 0;
+  /// One SGD step with momentum and weight decay, PyTorch's form: g += wd*w; v = mu*v + g;
+  /// w -= lr*v. Call from within a compute-stream task.
+  virtual void sgdStep(const SgdArgs& a) = 0;
+  /// Bytes the backend holds outside the pool (library scratch, handles): DESIGN's "others".
+  virtual std::int64_t otherBytes() const = 0;
+};
+
+struct BackendInfo {
+  std::string name;        ///< "cpu", "cuda"
+  bool available = false;  ///< usable in this process
+  std::string detail;      ///< devices, or why it is not available
+};
+/// Every backend this build knows, with whether it can be used here.
+std::vector<BackendInfo> listBackends();
+/// Opens "cpu", "cpu:0", "cuda", "cuda:N". An unknown backend, a backend this build lacks, or a
+/// device that is not there is Error(BadInput) with the reason and what is available.
+std::unique_ptr<Device> openDevice(std::string_view spec);
+
+}  // namespace swapscope::rt

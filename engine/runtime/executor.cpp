@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: MIT
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "common/bytes.h"
+#include "runtime/params.h"
+#include "runtime/placement.h"
+#include "runtime/rng.h"
+
+namespace swapscope::rt {
+namespace {
+
+std::string describeStep(const Network& net, const Gmap& gmap, int step) {
+  if (step == 0) return "step 0 (setup: parameters, gradients, momentum)";
+  const int layer = gmap.step_layer.at(static_cast<std::size_t>(step));
+  return "step " + std::to_string(step) + " (" +
+         (gmap.isBackwardStep(step) ? "backward" : "forward") + " of layer '" +
+         net.layer(layer).name + "')";
+}
+
+struct DryRunFailure {
+  int step = 0;
+  int buffer = -1;
+  std::int64_t bytes = 0;
+  std::int64_t free = 0;
+  std::int64_t largest_free = 0;
+};
+
+/// Replays the allocations and releases of `ops` on a fresh allocator of the pool's shape.
+std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>& ops,
+                                    std::int64_t k, std::int64_t budget, std::int64_t alignment) {
+  PoolAllocator alloc(budget, alignment);
+  std::vector<std::optional<PoolBlock>> blocks(gmap.buffers.size());
+  for (const GmapOp& op : ops) {
+    if (op.kind == GmapOpKind::Allocate) {
+      const std::int64_t bytes = gmap.buffers[static_cast<std::size_t>(op.buffer)].size.at(k);
+      if (bytes == 0) continue;
+      blocks[static_cast<std::size_t>(op.buffer)] = alloc.allocate(bytes);
+      if (!blocks[static_cast<std::size_t>(op.buffer)]) {
+        return DryRunFailure{op.step, op.buffer, bytes, budget - alloc.stats().reserved,
+                             alloc.stats().largest_free};
+      }
+    } else if (op.kind == GmapOpKind::Release) {
+      auto& b = blocks[static_cast<std::size_t>(op.buffer)];
+      if (b) alloc.release(*b, Fence{});
+      b.reset();
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+struct SwapExecutor::Impl {
+  Impl(Device& d, const Network& n, std::int64_t kk, std::int64_t b, ExecutorOptions o)
+      : device(d), net(n), k(kk), budget(b), options(o), alloc(b, d.poolAlignment()) {}
+
+  Device& device;
+  Network net;
+  std::int64_t k;
+  std::int64_t budget;
+  ExecutorOptions options;
+  std::vector<LayerCost> costs;
+  std::vector<GmapOp> setup, schedule;  // steps 0 and 1..2N, prefetches moved
+  PoolAllocator alloc;
+  std::byte* pool = nullptr;
+
+  // Per buffer.
+  std::vector<std::optional<PoolBlock>> blocks;
+  std::vector<Fence> lastUse;
+  std::vector<std::uint64_t> offloadSeq;
+  std::vector<HostMemory> hostStore;
+  // Per layer: buffer indices (-1 where none).
+  std::vector<int> fm, grad, saved, weights, weightGrad, momentum, runningStats;
+  int labels = -1;
+  std::vector<std::unique_ptr<LayerKernel>> kernels;
+  HostMemory hostScalars;  // the loss value read back
+  HostMemory hostLogits;
+  std::vector<std::int64_t> inUseAtCompute;  // by compute seq within the iteration
+
+  float* ptr(int buffer) const {
+    if (buffer < 0) return nullptr;
+    const auto& b = blocks[static_cast<std::size_t>(buffer)];
+    return b ? reinterpret_cast<float*>(pool + b->offset) : nullptr;
+  }
+  std::int64_t bytesOf(int buffer) const {
+    return gmapRef->buffers[static_cast<std::size_t>(buffer)].size.at(k);
+  }
+  const Gmap* gmapRef = nullptr;
+
+  std::vector<std::int64_t> offsets;  // planned placement per Allocate of setup + schedule
+  std::size_t nextAlloc = 0;
+
+  /// Allocates at the planned offset (`planned`), or by best fit.
+  void allocate(int buffer, int step, bool planned = true) {
+    const std::int64_t bytes = bytesOf(buffer);
+    const bool usePlan = planned && !offsets.empty();
+    const std::int64_t offset = usePlan ? offsets.at(nextAlloc++) : -1;
+    if (bytes == 0) return;
+    if (blocks[static_cast<std::size_t>(buffer)]) {
+      throw Error(ErrorKind::Runtime, "'" +
+                                          gmapRef->buffers[static_cast<std::size_t>(buffer)].name +
+                                          "' is allocated twice (a broken schedule)");
+    }
+    auto block = usePlan ? alloc.allocateAt(offset, bytes) : alloc.allocate(bytes);
+    if (!block) {
+      const PoolStats& s = alloc.stats();
+      throw Error(ErrorKind::Runtime,
+                  "pool allocation failed at " + describeStep(net, *gmapRef, step) + ": '" +
+                      gmapRef->buffers[static_cast<std::size_t>(buffer)].name + "' needs " +
+                      formatBytes(bytes) + ", " + formatBytes(s.capacity - s.reserved) +
+                      " are free but the largest free block is " + formatBytes(s.largest_free));
+    }
+    device.hostWait(block->fence);
+    blocks[static_cast<std::size_t>(buffer)] = block;
+    lastUse[static_cast<std::size_t>(buffer)] = Fence{};
+  }
+  void release(int buffer) {
+    auto& b = blocks[static_cast<std::size_t>(buffer)];
+    if (!b) return;
+    alloc.release(*b, lastUse[static_cast<std::size_t>(buffer)]);
+    b.reset();
+  }
+  void use(int buffer, StreamKind s, std::uint64_t seq) {
+    if (buffer >= 0) lastUse[static_cast<std::size_t>(buffer)][static_cast<int>(s)] = seq;
+  }
+};
+
+SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
+                           const SwapSet& swapped, std::int64_t budget,
+                           const ExecutorOptions& options)
+    : m_impl(std::make_unique<Impl>(device, net, k, budget, options)), m_device(device), m_k(k) {
+  Impl& im = *m_impl;
+  if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
+  im.costs = computeLayerCosts(net);
+  m_gmap = buildGmap(net, im.costs, swapped);
+  im.gmapRef = &m_gmap;
+  m_curve = computeMemoryCurve(m_gmap);
+
+  // Refuse a plan whose peak exceeds the budget.
+  const std::int64_t peak = m_curve.peak(k);
+  if (peak > budget) {
+    const int step = m_curve.peakStep(k);
+    throw PlanDoesNotFit(
+        "the plan needs " + formatBytes(peak) + " (" + std::to_string(peak) + " bytes) at " +
+            describeStep(net, m_gmap, step) + " but the budget is " + formatBytes(budget) + " (" +
+            std::to_string(budget) + " bytes): " + std::to_string(peak - budget) + " bytes short",
+        peak - budget, step);
+  }
+
+  // Split the GMAP into setup and the iteration; move prefetches earlier where the pool allows
+  // without raising the peak (in backward order, never before the FM's device copy is released).
+  const int n = m_gmap.forward_steps;
+  std::vector<int> releasedAt(m_gmap.buffers.size(), 0);
+  for (const GmapOp& op : m_gmap.ops) {
+    if (op.step == 0) im.setup.push_back(op);
+    if (op.kind == GmapOpKind::Release && op.step <= n) releasedAt[op.buffer] = op.step;
+  }
+  std::vector<int> moveTo(m_gmap.buffers.size(), 0);
+  if (options.hoist_prefetches) {
+    std::vector<std::int64_t> extra(static_cast<std::size_t>(2 * n + 2), 0);
+    int lower = 1;
+    for (const GmapOp& op : m_gmap.ops) {
+      if (op.kind != GmapOpKind::Prefetch || op.step <= n) continue;
+      const std::int64_t size = m_gmap.buffers[op.buffer].size.at(k);
+      int best = op.step;
+      for (int s = op.step - 1; s >= std::max(lower, releasedAt[op.buffer] + 1); --s) {
+        if (m_curve.resident[s].at(k) + extra[s] + size > peak) break;
+        best = s;
+      }
+      for (int s = best; s < op.step; ++s)
+        extra[s] += size;
+      lower = best;
+      if (best != op.step) {
+        moveTo[op.buffer] = best;
+        ++m_hoisted;
+      }
+    }
+  }
+  auto buildSchedule = [&](bool hoist) {
+    std::vector<GmapOp> out;
+    for (int s = 1; s <= 2 * n; ++s) {
+      if (hoist) {
+        for (const GmapOp& op : m_gmap.ops) {
+          if (op.kind == GmapOpKind::Prefetch && op.step > n && moveTo[op.buffer] == s) {
+            out.push_back({GmapOpKind::Allocate, s, op.buffer});
+            out.push_back({GmapOpKind::Prefetch, s, op.buffer});
+          }
+        }
+      }
+      for (const GmapOp& op : m_gmap.ops) {
+        if (op.step != s) continue;
+        const bool moved = hoist && s > n && op.buffer >= 0 && moveTo[op.buffer] != 0 &&
+                           (op.kind == GmapOpKind::Allocate || op.kind == GmapOpKind::Prefetch);
+        if (!moved) out.push_back(op);
+      }
+    }
+    return out;
+  };
+  // Where the buffers go: a placement planned ahead of the run, or else run-time best fit, each
+  // tried with the prefetches moved and then without. The first that fits the pool wins.
+  const int hoisted = m_hoisted;
+  std::int64_t bestExtent = 0;
+  std::optional<DryRunFailure> failure;
+  std::int64_t alignment = device.poolAlignment();
+  bool placed = false;
+  // Placed ahead: the device's preferred alignment, then fp32's (no padding at all).
+  for (const std::int64_t align : {device.poolAlignment(), kFloatBytes}) {
+    for (const bool hoist : {true, false}) {
+      if (placed || (hoist && hoisted == 0)) continue;
+      im.schedule = buildSchedule(hoist);
+      m_hoisted = hoist ? hoisted : 0;
+      std::vector<GmapOp> all = im.setup;
+      all.insert(all.end(), im.schedule.begin(), im.schedule.end());
+      Placement placement = planPlacement(m_gmap, all, k, align);
+      if (placement.extent <= budget) {
+        im.offsets = std::move(placement.offsets);
+        alignment = align;
+        placed = true;
+      } else {
+        bestExtent = bestExtent == 0 ? placement.extent : std::min(bestExtent, placement.extent);
+      }
+    }
+  }
+  // Otherwise at run time by best fit, if a dry run shows it fits.
+  for (const bool hoist : {true, false}) {
+    if (placed || (hoist && hoisted == 0)) continue;
+    im.schedule = buildSchedule(hoist);
+    m_hoisted = hoist ? hoisted : 0;
+    std::vector<GmapOp> all = im.setup;
+    all.insert(all.end(), im.schedule.begin(), im.schedule.end());
+    failure = dryRun(m_gmap, all, k, budget, kFloatBytes);
+    if (!failure) {
+      alignment = kFloatBytes;
+      placed = true;
+    }
+  }
+  im.alloc = PoolAllocator(budget, alignment);
+  if (failure) {
+    throw PlanDoesNotFit(
+        "the plan's peak of " + formatBytes(peak) + " fits the budget of " + formatBytes(budget) +
+            ", but its buffers do not pack into the pool: placed ahead they need " +
+            formatBytes(bestExtent) + " (" + std::to_string(bestExtent - budget) +
+            " bytes short, alignment and fragmentation); placed at run time, at " +
+            describeStep(net, m_gmap, failure->step) + " '" + m_gmap.buffers[failure->buffer].name +
+            "' needs " + formatBytes(failure->bytes) + " and the largest free block is " +
+            formatBytes(failure->largest_free),
+        bestExtent - budget, failure->step);
+  }
+
+  // Buffers by layer.
+  const int layers = net.size();
+  for (auto* v :
+       {&im.fm, &im.grad, &im.saved, &im.weights, &im.weightGrad, &im.momentum, &im.runningStats})
+    v->assign(layers, -1);
+  for (std::size_t b = 0; b < m_gmap.buffers.size(); ++b) {
+    const GmapBuffer& buf = m_gmap.buffers[b];
+    const int i = static_cast<int>(b);
+    switch (buf.kind) {
+      case BufferKind::Weights:
+        im.weights[buf.layer] = i;
+        break;
+      case BufferKind::WeightGrad:
+        im.weightGrad[buf.layer] = i;
+        break;
+      case BufferKind::Momentum:
+        im.momentum[buf.layer] = i;
+        break;
+      case BufferKind::RunningStats:
+        im.runningStats[buf.layer] = i;
+        break;
+      case BufferKind::Labels:
+        im.labels = i;
+        break;
+      case BufferKind::FeatureMap:
+      case BufferKind::LossValue:
+        im.fm[buf.layer] = i;
+        break;
+      case BufferKind::FmGrad:
+        im.grad[buf.layer] = i;
+        break;
+      case BufferKind::Saved:
+        im.saved[buf.layer] = i;
+        break;
+      case BufferKind::Workspace:
+        break;
+    }
+  }
+  im.blocks.assign(m_gmap.buffers.size(), std::nullopt);
+  im.lastUse.assign(m_gmap.buffers.size(), Fence{});
+  im.offloadSeq.assign(m_gmap.buffers.size(), 0);
+  im.hostStore.resize(m_gmap.buffers.size());
+  for (std::size_t b = 0; b < m_gmap.buffers.size(); ++b) {
+    const GmapBuffer& buf = m_gmap.buffers[b];
+    if (buf.kind == BufferKind::FeatureMap && buf.layer != net.inputLayer() &&
+        swapped[static_cast<std::size_t>(buf.layer)]) {
+      im.hostStore[b] = device.allocateHost(buf.size.at(k));
+    }
+  }
+  im.hostScalars = device.allocateHost(64);
+  im.hostLogits = device.allocateHost(k * net.classes() * kFloatBytes);
+
+  im.kernels.resize(static_cast<std::size_t>(layers));
+  for (int i = 0; i < layers; ++i)
+    im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, i, k);
+
+  // The pool, and the persistent buffers with their initial values.
+  im.pool = device.reservePool(budget);
+  for (const GmapOp& op : im.setup)
+    im.allocate(op.buffer, 0);
+  std::vector<std::vector<float>> w, r;
+  for (int i = 0; i < layers; ++i) {
+    if (im.weights[i] >= 0) w.push_back(initialWeights(net, i, options.seed));
+    if (im.runningStats[i] >= 0) r.push_back(initialRunningStats(net, i));
+  }
+  writeWeights(w, r);
+  im.alloc.resetHighWater();
+}
+
+SwapExecutor::~SwapExecutor() {
+  try {
+    m_device.synchronize();
+  } catch (...) {
+    // The run already failed and reported it; the pool goes away regardless.
+  }
+  m_device.releasePool();
+}
+
+const Network& SwapExecutor::network() const {
+  return m_impl->net;
+}
+
+const PoolStats& SwapExecutor::poolStats() const {
+  return m_impl->alloc.stats();
+}
+
+void SwapExecutor::writeWeights(const std::vector<std::vector<float>>& weights,
+                                const std::vector<std::vector<float>>& running_stats) {
+  Impl& im = *m_impl;
+  std::size_t wi = 0, ri = 0;
+  for (int i = 0; i < im.net.size(); ++i) {
+    auto put = [&](int buffer, const std::vector<float>& values, int zeroBuffer = -1) {
+      const std::int64_t bytes = im.bytesOf(buffer);
+      if (static_cast<std::int64_t>(values.size()) * kFloatBytes != bytes) {
+        throwBadInput("layer '" + im.net.layer(i).name + "' has " +
+                      std::to_string(bytes / kFloatBytes) + " values in '" +
+                      m_gmap.buffers[buffer].name + "', not " + std::to_string(values.size()));
+      }
+      const auto seq = m_device.copy(StreamKind::Compute, im.ptr(buffer), values.data(), bytes,
+                                     im.lastUse[buffer], {TaskKind::Readback, 0, buffer, bytes});
+      im.use(buffer, StreamKind::Compute, seq);
+      if (zeroBuffer >= 0) {
+        const auto zseq = m_device.submit(
+            StreamKind::Compute, im.lastUse[zeroBuffer],
+            [p = im.ptr(zeroBuffer), bytes] { std::memset(p, 0, static_cast<std::size_t>(bytes)); },
+            {TaskKind::Update, 0, zeroBuffer, 0});
+        im.use(zeroBuffer, StreamKind::Compute, zseq);
+      }
+    };
+    if (im.weights[i] >= 0) {
+      if (wi >= weights.size()) throwBadInput("too few weight tensors for the network");
+      put(im.weights[i], weights[wi++], im.momentum[i]);
+    }
+    if (im.runningStats[i] >= 0) {
+      if (ri >= running_stats.size()) throwBadInput("too few running-stat tensors for the network");
+      put(im.runningStats[i], running_stats[ri++]);
+    }
+  }
+  m_device.synchronize();  // `weights` may go away after the call
+}
+
+std::vector<std::vector<float>> SwapExecutor::readWeights() {
+  Impl& im = *m_impl;
+  std::vector<std::vector<float>> out;
+  for (int i = 0; i < im.net.size(); ++i) {
+    if (im.weights[i] < 0) continue;
+    out.emplace_back(static_cast<std::size_t>(im.bytesOf(im.weights[i]) / kFloatBytes));
+    m_device.copy(StreamKind::Compute, out.back().data(), im.ptr(im.weights[i]),
+                  im.bytesOf(im.weights[i]), im.lastUse[im.weights[i]],
+                  {TaskKind::Readback, 0, im.weights[i], im.bytesOf(im.weights[i])});
+  }
+  m_device.synchronize();
+  return out;
+}
+
+std::vector<std::vector<float>> SwapExecutor::readRunningStats() {
+  Impl& im = *m_impl;
+  std::vector<std::vector<float>> out;
+  for (int i = 0; i < im.net.size(); ++i) {
+    const int b = im.runningStats[i];
+    if (b < 0) continue;
+    out.emplace_back(static_cast<std::size_t>(im.bytesOf(b) / kFloatBytes));
+    m_device.copy(StreamKind::Compute, out.back().data(), im.ptr(b), im.bytesOf(b), im.lastUse[b],
+                  {TaskKind::Readback, 0, b, im.bytesOf(b)});
+  }
+  m_device.synchronize();
+  return out;
+}
+
+IterationRecord SwapExecutor::trainIteration(const float* images, const std::int32_t* labels,
+                                             std::uint64_t iteration, const SgdConfig& sgd) {
+  Impl& im = *m_impl;
+  const Network& net = im.net;
+  const int n = m_gmap.forward_steps;
+  m_device.takeTimings();  // drop what earlier calls left
+  IterationRecord rec;
+  im.nextAlloc = im.setup.size();
+  rec.start_ns = m_device.nowNs();
+  std::vector<bool> gradWritten(static_cast<std::size_t>(net.size()), false);
+  std::vector<std::pair<std::uint64_t, std::int64_t>> inUse;  // compute seq -> pool in use
+  std::vector<std::uint64_t> stepSeq(static_cast<std::size_t>(2 * n + 2), 0);
+  float* lossHost = reinterpret_cast<float*>(im.hostScalars.get());
+  const int input = net.inputLayer();
+
+  for (const GmapOp& op : im.schedule) {
+    const int b = op.buffer;
+    switch (op.kind) {
+      case GmapOpKind::Allocate:
+        im.allocate(b, op.step);
+        break;
+      case GmapOpKind::Release:
+        im.release(b);
+        break;
+      case GmapOpKind::Offload: {
+        const std::int64_t bytes = im.bytesOf(b);
+        Fence wait{};
+        wait[0] = im.lastUse[b][0];
+        const auto seq = m_device.copy(StreamKind::SwapOut, im.hostStore[b].get(), im.ptr(b), bytes,
+                                       wait, {TaskKind::Offload, op.step, b, bytes});
+        im.use(b, StreamKind::SwapOut, seq);
+        im.offloadSeq[b] = seq;
+        rec.offload_bytes += bytes;
+        break;
+      }
+      case GmapOpKind::Prefetch: {
+        const std::int64_t bytes = im.bytesOf(b);
+        const void* src = nullptr;
+        Fence wait{};
+        if (b == im.labels) {
+          src = labels;
+          rec.load_bytes += bytes;
+        } else if (b == im.fm[input]) {
+          src = images;
+          if (op.step == 1) {
+            rec.load_bytes += bytes;
+          } else {
+            rec.prefetch_bytes += bytes;
+          }
+        } else {
+          src = im.hostStore[b].get();
+          wait[1] = im.offloadSeq[b];
+          rec.prefetch_bytes += bytes;
+        }
+        const auto seq = m_device.copy(StreamKind::SwapIn, im.ptr(b), src, bytes, wait,
+                                       {TaskKind::Prefetch, op.step, b, bytes});
+        im.use(b, StreamKind::SwapIn, seq);
+        break;
+      }
+      case GmapOpKind::Compute: {
+        const int s = op.step;
+        const int layer = m_gmap.step_layer[s];
+        const bool backward = m_gmap.isBackwardStep(s);
+        const Layer& l = net.layer(layer);
+        const LayerCost& cost = im.costs[layer];
+        const auto& inputs = net.inputsOf(layer);
+        KernelArgs a;
+        for (int src : inputs)
+          a.in.push_back(im.ptr(im.fm[src]));
+        a.out = im.ptr(im.fm[layer]);
+        a.weights = im.ptr(im.weights[layer]);
+        a.weight_grad = im.ptr(im.weightGrad[layer]);
+        a.running_stats = im.ptr(im.runningStats[layer]);
+        a.saved = im.ptr(im.saved[layer]);
+        a.labels = l.kind == LayerKind::SoftmaxCrossEntropy
+                       ? reinterpret_cast<const std::int32_t*>(im.ptr(im.labels))
+                       : nullptr;
+        a.training = true;
+        a.seed = deriveSeed(im.options.seed, iteration, static_cast<std::uint64_t>(layer));
+        if (backward) {
+          a.out_grad = im.ptr(im.grad[layer]);
+          for (int src : inputs) {
+            const int g = im.grad[src];
+            a.in_grad.push_back(cost.backward_active ? im.ptr(g) : nullptr);
+            a.accumulate.push_back(g >= 0 && gradWritten[src]);
+            if (g >= 0 && cost.backward_active) gradWritten[src] = true;
+          }
+        }
+        Fence wait{};
+        for (int t : m_gmap.step_touches[s])
+          wait[2] = std::max(wait[2], im.lastUse[t][2]);
+        LayerKernel* kernel = im.kernels[layer].get();
+        const bool active = !backward || cost.backward_active;
+        const auto seq = m_device.submit(StreamKind::Compute, wait,
+                                         [kernel, a = std::move(a), backward, active] {
+                                           if (!active) return;
+                                           if (backward) {
+                                             kernel->backward(a);
+                                           } else {
+                                             kernel->forward(a);
+                                           }
+                                         },
+                                         {TaskKind::Compute, s, -1, 0});
+        stepSeq[s] = seq;
+        inUse.emplace_back(seq, im.alloc.stats().in_use);
+        for (int t : m_gmap.step_touches[s])
+          im.use(t, StreamKind::Compute, seq);
+        for (int p : {im.weights[layer], im.weightGrad[layer], im.runningStats[layer]})
+          im.use(p, StreamKind::Compute, seq);
+        if (!backward && l.kind == LayerKind::SoftmaxCrossEntropy) {
+          const auto rseq =
+              m_device.copy(StreamKind::Compute, lossHost, im.ptr(im.fm[layer]), kFloatBytes, {},
+                            {TaskKind::Readback, s, im.fm[layer], kFloatBytes});
+          im.use(im.fm[layer], StreamKind::Compute, rseq);
+        }
+        break;
+      }
+    }
+  }
+
+  // The SGD update, on the compute stream after the last backward step.
+  for (int i = 0; i < net.size(); ++i) {
+    if (im.weights[i] < 0) continue;
+    SgdArgs s{im.ptr(im.weights[i]),
+              im.ptr(im.weightGrad[i]),
+              im.ptr(im.momentum[i]),
+              im.bytesOf(im.weights[i]) / kFloatBytes,
+              sgd.lr,
+              sgd.momentum,
+              sgd.weight_decay};
+    const auto seq = m_device.submit(StreamKind::Compute, {}, [this, s] { m_device.sgdStep(s); },
+                                     {TaskKind::Update, 2 * n + 1, im.weights[i], 0});
+    for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
+      im.use(p, StreamKind::Compute, seq);
+  }
+  m_device.synchronize();
+  const std::int64_t end = m_device.nowNs();
+  rec.duration_ns = end - rec.start_ns;
+  rec.loss = *lossHost;
+  if (im.alloc.stats().live_blocks != static_cast<std::int64_t>(im.setup.size())) {
+    std::string live;
+    for (std::size_t b = 0; b < im.blocks.size(); ++b) {
+      if (im.blocks[b] && !isPersistent(m_gmap.buffers[b].kind))
+        live += " '" + m_gmap.buffers[b].name + "'";
+    }
+    throw Error(ErrorKind::Runtime,
+                "the iteration left buffers allocated (a broken schedule):" + live);
+  }
+
+  // The timeline, relative to the iteration's start; stalls are the compute stream's idle gaps.
+  std::vector<TaskTiming> timings = m_device.takeTimings();
+  std::sort(timings.begin(), timings.end(), [](const TaskTiming& x, const TaskTiming& y) {
+    return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.seq < y.seq;
+  });
+  rec.stall_ns.assign(static_cast<std::size_t>(2 * n + 1), 0);
+  std::int64_t computeFree = rec.start_ns;
+  std::size_t nextSample = 0;
+  std::sort(inUse.begin(), inUse.end());
+  for (const TaskTiming& t : timings) {
+    rec.ops.push_back({t.stream, t.tag.kind, t.tag.step, t.tag.buffer, t.tag.bytes,
+                       t.start_ns - rec.start_ns, t.end_ns - rec.start_ns});
+    if (t.stream != StreamKind::Compute) continue;
+    if (t.tag.kind == TaskKind::Compute && t.tag.step >= 1 && t.tag.step <= 2 * n) {
+      const std::int64_t gap = std::max<std::int64_t>(0, t.start_ns - computeFree);
+      rec.stall_ns[static_cast<std::size_t>(t.tag.step)] = gap;
+      rec.stall_total_ns += gap;
+      while (nextSample < inUse.size() && inUse[nextSample].first < t.seq)
+        ++nextSample;
+      if (nextSample < inUse.size() && inUse[nextSample].first == t.seq) {
+        rec.pool.push_back({t.start_ns - rec.start_ns, inUse[nextSample].second});
+      }
+    }
+    computeFree = std::max(computeFree, t.end_ns);
+  }
+  rec.pool.push_back({rec.duration_ns, im.alloc.stats().in_use});
+  return rec;
+}
+
+EvalBatch SwapExecutor::evaluate(const float* images, const std::int32_t* labels,
+                                 std::int64_t count) {
+  Impl& im = *m_impl;
+  const Network& net = im.net;
+  if (count < 1 || count > m_k) {
+    throwBadInput("evaluate: " + std::to_string(count) + " samples for a minibatch of " +
+                  std::to_string(m_k));
+  }
+  const int loss = net.lossLayer();
+  const int logits = net.inputsOf(loss).at(0);
+  const int n = m_gmap.forward_steps;
+  // The last forward reader of every FM, the loss excluded.
+  std::vector<int> lastReader(static_cast<std::size_t>(net.size()), 0);
+  for (int s = 1; s <= n; ++s) {
+    const int layer = m_gmap.step_layer[s];
+    if (layer == loss) continue;
+    for (int src : net.inputsOf(layer))
+      lastReader[src] = s;
+  }
+  const int input = net.inputLayer();
+  im.allocate(im.fm[input], 1, false);
+  {
+    const std::int64_t bytes = im.bytesOf(im.fm[input]);
+    const auto seq = m_device.copy(StreamKind::SwapIn, im.ptr(im.fm[input]), images, bytes, {},
+                                   {TaskKind::Prefetch, 1, im.fm[input], bytes});
+    im.use(im.fm[input], StreamKind::SwapIn, seq);
+  }
+  for (int s = 1; s <= n; ++s) {
+    const int layer = m_gmap.step_layer[s];
+    if (layer == loss) continue;
+    im.allocate(im.fm[layer], s, false);
+    KernelArgs a;
+    Fence wait{};
+    for (int src : net.inputsOf(layer)) {
+      a.in.push_back(im.ptr(im.fm[src]));
+      wait = fenceMax(wait, im.lastUse[im.fm[src]]);
+    }
+    wait[0] = 0;
+    a.out = im.ptr(im.fm[layer]);
+    a.weights = im.ptr(im.weights[layer]);
+    a.running_stats = im.ptr(im.runningStats[layer]);
+    a.training = false;
+    LayerKernel* kernel = im.kernels[layer].get();
+    const auto seq = m_device.submit(StreamKind::Compute, wait,
+                                     [kernel, a = std::move(a)] { kernel->forward(a); },
+                                     {TaskKind::Compute, s, -1, 0});
+    im.use(im.fm[layer], StreamKind::Compute, seq);
+    for (int src : net.inputsOf(layer))
+      im.use(im.fm[src], StreamKind::Compute, seq);
+    if (layer == logits) {
+      const std::int64_t bytes = im.bytesOf(im.fm[layer]);
+      const auto rseq =
+          m_device.copy(StreamKind::Compute, im.hostLogits.get(), im.ptr(im.fm[layer]), bytes, {},
+                        {TaskKind::Readback, s, im.fm[layer], bytes});
+      im.use(im.fm[layer], StreamKind::Compute, rseq);
+      im.release(im.fm[layer]);
+    }
+    for (int src : net.inputsOf(layer)) {
+      if (lastReader[src] == s && im.blocks[im.fm[src]]) im.release(im.fm[src]);
+    }
+  }
+  m_device.synchronize();
+  m_device.takeTimings();
+
+  EvalBatch out;
+  const std::int64_t classes = net.classes();
+  const float* z = reinterpret_cast<const float*>(im.hostLogits.get());
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float* row = z + i * classes;
+    const std::int64_t best = std::max_element(row, row + classes) - row;
+    const std::int32_t y = labels[i];
+    if (y < 0 || y >= classes) {
+      throwBadInput("label " + std::to_string(y) + " of test sample " + std::to_string(i) +
+                    " is outside the " + std::to_string(classes) + " classes");
+    }
+    if (best == y) ++out.correct;
+    const float m = row[best];
+    double sum = 0;
+    for (std::int64_t c = 0; c < classes; ++c)
+      sum += std::exp(static_cast<double>(row[c] - m));
+    out.loss_sum += std::log(sum) + m - row[y];
+  }
+  return out;
+}
+
+}  // namespace swapscope::rt

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/// @brief The swap executor: runs training iterations of a network at minibatch k under a swap
+/// set, inside one pool of exactly the budget, by executing the GMAP (docs/runtime.md).
+///
+/// - Offloads start on the swap-out stream as soon as their producer finishes; an offloaded FM's
+///   memory is reused only after its offload and its last forward reader have finished.
+/// - Prefetches run on the swap-in stream in backward order. They are moved earlier than the
+///   GMAP places them where the pool allows without raising the plan's peak, so the measured
+///   high-water mark equals the analyzer's prediction.
+/// - Compute waits for prefetches and for reused memory on events, never by polling.
+/// - A plan that cannot fit is refused in the constructor (PlanDoesNotFit) with the shortfall
+///   and the step; the allocator is dry-run first, so fragmentation is caught there too.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/gmap.h"
+#include "analysis/layer_cost.h"
+#include "analysis/memory.h"
+#include "common/error.h"
+#include "graph/network.h"
+#include "runtime/device.h"
+
+namespace swapscope::rt {
+
+/// A plan that does not fit its budget. kind() is BadInput: the user's budget is too small.
+class PlanDoesNotFit : public Error {
+ public:
+  PlanDoesNotFit(const std::string& message, std::int64_t shortfall, int step)
+      : Error(ErrorKind::BadInput, message), m_shortfall(shortfall), m_step(step) {}
+  std::int64_t shortfall() const { return m_shortfall; }  ///< bytes missing
+  int step() const { return m_step; }                     ///< the GMAP step where they are missing
+
+ private:
+  std::int64_t m_shortfall;
+  int m_step;
+};
+
+struct SgdConfig {
+  float lr = 0.01f;
+  float momentum = 0.9f;
+  float weight_decay = 5e-4f;
+};
+
+/// One task of an iteration, times in ns from the iteration's start.
+struct TimelineOp {
+  StreamKind stream = StreamKind::Compute;
+  TaskKind kind = TaskKind::Compute;
+  int step = 0;
+  int buffer = -1;
+  std::int64_t bytes = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+struct PoolSample {
+  std::int64_t time_ns = 0;  ///< from the iteration's start
+  std::int64_t in_use = 0;   ///< pool bytes in use from then on
+};
+
+struct IterationRecord {
+  std::int64_t start_ns = 0;     ///< device clock at the iteration's start
+  std::int64_t duration_ns = 0;  ///< until every stream drained
+  float loss = 0;
+  std::vector<TimelineOp> ops;
+  std::vector<PoolSample> pool;
+  std::vector<std::int64_t> stall_ns;  ///< per step 1..2N (index 0 unused): compute idle before it
+  std::int64_t stall_total_ns = 0;
+  std::int64_t offload_bytes = 0;
+  std::int64_t prefetch_bytes = 0;  ///< swapped FMs brought back (the minibatch load excluded)
+  std::int64_t load_bytes = 0;      ///< the minibatch and labels
+};
+
+struct EvalBatch {
+  std::int64_t correct = 0;
+  double loss_sum = 0;  ///< sum of the per-sample losses
+};
+
+struct ExecutorOptions {
+  bool hoist_prefetches = true;  ///< move prefetches earlier where the pool allows
+  std::uint64_t seed = 1;        ///< initialisation and dropout
+};
+
+class SwapExecutor {
+ public:
+  /// Reserves the pool, dry-runs the plan and initialises the parameters. Throws PlanDoesNotFit.
+  SwapExecutor(Device& device, const Network& net, std::int64_t k, const SwapSet& swapped,
+               std::int64_t budget, const ExecutorOptions& options = {});
+  ~SwapExecutor();
+  SwapExecutor(const SwapExecutor&) = delete;
+  SwapExecutor& operator=(const SwapExecutor&) = delete;
+
+  std::int64_t batch() const { return m_k; }
+  const Network& network() const;
+  const Gmap& gmap() const { return m_gmap; }
+  const MemoryCurve& curve() const { return m_curve; }
+  std::int64_t predictedPeak() const { return m_curve.peak(m_k); }
+  /// Steps each prefetch was moved to (GMAP step -> executed step), for docs and tests.
+  int hoistedPrefetches() const { return m_hoisted; }
+  const PoolStats& poolStats() const;
+  Device& device() { return m_device; }
+
+  /// One training iteration on k samples (`images`: k * sample elements, `labels`: k values),
+  /// followed by the SGD update. `iteration` seeds dropout.
+  IterationRecord trainIteration(const float* images, const std::int32_t* labels,
+                                 std::uint64_t iteration, const SgdConfig& sgd);
+  /// Inference on `count` <= k samples (the rest of the minibatch is padding): correct top-1
+  /// predictions and the summed loss.
+  EvalBatch evaluate(const float* images, const std::int32_t* labels, std::int64_t count);
+
+  /// Learnable values and running statistics of every layer with parameters, in layer order.
+  std::vector<std::vector<float>> readWeights();
+  std::vector<std::vector<float>> readRunningStats();
+  void writeWeights(const std::vector<std::vector<float>>& weights,
+                    const std::vector<std::vector<float>>& running_stats);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+  Device& m_device;
+  std::int64_t m_k;
+  Gmap m_gmap;
+  MemoryCurve m_curve;
+  int m_hoisted = 0;
+};
+
+}  // namespace swapscope::rt

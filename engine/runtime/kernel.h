@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/// @brief The kernels of one layer at a fixed minibatch k. Every pointer is device memory inside
+/// the pool, laid out NCHW (flat features: NC) in fp32; labels are int32.
+///
+/// Parameter layout in a layer's weights buffer (and its gradient and momentum):
+/// conv2d: weight [out, in/groups, kh, kw] then bias [out]; linear: weight [out, in] then bias
+/// [out]; batchnorm2d: gamma [C] then beta [C]. Running stats: mean [C] then variance [C].
+/// Saved state of batchnorm2d: batch mean [C] then batch variance [C]; of dropout: a byte mask.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace swapscope::rt {
+
+struct KernelArgs {
+  std::vector<const float*> in;  ///< the layer's input FMs, in the layer's input order
+  float* out = nullptr;          ///< its output FM (softmax_cross_entropy: the scalar loss)
+  float* weights = nullptr;
+  float* weight_grad = nullptr;
+  float* running_stats = nullptr;
+  void* saved = nullptr;
+  const std::int32_t* labels = nullptr;
+  bool training = true;    ///< forward: batch statistics and dropout; false: inference
+  std::uint64_t seed = 0;  ///< dropout: the mask's seed for this iteration and layer
+
+  // Backward only.
+  const float* out_grad = nullptr;  ///< gradient of the output (null for the loss)
+  std::vector<float*> in_grad;      ///< per input: where its gradient goes, or null if none
+  std::vector<bool> accumulate;     ///< per input: add to in_grad instead of overwriting it
+};
+
+class LayerKernel {
+ public:
+  virtual ~LayerKernel() = default;
+  virtual void forward(const KernelArgs& a) = 0;
+  /// Writes in_grad (where not null) and, for layers with parameters, the weight gradient.
+  virtual void backward(const KernelArgs& a) = 0;
+};
+
+}  // namespace swapscope::rt

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#include "runtime/placement.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace swapscope::rt {
+
+Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                        std::int64_t alignment) {
+  struct Instance {
+    std::int64_t size;
+    std::size_t start, end;  // op indices; end exclusive (the release), max when never released
+    std::size_t allocIndex;  // index among the Allocate ops
+    std::int64_t offset = -1;
+  };
+  std::vector<Instance> inst;
+  std::vector<std::size_t> open(gmap.buffers.size(), std::numeric_limits<std::size_t>::max());
+  std::size_t allocs = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const GmapOp& op = ops[i];
+    if (op.kind == GmapOpKind::Allocate) {
+      const std::int64_t bytes = gmap.buffers[static_cast<std::size_t>(op.buffer)].size.at(k);
+      const std::int64_t size = (bytes + alignment - 1) / alignment * alignment;
+      open[static_cast<std::size_t>(op.buffer)] = inst.size();
+      inst.push_back({size, i, std::numeric_limits<std::size_t>::max(), allocs++});
+    } else if (op.kind == GmapOpKind::Release) {
+      const std::size_t j = open[static_cast<std::size_t>(op.buffer)];
+      if (j != std::numeric_limits<std::size_t>::max()) inst[j].end = i;
+      open[static_cast<std::size_t>(op.buffer)] = std::numeric_limits<std::size_t>::max();
+    }
+  }
+  std::vector<std::size_t> order(inst.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return inst[a].size != inst[b].size ? inst[a].size > inst[b].size
+                                        : inst[a].start < inst[b].start;
+  });
+
+  Placement p;
+  p.offsets.assign(allocs, -1);
+  std::vector<std::size_t> placed;
+  std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // [offset, end) of overlapping ones
+  for (std::size_t idx : order) {
+    Instance& a = inst[idx];
+    if (a.size == 0) continue;
+    busy.clear();
+    for (std::size_t j : placed) {
+      const Instance& b = inst[j];
+      if (a.start < b.end && b.start < a.end) busy.emplace_back(b.offset, b.offset + b.size);
+    }
+    std::sort(busy.begin(), busy.end());
+    std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (lo > cursor) {
+        const std::int64_t gap = lo - cursor;
+        if (gap >= a.size && gap < bestGap) {
+          best = cursor;
+          bestGap = gap;
+        }
+      }
+      cursor = std::max(cursor, hi);
+    }
+    a.offset = best >= 0 ? best : cursor;
+    p.offsets[a.allocIndex] = a.offset;
+    p.extent = std::max(p.extent, a.offset + a.size);
+    placed.push_back(idx);
+  }
+  return p;
+}
+
+}  // namespace swapscope::rt

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+/// @brief Offline placement of an iteration's buffers in the pool. The executor knows every
+/// allocation and release of an iteration before it starts, so it places them ahead of time:
+/// largest buffer first, each into the smallest gap (lowest offset on ties) left by the buffers
+/// whose lifetimes overlap its own. This packs much tighter than placing at run time, which
+/// matters where the budget is close to the plan's peak (the planner's k_max).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/gmap.h"
+
+namespace swapscope::rt {
+
+struct Placement {
+  std::vector<std::int64_t> offsets;  ///< per Allocate op of `ops` (in order); -1 for 0 bytes
+  std::int64_t extent = 0;            ///< the highest end offset: the pool this needs
+};
+
+/// Places the Allocate ops of `ops` (an allocation lives until the Release of its buffer, or to
+/// the end). Sizes are the buffers' sizes at k rounded up to `alignment`.
+Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                        std::int64_t alignment);
+
+}  // namespace swapscope::rt

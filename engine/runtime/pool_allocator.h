@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/// @brief The deterministic allocator that runs inside the one budget-sized pool (docs/runtime.md).
+///
+/// Policy: best fit. An allocation of `bytes` is rounded up to the alignment and carved from the
+/// start of the smallest free block that holds it; ties go to the lowest offset. A release merges
+/// the block with free neighbours. The same sequence of calls always yields the same offsets, so
+/// a dry run before a training run finds out exactly whether the plan fits.
+///
+/// Each free block carries a Fence: the last work on each stream that used its bytes. Whoever is
+/// handed memory must wait for that fence before touching it; merged blocks take the later fence
+/// of each stream. The allocator itself never waits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+
+namespace swapscope::rt {
+
+inline constexpr int kStreamCount = 3;
+/// Per stream, the sequence number of the last task that must complete (0: nothing to wait for).
+using Fence = std::array<std::uint64_t, kStreamCount>;
+inline Fence fenceMax(const Fence& a, const Fence& b) {
+  Fence r;
+  for (int i = 0; i < kStreamCount; ++i)
+    r[i] = a[i] > b[i] ? a[i] : b[i];
+  return r;
+}
+
+struct PoolBlock {
+  std::int64_t offset = 0;
+  std::int64_t bytes = 0;     ///< what was asked for
+  std::int64_t reserved = 0;  ///< what was carved out (bytes rounded up to the alignment)
+  Fence fence{};              ///< wait for this before using the memory
+};
+
+struct PoolStats {
+  std::int64_t capacity = 0;
+  std::int64_t in_use = 0;          ///< bytes asked for by the live blocks
+  std::int64_t reserved = 0;        ///< bytes carved out for them (alignment included)
+  std::int64_t high_water = 0;      ///< the largest in_use so far
+  std::int64_t high_water_end = 0;  ///< the highest end offset any block reached
+  std::int64_t largest_free = 0;    ///< the largest free block now
+  std::int64_t live_blocks = 0;
+  std::int64_t allocations = 0;  ///< successful allocations so far
+  /// 1 - largest free block / all free bytes: 0 when the free space is one block.
+  double fragmentation() const {
+    const std::int64_t free = capacity - reserved;
+    return free > 0 ? 1.0 - static_cast<double>(largest_free) / static_cast<double>(free) : 0.0;
+  }
+};
+
+class PoolAllocator {
+ public:
+  /// `alignment` must be a power of two.
+  PoolAllocator(std::int64_t capacity, std::int64_t alignment);
+
+  /// A block of at least `bytes` (> 0), or nullopt when no free block is large enough.
+  std::optional<PoolBlock> allocate(std::int64_t bytes);
+  /// A block of `bytes` at exactly `offset` (aligned), or nullopt when that range is not free.
+  /// The executor places buffers by a precomputed plan (docs/runtime.md) through this call.
+  std::optional<PoolBlock> allocateAt(std::int64_t offset, std::int64_t bytes);
+  /// Returns a block; `fence` is the last use of its bytes. Throws Error(Runtime) for a block
+  /// that is not live (a broken caller, never a user error).
+  void release(const PoolBlock& block, const Fence& fence);
+
+  const PoolStats& stats() const { return m_stats; }
+  std::int64_t alignment() const { return m_alignment; }
+  /// Starts a new high-water measurement from the current use.
+  void resetHighWater();
+
+ private:
+  struct FreeBlock {
+    std::int64_t bytes;
+    Fence fence;
+  };
+  void updateLargestFree();
+  PoolBlock carve(std::map<std::int64_t, FreeBlock>::iterator free, std::int64_t offset,
+                  std::int64_t bytes, std::int64_t need);
+
+  std::int64_t m_alignment;
+  std::map<std::int64_t, FreeBlock> m_free;     // by offset
+  std::map<std::int64_t, std::int64_t> m_live;  // offset -> reserved bytes
+  PoolStats m_stats;
+};
+
+}  // namespace swapscope::rt

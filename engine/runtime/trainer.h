@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/// @brief The training loop on a SwapExecutor: shuffled minibatches (the last incomplete one of
+/// an epoch is dropped), SGD, evaluation on a test split, and weight files.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/dataset.h"
+#include "runtime/executor.h"
+
+namespace swapscope::rt {
+
+struct TrainConfig {
+  std::int64_t iterations = 0;  ///< if > 0: run this many iterations
+  std::int64_t epochs = 0;      ///< otherwise: this many passes over the training set
+  SgdConfig sgd;
+  std::uint64_t seed = 1;  ///< shuffling
+  bool shuffle = true;
+};
+
+struct TrainProgress {
+  std::int64_t iteration = 0;  ///< completed
+  std::int64_t total = 0;
+  float loss = 0;           ///< of the latest iteration
+  double images_per_s = 0;  ///< so far
+};
+
+struct TrainResult {
+  std::int64_t iterations = 0;
+  std::int64_t images = 0;
+  double seconds = 0;  ///< training iterations only (evaluation excluded)
+  double images_per_s = 0;
+  float first_loss = 0, final_loss = 0;
+  double mean_loss_last_epoch_or_run = 0;  ///< mean over the last min(iterations, 100)
+  std::int64_t offload_bytes = 0, prefetch_bytes = 0, load_bytes = 0;
+  std::int64_t stall_ns = 0;
+  bool cancelled = false;
+  IterationRecord last_iteration;  ///< the timeline of the last iteration
+};
+
+struct EvalResult {
+  std::int64_t samples = 0;
+  std::int64_t correct = 0;
+  double loss = 0;  ///< mean
+  double accuracy() const {
+    return samples ? static_cast<double>(correct) / static_cast<double>(samples) : 0.0;
+  }
+};
+
+using ProgressFn = std::function<void(const TrainProgress&)>;
+
+/// Trains on `data`. `progress` is called after each iteration; `cancel`, when set, stops after
+/// the current iteration (result.cancelled).
+TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& config,
+                  const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+/// Top-1 accuracy and mean loss over all of `data`, in minibatches of the executor's k.
+EvalResult evaluate(SwapExecutor& ex, const Dataset& data);
+
+/// Weight files: "SWSWGT01", the network's structure hash, then each layer's learnable values
+/// and running statistics by name. Loading checks the hash, every name and every size.
+void saveWeights(const std::string& path, const Network& net,
+                 const std::vector<std::vector<float>>& weights,
+                 const std::vector<std::vector<float>>& running_stats);
+struct WeightFile {
+  std::vector<std::vector<float>> weights, running_stats;
+};
+WeightFile loadWeights(const std::string& path, const Network& net);
+
+}  // namespace swapscope::rt

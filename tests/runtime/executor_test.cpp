@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+// The swap executor on the CPU backend: plans refused with their shortfall, the measured pool
+// high-water mark against the analyzer, bit-identical weights whatever the swap set, a timeline
+// where offloads overlap compute, and training that learns.
+#include "runtime/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "analysis/network_analysis.h"
+#include "graph/builder.h"
+#include "graph/zoo.h"
+#include "runtime/cpu/cpu_device.h"
+#include "runtime/dataset.h"
+#include "runtime/trainer.h"
+
+namespace swapscope::rt {
+namespace {
+
+/// One network with every layer kind: conv, bn, relu, both poolings, concat, add, adaptive
+/// pooling, flatten, dropout, linear and the loss.
+Network everyKind() {
+  NetworkBuilder b("every-kind");
+  auto x = b.input("data", Shape{{3, 12, 12}});
+  x = b.conv("conv1", x, 8, 3, 1, 1, /*bias=*/true);
+  x = b.batchNorm("bn1", x);
+  x = b.relu("relu1", x);
+  x = b.maxPool("pool1", x, 3, 2, 1);
+  auto left = b.conv("left", x, 4, 1);
+  auto right = b.relu("right.relu", b.conv("right", x, 4, 3, 1, 1));
+  auto cat = b.concat("cat", {left, right});
+  auto sum = b.add("sum", {cat, x});
+  x = b.relu("relu2", sum);
+  x = b.avgPool("pool2", x, 2, 2);
+  x = b.adaptiveAvgPool("gap", x, 2, 2);
+  x = b.flatten("flat", x);
+  x = b.dropout("drop", x, 0.25);
+  x = b.linear("fc", x, 10);
+  b.loss("loss", x);
+  return std::move(b).build();
+}
+
+std::int64_t analyzerPeak(const Network& net, SwapPolicy policy, std::int64_t k) {
+  const auto costs = computeLayerCosts(net);
+  return planMemory(net, costs, makeSwapSet(policy, net, costs)).curve.peak(k);
+}
+
+SwapSet swapSet(const Network& net, SwapPolicy policy) {
+  return makeSwapSet(policy, net, computeLayerCosts(net));
+}
+
+TEST(SwapExecutor, RefusesAPlanBelowItsPeakWithTheShortfallAndStep) {
+  const Network net = buildZooModel("fmnist-cnn", {});
+  const std::int64_t k = 32;
+  const std::int64_t peak = analyzerPeak(net, SwapPolicy::KeepAll, k);
+  auto device = createCpuDevice();
+  try {
+    SwapExecutor ex(*device, net, k, swapSet(net, SwapPolicy::KeepAll), peak - 1000);
+    FAIL() << "a budget 1000 bytes short was accepted";
+  } catch (const PlanDoesNotFit& e) {
+    EXPECT_EQ(e.shortfall(), 1000);
+    EXPECT_GT(e.step(), 0);
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("1000 bytes short"), std::string::npos) << e.what();
+  }
+  // The same budget suffices once the FMs are swapped.
+  EXPECT_LT(analyzerPeak(net, SwapPolicy::SwapAll, k), peak - 1000);
+  EXPECT_NO_THROW(SwapExecutor(*device, net, k, swapSet(net, SwapPolicy::SwapAll), peak - 1000));
+}
+
+struct PolicyCase {
+  SwapPolicy policy;
+  double slack;  ///< budget = peak * slack
+};
+
+class HighWater : public ::testing::TestWithParam<PolicyCase> {};
+
+TEST_P(HighWater, MeasuredPoolHighWaterEqualsTheAnalyzersPeak) {
+  const Network net = everyKind();
+  const std::int64_t k = 6;
+  const std::int64_t peak = analyzerPeak(net, GetParam().policy, k);
+  const auto budget = static_cast<std::int64_t>(static_cast<double>(peak) * GetParam().slack);
+  auto device = createCpuDevice();
+  SwapExecutor ex(*device, net, k, swapSet(net, GetParam().policy), budget);
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, 2 * k, 3);
+  for (int it = 0; it < 2; ++it) {
+    ex.trainIteration(data.images.data() + it * k * net.sampleShape().numel(),
+                      data.labels.data() + it * k, static_cast<std::uint64_t>(it), {});
+    EXPECT_EQ(ex.poolStats().high_water, peak) << "iteration " << it;
+  }
+  evaluate(ex, data);
+  EXPECT_EQ(ex.poolStats().high_water, peak) << "evaluation stays within the training peak";
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, HighWater,
+                         ::testing::Values(PolicyCase{SwapPolicy::KeepAll, 1.0},
+                                           PolicyCase{SwapPolicy::SwapAll, 1.0},
+                                           PolicyCase{SwapPolicy::SwapAll, 1.5},
+                                           PolicyCase{SwapPolicy::VdnnConv, 1.0},
+                                           PolicyCase{SwapPolicy::VdnnConv, 4.0}));
+
+TEST(SwapExecutor, ResNetHighWaterEqualsTheAnalyzersPeakUnderSwapAll) {
+  const Network net = buildZooModel("resnet20", {});
+  const std::int64_t k = 4;
+  const std::int64_t peak = analyzerPeak(net, SwapPolicy::SwapAll, k);
+  auto device = createCpuDevice();
+  SwapExecutor ex(*device, net, k, swapSet(net, SwapPolicy::SwapAll), 2 * peak);
+  EXPECT_GT(ex.hoistedPrefetches(), 0) << "with room to spare, prefetches move earlier";
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 3);
+  ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
+  EXPECT_EQ(ex.poolStats().high_water, peak);
+}
+
+std::vector<std::vector<float>> trainWeights(SwapPolicy policy, int iterations,
+                                             std::vector<std::vector<float>>* stats = nullptr) {
+  const Network net = everyKind();
+  const std::int64_t k = 5;
+  auto device = createCpuDevice();
+  SwapExecutor ex(*device, net, k, swapSet(net, policy), analyzerPeak(net, policy, k) + (1 << 20),
+                  {true, 11});
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, 4 * k, 5);
+  TrainConfig cfg;
+  cfg.iterations = iterations;
+  cfg.sgd.lr = 0.05f;
+  train(ex, data, cfg);
+  if (stats) *stats = ex.readRunningStats();
+  return ex.readWeights();
+}
+
+TEST(SwapExecutor, WeightsAreBitIdenticalUnderEveryPolicy) {
+  std::vector<std::vector<float>> keepStats, swapStats, vdnnStats;
+  const auto keep = trainWeights(SwapPolicy::KeepAll, 6, &keepStats);
+  const auto swap = trainWeights(SwapPolicy::SwapAll, 6, &swapStats);
+  const auto vdnn = trainWeights(SwapPolicy::VdnnConv, 6, &vdnnStats);
+  const auto before = trainWeights(SwapPolicy::KeepAll, 0 + 1);
+  ASSERT_EQ(keep.size(), swap.size());
+  ASSERT_EQ(keep.size(), vdnn.size());
+  bool changed = false;
+  for (std::size_t i = 0; i < keep.size(); ++i) {
+    ASSERT_EQ(keep[i].size(), swap[i].size());
+    EXPECT_EQ(0, std::memcmp(keep[i].data(), swap[i].data(), keep[i].size() * sizeof(float)))
+        << "tensor " << i << " differs between keep-all and swap-all";
+    EXPECT_EQ(0, std::memcmp(keep[i].data(), vdnn[i].data(), keep[i].size() * sizeof(float)))
+        << "tensor " << i << " differs between keep-all and vdnn-conv";
+    changed = changed || keep[i] != before[i];
+  }
+  EXPECT_TRUE(changed) << "training must move the weights for the comparison to mean anything";
+  EXPECT_EQ(keepStats, swapStats);
+  EXPECT_EQ(keepStats, vdnnStats);
+}
+
+TEST(SwapExecutor, TimelineShowsOffloadsOverlappingCompute) {
+  const Network net = buildZooModel("resnet20", {});
+  const std::int64_t k = 16;
+  auto device = createCpuDevice();
+  SwapExecutor ex(*device, net, k, swapSet(net, SwapPolicy::SwapAll),
+                  analyzerPeak(net, SwapPolicy::SwapAll, k));
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 3);
+  const IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
+
+  const int steps = ex.gmap().steps();
+  int computeOps = 0, offloads = 0, overlapping = 0;
+  std::int64_t offloaded = 0;
+  for (const TimelineOp& op : rec.ops) {
+    EXPECT_LE(op.start_ns, op.end_ns);
+    EXPECT_LE(op.end_ns, rec.duration_ns);
+    if (op.kind == TaskKind::Compute) ++computeOps;
+    if (op.kind != TaskKind::Offload) continue;
+    ++offloads;
+    offloaded += op.bytes;
+    EXPECT_EQ(op.stream, StreamKind::SwapOut);
+    for (const TimelineOp& c : rec.ops) {
+      if (c.kind == TaskKind::Compute && c.start_ns < op.end_ns && op.start_ns < c.end_ns) {
+        ++overlapping;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(computeOps, steps);
+  EXPECT_EQ(offloaded, rec.offload_bytes);
+  EXPECT_GT(offloads, 10);
+  EXPECT_GT(overlapping, 0) << "no offload ran while the compute stream was busy";
+  // Prefetches run in backward order on the swap-in stream.
+  int lastStep = 0;
+  for (const TimelineOp& op : rec.ops) {
+    if (op.kind != TaskKind::Prefetch || op.step == 1) continue;
+    EXPECT_EQ(op.stream, StreamKind::SwapIn);
+    EXPECT_GE(op.step, lastStep);
+    lastStep = op.step;
+  }
+  // Every swapped FM comes back: as many bytes in as out, plus the minibatch if it is swapped.
+  EXPECT_GE(rec.prefetch_bytes, rec.offload_bytes);
+  EXPECT_FALSE(rec.pool.empty());
+  std::int64_t maxPool = 0;
+  for (const PoolSample& s : rec.pool)
+    maxPool = std::max(maxPool, s.in_use);
+  EXPECT_EQ(maxPool, ex.predictedPeak());
+}
+
+TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
+  const Network net = buildZooModel("fmnist-cnn", {});
+  const std::int64_t k = 8;
+  auto device = createCpuDevice();
+  SwapExecutor ex(*device, net, k, swapSet(net, SwapPolicy::SwapAll),
+                  analyzerPeak(net, SwapPolicy::SwapAll, k));
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 9);
+  TrainConfig cfg;
+  cfg.iterations = 30;
+  cfg.sgd.lr = 0.005f;
+  const TrainResult r = train(ex, data, cfg);
+  EXPECT_EQ(r.iterations, 30);
+  EXPECT_LT(r.final_loss, 0.5f * r.first_loss) << "first " << r.first_loss;
+  const EvalResult before = evaluate(ex, data);
+  EXPECT_GE(before.accuracy(), 0.75) << "it memorises 8 samples";
+
+  const std::string path = ::testing::TempDir() + "/fmnist.weights";
+  saveWeights(path, net, ex.readWeights(), ex.readRunningStats());
+  auto device2 = createCpuDevice();
+  SwapExecutor fresh(*device2, net, k, swapSet(net, SwapPolicy::KeepAll),
+                     analyzerPeak(net, SwapPolicy::KeepAll, k));
+  const WeightFile f = loadWeights(path, net);
+  fresh.writeWeights(f.weights, f.running_stats);
+  const EvalResult after = evaluate(fresh, data);
+  EXPECT_EQ(after.correct, before.correct);
+  EXPECT_DOUBLE_EQ(after.loss, before.loss);
+
+  const Network other = buildZooModel("resnet20", {});
+  try {
+    loadWeights(path, other);
+    FAIL() << "weights of another network were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("resnet20"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Devices, OpeningADeviceThatIsNotThereIsAClearError) {
+  EXPECT_EQ(openDevice("cpu")->backendName(), "cpu");
+  EXPECT_EQ(openDevice("cpu:0")->backendName(), "cpu");
+  for (const char* spec : {"cpu:1", "cpu:x", "tpu", "cuda:3"}) {
+    try {
+      openDevice(spec);
+      FAIL() << spec << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(spec), std::string::npos) << e.what();
+    }
+  }
+  const auto backends = listBackends();
+  ASSERT_EQ(backends.size(), 2u);
+  EXPECT_TRUE(backends[0].available);
+  EXPECT_FALSE(backends[1].detail.empty());
+}
+
+}  // namespace
+}  // namespace swapscope::rt
