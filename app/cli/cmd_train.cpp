@@ -147,6 +147,12 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     cfg.sgd.weight_decay = static_cast<float>(parseDouble(*v, "--weight-decay", 0, 1));
   }
 
+  // The engine.
+  const std::unique_ptr<rt::Device> device = rt::openDevice(args.value("--device").value_or("cpu"));
+  const auto costs = computeLayerCosts(net);
+  rt::ExecutorOptions options;
+  options.seed = seed;
+  rt::SwapExecutor ex(*device, net, k, makeSwapSet(*policy, net, costs), budget, options);
   // Data.
   rt::TrainTest data;
   bool hasTest = false;
@@ -161,12 +167,6 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     data.train = rt::syntheticDataset(net.sampleShape(), net.classes(), count, seed);
   }
 
-  // The engine.
-  const std::unique_ptr<rt::Device> device = rt::openDevice(args.value("--device").value_or("cpu"));
-  const auto costs = computeLayerCosts(net);
-  rt::ExecutorOptions options;
-  options.seed = seed;
-  rt::SwapExecutor ex(*device, net, k, makeSwapSet(*policy, net, costs), budget, options);
   if (auto f = args.value("--load-weights")) {
     const rt::WeightFile w = rt::loadWeights(*f, net);
     ex.writeWeights(w.weights, w.running_stats);
@@ -220,7 +220,13 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
                              {"offload_bytes", r.offload_bytes},
                              {"prefetch_bytes", r.prefetch_bytes},
                              {"load_bytes", r.load_bytes},
-                             {"stall_seconds", static_cast<double>(r.stall_ns) * 1e-9}};
+                             {"stall_seconds", static_cast<double>(r.stall_ns) * 1e-9},
+        {"last_iteration",
+         {{"seconds", static_cast<double>(r.last_iteration.duration_ns) * 1e-9},
+          {"stall_seconds", static_cast<double>(r.last_iteration.stall_total_ns) * 1e-9},
+          {"offload_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)},
+          {"prefetch_overlap",
+           rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)}}}};
     if (test) {
       j["test"] = {
           {"samples", test->samples}, {"accuracy", test->accuracy()}, {"loss", test->loss}};
@@ -247,6 +253,13 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
       << std::setprecision(1)
       << (r.seconds > 0 ? 100.0 * static_cast<double>(r.stall_ns) * 1e-9 / r.seconds : 0.0)
       << " % of training time)\n";
+  if (r.offload_bytes > 0) {
+    out << "  overlap (last iter) offloads "
+        << 100.0 * rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)
+        << " %, prefetches "
+        << 100.0 * rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)
+        << " % of their time ran beside compute\n";
+  }
   return kExitOk;
 }
 

@@ -72,6 +72,7 @@ struct SwapExecutor::Impl {
   // Per buffer.
   std::vector<std::optional<PoolBlock>> blocks;
   std::vector<Fence> lastUse;
+  std::vector<Fence> pending;  // per buffer: what its memory's previous users must finish
   std::vector<std::uint64_t> offloadSeq;
   std::vector<HostMemory> hostStore;
   // Per layer: buffer indices (-1 where none).
@@ -115,7 +116,9 @@ struct SwapExecutor::Impl {
                       formatBytes(bytes) + ", " + formatBytes(s.capacity - s.reserved) +
                       " are free but the largest free block is " + formatBytes(s.largest_free));
     }
-    device.hostWait(block->fence);
+    // The memory's previous users must finish before its first new user starts; that user's
+    // task waits for them on the device (the host never blocks).
+    pending[static_cast<std::size_t>(buffer)] = block->fence;
     blocks[static_cast<std::size_t>(buffer)] = block;
     lastUse[static_cast<std::size_t>(buffer)] = Fence{};
   }
@@ -208,24 +211,28 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   std::optional<DryRunFailure> failure;
   std::int64_t alignment = device.poolAlignment();
   bool placed = false;
-  // Placed ahead: the device's preferred alignment, then fp32's (no padding at all).
-  for (const std::int64_t align : {device.poolAlignment(), kFloatBytes}) {
-    for (const bool hoist : {true, false}) {
-      if (placed || (hoist && hoisted == 0)) continue;
-      im.schedule = buildSchedule(hoist);
-      m_hoisted = hoist ? hoisted : 0;
-      std::vector<GmapOp> all = im.setup;
-      all.insert(all.end(), im.schedule.begin(), im.schedule.end());
-      Placement placement = planPlacement(m_gmap, all, k, align);
-      if (placement.extent <= budget) {
-        im.offsets = std::move(placement.offsets);
-        alignment = align;
-        placed = true;
-      } else {
-        bestExtent = bestExtent == 0 ? placement.extent : std::min(bestExtent, placement.extent);
+  // Placed ahead: with offloaded memory kept from reuse for a few steps while the budget has
+  // room for it, with the device's preferred alignment, then fp32's (no padding at all).
+  for (const int delay : {4, 1, 0})
+    for (const std::int64_t align : {device.poolAlignment(), kFloatBytes}) {
+      for (const bool hoist : {true, false}) {
+        if (placed || (hoist && hoisted == 0) || (delay > 0 && align != device.poolAlignment()))
+          continue;
+        im.schedule = buildSchedule(hoist);
+        m_hoisted = hoist ? hoisted : 0;
+        std::vector<GmapOp> all = im.setup;
+        all.insert(all.end(), im.schedule.begin(), im.schedule.end());
+        Placement placement = planPlacement(m_gmap, all, k, align, delay);
+        if (placement.extent <= budget) {
+          im.offsets = std::move(placement.offsets);
+          alignment = align;
+          m_reuseDelay = delay;
+          placed = true;
+        } else if (delay == 0) {
+          bestExtent = bestExtent == 0 ? placement.extent : std::min(bestExtent, placement.extent);
+        }
       }
     }
-  }
   // Otherwise at run time by best fit, if a dry run shows it fits.
   for (const bool hoist : {true, false}) {
     if (placed || (hoist && hoisted == 0)) continue;
@@ -292,6 +299,7 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   }
   im.blocks.assign(m_gmap.buffers.size(), std::nullopt);
   im.lastUse.assign(m_gmap.buffers.size(), Fence{});
+  im.pending.assign(m_gmap.buffers.size(), Fence{});
   im.offloadSeq.assign(m_gmap.buffers.size(), 0);
   im.hostStore.resize(m_gmap.buffers.size());
   for (std::size_t b = 0; b < m_gmap.buffers.size(); ++b) {
@@ -427,8 +435,8 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         break;
       case GmapOpKind::Offload: {
         const std::int64_t bytes = im.bytesOf(b);
-        Fence wait{};
-        wait[0] = im.lastUse[b][0];
+        Fence wait = im.pending[b];
+        wait[0] = std::max(wait[0], im.lastUse[b][0]);
         const auto seq = m_device.copy(StreamKind::SwapOut, im.hostStore[b].get(), im.ptr(b), bytes,
                                        wait, {TaskKind::Offload, op.step, b, bytes});
         im.use(b, StreamKind::SwapOut, seq);
@@ -439,7 +447,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
       case GmapOpKind::Prefetch: {
         const std::int64_t bytes = im.bytesOf(b);
         const void* src = nullptr;
-        Fence wait{};
+        Fence wait = im.pending[b];
         if (b == im.labels) {
           src = labels;
           rec.load_bytes += bytes;
@@ -452,7 +460,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
           }
         } else {
           src = im.hostStore[b].get();
-          wait[1] = im.offloadSeq[b];
+          wait[1] = std::max(wait[1], im.offloadSeq[b]);
           rec.prefetch_bytes += bytes;
         }
         const auto seq = m_device.copy(StreamKind::SwapIn, im.ptr(b), src, bytes, wait,
@@ -490,8 +498,10 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
           }
         }
         Fence wait{};
-        for (int t : m_gmap.step_touches[s])
+        for (int t : m_gmap.step_touches[s]) {
           wait[2] = std::max(wait[2], im.lastUse[t][2]);
+          wait = fenceMax(wait, im.pending[t]);
+        }
         LayerKernel* kernel = im.kernels[layer].get();
         const bool active = !backward || cost.backward_active;
         const auto seq = m_device.submit(StreamKind::Compute, wait,
@@ -579,6 +589,24 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   return rec;
 }
 
+double overlapWithCompute(const IterationRecord& rec, TaskKind kind) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> busy;
+  for (const TimelineOp& op : rec.ops) {
+    if (op.stream == StreamKind::Compute) busy.emplace_back(op.start_ns, op.end_ns);
+  }
+  std::sort(busy.begin(), busy.end());
+  std::int64_t total = 0, hidden = 0;
+  for (const TimelineOp& op : rec.ops) {
+    if (op.kind != kind || op.stream == StreamKind::Compute) continue;
+    total += op.end_ns - op.start_ns;
+    for (const auto& [lo, hi] : busy) {
+      if (lo >= op.end_ns) break;
+      hidden += std::max<std::int64_t>(0, std::min(hi, op.end_ns) - std::max(lo, op.start_ns));
+    }
+  }
+  return total > 0 ? static_cast<double>(hidden) / static_cast<double>(total) : 0.0;
+}
+
 EvalBatch SwapExecutor::evaluate(const float* images, const std::int32_t* labels,
                                  std::int64_t count) {
   Impl& im = *m_impl;
@@ -602,8 +630,9 @@ EvalBatch SwapExecutor::evaluate(const float* images, const std::int32_t* labels
   im.allocate(im.fm[input], 1, false);
   {
     const std::int64_t bytes = im.bytesOf(im.fm[input]);
-    const auto seq = m_device.copy(StreamKind::SwapIn, im.ptr(im.fm[input]), images, bytes, {},
-                                   {TaskKind::Prefetch, 1, im.fm[input], bytes});
+    const auto seq =
+        m_device.copy(StreamKind::SwapIn, im.ptr(im.fm[input]), images, bytes,
+                      im.pending[im.fm[input]], {TaskKind::Prefetch, 1, im.fm[input], bytes});
     im.use(im.fm[input], StreamKind::SwapIn, seq);
   }
   for (int s = 1; s <= n; ++s) {
@@ -616,7 +645,7 @@ EvalBatch SwapExecutor::evaluate(const float* images, const std::int32_t* labels
       a.in.push_back(im.ptr(im.fm[src]));
       wait = fenceMax(wait, im.lastUse[im.fm[src]]);
     }
-    wait[0] = 0;
+    wait = fenceMax(wait, im.pending[im.fm[layer]]);
     a.out = im.ptr(im.fm[layer]);
     a.weights = im.ptr(im.weights[layer]);
     a.running_stats = im.ptr(im.runningStats[layer]);

@@ -74,6 +74,10 @@ struct IterationRecord {
   std::int64_t load_bytes = 0;      ///< the minibatch and labels
 };
 
+/// The share of the time tasks of `kind` ran while the compute stream was busy (0..1; 0 when
+/// there are none): how much of the swapping the timeline hides behind compute.
+double overlapWithCompute(const IterationRecord& rec, TaskKind kind);
+
 struct EvalBatch {
   std::int64_t correct = 0;
   double loss_sum = 0;  ///< sum of the per-sample losses
@@ -100,6 +104,8 @@ class SwapExecutor {
   std::int64_t predictedPeak() const { return m_curve.peak(m_k); }
   /// Steps each prefetch was moved to (GMAP step -> executed step), for docs and tests.
   int hoistedPrefetches() const { return m_hoisted; }
+  /// Steps an offloaded FM's memory is kept from reuse after its release (0 at a tight budget).
+  int reuseDelay() const { return m_reuseDelay; }
   const PoolStats& poolStats() const;
   Device& device() { return m_device; }
 
@@ -125,6 +131,7 @@ class SwapExecutor {
   Gmap m_gmap;
   MemoryCurve m_curve;
   int m_hoisted = 0;
+  int m_reuseDelay = 0;
 };
 
 }  // namespace swapscope::rt

@@ -7,7 +7,7 @@
 namespace swapscope::rt {
 
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                        std::int64_t alignment) {
+                        std::int64_t alignment, int delay) {
   struct Instance {
     std::int64_t size;
     std::size_t start, end;  // op indices; end exclusive (the release), max when never released
@@ -28,6 +28,25 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       const std::size_t j = open[static_cast<std::size_t>(op.buffer)];
       if (j != std::numeric_limits<std::size_t>::max()) inst[j].end = i;
       open[static_cast<std::size_t>(op.buffer)] = std::numeric_limits<std::size_t>::max();
+    }
+  }
+  if (delay > 0) {
+    // The first op index of every step, to move the end of a delayed release.
+    std::vector<std::size_t> stepStart(static_cast<std::size_t>(gmap.steps() + 3), ops.size());
+    for (std::size_t i = ops.size(); i-- > 0;)
+      stepStart[static_cast<std::size_t>(ops[i].step)] = i;
+    for (std::size_t s = stepStart.size() - 1; s-- > 0;)
+      stepStart[s] = std::min(stepStart[s], stepStart[s + 1]);
+    std::vector<bool> offloaded(gmap.buffers.size(), false);
+    for (const GmapOp& op : ops) {
+      if (op.kind == GmapOpKind::Offload) offloaded[static_cast<std::size_t>(op.buffer)] = true;
+    }
+    for (Instance& in : inst) {
+      if (in.end >= ops.size()) continue;
+      const GmapOp& release = ops[in.end];
+      if (!offloaded[static_cast<std::size_t>(release.buffer)]) continue;
+      const auto s = static_cast<std::size_t>(std::min(release.step + delay, gmap.steps() + 2));
+      in.end = std::max(in.end, stepStart[s]);
     }
   }
   std::vector<std::size_t> order(inst.size());

@@ -20,7 +20,12 @@ struct Placement {
 
 /// Places the Allocate ops of `ops` (an allocation lives until the Release of its buffer, or to
 /// the end). Sizes are the buffers' sizes at k rounded up to `alignment`.
+///
+/// `delay` > 0 keeps the memory of offloaded feature maps out of reuse for that many more steps
+/// after their release: their offload is then likely done before anyone needs the bytes, so
+/// compute does not wait for it. It costs pool space, so the executor uses it only where the
+/// budget has room.
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                        std::int64_t alignment);
+                        std::int64_t alignment, int delay = 0);
 
 }  // namespace swapscope::rt
