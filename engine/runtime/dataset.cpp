@@ -137,10 +137,14 @@ Dataset readIdxDataset(const std::string& imagesPath, const std::string& labelsP
 
 TrainTest loadFashionMnist(const std::string& dir) {
   constexpr float kMean = 0.2860f, kStd = 0.3530f;
-  TrainTest t{readIdxDataset(existing(dir, "train-images-idx3-ubyte"),
-                             existing(dir, "train-labels-idx1-ubyte"), 10, kMean, kStd),
-              readIdxDataset(existing(dir, "t10k-images-idx3-ubyte"),
-                             existing(dir, "t10k-labels-idx1-ubyte"), 10, kMean, kStd)};
+  // Resolve the four paths in order, so the first missing one is the one reported.
+  const std::string trainImages = existing(dir, "train-images-idx3-ubyte");
+  const std::string trainLabels = existing(dir, "train-labels-idx1-ubyte");
+  const std::string testImages = existing(dir, "t10k-images-idx3-ubyte");
+  const std::string testLabels = existing(dir, "t10k-labels-idx1-ubyte");
+  TrainTest t;
+  t.train = readIdxDataset(trainImages, trainLabels, 10, kMean, kStd);
+  t.test = readIdxDataset(testImages, testLabels, 10, kMean, kStd);
   t.train.name = "fashion-mnist/train";
   t.test.name = "fashion-mnist/test";
   return t;
