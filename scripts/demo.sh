@@ -30,3 +30,9 @@ say "swapscope analyze --net resnet56.json --batch 128 --budget 1GiB --json  (se
 # Bad input gets a clear message and exit code 2.
 say "swapscope analyze --model resnet18 --batch 8 --budget '12 parsecs'"
 "$swapscope" analyze --model resnet18 --batch 8 --budget "12 parsecs" || echo "(exit code $?)"
+
+# Train the Fashion-MNIST CNN on the real data set with every FM swapped, in a 24 MiB pool.
+step train --model fmnist-cnn --data fashion-mnist --batch 64 --iters 300 --budget 24MiB --policy swap-all
+# A pool smaller than the plan's peak is refused before training, with the shortfall.
+say "swapscope train --model fmnist-cnn --data fashion-mnist --batch 64 --iters 300 --budget 16MiB --policy swap-all"
+"$swapscope" train --model fmnist-cnn --data fashion-mnist --batch 64 --iters 300 --budget 16MiB --policy swap-all || echo "(exit code $?)"
