@@ -244,12 +244,8 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   }
   std::optional<std::int64_t> budget;
   if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");
-  const std::string policyName = args.value("--policy").value_or("keep-all");
-  const auto policy = swapPolicyFromName(policyName);
-  if (!policy) {
-    throwBadInput("--policy: unknown policy '" + policyName +
-                  "' (choose keep-all, swap-all or vdnn-conv)");
-  }
+  const SwapPolicy policy = policyOption(args);
+  const std::string policyName(swapPolicyName(policy));
   if (auto file = args.value("--dump-net")) writeNetworkFile(net, *file);
 
   const NetworkAnalysis a = analyzeNetwork(net);
@@ -265,12 +261,12 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   }
   MemoryPlan vdnn;
   const MemoryPlan* chosen = &a.keep_all;
-  if (*policy == SwapPolicy::SwapAll) chosen = &a.swap_all;
-  if (*policy == SwapPolicy::VdnnConv) {
+  if (policy == SwapPolicy::SwapAll) chosen = &a.swap_all;
+  if (policy == SwapPolicy::VdnnConv) {
     vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
     chosen = &vdnn;
   }
-  const Context c{net, a, *chosen, *policy, k, budget, args.has("--gmap")};
+  const Context c{net, a, *chosen, policy, k, budget, args.has("--gmap")};
   if (args.has("--json")) {
     printJson(c, out);
   } else {

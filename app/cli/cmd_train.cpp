@@ -125,12 +125,8 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     throwBadInput("give exactly one of --iters N and --epochs E");
   }
   const std::int64_t budget = parseByteSize(args.required("--budget"), "--budget");
-  const std::string policyName = args.value("--policy").value_or("keep-all");
-  const auto policy = swapPolicyFromName(policyName);
-  if (!policy) {
-    throwBadInput("--policy: unknown policy '" + policyName +
-                  "' (choose keep-all, swap-all or vdnn-conv)");
-  }
+  const SwapPolicy policy = policyOption(args);
+  const std::string policyName(swapPolicyName(policy));
   rt::TrainConfig cfg;
   cfg.iterations = iters.value_or(0);
   cfg.epochs = epochs.value_or(0);
@@ -152,7 +148,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   const auto costs = computeLayerCosts(net);
   rt::ExecutorOptions options;
   options.seed = seed;
-  rt::SwapExecutor ex(*device, net, k, makeSwapSet(*policy, net, costs), budget, options);
+  rt::SwapExecutor ex(*device, net, k, makeSwapSet(policy, net, costs), budget, options);
   // Data.
   rt::TrainTest data;
   bool hasTest = false;
@@ -199,34 +195,34 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
 
   const rt::PoolStats& pool = ex.poolStats();
   if (json) {
-    nlohmann::ordered_json j{{"network", net.name()},
-                             {"device", device->deviceName()},
-                             {"data", data.train.name},
-                             {"batch", k},
-                             {"policy", policyName},
-                             {"budget", budget},
-                             {"iterations", r.iterations},
-                             {"cancelled", r.cancelled},
-                             {"seconds", r.seconds},
-                             {"images_per_s", r.images_per_s},
-                             {"first_loss", r.first_loss},
-                             {"final_loss", r.final_loss},
-                             {"mean_loss_recent", r.mean_loss_last_epoch_or_run},
-                             {"pool",
-                              {{"high_water", pool.high_water},
-                               {"predicted_peak", ex.predictedPeak()},
-                               {"high_water_end", pool.high_water_end},
-                               {"other_bytes", device->otherBytes()}}},
-                             {"offload_bytes", r.offload_bytes},
-                             {"prefetch_bytes", r.prefetch_bytes},
-                             {"load_bytes", r.load_bytes},
-                             {"stall_seconds", static_cast<double>(r.stall_ns) * 1e-9},
+    nlohmann::ordered_json j{
+        {"network", net.name()},
+        {"device", device->deviceName()},
+        {"data", data.train.name},
+        {"batch", k},
+        {"policy", policyName},
+        {"budget", budget},
+        {"iterations", r.iterations},
+        {"cancelled", r.cancelled},
+        {"seconds", r.seconds},
+        {"images_per_s", r.images_per_s},
+        {"first_loss", r.first_loss},
+        {"final_loss", r.final_loss},
+        {"mean_loss_recent", r.mean_loss_last_epoch_or_run},
+        {"pool",
+         {{"high_water", pool.high_water},
+          {"predicted_peak", ex.predictedPeak()},
+          {"high_water_end", pool.high_water_end},
+          {"other_bytes", device->otherBytes()}}},
+        {"offload_bytes", r.offload_bytes},
+        {"prefetch_bytes", r.prefetch_bytes},
+        {"load_bytes", r.load_bytes},
+        {"stall_seconds", static_cast<double>(r.stall_ns) * 1e-9},
         {"last_iteration",
          {{"seconds", static_cast<double>(r.last_iteration.duration_ns) * 1e-9},
           {"stall_seconds", static_cast<double>(r.last_iteration.stall_total_ns) * 1e-9},
           {"offload_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)},
-          {"prefetch_overlap",
-           rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)}}}};
+          {"prefetch_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)}}}};
     if (test) {
       j["test"] = {
           {"samples", test->samples}, {"accuracy", test->accuracy()}, {"loss", test->loss}};

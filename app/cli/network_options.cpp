@@ -51,4 +51,14 @@ Network loadNetwork(const ArgParser& args) {
   return buildZooModel(*model, options);
 }
 
+SwapPolicy policyOption(const ArgParser& args) {
+  const std::string name = args.value("--policy").value_or("keep-all");
+  const auto policy = swapPolicyFromName(name);
+  if (!policy) {
+    throwBadInput("--policy: unknown policy '" + name +
+                  "' (choose keep-all, swap-all or vdnn-conv)");
+  }
+  return *policy;
+}
+
 }  // namespace swapscope::cli

@@ -3,6 +3,7 @@
 /// --input CxHxW and --classes N for zoo models.
 #pragma once
 
+#include "analysis/swap_policy.h"
 #include "cli/args.h"
 #include "graph/network.h"
 
@@ -11,6 +12,8 @@ namespace swapscope::cli {
 void addNetworkOptions(ArgParser& args);
 /// Builds the zoo model or reads the network file the options name; Error(BadInput) otherwise.
 Network loadNetwork(const ArgParser& args);
+/// The --policy option (default keep-all); Error(BadInput) naming the choices otherwise.
+SwapPolicy policyOption(const ArgParser& args);
 /// Parses "3x224x224" (or "784" for flat inputs); Error(BadInput) naming `what`.
 Shape parseShape(const std::string& text, const std::string& what);
 

@@ -89,17 +89,77 @@ class DnnlKernel : public LayerKernel {
 };
 
 // ---------------------------------------------------------------------------------------------
-class ConvKernel final : public DnnlKernel {
+/// Convolution and inner product share their shape: forward with bias, backward data (where the
+/// input needs a gradient) and backward weights with the bias gradient.
+template <typename Fwd, typename BwdData, typename BwdWeights>
+class MatmulKernel : public DnnlKernel {
  public:
-  ConvKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k) : DnnlKernel(ctx) {
+  void forward(const KernelArgs& a) override {
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
+                                         {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
+                                         {DNNL_ARG_DST, mem(m_dst, a.out)}};
+    if (m_bias) args.emplace(DNNL_ARG_BIAS, mem(m_biasMd, a.weights + m_weightElems));
+    exec(m_fwd, m_fwdPd, std::move(args));
+  }
+
+  void backward(const KernelArgs& a) override {
+    if (a.in_grad[0]) {
+      exec(m_bwdData, m_bwdDataPd,
+           {{DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
+            {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
+            {DNNL_ARG_DIFF_SRC, mem(m_src, gradTarget(a, 0))}});
+      finishGrad(a, 0, m_inElems);
+    }
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
+                                         {DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
+                                         {DNNL_ARG_DIFF_WEIGHTS, mem(m_wei, a.weight_grad)}};
+    if (m_bias) args.emplace(DNNL_ARG_DIFF_BIAS, mem(m_biasMd, a.weight_grad + m_weightElems));
+    exec(m_bwdWei, m_bwdWeiPd, std::move(args));
+  }
+
+ protected:
+  MatmulKernel(CpuContext& ctx, std::int64_t inElems, std::int64_t weightElems, bool bias)
+      : DnnlKernel(ctx), m_inElems(inElems), m_weightElems(weightElems), m_bias(bias) {}
+
+  /// Call from the derived constructor once the descriptors are set.
+  void create(typename Fwd::primitive_desc fwd, typename BwdData::primitive_desc bwdData,
+              typename BwdWeights::primitive_desc bwdWeights) {
+    m_fwdPd = std::move(fwd);
+    m_bwdDataPd = std::move(bwdData);
+    m_bwdWeiPd = std::move(bwdWeights);
+    m_fwd = Fwd(m_fwdPd);
+    m_bwdData = BwdData(m_bwdDataPd);
+    m_bwdWei = BwdWeights(m_bwdWeiPd);
+    reserve(m_fwdPd);
+    reserve(m_bwdDataPd);
+    reserve(m_bwdWeiPd);
+    reserveGradTemp(m_inElems);
+  }
+
+  memory::desc m_src, m_dst, m_wei, m_biasMd;
+  typename Fwd::primitive_desc m_fwdPd;
+
+ private:
+  typename BwdData::primitive_desc m_bwdDataPd;
+  typename BwdWeights::primitive_desc m_bwdWeiPd;
+  dnnl::primitive m_fwd, m_bwdData, m_bwdWei;
+  std::int64_t m_inElems = 0, m_weightElems = 0;
+  bool m_bias = false;
+};
+
+class ConvKernel final
+    : public MatmulKernel<dnnl::convolution_forward, dnnl::convolution_backward_data,
+                          dnnl::convolution_backward_weights> {
+ public:
+  ConvKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k)
+      : MatmulKernel(ctx, k * net.inputShape(layer).numel(), weightCount(net, layer),
+                     net.layer(layer).as<Conv2dAttrs>().bias) {
     const auto& a = net.layer(layer).as<Conv2dAttrs>();
     const Shape& in = net.inputShape(layer);
     const Shape& out = net.outputShape(layer);
     const std::int64_t c = in.channels(), o = a.out_channels, g = a.groups;
-    m_inElems = k * in.numel();
-    m_weightElems = o * (c / g) * a.kernel_h * a.kernel_w;
-    m_bias = a.bias;
     const memory::dims strides{a.stride_h, a.stride_w}, padL{a.pad_h, a.pad_w};
+    // oneDNN's right padding makes the output extent come out as PyTorch's (it may be negative).
     const memory::dims padR{(out.height() - 1) * a.stride_h + a.kernel_h - in.height() - a.pad_h,
                             (out.width() - 1) * a.stride_w + a.kernel_w - in.width() - a.pad_w};
     m_src = plainDesc(batchDims(k, in));
@@ -109,113 +169,41 @@ class ConvKernel final : public DnnlKernel {
     m_biasMd = a.bias ? plainDesc({o}) : memory::desc();
     const auto attr = userScratchpad();
     const auto algo = dnnl::algorithm::convolution_direct;
-    m_fwdPd = {{dnnl::prop_kind::forward_training, algo, m_src, m_wei, m_biasMd, m_dst, strides,
-                padL, padR},
-               attr,
-               ctx.engine};
-    m_bwdDataPd = {{algo, m_src, m_wei, m_dst, strides, padL, padR}, attr, ctx.engine, m_fwdPd};
-    m_bwdWeiPd = {
-        {algo, m_src, m_wei, m_biasMd, m_dst, strides, padL, padR}, attr, ctx.engine, m_fwdPd};
-    m_fwd = dnnl::convolution_forward(m_fwdPd);
-    m_bwdData = dnnl::convolution_backward_data(m_bwdDataPd);
-    m_bwdWei = dnnl::convolution_backward_weights(m_bwdWeiPd);
-    reserve(m_fwdPd);
-    reserve(m_bwdDataPd);
-    reserve(m_bwdWeiPd);
-    reserveGradTemp(m_inElems);
-  }
-
-  void forward(const KernelArgs& a) override {
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
-                                         {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
-                                         {DNNL_ARG_DST, mem(m_dst, a.out)}};
-    if (m_bias) args.emplace(DNNL_ARG_BIAS, mem(m_biasMd, a.weights + m_weightElems));
-    exec(m_fwd, m_fwdPd, std::move(args));
-  }
-
-  void backward(const KernelArgs& a) override {
-    if (a.in_grad[0]) {
-      exec(m_bwdData, m_bwdDataPd,
-           {{DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
-            {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
-            {DNNL_ARG_DIFF_SRC, mem(m_src, gradTarget(a, 0))}});
-      finishGrad(a, 0, m_inElems);
-    }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
-                                         {DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
-                                         {DNNL_ARG_DIFF_WEIGHTS, mem(m_wei, a.weight_grad)}};
-    if (m_bias) args.emplace(DNNL_ARG_DIFF_BIAS, mem(m_biasMd, a.weight_grad + m_weightElems));
-    exec(m_bwdWei, m_bwdWeiPd, std::move(args));
+    dnnl::convolution_forward::primitive_desc fwd({dnnl::prop_kind::forward_training, algo, m_src,
+                                                   m_wei, m_biasMd, m_dst, strides, padL, padR},
+                                                  attr, ctx.engine);
+    create(fwd, {{algo, m_src, m_wei, m_dst, strides, padL, padR}, attr, ctx.engine, fwd},
+           {{algo, m_src, m_wei, m_biasMd, m_dst, strides, padL, padR}, attr, ctx.engine, fwd});
   }
 
  private:
-  memory::desc m_src, m_dst, m_wei, m_biasMd;
-  dnnl::convolution_forward::primitive_desc m_fwdPd;
-  dnnl::convolution_backward_data::primitive_desc m_bwdDataPd;
-  dnnl::convolution_backward_weights::primitive_desc m_bwdWeiPd;
-  dnnl::primitive m_fwd, m_bwdData, m_bwdWei;
-  std::int64_t m_inElems = 0, m_weightElems = 0;
-  bool m_bias = false;
+  static std::int64_t weightCount(const Network& net, int layer) {
+    const auto& a = net.layer(layer).as<Conv2dAttrs>();
+    return a.out_channels * (net.inputShape(layer).channels() / a.groups) * a.kernel_h * a.kernel_w;
+  }
 };
 
-// ---------------------------------------------------------------------------------------------
-class LinearKernel final : public DnnlKernel {
+class LinearKernel final
+    : public MatmulKernel<dnnl::inner_product_forward, dnnl::inner_product_backward_data,
+                          dnnl::inner_product_backward_weights> {
  public:
-  LinearKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k) : DnnlKernel(ctx) {
+  LinearKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k)
+      : MatmulKernel(
+            ctx, k * net.inputShape(layer).numel(),
+            net.inputShape(layer).numel() * net.layer(layer).as<LinearAttrs>().out_features,
+            net.layer(layer).as<LinearAttrs>().bias) {
     const auto& a = net.layer(layer).as<LinearAttrs>();
     const std::int64_t in = net.inputShape(layer).numel(), o = a.out_features;
-    m_inElems = k * in;
-    m_weightElems = o * in;
-    m_bias = a.bias;
     m_src = plainDesc({k, in});
     m_dst = plainDesc({k, o});
     m_wei = plainDesc({o, in});
     m_biasMd = a.bias ? plainDesc({o}) : memory::desc();
     const auto attr = userScratchpad();
-    m_fwdPd = {
-        {dnnl::prop_kind::forward_training, m_src, m_wei, m_biasMd, m_dst}, attr, ctx.engine};
-    m_bwdDataPd = {{m_src, m_wei, m_dst}, attr, ctx.engine, m_fwdPd};
-    m_bwdWeiPd = {{m_src, m_wei, m_biasMd, m_dst}, attr, ctx.engine, m_fwdPd};
-    m_fwd = dnnl::inner_product_forward(m_fwdPd);
-    m_bwdData = dnnl::inner_product_backward_data(m_bwdDataPd);
-    m_bwdWei = dnnl::inner_product_backward_weights(m_bwdWeiPd);
-    reserve(m_fwdPd);
-    reserve(m_bwdDataPd);
-    reserve(m_bwdWeiPd);
-    reserveGradTemp(m_inElems);
+    dnnl::inner_product_forward::primitive_desc fwd(
+        {dnnl::prop_kind::forward_training, m_src, m_wei, m_biasMd, m_dst}, attr, ctx.engine);
+    create(fwd, {{m_src, m_wei, m_dst}, attr, ctx.engine, fwd},
+           {{m_src, m_wei, m_biasMd, m_dst}, attr, ctx.engine, fwd});
   }
-
-  void forward(const KernelArgs& a) override {
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
-                                         {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
-                                         {DNNL_ARG_DST, mem(m_dst, a.out)}};
-    if (m_bias) args.emplace(DNNL_ARG_BIAS, mem(m_biasMd, a.weights + m_weightElems));
-    exec(m_fwd, m_fwdPd, std::move(args));
-  }
-
-  void backward(const KernelArgs& a) override {
-    if (a.in_grad[0]) {
-      exec(m_bwdData, m_bwdDataPd,
-           {{DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
-            {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
-            {DNNL_ARG_DIFF_SRC, mem(m_src, gradTarget(a, 0))}});
-      finishGrad(a, 0, m_inElems);
-    }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
-                                         {DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
-                                         {DNNL_ARG_DIFF_WEIGHTS, mem(m_wei, a.weight_grad)}};
-    if (m_bias) args.emplace(DNNL_ARG_DIFF_BIAS, mem(m_biasMd, a.weight_grad + m_weightElems));
-    exec(m_bwdWei, m_bwdWeiPd, std::move(args));
-  }
-
- private:
-  memory::desc m_src, m_dst, m_wei, m_biasMd;
-  dnnl::inner_product_forward::primitive_desc m_fwdPd;
-  dnnl::inner_product_backward_data::primitive_desc m_bwdDataPd;
-  dnnl::inner_product_backward_weights::primitive_desc m_bwdWeiPd;
-  dnnl::primitive m_fwd, m_bwdData, m_bwdWei;
-  std::int64_t m_inElems = 0, m_weightElems = 0;
-  bool m_bias = false;
 };
 
 // ---------------------------------------------------------------------------------------------
