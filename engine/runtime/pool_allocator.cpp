@@ -21,41 +21,58 @@ PoolAllocator::PoolAllocator(std::int64_t capacity, std::int64_t alignment)
 }
 
 std::optional<PoolBlock> PoolAllocator::allocate(std::int64_t bytes) {
-  if (bytes <= 0)
+  if (bytes <= 0) {
     throw Error(ErrorKind::Runtime, "pool allocation of " + std::to_string(bytes) + " bytes");
+  }
   if (bytes > m_stats.capacity) return std::nullopt;
   const std::int64_t need = (bytes + m_alignment - 1) & ~(m_alignment - 1);
-  auto best = m_free.end();
-  for (auto it = m_free.begin(); it != m_free.end(); ++it) {
-    if (it->second.bytes >= need && (best == m_free.end() || it->second.bytes < best->second.bytes))
-      best = it;
-  }
-  if (best == m_free.end()) return std::nullopt;
-  return carve(best, best->first, bytes, need);
+  // Best fit over runs of adjacent free pieces.
+  std::int64_t best = -1, bestSize = 0;
+  forEachRun([&](std::int64_t start, std::int64_t size) {
+    if (size >= need && (best < 0 || size < bestSize)) {
+      best = start;
+      bestSize = size;
+    }
+  });
+  if (best < 0) return std::nullopt;
+  return carve(best, bytes, need);
 }
 
 std::optional<PoolBlock> PoolAllocator::allocateAt(std::int64_t offset, std::int64_t bytes) {
-  if (bytes <= 0)
+  if (bytes <= 0) {
     throw Error(ErrorKind::Runtime, "pool allocation of " + std::to_string(bytes) + " bytes");
+  }
   const std::int64_t need = (bytes + m_alignment - 1) & ~(m_alignment - 1);
   if (offset < 0 || offset % m_alignment != 0) return std::nullopt;
+  // The range must be covered by adjacent free pieces.
   auto it = m_free.upper_bound(offset);
   if (it == m_free.begin()) return std::nullopt;
   --it;
-  if (it->first + it->second.bytes < offset + need) return std::nullopt;
-  return carve(it, offset, bytes, need);
+  std::int64_t covered = it->first;
+  for (; it != m_free.end() && it->first == covered && covered < offset + need; ++it)
+    covered += it->second.bytes;
+  if (covered < offset + need) return std::nullopt;
+  return carve(offset, bytes, need);
 }
 
-PoolBlock PoolAllocator::carve(std::map<std::int64_t, FreeBlock>::iterator free,
-                               std::int64_t offset, std::int64_t bytes, std::int64_t need) {
-  const std::int64_t start = free->first, end = free->first + free->second.bytes;
-  const Fence fence = free->second.fence;
-  m_free.erase(free);
-  if (offset > start) m_free.emplace(start, FreeBlock{offset - start, fence});
-  if (offset + need < end) m_free.emplace(offset + need, FreeBlock{end - offset - need, fence});
+PoolBlock PoolAllocator::carve(std::int64_t offset, std::int64_t bytes, std::int64_t need) {
+  // Take [offset, offset + need) out of the pieces that cover it; the block must wait for the
+  // last users of every piece it takes bytes from, and of no other.
+  Fence fence{};
+  auto it = std::prev(m_free.upper_bound(offset));
+  while (it != m_free.end() && it->first < offset + need) {
+    const std::int64_t start = it->first, end = it->first + it->second.bytes;
+    const FreeBlock piece = it->second;
+    fence = fenceMax(fence, piece.fence);
+    it = m_free.erase(it);
+    if (start < offset) m_free.emplace(start, FreeBlock{offset - start, piece.fence});
+    if (end > offset + need) {
+      m_free.emplace(offset + need, FreeBlock{end - offset - need, piece.fence});
+      break;
+    }
+  }
   PoolBlock block{offset, bytes, need, fence};
   m_live.emplace(offset, need);
-
   m_stats.in_use += bytes;
   m_stats.reserved += need;
   m_stats.high_water = std::max(m_stats.high_water, m_stats.in_use);
@@ -77,20 +94,20 @@ void PoolAllocator::release(const PoolBlock& block, const Fence& fence) {
   m_stats.reserved -= block.reserved;
   --m_stats.live_blocks;
 
+  // Adjacent free pieces merge only when their fences agree: a piece keeps the fence of the
+  // bytes it holds, so a later block waits only for the users of the bytes it reuses.
   std::int64_t offset = block.offset;
   FreeBlock merged{block.reserved, fence};
   auto next = m_free.lower_bound(offset);
-  if (next != m_free.end() && next->first == offset + merged.bytes) {
+  if (next != m_free.end() && next->first == offset + merged.bytes && next->second.fence == fence) {
     merged.bytes += next->second.bytes;
-    merged.fence = fenceMax(merged.fence, next->second.fence);
     next = m_free.erase(next);
   }
   if (next != m_free.begin()) {
     auto prev = std::prev(next);
-    if (prev->first + prev->second.bytes == offset) {
+    if (prev->first + prev->second.bytes == offset && prev->second.fence == fence) {
       offset = prev->first;
       merged.bytes += prev->second.bytes;
-      merged.fence = fenceMax(merged.fence, prev->second.fence);
       m_free.erase(prev);
     }
   }
@@ -107,8 +124,7 @@ void PoolAllocator::resetHighWater() {
 
 void PoolAllocator::updateLargestFree() {
   std::int64_t largest = 0;
-  for (const auto& [offset, block] : m_free)
-    largest = std::max(largest, block.bytes);
+  forEachRun([&](std::int64_t, std::int64_t size) { largest = std::max(largest, size); });
   m_stats.largest_free = largest;
 }
 

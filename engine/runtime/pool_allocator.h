@@ -2,13 +2,15 @@
 /// @brief The deterministic allocator that runs inside the one budget-sized pool (docs/runtime.md).
 ///
 /// Policy: best fit. An allocation of `bytes` is rounded up to the alignment and carved from the
-/// start of the smallest free block that holds it; ties go to the lowest offset. A release merges
-/// the block with free neighbours. The same sequence of calls always yields the same offsets, so
-/// a dry run before a training run finds out exactly whether the plan fits.
+/// start of the smallest free run that holds it; ties go to the lowest offset. A released block
+/// joins the free space around it. The same sequence of calls always yields the same offsets, so
+/// a dry run before a training run finds out exactly whether the plan fits. allocateAt() places a
+/// block at a planned offset instead.
 ///
-/// Each free block carries a Fence: the last work on each stream that used its bytes. Whoever is
-/// handed memory must wait for that fence before touching it; merged blocks take the later fence
-/// of each stream. The allocator itself never waits.
+/// Free space is kept as pieces, each with a Fence: the last work on each stream that used its
+/// bytes. Adjacent pieces form one free run for placement but merge only when their fences agree,
+/// so whoever is handed memory waits for the last users of exactly those bytes (the later fence
+/// per stream where it spans pieces). The allocator itself never waits.
 #pragma once
 
 #include <array>
@@ -76,8 +78,20 @@ class PoolAllocator {
     Fence fence;
   };
   void updateLargestFree();
-  PoolBlock carve(std::map<std::int64_t, FreeBlock>::iterator free, std::int64_t offset,
-                  std::int64_t bytes, std::int64_t need);
+  PoolBlock carve(std::int64_t offset, std::int64_t bytes, std::int64_t need);
+  /// Calls f(start, size) for every run of adjacent free pieces, in address order.
+  template <typename F>
+  void forEachRun(F&& f) const {
+    std::int64_t start = -1, end = -1;
+    for (const auto& [offset, piece] : m_free) {
+      if (offset != end) {
+        if (start >= 0) f(start, end - start);
+        start = offset;
+      }
+      end = offset + piece.bytes;
+    }
+    if (start >= 0) f(start, end - start);
+  }
 
   std::int64_t m_alignment;
   std::map<std::int64_t, FreeBlock> m_free;     // by offset
