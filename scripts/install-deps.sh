@@ -4,12 +4,14 @@
 # (SWAPSCOPE_CUDA=AUTO) and builds everything else without it.
 set -euo pipefail
 
+# ocl-icd-opencl-dev: Debian's oneDNN is built with an OpenCL GPU runtime, and its CMake package
+# requires OpenCL; apt only recommends it, and recommendations are not installed here.
 packages=(
   build-essential cmake pkg-config
   nlohmann-json3-dev libsqlite3-dev
   qt6-base-dev libqcustomplot-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev zlib1g-dev dataset-fashion-mnist
+  libdnnl-dev ocl-icd-opencl-dev zlib1g-dev dataset-fashion-mnist
   xvfb xauth
 )
 

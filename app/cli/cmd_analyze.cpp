@@ -236,12 +236,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
     return kExitOk;
   }
   const Network net = loadNetwork(args);
-  const std::optional<std::int64_t> batch = args.positiveInt("--batch");
-  if (!batch) args.required("--batch");  // throws the missing-option error
-  const std::int64_t k = *batch;
-  if (k > kMaxBatch) {
-    throwBadInput("--batch: at most " + std::to_string(kMaxBatch) + ", got " + std::to_string(k));
-  }
+  const std::int64_t k = batchOption(args, kMaxBatch);
   std::optional<std::int64_t> budget;
   if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");
   const SwapPolicy policy = policyOption(args);

@@ -115,10 +115,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     throwBadInput("--data: unknown data set '" + dataName +
                   "' (choose fashion-mnist or synthetic)");
   }
-  const std::optional<std::int64_t> batch = args.positiveInt("--batch");
-  if (!batch) args.required("--batch");
-  const std::int64_t k = *batch;
-  if (k > (std::int64_t{1} << 20)) throwBadInput("--batch: at most 1048576");
+  const std::int64_t k = batchOption(args, std::int64_t{1} << 20);
   const auto iters = args.positiveInt("--iters");
   const auto epochs = args.positiveInt("--epochs");
   if (iters.has_value() == epochs.has_value()) {
@@ -208,7 +205,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
         {"images_per_s", r.images_per_s},
         {"first_loss", r.first_loss},
         {"final_loss", r.final_loss},
-        {"mean_loss_recent", r.mean_loss_last_epoch_or_run},
+        {"mean_loss_recent", r.mean_recent_loss},
         {"pool",
          {{"high_water", pool.high_water},
           {"predicted_peak", ex.predictedPeak()},
@@ -234,7 +231,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   out << (r.cancelled ? "interrupted after " : "trained ") << r.iterations << " iterations ("
       << r.images << " images) in " << seconds(r.seconds) << '\n'
       << "  loss                " << r.final_loss << " (first " << r.first_loss << ", mean of last "
-      << std::min<std::int64_t>(r.iterations, 100) << " " << r.mean_loss_last_epoch_or_run << ")\n";
+      << std::min<std::int64_t>(r.iterations, 100) << " " << r.mean_recent_loss << ")\n";
   if (test) {
     out << "  test accuracy       " << std::setprecision(2) << 100.0 * test->accuracy() << " % of "
         << test->samples << " (loss " << std::setprecision(4) << test->loss << ")\n";

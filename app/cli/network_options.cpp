@@ -51,6 +51,15 @@ Network loadNetwork(const ArgParser& args) {
   return buildZooModel(*model, options);
 }
 
+std::int64_t batchOption(const ArgParser& args, std::int64_t max) {
+  const std::optional<std::int64_t> batch = args.positiveInt("--batch");
+  if (!batch) args.required("--batch");  // throws the missing-option error
+  if (*batch > max) {
+    throwBadInput("--batch: at most " + std::to_string(max) + ", got " + std::to_string(*batch));
+  }
+  return *batch;
+}
+
 SwapPolicy policyOption(const ArgParser& args) {
   const std::string name = args.value("--policy").value_or("keep-all");
   const auto policy = swapPolicyFromName(name);

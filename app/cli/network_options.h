@@ -12,6 +12,8 @@ namespace swapscope::cli {
 void addNetworkOptions(ArgParser& args);
 /// Builds the zoo model or reads the network file the options name; Error(BadInput) otherwise.
 Network loadNetwork(const ArgParser& args);
+/// The required --batch option, a positive integer up to `max`; Error(BadInput) otherwise.
+std::int64_t batchOption(const ArgParser& args, std::int64_t max);
 /// The --policy option (default keep-all); Error(BadInput) naming the choices otherwise.
 SwapPolicy policyOption(const ArgParser& args);
 /// Parses "3x224x224" (or "784" for flat inputs); Error(BadInput) naming `what`.

@@ -26,7 +26,6 @@ struct DryRunFailure {
   int step = 0;
   int buffer = -1;
   std::int64_t bytes = 0;
-  std::int64_t free = 0;
   std::int64_t largest_free = 0;
 };
 
@@ -41,8 +40,7 @@ std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>&
       if (bytes == 0) continue;
       blocks[static_cast<std::size_t>(op.buffer)] = alloc.allocate(bytes);
       if (!blocks[static_cast<std::size_t>(op.buffer)]) {
-        return DryRunFailure{op.step, op.buffer, bytes, budget - alloc.stats().reserved,
-                             alloc.stats().largest_free};
+        return DryRunFailure{op.step, op.buffer, bytes, alloc.stats().largest_free};
       }
     } else if (op.kind == GmapOpKind::Release) {
       auto& b = blocks[static_cast<std::size_t>(op.buffer)];
@@ -56,13 +54,12 @@ std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>&
 }  // namespace
 
 struct SwapExecutor::Impl {
-  Impl(Device& d, const Network& n, std::int64_t kk, std::int64_t b, ExecutorOptions o)
-      : device(d), net(n), k(kk), budget(b), options(o), alloc(b, d.poolAlignment()) {}
+  Impl(Device& d, const Network& n, std::int64_t kk, std::int64_t budget, ExecutorOptions o)
+      : device(d), net(n), k(kk), options(o), alloc(budget, d.poolAlignment()) {}
 
   Device& device;
   Network net;
   std::int64_t k;
-  std::int64_t budget;
   ExecutorOptions options;
   std::vector<LayerCost> costs;
   std::vector<GmapOp> setup, schedule;  // steps 0 and 1..2N, prefetches moved
@@ -81,7 +78,6 @@ struct SwapExecutor::Impl {
   std::vector<std::unique_ptr<LayerKernel>> kernels;
   HostMemory hostScalars;  // the loss value read back
   HostMemory hostLogits;
-  std::vector<std::int64_t> inUseAtCompute;  // by compute seq within the iteration
 
   float* ptr(int buffer) const {
     if (buffer < 0) return nullptr;
@@ -184,70 +180,76 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
       }
     }
   }
+  std::vector<std::vector<int>> hoistAt(static_cast<std::size_t>(2 * n + 2));
+  for (const GmapOp& op : m_gmap.ops) {
+    if (op.kind == GmapOpKind::Prefetch && op.step > n && moveTo[op.buffer] != 0)
+      hoistAt[moveTo[op.buffer]].push_back(op.buffer);  // in backward order
+  }
+  // Steps 1..2N in GMAP order; with `hoist`, moved prefetches open the step they moved to.
   auto buildSchedule = [&](bool hoist) {
     std::vector<GmapOp> out;
-    for (int s = 1; s <= 2 * n; ++s) {
-      if (hoist) {
-        for (const GmapOp& op : m_gmap.ops) {
-          if (op.kind == GmapOpKind::Prefetch && op.step > n && moveTo[op.buffer] == s) {
-            out.push_back({GmapOpKind::Allocate, s, op.buffer});
-            out.push_back({GmapOpKind::Prefetch, s, op.buffer});
-          }
+    int current = 0;
+    for (const GmapOp& op : m_gmap.ops) {
+      if (op.step < 1 || op.step > 2 * n) continue;
+      if (hoist && op.step != current) {
+        current = op.step;
+        for (const int b : hoistAt[current]) {
+          out.push_back({GmapOpKind::Allocate, current, b});
+          out.push_back({GmapOpKind::Prefetch, current, b});
         }
       }
-      for (const GmapOp& op : m_gmap.ops) {
-        if (op.step != s) continue;
-        const bool moved = hoist && s > n && op.buffer >= 0 && moveTo[op.buffer] != 0 &&
-                           (op.kind == GmapOpKind::Allocate || op.kind == GmapOpKind::Prefetch);
-        if (!moved) out.push_back(op);
-      }
+      const bool moved = hoist && op.step > n && op.buffer >= 0 && moveTo[op.buffer] != 0 &&
+                         (op.kind == GmapOpKind::Allocate || op.kind == GmapOpKind::Prefetch);
+      if (!moved) out.push_back(op);
     }
     return out;
   };
-  // Where the buffers go: a placement planned ahead of the run, or else run-time best fit, each
-  // tried with the prefetches moved and then without. The first that fits the pool wins.
+  // Where the buffers go. The first attempt that fits the pool wins, each tried with the
+  // prefetches moved and then without:
+  // 1. placed ahead, offloaded memory kept from reuse for 4, then 1 steps (needs room);
+  // 2. placed ahead with the device's alignment, then with fp32's (no padding at all);
+  // 3. run-time best fit, if a dry run shows it fits.
+  struct Attempt {
+    int delay;
+    std::int64_t alignment;
+    bool planned;
+  };
+  std::vector<Attempt> attempts;
+  for (const int delay : {4, 1})
+    attempts.push_back({delay, device.poolAlignment(), true});
+  for (const std::int64_t align : {device.poolAlignment(), kFloatBytes})
+    attempts.push_back({0, align, true});
+  attempts.push_back({0, kFloatBytes, false});
+
   const int hoisted = m_hoisted;
   std::int64_t bestExtent = 0;
   std::optional<DryRunFailure> failure;
-  std::int64_t alignment = device.poolAlignment();
-  bool placed = false;
-  // Placed ahead: with offloaded memory kept from reuse for a few steps while the budget has
-  // room for it, with the device's preferred alignment, then fp32's (no padding at all).
-  for (const int delay : {4, 1, 0})
-    for (const std::int64_t align : {device.poolAlignment(), kFloatBytes}) {
-      for (const bool hoist : {true, false}) {
-        if (placed || (hoist && hoisted == 0) || (delay > 0 && align != device.poolAlignment()))
-          continue;
-        im.schedule = buildSchedule(hoist);
-        m_hoisted = hoist ? hoisted : 0;
-        std::vector<GmapOp> all = im.setup;
-        all.insert(all.end(), im.schedule.begin(), im.schedule.end());
-        Placement placement = planPlacement(m_gmap, all, k, align, delay);
-        if (placement.extent <= budget) {
-          im.offsets = std::move(placement.offsets);
-          alignment = align;
-          m_reuseDelay = delay;
-          placed = true;
-        } else if (delay == 0) {
-          bestExtent = bestExtent == 0 ? placement.extent : std::min(bestExtent, placement.extent);
-        }
+  std::optional<Attempt> chosen;
+  for (const Attempt& a : attempts) {
+    for (const bool hoist : {true, false}) {
+      if (chosen || (hoist && hoisted == 0)) continue;
+      im.schedule = buildSchedule(hoist);
+      m_hoisted = hoist ? hoisted : 0;
+      std::vector<GmapOp> all = im.setup;
+      all.insert(all.end(), im.schedule.begin(), im.schedule.end());
+      if (!a.planned) {
+        failure = dryRun(m_gmap, all, k, budget, a.alignment);
+        if (!failure) chosen = a;
+        continue;
+      }
+      Placement placement = planPlacement(m_gmap, all, k, a.alignment, a.delay);
+      if (placement.extent <= budget) {
+        im.offsets = std::move(placement.offsets);
+        chosen = a;
+      } else if (a.delay == 0) {
+        bestExtent = bestExtent == 0 ? placement.extent : std::min(bestExtent, placement.extent);
       }
     }
-  // Otherwise at run time by best fit, if a dry run shows it fits.
-  for (const bool hoist : {true, false}) {
-    if (placed || (hoist && hoisted == 0)) continue;
-    im.schedule = buildSchedule(hoist);
-    m_hoisted = hoist ? hoisted : 0;
-    std::vector<GmapOp> all = im.setup;
-    all.insert(all.end(), im.schedule.begin(), im.schedule.end());
-    failure = dryRun(m_gmap, all, k, budget, kFloatBytes);
-    if (!failure) {
-      alignment = kFloatBytes;
-      placed = true;
-    }
   }
+  const std::int64_t alignment = chosen ? chosen->alignment : device.poolAlignment();
+  m_reuseDelay = chosen ? chosen->delay : 0;
   im.alloc = PoolAllocator(budget, alignment);
-  if (failure) {
+  if (!chosen) {
     throw PlanDoesNotFit(
         "the plan's peak of " + formatBytes(peak) + " fits the budget of " + formatBytes(budget) +
             ", but its buffers do not pack into the pool: placed ahead they need " +
@@ -349,64 +351,71 @@ const PoolStats& SwapExecutor::poolStats() const {
 void SwapExecutor::writeWeights(const std::vector<std::vector<float>>& weights,
                                 const std::vector<std::vector<float>>& running_stats) {
   Impl& im = *m_impl;
+  // Check every tensor first, so that no copy is queued from data a failed call hands back.
+  struct Put {
+    int buffer;
+    const std::vector<float>* values;
+    int zero;  // momentum restarts from zero with new weights
+  };
+  std::vector<Put> puts;
   std::size_t wi = 0, ri = 0;
   for (int i = 0; i < im.net.size(); ++i) {
-    auto put = [&](int buffer, const std::vector<float>& values, int zeroBuffer = -1) {
-      const std::int64_t bytes = im.bytesOf(buffer);
-      if (static_cast<std::int64_t>(values.size()) * kFloatBytes != bytes) {
-        throwBadInput("layer '" + im.net.layer(i).name + "' has " +
-                      std::to_string(bytes / kFloatBytes) + " values in '" +
-                      m_gmap.buffers[buffer].name + "', not " + std::to_string(values.size()));
-      }
-      const auto seq = m_device.copy(StreamKind::Compute, im.ptr(buffer), values.data(), bytes,
-                                     im.lastUse[buffer], {TaskKind::Readback, 0, buffer, bytes});
-      im.use(buffer, StreamKind::Compute, seq);
-      if (zeroBuffer >= 0) {
-        const auto zseq = m_device.submit(
-            StreamKind::Compute, im.lastUse[zeroBuffer],
-            [p = im.ptr(zeroBuffer), bytes] { std::memset(p, 0, static_cast<std::size_t>(bytes)); },
-            {TaskKind::Update, 0, zeroBuffer, 0});
-        im.use(zeroBuffer, StreamKind::Compute, zseq);
-      }
-    };
     if (im.weights[i] >= 0) {
       if (wi >= weights.size()) throwBadInput("too few weight tensors for the network");
-      put(im.weights[i], weights[wi++], im.momentum[i]);
+      puts.push_back({im.weights[i], &weights[wi++], im.momentum[i]});
     }
     if (im.runningStats[i] >= 0) {
       if (ri >= running_stats.size()) throwBadInput("too few running-stat tensors for the network");
-      put(im.runningStats[i], running_stats[ri++]);
+      puts.push_back({im.runningStats[i], &running_stats[ri++], -1});
     }
   }
-  m_device.synchronize();  // `weights` may go away after the call
-}
-
-std::vector<std::vector<float>> SwapExecutor::readWeights() {
-  Impl& im = *m_impl;
-  std::vector<std::vector<float>> out;
-  for (int i = 0; i < im.net.size(); ++i) {
-    if (im.weights[i] < 0) continue;
-    out.emplace_back(static_cast<std::size_t>(im.bytesOf(im.weights[i]) / kFloatBytes));
-    m_device.copy(StreamKind::Compute, out.back().data(), im.ptr(im.weights[i]),
-                  im.bytesOf(im.weights[i]), im.lastUse[im.weights[i]],
-                  {TaskKind::Readback, 0, im.weights[i], im.bytesOf(im.weights[i])});
+  for (const Put& p : puts) {
+    const std::int64_t bytes = im.bytesOf(p.buffer);
+    if (static_cast<std::int64_t>(p.values->size()) * kFloatBytes != bytes) {
+      throwBadInput("'" + m_gmap.buffers[p.buffer].name + "' holds " +
+                    std::to_string(bytes / kFloatBytes) + " values, not " +
+                    std::to_string(p.values->size()));
+    }
   }
-  m_device.synchronize();
-  return out;
+  for (const Put& p : puts) {
+    const std::int64_t bytes = im.bytesOf(p.buffer);
+    const auto seq = m_device.copy(StreamKind::Compute, im.ptr(p.buffer), p.values->data(), bytes,
+                                   im.lastUse[p.buffer], {TaskKind::Readback, 0, p.buffer, bytes});
+    im.use(p.buffer, StreamKind::Compute, seq);
+    if (p.zero >= 0) {
+      const auto zseq = m_device.submit(
+          StreamKind::Compute, im.lastUse[p.zero],
+          [q = im.ptr(p.zero), bytes] { std::memset(q, 0, static_cast<std::size_t>(bytes)); },
+          {TaskKind::Update, 0, p.zero, 0});
+      im.use(p.zero, StreamKind::Compute, zseq);
+    }
+  }
+  m_device.synchronize();  // the caller's vectors may go away after the call
 }
 
-std::vector<std::vector<float>> SwapExecutor::readRunningStats() {
+std::vector<std::vector<float>> SwapExecutor::readBuffers(const std::vector<int>& perLayer) {
   Impl& im = *m_impl;
   std::vector<std::vector<float>> out;
-  for (int i = 0; i < im.net.size(); ++i) {
-    const int b = im.runningStats[i];
+  for (const int b : perLayer) {
     if (b < 0) continue;
     out.emplace_back(static_cast<std::size_t>(im.bytesOf(b) / kFloatBytes));
-    m_device.copy(StreamKind::Compute, out.back().data(), im.ptr(b), im.bytesOf(b), im.lastUse[b],
+  }
+  std::size_t i = 0;  // copies are queued once `out` no longer moves
+  for (const int b : perLayer) {
+    if (b < 0) continue;
+    m_device.copy(StreamKind::Compute, out[i++].data(), im.ptr(b), im.bytesOf(b), im.lastUse[b],
                   {TaskKind::Readback, 0, b, im.bytesOf(b)});
   }
   m_device.synchronize();
   return out;
+}
+
+std::vector<std::vector<float>> SwapExecutor::readWeights() {
+  return readBuffers(m_impl->weights);
+}
+
+std::vector<std::vector<float>> SwapExecutor::readRunningStats() {
+  return readBuffers(m_impl->runningStats);
 }
 
 IterationRecord SwapExecutor::trainIteration(const float* images, const std::int32_t* labels,

@@ -125,6 +125,9 @@ class SwapExecutor {
 
  private:
   struct Impl;
+  /// The values of one buffer per layer (-1: none), in layer order.
+  std::vector<std::vector<float>> readBuffers(const std::vector<int>& perLayer);
+
   std::unique_ptr<Impl> m_impl;
   Device& m_device;
   std::int64_t m_k;

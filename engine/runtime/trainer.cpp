@@ -15,8 +15,7 @@
 namespace swapscope::rt {
 namespace {
 
-void checkData(const SwapExecutor& ex, const Network& net, const Dataset& data) {
-  (void)ex;
+void checkData(const Network& net, const Dataset& data) {
   if (data.sample != net.sampleShape()) {
     throwBadInput("the data set " + data.name + " has samples of shape " + data.sample.toString() +
                   " but the network '" + net.name() + "' expects " + net.sampleShape().toString() +
@@ -34,7 +33,7 @@ void checkData(const SwapExecutor& ex, const Network& net, const Dataset& data) 
 TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& config,
                   const ProgressFn& progress, const std::atomic<bool>* cancel) {
   const Network& net = ex.network();
-  checkData(ex, net, data);
+  checkData(net, data);
   const std::int64_t k = ex.batch();
   const std::int64_t perEpoch = data.size() / k;
   if (perEpoch < 1) {
@@ -96,14 +95,14 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
       break;
     }
   }
-  r.mean_loss_last_epoch_or_run =
+  r.mean_recent_loss =
       std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
   return r;
 }
 
 EvalResult evaluate(SwapExecutor& ex, const Dataset& data) {
   const Network& net = ex.network();
-  checkData(ex, net, data);
+  checkData(net, data);
   const std::int64_t k = ex.batch(), sampleElems = data.sample.numel();
   std::vector<float> images(static_cast<std::size_t>(k * sampleElems), 0.0f);
   std::vector<std::int32_t> labels(static_cast<std::size_t>(k), 0);

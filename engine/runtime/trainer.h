@@ -36,7 +36,7 @@ struct TrainResult {
   double seconds = 0;  ///< training iterations only (evaluation excluded)
   double images_per_s = 0;
   float first_loss = 0, final_loss = 0;
-  double mean_loss_last_epoch_or_run = 0;  ///< mean over the last min(iterations, 100)
+  double mean_recent_loss = 0;  ///< mean over the last min(iterations, 100)
   std::int64_t offload_bytes = 0, prefetch_bytes = 0, load_bytes = 0;
   std::int64_t stall_ns = 0;
   bool cancelled = false;

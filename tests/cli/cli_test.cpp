@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /// The CLI verbs run in-process: exit codes, --json documents, --dump-net and error messages.
-#include "cli/commands.h"
+#include "run_cli.h"
 
 #include <filesystem>
 #include <sstream>
@@ -14,16 +14,8 @@
 namespace swapscope::cli {
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = runCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::Result;
+using testing::run;
 
 TEST(Cli, ModelsListsTheWholeZoo) {
   const Result r = run({"models"});

@@ -9,26 +9,18 @@
 #include <sstream>
 
 #include "analysis/network_analysis.h"
-#include "cli/commands.h"
+#include "run_cli.h"
 #include "graph/zoo.h"
 
 namespace swapscope::cli {
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = runCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::Result;
+using testing::run;
 
 std::vector<std::string> trainArgs(const std::string& policy, const std::string& budget) {
-  return {"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8", "--iters", "3",
-          "--budget", budget, "--policy", policy, "--json"};
+  return {"train",   "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8",
+          "--iters", "3",       "--budget",   budget,   "--policy",  policy,    "--json"};
 }
 
 TEST(CliTrain, ReportsLossThroughputPoolAndSwapTraffic) {
@@ -102,8 +94,8 @@ TEST(CliTrain, BadOptionsAreUsageErrors) {
       {{"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8", "--iters", "1",
         "--budget", "1GiB", "--policy", "lru"},
        "unknown policy 'lru'"},
-      {{"train", "--model", "fmnist-cnn", "--data", "fashion-mnist", "--batch", "8", "--iters",
-        "1", "--budget", "1GiB", "--data-dir", "/nonexistent"},
+      {{"train", "--model", "fmnist-cnn", "--data", "fashion-mnist", "--batch", "8", "--iters", "1",
+        "--budget", "1GiB", "--data-dir", "/nonexistent"},
        "/nonexistent/train-images-idx3-ubyte.gz: no such file"},
       {{"train", "--model", "resnet20", "--data", "fashion-mnist", "--batch", "8", "--iters", "1",
         "--budget", "1GiB"},

@@ -133,7 +133,7 @@ TEST(SwapExecutor, WeightsAreBitIdenticalUnderEveryPolicy) {
   const auto keep = trainWeights(SwapPolicy::KeepAll, 6, &keepStats);
   const auto swap = trainWeights(SwapPolicy::SwapAll, 6, &swapStats);
   const auto vdnn = trainWeights(SwapPolicy::VdnnConv, 6, &vdnnStats);
-  const auto before = trainWeights(SwapPolicy::KeepAll, 0 + 1);
+  const auto before = trainWeights(SwapPolicy::KeepAll, 1);
   ASSERT_EQ(keep.size(), swap.size());
   ASSERT_EQ(keep.size(), vdnn.size());
   bool changed = false;
