@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -14,6 +13,7 @@
 #include "analysis/swap_policy.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/network_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
@@ -26,43 +26,6 @@ namespace swapscope::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-std::atomic<bool> g_interrupted{false};
-extern "C" void onInterrupt(int) {
-  g_interrupted.store(true);
-}
-
-/// Installs a SIGINT handler for the duration of a run: the first Ctrl-C stops after the current
-/// iteration and still prints the results; a second one ends the process as usual.
-class InterruptScope {
- public:
-  InterruptScope() {
-    g_interrupted.store(false);
-    m_previous = std::signal(SIGINT, onInterrupt);
-  }
-  ~InterruptScope() { std::signal(SIGINT, m_previous); }
-  InterruptScope(const InterruptScope&) = delete;
-  InterruptScope& operator=(const InterruptScope&) = delete;
-
- private:
-  void (*m_previous)(int) = SIG_DFL;
-};
-
-double parseDouble(const std::string& text, const std::string& what, double lo, double hi) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || !(v >= lo && v <= hi)) {
-    std::ostringstream range;
-    range << lo << " to " << hi;
-    throwBadInput(what + ": '" + text + "' is not a number from " + range.str());
-  }
-  return v;
-}
 
 std::string seconds(double s) {
   std::ostringstream o;
@@ -127,17 +90,14 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   rt::TrainConfig cfg;
   cfg.iterations = iters.value_or(0);
   cfg.epochs = epochs.value_or(0);
-  std::uint64_t seed = 1;
-  if (auto s = args.value("--seed")) {
-    seed = static_cast<std::uint64_t>(parseDouble(*s, "--seed", 0, 9007199254740992.0));
-  }
+  const std::uint64_t seed = seedOption(args);
   cfg.seed = seed;
-  if (auto v = args.value("--lr")) cfg.sgd.lr = static_cast<float>(parseDouble(*v, "--lr", 0, 100));
+  if (auto v = args.value("--lr")) cfg.sgd.lr = static_cast<float>(parseNumber(*v, "--lr", 0, 100));
   if (auto v = args.value("--momentum")) {
-    cfg.sgd.momentum = static_cast<float>(parseDouble(*v, "--momentum", 0, 1));
+    cfg.sgd.momentum = static_cast<float>(parseNumber(*v, "--momentum", 0, 1));
   }
   if (auto v = args.value("--weight-decay")) {
-    cfg.sgd.weight_decay = static_cast<float>(parseDouble(*v, "--weight-decay", 0, 1));
+    cfg.sgd.weight_decay = static_cast<float>(parseNumber(*v, "--weight-decay", 0, 1));
   }
 
   // The engine.
@@ -182,7 +142,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
               << " images/s   " << std::flush;
     if (p.iteration == p.total) std::cerr << '\n';
   };
-  const rt::TrainResult r = rt::train(ex, data.train, cfg, progress, &g_interrupted);
+  const rt::TrainResult r = rt::train(ex, data.train, cfg, progress, &interrupt.flag());
   if (tty && r.cancelled) std::cerr << "\n  interrupted: stopping after this iteration\n";
   std::optional<rt::EvalResult> test;
   if (hasTest) test = rt::evaluate(ex, data.test);

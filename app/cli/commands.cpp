@@ -20,6 +20,10 @@ constexpr Verb kVerbs[] = {
     {"models", "list the model zoo", cmdModels},
     {"analyze", "static analysis: shapes, parameters, FLOPs, memory, GMAP, k_max", cmdAnalyze},
     {"train", "train on the engine inside a budget under a swap policy", cmdTrain},
+    {"profile", "the profiling stage: swap-all at five minibatches into a run database",
+     cmdProfile},
+    {"info", "summarise a run database", cmdInfo},
+    {"trace", "one recorded iteration as Chrome trace JSON for Perfetto", cmdTrace},
 };
 
 void printUsage(std::ostream& out) {

@@ -19,5 +19,8 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 int cmdModels(const std::vector<std::string>& args, std::ostream& out);
 int cmdAnalyze(const std::vector<std::string>& args, std::ostream& out);
 int cmdTrain(const std::vector<std::string>& args, std::ostream& out);
+int cmdProfile(const std::vector<std::string>& args, std::ostream& out);
+int cmdInfo(const std::vector<std::string>& args, std::ostream& out);
+int cmdTrace(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace swapscope::cli

@@ -2,6 +2,7 @@
 #include "cli/network_options.h"
 
 #include <charconv>
+#include <sstream>
 
 #include "common/error.h"
 #include "graph/network_json.h"
@@ -68,6 +69,32 @@ SwapPolicy policyOption(const ArgParser& args) {
                   "' (choose keep-all, swap-all or vdnn-conv)");
   }
   return *policy;
+}
+
+double parseNumber(const std::string& text, const std::string& what, double lo, double hi) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !(v >= lo && v <= hi)) {
+    std::ostringstream range;
+    range << lo << " to " << hi;
+    throwBadInput(what + ": '" + text + "' is not a number from " + range.str());
+  }
+  return v;
+}
+
+std::uint64_t seedOption(const ArgParser& args) {
+  const auto s = args.value("--seed");
+  if (!s) return 1;
+  const double v = parseNumber(*s, "--seed", 0, 9007199254740992.0);
+  if (v != static_cast<double>(static_cast<std::uint64_t>(v))) {
+    throwBadInput("--seed: '" + *s + "' is not a whole number");
+  }
+  return static_cast<std::uint64_t>(v);
 }
 
 }  // namespace swapscope::cli

@@ -16,6 +16,10 @@ Network loadNetwork(const ArgParser& args);
 std::int64_t batchOption(const ArgParser& args, std::int64_t max);
 /// The --policy option (default keep-all); Error(BadInput) naming the choices otherwise.
 SwapPolicy policyOption(const ArgParser& args);
+/// Parses a number in [lo, hi]; Error(BadInput) naming `what` otherwise.
+double parseNumber(const std::string& text, const std::string& what, double lo, double hi);
+/// The --seed option (default 1), an integer from 0 to 2^53.
+std::uint64_t seedOption(const ArgParser& args);
 /// Parses "3x224x224" (or "784" for flat inputs); Error(BadInput) naming `what`.
 Shape parseShape(const std::string& text, const std::string& what);
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "graph/network.h"
@@ -107,6 +108,10 @@ class Device {
   virtual void sgdStep(const SgdArgs& a) = 0;
   /// Bytes the backend holds outside the pool (library scratch, handles): DESIGN's "others".
   virtual std::int64_t otherBytes() const = 0;
+  /// The libraries the backend computes with and their versions, e.g. {"oneDNN", "2.6.3"}.
+  virtual std::vector<std::pair<std::string, std::string>> libraryVersions() const = 0;
+  /// Whether allocateHost() gives page-locked memory that the device copies from directly.
+  virtual bool hostMemoryPinned() const = 0;
 };
 
 struct BackendInfo {

@@ -164,6 +164,13 @@ class CpuDevice final : public Device {
  public:
   std::string backendName() const override { return "cpu"; }
   std::string deviceName() const override { return "cpu:0 " + cpuDescription(); }
+  std::vector<std::pair<std::string, std::string>> libraryVersions() const override {
+    const dnnl_version_t* v = dnnl_version();
+    return {{"oneDNN", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                           std::to_string(v->patch)}};
+  }
+  /// Host memory is ordinary memory: there is no separate device to pin it for.
+  bool hostMemoryPinned() const override { return false; }
   std::int64_t totalMemory() const override {
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long size = sysconf(_SC_PAGE_SIZE);

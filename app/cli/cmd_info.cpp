@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/// @brief `swapscope info`: what a run database holds: meta, status, network, minibatches, row
+/// counts, fits and plans. Opens the file read-only.
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "common/bytes.h"
+#include "store/run_db.h"
+#include "store/run_summary.h"
+
+namespace swapscope::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string fixed(double v, int digits) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(digits) << v;
+  return o.str();
+}
+
+}  // namespace
+
+int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
+  ArgParser args("swapscope info --db FILE [--json]",
+                 "Summarises a run database (read-only): the run's meta and status (complete,\n"
+                 "incomplete or failed), the network, the minibatches it ran with their median\n"
+                 "iteration time and peak, the row counts, and the fits and plans it holds.");
+  args.option("--db", "FILE", "the run database (required)");
+  args.flag("--json", "print a JSON document instead of text");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const std::string path = args.required("--db");
+  store::RunReader reader(path);
+  const store::RunData run = reader.load();
+  const store::RowCounts c = reader.counts();
+  const auto batches = store::summarizeBatches(run);
+  const store::RunMeta& m = run.meta;
+  const int steps = static_cast<int>(run.steps.size());
+
+  if (args.has("--json")) {
+    json j{{"db", path},
+           {"schema_version", reader.schemaVersion()},
+           {"status", store::runStatusName(m.status)},
+           {"status_message", m.status_message},
+           {"kind", m.kind},
+           {"started_utc", m.started_utc},
+           {"command_line", m.command_line},
+           {"backend", m.backend},
+           {"device", m.device},
+           {"device_memory", m.device_memory},
+           {"host_cpu", m.host_cpu},
+           {"versions", m.versions},
+           {"budget", m.budget},
+           {"policy", m.policy},
+           {"extra", m.extra},
+           {"network",
+            {{"name", run.network.name},
+             {"structure_hash", run.network.structure_hash},
+             {"layers", run.layers.size()},
+             {"steps", steps}}},
+           {"batches", json::array()},
+           {"rows",
+            {{"layers", c.layers},
+             {"steps", c.steps},
+             {"tensors", c.tensors},
+             {"batches", c.batches},
+             {"iterations", c.iterations},
+             {"samples", c.samples},
+             {"transfers", c.transfers},
+             {"memory", c.memory},
+             {"fits", c.fits},
+             {"plans", c.plans}}},
+           {"fits", json::array()},
+           {"plans", json::array()}};
+    for (const auto& b : batches) {
+      j["batches"].push_back({{"k", b.k},
+                              {"iterations", b.iterations},
+                              {"median_iter_s", static_cast<double>(b.median_iter_ns) * 1e-9},
+                              {"images_per_s", b.images_per_s},
+                              {"stall_share", b.stall_share},
+                              {"offload_bytes", b.offload_bytes},
+                              {"prefetch_bytes", b.prefetch_bytes},
+                              {"predicted_peak", b.predicted_peak},
+                              {"measured_peak", b.measured_peak}});
+    }
+    for (const auto& f : run.fits) {
+      j["fits"].push_back({{"id", f.id},
+                           {"scope", f.scope},
+                           {"target", f.target},
+                           {"direction", f.direction},
+                           {"form", f.form},
+                           {"points", f.points},
+                           {"rmse", f.rmse},
+                           {"max_rel_error", f.max_rel_error},
+                           {"chosen", f.chosen}});
+    }
+    for (const auto& p : run.plans) {
+      j["plans"].push_back({{"id", p.id},
+                            {"created_utc", p.created_utc},
+                            {"policy", p.policy},
+                            {"mode", p.mode},
+                            {"budget", p.budget},
+                            {"k", p.k},
+                            {"predicted_iter_s", static_cast<double>(p.predicted_iter_ns) * 1e-9}});
+    }
+    out << j.dump(2) << '\n';
+    return kExitOk;
+  }
+
+  auto line = [&](const char* label, const std::string& value) {
+    std::string l = label;
+    l.resize(14, ' ');
+    out << l << value << '\n';
+  };
+  line("run database", path + " (schema " + std::to_string(reader.schemaVersion()) + ")");
+  line("status", std::string(store::runStatusName(m.status)) +
+                     (m.status_message.empty() ? "" : ": " + m.status_message));
+  line("kind", m.kind);
+  line("started", m.started_utc);
+  line("command", m.command_line);
+  line("device", m.device + " (backend " + m.backend + ", " + formatBytes(m.device_memory) + ")");
+  line("host CPU", m.host_cpu);
+  std::string versions;
+  for (const auto& [name, v] : m.versions)
+    versions += (versions.empty() ? "" : ", ") + name + " " + v;
+  line("versions", versions);
+  line("budget",
+       formatBytes(m.budget) + " (" + std::to_string(m.budget) + " bytes), policy " + m.policy);
+  if (run.network.name.empty()) {
+    line("network", "not recorded");
+  } else {
+    line("network", run.network.name + " (structure " + run.network.structure_hash + "), " +
+                        std::to_string(run.layers.size()) + " layers, " + std::to_string(steps) +
+                        " steps, " + std::to_string(run.tensors.size()) + " tensors");
+  }
+  if (auto it = m.extra.find("k_max"); it != m.extra.end()) {
+    std::string kmax = it->second;
+    if (auto cap = m.extra.find("max_batch"); cap != m.extra.end() && cap->second != "0") {
+      kmax += " (profiled up to --max-batch " + cap->second + ")";
+    }
+    line("k_max", kmax + " under swap-all");
+  }
+  out << '\n';
+  if (batches.empty()) {
+    out << "no recorded iterations\n";
+  } else {
+    TextTable t;
+    t.column("k", TextTable::Align::Right);
+    t.column("iterations", TextTable::Align::Right);
+    t.column("median t_iter", TextTable::Align::Right);
+    t.column("images/s", TextTable::Align::Right);
+    t.column("stall", TextTable::Align::Right);
+    t.column("offloaded/iter", TextTable::Align::Right);
+    t.column("prefetched/iter", TextTable::Align::Right);
+    t.column("peak measured", TextTable::Align::Right);
+    t.column("predicted", TextTable::Align::Right);
+    for (const auto& b : batches) {
+      t.row({std::to_string(b.k), std::to_string(b.iterations),
+             fixed(static_cast<double>(b.median_iter_ns) * 1e-6, 1) + " ms",
+             fixed(b.images_per_s, 1), fixed(100.0 * b.stall_share, 1) + " %",
+             formatBytes(b.offload_bytes), formatBytes(b.prefetch_bytes),
+             b.measured_peak ? formatBytes(b.measured_peak) : "-",
+             b.predicted_peak ? formatBytes(b.predicted_peak) : "-"});
+    }
+    t.print(out);
+  }
+  out << "\nrows: " << c.layers << " layers, " << c.steps << " steps, " << c.tensors << " tensors, "
+      << c.iterations << " iterations, " << c.samples << " step samples, " << c.transfers
+      << " transfers, " << c.memory << " pool samples, " << c.fits << " fits, " << c.plans
+      << " plans\n";
+  if (!run.fits.empty()) {
+    out << "\nfits:\n";
+    TextTable t;
+    for (const char* h :
+         {"scope", "target", "direction", "form", "points", "rmse", "max rel err", "chosen"})
+      t.column(h);
+    for (const auto& f : run.fits) {
+      t.row({f.scope, f.target, f.direction, f.form, std::to_string(f.points), fixed(f.rmse, 6),
+             fixed(100.0 * f.max_rel_error, 1) + " %", f.chosen ? "yes" : ""});
+    }
+    t.print(out);
+  }
+  if (!run.plans.empty()) {
+    out << "\nplans:\n";
+    TextTable t;
+    for (const char* h : {"id", "created", "policy", "mode", "budget", "k", "predicted t_iter"})
+      t.column(h);
+    for (const auto& p : run.plans) {
+      t.row({std::to_string(p.id), p.created_utc, p.policy, p.mode, formatBytes(p.budget),
+             std::to_string(p.k),
+             fixed(static_cast<double>(p.predicted_iter_ns) * 1e-6, 1) + " ms"});
+    }
+    t.print(out);
+  }
+  return kExitOk;
+}
+
+}  // namespace swapscope::cli

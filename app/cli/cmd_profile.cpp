@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/// @brief `swapscope profile`: the profiling stage. Runs the network under swap-all at the five
+/// profiling minibatches and records steps, transfers, pool bytes and iterations in a run
+/// database.
+#include <unistd.h>
+
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/interrupt.h"
+#include "cli/network_options.h"
+#include "cli/table.h"
+#include "collectors/profiler.h"
+#include "common/bytes.h"
+#include "common/error.h"
+#include "common/format.h"
+#include "store/run_db.h"
+#include "store/run_summary.h"
+
+namespace swapscope::cli {
+
+/// The largest k profiled on the CPU backend unless --max-batch says otherwise. A small network's
+/// swap-all k_max in a few hundred MiB runs to thousands, and one iteration at k = 128 of
+/// resnet56 already takes seconds on a small machine.
+constexpr std::int64_t kCpuDefaultMaxBatch = 128;
+
+std::string quotedCommandLine(const std::string& verb, const std::vector<std::string>& argv) {
+  std::string line = "swapscope " + verb;
+  for (const std::string& a : argv) {
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyz"
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_=./:,+@%") == std::string::npos;
+    if (plain) {
+      line += " " + a;
+      continue;
+    }
+    std::string q = "'";
+    for (const char c : a)
+      q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += " " + q + "'";
+  }
+  return line;
+}
+
+int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
+  ArgParser args(
+      "swapscope profile --model NAME | --net FILE --budget SIZE --db FILE [--device cpu|cuda]\n"
+      "                  [--iters N] [--warmup N] [--max-batch K] [--input CxHxW]\n"
+      "                  [--classes N] [--seed S] [--force] [--json]",
+      "The profiling stage: computes k_max under swap-all for the budget, then trains at\n"
+      "k = 1/8, 1/4, 1/2, 2/3 and 1 of k_max (capped by --max-batch) under swap-all. After\n"
+      "--warmup unrecorded iterations per k it records --iters iterations: every step's time\n"
+      "and FLOPs, every transfer, the pool bytes over the first one, and the iteration times.\n"
+      "Each iteration is committed as it ends, so Ctrl-C, SIGTERM or a kill leaves a readable\n"
+      "database marked incomplete (see `swapscope info`).");
+  addNetworkOptions(args);
+  args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
+  args.option("--db", "FILE", "the run database to create, e.g. resnet56.swapdb (required)");
+  args.option("--device", "DEV", "cpu (default); cuda[:N] where built and present");
+  args.option("--iters", "N", "recorded iterations per k (default 3)");
+  args.option("--warmup", "N", "unrecorded iterations per k before those (default 1)");
+  args.option("--max-batch", "K",
+              "cap k_max at K (default on the CPU backend: " + std::to_string(kCpuDefaultMaxBatch) +
+                  "; elsewhere no cap)");
+  args.option("--seed", "S", "seed of initialisation and the synthetic data (default 1)");
+  args.flag("--force", "replace --db if it exists");
+  args.flag("--json", "print a JSON summary instead of text");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+
+  const Network net = loadNetwork(args);
+  collect::ProfileConfig cfg;
+  cfg.budget = parseByteSize(args.required("--budget"), "--budget");
+  const std::string dbPath = args.required("--db");
+  cfg.iterations =
+      static_cast<int>(std::min<std::int64_t>(args.positiveInt("--iters").value_or(3), 1000));
+  if (auto w = args.value("--warmup")) {
+    cfg.warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000));
+  }
+  cfg.seed = seedOption(args);
+
+  const std::unique_ptr<rt::Device> device = rt::openDevice(args.value("--device").value_or("cpu"));
+  const bool capDefault = !args.has("--max-batch") && device->backendName() == "cpu";
+  cfg.max_batch = args.positiveInt("--max-batch").value_or(capDefault ? kCpuDefaultMaxBatch : 0);
+
+  // A budget that cannot run k = 1 is refused before any file is created.
+  collect::requireSwapAllFits(net, cfg.budget);
+  const std::int64_t kMax = collect::swapAllKMax(net, cfg.budget);
+  const bool json = args.has("--json");
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!json) {
+    const std::int64_t top = cfg.max_batch > 0 ? std::min(kMax, cfg.max_batch) : kMax;
+    out << "profiling " << net.name() << " on " << device->deviceName() << '\n'
+        << "k_max under swap-all in " << formatBytes(cfg.budget) << ": " << kMax;
+    if (top < kMax) {
+      out << "; profiling up to k = " << top
+          << (capDefault ? " (the CPU backend's default cap; --max-batch K to change)"
+                         : " (--max-batch)");
+    }
+    out << "\nk = ";
+    const auto ks = collect::profileBatches(top);
+    for (std::size_t i = 0; i < ks.size(); ++i)
+      out << (i ? ", " : "") << ks[i];
+    out << "; " << cfg.warmup << " warm-up + " << cfg.iterations << " recorded iterations each\n";
+    out.flush();
+  }
+
+  store::RunMeta meta = collect::runMeta(*device, "profile", cfg.budget, "swap-all");
+  meta.command_line = quotedCommandLine("profile", argv);
+  meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
+  InterruptScope interrupt;
+  const auto progress = [&](const collect::ProfileProgress& p) {
+    if (!tty) return;
+    std::cerr << "\r  k = " << p.k << " (" << p.batch_index + 1 << "/" << p.batches
+              << ")  iteration " << p.iteration << "/" << p.iterations << "  " << std::fixed
+              << std::setprecision(3) << p.iteration_seconds << " s/iteration     " << std::flush;
+    if (p.iteration == p.iterations) std::cerr << '\n';
+  };
+  collect::ProfileResult result;
+  {
+    store::RunWriter db(dbPath, meta, args.has("--force"));
+    result = collect::runProfile(*device, net, cfg, db, progress, &interrupt.flag());
+    if (result.cancelled && !json) {
+      if (tty) std::cerr << '\n';
+      out << "interrupted (" << interrupt.signalName() << "): the database is marked incomplete\n";
+    }
+  }
+
+  store::RunReader reader(dbPath);
+  const store::RunData run = reader.load();
+  const auto summary = store::summarizeBatches(run);
+  const store::RowCounts counts = reader.counts();
+  if (json) {
+    nlohmann::ordered_json j{{"db", dbPath},
+                             {"status", store::runStatusName(run.meta.status)},
+                             {"network", net.name()},
+                             {"device", device->deviceName()},
+                             {"budget", cfg.budget},
+                             {"k_max", result.k_max},
+                             {"max_batch", cfg.max_batch},
+                             {"batches", nlohmann::ordered_json::array()},
+                             {"rows",
+                              {{"samples", counts.samples},
+                               {"transfers", counts.transfers},
+                               {"memory", counts.memory},
+                               {"iterations", counts.iterations}}}};
+    for (const auto& s : summary) {
+      j["batches"].push_back({{"k", s.k},
+                              {"iterations", s.iterations},
+                              {"median_iter_s", static_cast<double>(s.median_iter_ns) * 1e-9},
+                              {"images_per_s", s.images_per_s},
+                              {"stall_share", s.stall_share},
+                              {"offload_bytes", s.offload_bytes},
+                              {"predicted_peak", s.predicted_peak},
+                              {"measured_peak", s.measured_peak}});
+    }
+    out << j.dump(2) << '\n';
+    return kExitOk;
+  }
+  TextTable t;
+  t.column("k", TextTable::Align::Right);
+  t.column("iterations", TextTable::Align::Right);
+  t.column("median t_iter", TextTable::Align::Right);
+  t.column("images/s", TextTable::Align::Right);
+  t.column("stall", TextTable::Align::Right);
+  t.column("offloaded/iter", TextTable::Align::Right);
+  t.column("peak (measured = predicted)", TextTable::Align::Right);
+  for (const auto& s : summary) {
+    std::ostringstream ms, ips, st;
+    ms << std::fixed << std::setprecision(1) << static_cast<double>(s.median_iter_ns) * 1e-6
+       << " ms";
+    ips << std::fixed << std::setprecision(1) << s.images_per_s;
+    st << std::fixed << std::setprecision(1) << 100.0 * s.stall_share << " %";
+    t.row({std::to_string(s.k), std::to_string(s.iterations), ms.str(), ips.str(), st.str(),
+           formatBytes(s.offload_bytes),
+           formatBytes(s.measured_peak) + (s.measured_peak == s.predicted_peak ? " = " : " != ") +
+               formatBytes(s.predicted_peak)});
+  }
+  t.print(out);
+  out << "wrote " << dbPath << " (" << store::runStatusName(run.meta.status)
+      << "): " << counts.samples << " step samples, " << counts.transfers << " transfers, "
+      << counts.memory << " pool samples, " << counts.iterations << " iterations\n";
+  return result.cancelled ? kExitFailure : kExitOk;
+}
+
+}  // namespace swapscope::cli

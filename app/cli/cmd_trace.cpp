@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/// @brief `swapscope trace`: one recorded iteration of a run database as Chrome trace JSON for
+/// Perfetto (ui.perfetto.dev) or chrome://tracing.
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/error.h"
+#include "store/chrome_trace.h"
+#include "store/run_db.h"
+
+namespace swapscope::cli {
+
+int cmdTrace(const std::vector<std::string>& argv, std::ostream& out) {
+  ArgParser args("swapscope trace --db FILE [--k K] [--iteration I] --out trace.json",
+                 "Writes one recorded iteration as Chrome trace JSON that Perfetto opens: the\n"
+                 "compute, swap-out and swap-in streams are threads, each step and transfer a\n"
+                 "slice, stalls are marked on the compute thread and the pool bytes are a\n"
+                 "counter. Times are microseconds from the run's start.");
+  args.option("--db", "FILE", "the run database (required)");
+  args.option("--k", "K", "the minibatch (default: the largest recorded)");
+  args.option("--iteration", "I", "the recorded iteration at that k, from 0 (default 0)");
+  args.option("--out", "FILE", "the trace file to write (required)");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const std::string path = args.required("--db");
+  const std::string outPath = args.required("--out");
+  store::RunReader reader(path);
+  const store::RunData run = reader.load();
+  if (run.iterations.empty()) throwBadInput("'" + path + "' holds no recorded iterations");
+  std::int64_t k = 0;
+  for (const auto& it : run.iterations)
+    k = std::max(k, it.k);
+  if (auto v = args.positiveInt("--k")) k = *v;
+  int iteration = 0;
+  if (auto v = args.value("--iteration")) {
+    try {
+      std::size_t used = 0;
+      iteration = std::stoi(*v, &used);
+      if (used != v->size() || iteration < 0) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throwBadInput("--iteration: '" + *v + "' is not an iteration number (0, 1, ...)");
+    }
+  }
+  const auto trace = store::chromeTrace(run, k, iteration);
+  std::ofstream file(outPath);
+  if (!file) throw Error(ErrorKind::Runtime, "cannot write '" + outPath + "'");
+  file << trace.dump() << '\n';
+  file.close();
+  if (!file) throw Error(ErrorKind::Runtime, "writing '" + outPath + "' failed");
+  out << "wrote " << outPath << ": " << run.network.name << " at k = " << k << ", iteration "
+      << iteration << ", " << trace["traceEvents"].size() << " events (open in ui.perfetto.dev)\n";
+  return kExitOk;
+}
+
+}  // namespace swapscope::cli

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+/// @brief Graceful interruption of long verbs: while an InterruptScope lives, the first SIGINT
+/// (Ctrl-C) or SIGTERM sets a flag that the work checks between iterations; a second SIGINT ends
+/// the process as usual.
+#pragma once
+
+#include <atomic>
+
+namespace swapscope::cli {
+
+class InterruptScope {
+ public:
+  InterruptScope();
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+  /// Set once a signal arrived.
+  const std::atomic<bool>& flag() const;
+  /// Which signal it was, e.g. "SIGINT"; empty when none.
+  const char* signalName() const;
+
+ private:
+  void (*m_previousInt)(int);
+  void (*m_previousTerm)(int);
+};
+
+}  // namespace swapscope::cli

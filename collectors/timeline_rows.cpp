@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+#include "collectors/timeline_rows.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace swapscope::collect {
+namespace {
+
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+/// Time within [lo, hi) covered by `busy` (sorted, non-overlapping: one stream's tasks).
+std::int64_t covered(const std::vector<Interval>& busy, std::int64_t lo, std::int64_t hi) {
+  auto it = std::lower_bound(busy.begin(), busy.end(), lo,
+                             [](const Interval& b, std::int64_t t) { return b.second <= t; });
+  std::int64_t total = 0;
+  for (; it != busy.end() && it->first < hi; ++it) {
+    total += std::max<std::int64_t>(0, std::min(hi, it->second) - std::max(lo, it->first));
+  }
+  return total;
+}
+
+}  // namespace
+
+store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowContext& ctx) {
+  const Gmap& gmap = *ctx.gmap;
+  const std::vector<LayerCost>& costs = *ctx.costs;
+  const std::int64_t origin = rec.start_ns - ctx.run_start_ns;
+  const int n = gmap.forward_steps;
+
+  store::IterationRows rows;
+  rows.iteration = {ctx.k,
+                    ctx.iteration,
+                    origin,
+                    rec.duration_ns,
+                    static_cast<double>(rec.loss),
+                    rec.stall_total_ns,
+                    rec.offload_bytes,
+                    rec.prefetch_bytes,
+                    rec.load_bytes};
+
+  std::vector<Interval> busy;
+  for (const rt::TimelineOp& op : rec.ops) {
+    if (op.stream == rt::StreamKind::Compute) busy.emplace_back(op.start_ns, op.end_ns);
+  }
+  std::sort(busy.begin(), busy.end());
+
+  auto isLoad = [&](int buffer) {
+    const GmapBuffer& b = gmap.buffers.at(static_cast<std::size_t>(buffer));
+    return b.kind == BufferKind::Labels ||
+           (b.kind == BufferKind::FeatureMap && b.layer == ctx.net->inputLayer());
+  };
+
+  for (const rt::TimelineOp& op : rec.ops) {
+    switch (op.kind) {
+      case rt::TaskKind::Compute: {
+        if (op.step < 1 || op.step > 2 * n) break;
+        const int layer = gmap.step_layer.at(static_cast<std::size_t>(op.step));
+        const LayerCost& c = costs.at(static_cast<std::size_t>(layer));
+        const bool bwd = gmap.isBackwardStep(op.step);
+        rows.samples.push_back({ctx.k, ctx.iteration, op.step, layer,
+                                bwd ? store::Direction::Backward : store::Direction::Forward,
+                                ctx.k * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
+                                origin + op.start_ns, op.end_ns - op.start_ns,
+                                rec.stall_ns.at(static_cast<std::size_t>(op.step))});
+        break;
+      }
+      case rt::TaskKind::Update: {
+        if (op.step != 2 * n + 1 || op.buffer < 0) break;
+        const int layer = gmap.buffers.at(static_cast<std::size_t>(op.buffer)).layer;
+        const std::int64_t params =
+            layer >= 0 ? costs.at(static_cast<std::size_t>(layer)).params : 0;
+        rows.samples.push_back({ctx.k, ctx.iteration, op.step, layer, store::Direction::Update,
+                                params * kSgdFlopsPerParam, origin + op.start_ns,
+                                op.end_ns - op.start_ns, 0});
+        break;
+      }
+      case rt::TaskKind::Offload:
+      case rt::TaskKind::Prefetch:
+      case rt::TaskKind::Readback: {
+        store::TransferRow t;
+        t.k = ctx.k;
+        t.iteration = ctx.iteration;
+        t.kind = op.kind == rt::TaskKind::Offload    ? store::TransferKind::Offload
+                 : op.kind == rt::TaskKind::Readback ? store::TransferKind::Readback
+                 : isLoad(op.buffer)                 ? store::TransferKind::Load
+                                                     : store::TransferKind::Prefetch;
+        t.to_host = op.kind != rt::TaskKind::Prefetch;
+        t.tensor = op.buffer;
+        t.step = op.step;
+        t.bytes = op.bytes;
+        t.start_ns = origin + op.start_ns;
+        t.end_ns = origin + op.end_ns;
+        t.pinned = ctx.pinned;
+        // A copy on the compute stream itself never runs beside compute.
+        t.overlap_ns =
+            op.stream == rt::StreamKind::Compute ? 0 : covered(busy, op.start_ns, op.end_ns);
+        rows.transfers.push_back(t);
+        break;
+      }
+    }
+  }
+  if (ctx.memory) {
+    for (const rt::PoolSample& p : rec.pool) {
+      rows.memory.push_back({ctx.k, ctx.iteration, origin + p.time_ns, p.in_use});
+    }
+  }
+  return rows;
+}
+
+}  // namespace swapscope::collect

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+/// @brief The step timer and memory-event recorder: turns one iteration's timeline from the swap
+/// executor into run-database rows (compute samples, transfers, pool bytes).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/gmap.h"
+#include "analysis/layer_cost.h"
+#include "graph/network.h"
+#include "runtime/executor.h"
+#include "store/run_db.h"
+
+namespace swapscope::collect {
+
+/// FLOPs the SGD update spends per parameter: weight decay (2), momentum (2) and the step (2).
+inline constexpr std::int64_t kSgdFlopsPerParam = 6;
+
+struct RowContext {
+  const Network* net = nullptr;
+  const Gmap* gmap = nullptr;
+  const std::vector<LayerCost>* costs = nullptr;
+  std::int64_t k = 0;
+  int iteration = 0;
+  std::int64_t run_start_ns = 0;  ///< device clock at the run's start: every time is relative
+  bool pinned = false;            ///< whether host memory is pinned
+  bool memory = true;             ///< also record the pool bytes over time
+};
+
+/// Rows of one iteration:
+/// - a sample per compute step (FLOPs at k, time, stall before it) and per layer's SGD update;
+/// - a transfer per offload, prefetch, minibatch load and loss readback, with the time it ran
+///   beside compute;
+/// - the pool bytes in use over time, when `ctx.memory`.
+store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowContext& ctx);
+
+}  // namespace swapscope::collect

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+#include "store/chrome_trace.h"
+
+#include <string>
+
+#include "common/error.h"
+
+namespace swapscope::store {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr int kPid = 1;
+constexpr int kComputeTid = 1, kSwapOutTid = 2, kSwapInTid = 3;
+
+double micros(std::int64_t ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
+
+json metadata(const char* name, int tid, const std::string& value) {
+  json e{{"name", name}, {"ph", "M"}, {"pid", kPid}};
+  if (tid > 0) e["tid"] = tid;
+  e["args"] = {{"name", value}};
+  return e;
+}
+
+json sortIndex(int tid) {
+  return {{"name", "thread_sort_index"},
+          {"ph", "M"},
+          {"pid", kPid},
+          {"tid", tid},
+          {"args", {{"sort_index", tid}}}};
+}
+
+}  // namespace
+
+json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
+  const IterationRow* it = nullptr;
+  for (const IterationRow& r : run.iterations) {
+    if (r.k == k && r.iteration == iteration) it = &r;
+  }
+  if (!it) {
+    std::string have;
+    for (const IterationRow& r : run.iterations) {
+      if (r.iteration == 0) have += (have.empty() ? "" : ", ") + std::to_string(r.k);
+    }
+    throwBadInput("'" + run.path + "' holds no iteration " + std::to_string(iteration) +
+                  " at k = " + std::to_string(k) +
+                  (have.empty() ? " (it holds no iterations)" : " (recorded k: " + have + ")"));
+  }
+  auto layerName = [&](int layer) {
+    return layer >= 0 && static_cast<std::size_t>(layer) < run.layers.size()
+               ? run.layers[static_cast<std::size_t>(layer)].name
+               : std::string("layer ") + std::to_string(layer);
+  };
+  auto tensorName = [&](int tensor) {
+    return tensor >= 0 && static_cast<std::size_t>(tensor) < run.tensors.size()
+               ? run.tensors[static_cast<std::size_t>(tensor)].name
+               : std::string("tensor ") + std::to_string(tensor);
+  };
+
+  json events = json::array();
+  events.push_back(
+      metadata("process_name", 0,
+               run.network.name + " at k = " + std::to_string(k) + " on " + run.meta.device));
+  events.push_back(metadata("thread_name", kComputeTid, "compute"));
+  events.push_back(metadata("thread_name", kSwapOutTid, "swap-out (device to host)"));
+  events.push_back(metadata("thread_name", kSwapInTid, "swap-in (host to device)"));
+  for (int tid : {kComputeTid, kSwapOutTid, kSwapInTid})
+    events.push_back(sortIndex(tid));
+
+  for (const SampleRow& s : run.samples) {
+    if (s.k != k || s.iteration != iteration) continue;
+    if (s.stall_ns > 0) {
+      events.push_back({{"name", "stall"},
+                        {"cat", "stall"},
+                        {"ph", "X"},
+                        {"pid", kPid},
+                        {"tid", kComputeTid},
+                        {"ts", micros(s.start_ns - s.stall_ns)},
+                        {"dur", micros(s.stall_ns)},
+                        {"args", {{"before step", s.step}}}});
+    }
+    const std::string dir(directionName(s.direction));
+    events.push_back({{"name", layerName(s.layer) + " " + dir},
+                      {"cat", dir},
+                      {"ph", "X"},
+                      {"pid", kPid},
+                      {"tid", kComputeTid},
+                      {"ts", micros(s.start_ns)},
+                      {"dur", micros(s.time_ns)},
+                      {"args", {{"step", s.step}, {"flops", s.flops}}}});
+  }
+  for (const TransferRow& t : run.transfers) {
+    if (t.k != k || t.iteration != iteration) continue;
+    const std::string kind(transferKindName(t.kind));
+    const double seconds = static_cast<double>(t.end_ns - t.start_ns) * 1e-9;
+    json args{{"step", t.step}, {"bytes", t.bytes}};
+    if (seconds > 0) args["GB/s"] = static_cast<double>(t.bytes) / seconds * 1e-9;
+    args["overlap with compute (us)"] = micros(t.overlap_ns);
+    // The loss readback runs on the compute stream, in order with the steps.
+    const int tid = t.kind == TransferKind::Readback ? kComputeTid
+                    : t.to_host                      ? kSwapOutTid
+                                                     : kSwapInTid;
+    events.push_back({{"name", tensorName(t.tensor) + " " + kind},
+                      {"cat", kind},
+                      {"ph", "X"},
+                      {"pid", kPid},
+                      {"tid", tid},
+                      {"ts", micros(t.start_ns)},
+                      {"dur", micros(t.end_ns - t.start_ns)},
+                      {"args", std::move(args)}});
+  }
+  for (const MemoryRow& m : run.memory) {
+    if (m.k != k || m.iteration != iteration) continue;
+    events.push_back({{"name", "pool bytes"},
+                      {"ph", "C"},
+                      {"pid", kPid},
+                      {"ts", micros(m.time_ns)},
+                      {"args", {{"in use", m.in_use}, {"budget", run.meta.budget}}}});
+  }
+  return {{"traceEvents", std::move(events)},
+          {"displayTimeUnit", "ms"},
+          {"otherData",
+           {{"source", "swapscope trace"},
+            {"database", run.path},
+            {"network", run.network.name},
+            {"k", k},
+            {"iteration", iteration},
+            {"iteration_start_us", micros(it->start_ns)},
+            {"iteration_us", micros(it->duration_ns)}}}};
+}
+
+}  // namespace swapscope::store

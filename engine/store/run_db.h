@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/// @brief The run database: one SQLite file (.swapdb) per profiling or training run. The schema
+/// is documented in docs/run-database.md.
+///
+/// - A RunWriter creates the file, marks it with the application id and the schema version, and
+///   writes in WAL mode, one transaction per call. The run's status is "running" until finish();
+///   a run whose writer is gone without finishing reads back as incomplete. finish() also turns
+///   WAL off, so the finished file is one self-contained file.
+/// - A RunReader opens read-only and never writes to the file. Opening a missing, empty,
+///   non-SQLite, damaged, foreign or newer file throws Error(BadInput) naming the file and why.
+///
+/// Times are integer nanoseconds from the run's start; sizes are bytes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/gmap.h"
+#include "analysis/layer_cost.h"
+#include "common/bytes.h"
+#include "graph/network.h"
+
+namespace swapscope::store {
+
+inline constexpr std::int32_t kApplicationId = 0x53775363;  ///< "SwSc" in the file header
+inline constexpr int kSchemaVersion = 1;
+inline constexpr const char* kRunDbExtension = ".swapdb";
+
+enum class RunStatus {
+  Running,     ///< the writer is still at work
+  Complete,    ///< finished as planned
+  Incomplete,  ///< interrupted, killed or crashed: holds what was recorded until then
+  Failed,      ///< ended by an error, named in status_message
+};
+std::string_view runStatusName(RunStatus s);
+
+struct RunMeta {
+  std::string kind;  ///< "profile", "run", ...
+  std::string backend;
+  std::string device;
+  std::int64_t device_memory = 0;
+  std::map<std::string, std::string> versions;  ///< library -> version
+  std::string command_line;
+  std::string started_utc;  ///< ISO 8601, e.g. 2026-11-21T10:00:00Z
+  std::int64_t budget = 0;
+  std::string policy;
+  std::string host_cpu;  ///< the host's CPU model and core count
+  RunStatus status = RunStatus::Running;
+  std::string status_message;
+  std::int64_t writer_pid = 0;
+  std::string writer_host;
+  std::map<std::string, std::string> extra;  ///< any other key the writer stored
+};
+
+struct LayerRow {
+  int id = 0;
+  std::string name, kind;
+  std::vector<int> inputs;
+  std::vector<std::int64_t> out_shape;  ///< per sample
+  std::int64_t params = 0;
+  std::int64_t fwd_flops = 0, bwd_data_flops = 0, bwd_weight_flops = 0;  ///< per sample
+  LinearBytes fm;
+  friend bool operator==(const LayerRow&, const LayerRow&) = default;
+};
+
+enum class Direction { Forward, Backward, Update };
+std::string_view directionName(Direction d);  ///< "fwd", "bwd", "update"
+
+struct StepRow {
+  int step = 0;  ///< 1..2N; the SGD update is 2N+1
+  int layer = -1;
+  Direction direction = Direction::Forward;
+  std::int64_t flops_per_sample = 0;
+  friend bool operator==(const StepRow&, const StepRow&) = default;
+};
+
+struct TensorRow {
+  int id = 0;  ///< the GMAP buffer index
+  std::string name, kind;
+  int layer = -1;
+  LinearBytes size;
+  friend bool operator==(const TensorRow&, const TensorRow&) = default;
+};
+
+/// One minibatch size a run executed.
+struct BatchRow {
+  std::int64_t k = 0;
+  std::string policy;
+  int warmup = 0;  ///< iterations run before recording
+  std::int64_t predicted_peak = 0;
+  std::int64_t measured_peak = 0;  ///< pool high-water mark
+  int reuse_delay = 0;
+  int hoisted_prefetches = 0;
+  friend bool operator==(const BatchRow&, const BatchRow&) = default;
+};
+
+struct IterationRow {
+  std::int64_t k = 0;
+  int iteration = 0;  ///< 0-based among the recorded iterations of this k
+  std::int64_t start_ns = 0;
+  std::int64_t duration_ns = 0;
+  double loss = 0;
+  std::int64_t stall_ns = 0;
+  std::int64_t offload_bytes = 0, prefetch_bytes = 0, load_bytes = 0;
+  friend bool operator==(const IterationRow&, const IterationRow&) = default;
+};
+
+/// One compute task: a step's kernels, or one layer's SGD update.
+struct SampleRow {
+  std::int64_t k = 0;
+  int iteration = 0;
+  int step = 0;
+  int layer = -1;
+  Direction direction = Direction::Forward;
+  std::int64_t flops = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t time_ns = 0;
+  std::int64_t stall_ns = 0;  ///< compute idle right before this step
+  friend bool operator==(const SampleRow&, const SampleRow&) = default;
+};
+
+enum class TransferKind { Offload, Prefetch, Load, Readback };
+std::string_view transferKindName(TransferKind k);  ///< "offload", "prefetch", "load", "readback"
+
+struct TransferRow {
+  std::int64_t k = 0;
+  int iteration = 0;
+  TransferKind kind = TransferKind::Offload;
+  bool to_host = true;  ///< d2h; false: h2d
+  int tensor = -1;
+  int step = 0;
+  std::int64_t bytes = 0;
+  std::int64_t start_ns = 0, end_ns = 0;
+  bool pinned = false;
+  std::int64_t overlap_ns = 0;  ///< time it ran while the compute stream was busy
+  friend bool operator==(const TransferRow&, const TransferRow&) = default;
+};
+
+/// Pool bytes in use from time_ns on.
+struct MemoryRow {
+  std::int64_t k = 0;
+  int iteration = 0;
+  std::int64_t time_ns = 0;
+  std::int64_t in_use = 0;
+  friend bool operator==(const MemoryRow&, const MemoryRow&) = default;
+};
+
+/// A fitted curve (issue: performance model). params is a JSON object.
+struct FitRow {
+  std::int64_t id = 0;
+  std::string scope;   ///< "type", "layer", "pcie"
+  std::string target;  ///< layer kind, layer name or "h2d"/"d2h"
+  std::string direction;
+  std::string form;  ///< "affine", "saturating", "loglog"
+  std::string params;
+  int points = 0;
+  double rmse = 0;
+  double max_rel_error = 0;
+  bool chosen = false;
+  friend bool operator==(const FitRow&, const FitRow&) = default;
+};
+
+/// A plan (plan JSON text) with its key figures for listing.
+struct PlanRow {
+  std::int64_t id = 0;
+  std::string created_utc;
+  std::string policy, mode;
+  std::int64_t budget = 0;
+  std::int64_t k = 0;
+  std::int64_t predicted_iter_ns = 0;
+  std::string json;
+  friend bool operator==(const PlanRow&, const PlanRow&) = default;
+};
+
+/// Everything one iteration produced, written in one transaction.
+struct IterationRows {
+  IterationRow iteration;
+  std::vector<SampleRow> samples;
+  std::vector<TransferRow> transfers;
+  std::vector<MemoryRow> memory;
+};
+
+struct NetworkInfo {
+  std::string name;
+  std::string structure_hash;
+  std::string json;  ///< the network JSON (docs/network-json.md)
+};
+
+struct RowCounts {
+  std::int64_t layers = 0, steps = 0, tensors = 0, batches = 0, iterations = 0, samples = 0,
+               transfers = 0, memory = 0, fits = 0, plans = 0;
+};
+
+/// A whole run database in memory: what `info`, `trace` and the desktop app show.
+struct RunData {
+  std::string path;
+  RunMeta meta;
+  NetworkInfo network;
+  std::vector<LayerRow> layers;
+  std::vector<StepRow> steps;
+  std::vector<TensorRow> tensors;
+  std::vector<BatchRow> batches;
+  std::vector<IterationRow> iterations;
+  std::vector<SampleRow> samples;
+  std::vector<TransferRow> transfers;
+  std::vector<MemoryRow> memory;
+  std::vector<FitRow> fits;
+  std::vector<PlanRow> plans;
+};
+
+class Database;
+
+class RunWriter {
+ public:
+  /// Creates `path` and writes the meta (status "running"). An existing file is an error unless
+  /// `overwrite`, because a run database holds measurements that cannot be taken again for free.
+  RunWriter(const std::string& path, const RunMeta& meta, bool overwrite = false);
+  /// Marks a run that was never finished as incomplete.
+  ~RunWriter();
+  RunWriter(const RunWriter&) = delete;
+  RunWriter& operator=(const RunWriter&) = delete;
+
+  /// The network, its layers and steps, and the GMAP's tensors.
+  void writeNetwork(const Network& net, const std::vector<LayerCost>& costs, const Gmap& gmap);
+  void addBatch(const BatchRow& batch);
+  void addIteration(const IterationRows& rows);
+  /// Bulk inserts, one transaction per call.
+  void addSamples(const std::vector<SampleRow>& rows);
+  void addTransfers(const std::vector<TransferRow>& rows);
+  void addMemory(const std::vector<MemoryRow>& rows);
+  std::int64_t addFit(const FitRow& fit);  ///< returns the id
+  std::int64_t addPlan(const PlanRow& plan);
+  void setMeta(const std::string& key, const std::string& value);
+  /// Sets the final status, then checkpoints and leaves WAL mode. Nothing is written after.
+  void finish(RunStatus status, const std::string& message = "");
+  const std::string& path() const;
+
+ private:
+  struct Statements;
+  void requireOpen() const;
+  std::unique_ptr<Database> m_db;
+  std::unique_ptr<Statements> m_st;
+  bool m_finished = false;
+};
+
+class RunReader {
+ public:
+  /// Opens read-only and checks that `path` is a run database this version can read.
+  explicit RunReader(const std::string& path);
+  ~RunReader();
+  RunReader(const RunReader&) = delete;
+  RunReader& operator=(const RunReader&) = delete;
+
+  int schemaVersion() const { return m_version; }
+  /// The meta, with a "running" status resolved: if its writer process is gone, the run is
+  /// incomplete.
+  RunMeta meta();
+  NetworkInfo network();
+  RowCounts counts();
+  /// Every table.
+  RunData load();
+  const std::string& path() const;
+
+ private:
+  std::unique_ptr<Database> m_db;
+  int m_version = 0;
+};
+
+}  // namespace swapscope::store
