@@ -45,10 +45,12 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
   }
   std::sort(busy.begin(), busy.end());
 
-  auto isLoad = [&](int buffer) {
-    const GmapBuffer& b = gmap.buffers.at(static_cast<std::size_t>(buffer));
+  // The minibatch load: the labels, and the input FM at step 1. The input FM's later prefetch
+  // (swap-all swaps the minibatch too) is a prefetch like any other.
+  auto isLoad = [&](const rt::TimelineOp& op) {
+    const GmapBuffer& b = gmap.buffers.at(static_cast<std::size_t>(op.buffer));
     return b.kind == BufferKind::Labels ||
-           (b.kind == BufferKind::FeatureMap && b.layer == ctx.net->inputLayer());
+           (op.step == 1 && b.kind == BufferKind::FeatureMap && b.layer == ctx.net->inputLayer());
   };
 
   for (const rt::TimelineOp& op : rec.ops) {
@@ -83,7 +85,7 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
         t.iteration = ctx.iteration;
         t.kind = op.kind == rt::TaskKind::Offload    ? store::TransferKind::Offload
                  : op.kind == rt::TaskKind::Readback ? store::TransferKind::Readback
-                 : isLoad(op.buffer)                 ? store::TransferKind::Load
+                 : isLoad(op)                 ? store::TransferKind::Load
                                                      : store::TransferKind::Prefetch;
         t.to_host = op.kind != rt::TaskKind::Prefetch;
         t.tensor = op.buffer;

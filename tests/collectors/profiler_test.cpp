@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+// The profiling stage on the CPU backend: the five minibatches, every step sampled, every
+// GMAP transfer recorded under swap-all, the pool timeline, and interruption.
+#include "collectors/profiler.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "analysis/network_analysis.h"
+#include "store/run_db.h"
+#include "store/tiny_network.h"
+
+namespace swapscope::collect {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ProfileBatches, ThePapersFractionsRoundedWithoutDuplicates) {
+  // 94/8 = 11.75, 94/4 = 23.5 (rounds away from zero), 47, 62.67, 94
+  EXPECT_EQ(profileBatches(94), (std::vector<std::int64_t>{12, 24, 47, 63, 94}));
+  EXPECT_EQ(profileBatches(128), (std::vector<std::int64_t>{16, 32, 64, 85, 128}));
+  // 3: 0.375 -> 1 (at least 1), 0.75 -> 1 (duplicate), 1.5 -> 2, 2 (duplicate), 3
+  EXPECT_EQ(profileBatches(3), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(profileBatches(1), (std::vector<std::int64_t>{1}));
+  EXPECT_TRUE(profileBatches(0).empty());
+}
+
+class ProfilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    m_path = (fs::temp_directory_path() /
+              ("swapscope-profile-" + std::to_string(getpid()) + "-" + info->name() + ".swapdb"))
+                 .string();
+    fs::remove(m_path);
+  }
+  void TearDown() override { fs::remove(m_path); }
+  std::string m_path;
+};
+
+TEST_F(ProfilerTest, RecordsEveryStepAndEveryTransferAtFiveMinibatches) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  auto device = rt::openDevice("cpu");
+  ProfileConfig cfg;
+  cfg.budget = 4 << 20;
+  cfg.max_batch = 16;
+  cfg.warmup = 1;
+  cfg.iterations = 2;
+  ASSERT_GT(swapAllKMax(net, cfg.budget), 16);  // the cap is what limits k here
+  ProfileResult result;
+  {
+    store::RunWriter db(m_path, runMeta(*device, "profile", cfg.budget, "swap-all"));
+    result = runProfile(*device, net, cfg, db);
+  }
+  EXPECT_EQ(result.batches, (std::vector<std::int64_t>{2, 4, 8, 11, 16}));
+  EXPECT_EQ(result.recorded_iterations, 10);
+  EXPECT_EQ(result.status, store::RunStatus::Complete);
+
+  store::RunReader reader(m_path);
+  const store::RunData run = reader.load();
+  EXPECT_EQ(run.meta.status, store::RunStatus::Complete);
+  EXPECT_EQ(run.meta.backend, "cpu");
+  EXPECT_EQ(run.meta.extra.at("k_max"), std::to_string(result.k_max));
+  ASSERT_EQ(run.batches.size(), 5u);
+  ASSERT_EQ(run.iterations.size(), 10u);
+  const int steps = plan.gmap.steps();
+  ASSERT_EQ(run.steps.size(), static_cast<std::size_t>(steps));
+
+  // The GMAP's transfers per iteration: each offload and prefetch, by tensor.
+  // The minibatch load is a GMAP prefetch at step 1 (images and labels); the rest are swaps.
+  std::multiset<int> offloads, prefetches, loads;
+  for (const GmapOp& op : plan.gmap.ops) {
+    if (op.kind == GmapOpKind::Offload) offloads.insert(op.buffer);
+    if (op.kind != GmapOpKind::Prefetch) continue;
+    const GmapBuffer& buf = plan.gmap.buffers.at(static_cast<std::size_t>(op.buffer));
+    const bool load = buf.kind == BufferKind::Labels ||
+                      (op.step == 1 && buf.kind == BufferKind::FeatureMap &&
+                       buf.layer == net.inputLayer());
+    (load ? loads : prefetches).insert(op.buffer);
+  }
+  ASSERT_EQ(loads.size(), 2u);
+  ASSERT_FALSE(offloads.empty());
+
+  for (const store::BatchRow& b : run.batches) {
+    SCOPED_TRACE("k = " + std::to_string(b.k));
+    EXPECT_EQ(b.policy, "swap-all");
+    EXPECT_EQ(b.predicted_peak, plan.curve.peak(b.k));
+    EXPECT_EQ(b.measured_peak, b.predicted_peak);
+    for (int it = 0; it < 2; ++it) {
+      // Every step exactly once, with FLOPs = the analyzer's per-sample FLOPs x k.
+      std::map<int, int> seen;
+      for (const store::SampleRow& s : run.samples) {
+        if (s.k != b.k || s.iteration != it || s.direction == store::Direction::Update) continue;
+        ++seen[s.step];
+        const store::StepRow& row = run.steps.at(static_cast<std::size_t>(s.step - 1));
+        EXPECT_EQ(s.flops, row.flops_per_sample * b.k);
+        EXPECT_EQ(s.layer, row.layer);
+        EXPECT_GE(s.time_ns, 0);
+      }
+      EXPECT_EQ(seen.size(), static_cast<std::size_t>(steps));
+      for (const auto& [step, count] : seen) EXPECT_EQ(count, 1) << "step " << step;
+
+      std::multiset<int> gotOff, gotPre, gotLoad;
+      for (const store::TransferRow& t : run.transfers) {
+        if (t.k != b.k || t.iteration != it) continue;
+        EXPECT_LE(t.start_ns, t.end_ns);
+        EXPECT_LE(t.overlap_ns, t.end_ns - t.start_ns);
+        const GmapBuffer& buf = plan.gmap.buffers.at(static_cast<std::size_t>(t.tensor));
+        if (t.kind == store::TransferKind::Offload) {
+          EXPECT_TRUE(t.to_host);
+          EXPECT_EQ(t.bytes, buf.size.at(b.k));
+          gotOff.insert(t.tensor);
+        }
+        if (t.kind == store::TransferKind::Prefetch) {
+          EXPECT_FALSE(t.to_host);
+          EXPECT_EQ(t.bytes, buf.size.at(b.k));
+          gotPre.insert(t.tensor);
+        }
+        if (t.kind == store::TransferKind::Load) gotLoad.insert(t.tensor);
+      }
+      EXPECT_EQ(gotOff, offloads);
+      EXPECT_EQ(gotPre, prefetches);
+      EXPECT_EQ(gotLoad, loads);
+    }
+    // The pool timeline of the first recorded iteration only, never above the peak.
+    int memRows[2] = {0, 0};
+    for (const store::MemoryRow& m : run.memory) {
+      if (m.k != b.k) continue;
+      ASSERT_TRUE(m.iteration == 0 || m.iteration == 1);
+      ++memRows[m.iteration];
+      EXPECT_LE(m.in_use, b.measured_peak);
+    }
+    EXPECT_GT(memRows[0], steps / 2);
+    EXPECT_EQ(memRows[1], 0);
+  }
+  // Iterations follow each other on the run's clock.
+  for (std::size_t i = 1; i < run.iterations.size(); ++i) {
+    EXPECT_GE(run.iterations[i].start_ns,
+              run.iterations[i - 1].start_ns + run.iterations[i - 1].duration_ns);
+  }
+}
+
+TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {
+  const Network net = testing::tinyNetwork();
+  auto device = rt::openDevice("cpu");
+  ProfileConfig cfg;
+  cfg.budget = 4 << 20;
+  cfg.max_batch = 8;
+  cfg.warmup = 0;
+  cfg.iterations = 3;
+  std::atomic<bool> cancel{false};
+  int calls = 0;
+  const auto progress = [&](const ProfileProgress& p) {
+    if (++calls == 4) cancel.store(true);  // during the second minibatch
+    EXPECT_EQ(p.batches, 5);               // of 8: {1, 2, 4, 5, 8}
+  };
+  ProfileResult result;
+  {
+    store::RunWriter db(m_path, runMeta(*device, "profile", cfg.budget, "swap-all"));
+    result = runProfile(*device, net, cfg, db, progress, &cancel);
+  }
+  EXPECT_TRUE(result.cancelled);
+  EXPECT_EQ(result.recorded_iterations, 4);
+  store::RunReader reader(m_path);
+  const store::RunMeta meta = reader.meta();
+  EXPECT_EQ(meta.status, store::RunStatus::Incomplete);
+  EXPECT_NE(meta.status_message.find("interrupted after 4"), std::string::npos);
+  EXPECT_EQ(reader.counts().iterations, 4);
+  EXPECT_EQ(reader.load().batches.size(), 2u);
+}
+
+TEST_F(ProfilerTest, ABudgetBelowKOneIsRefusedWithTheBytesNeeded) {
+  const Network net = testing::tinyNetwork();
+  try {
+    requireSwapAllFits(net, 1024);
+    FAIL() << "1 KiB was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("cannot hold tiny at k = 1"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace swapscope::collect
