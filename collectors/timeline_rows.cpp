@@ -85,7 +85,7 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
         t.iteration = ctx.iteration;
         t.kind = op.kind == rt::TaskKind::Offload    ? store::TransferKind::Offload
                  : op.kind == rt::TaskKind::Readback ? store::TransferKind::Readback
-                 : isLoad(op)                 ? store::TransferKind::Load
+                 : isLoad(op)                        ? store::TransferKind::Load
                                                      : store::TransferKind::Prefetch;
         t.to_host = op.kind != rt::TaskKind::Prefetch;
         t.tensor = op.buffer;

@@ -80,7 +80,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   cfg.budget = parseByteSize(args.required("--budget"), "--budget");
   const std::string dbPath = args.required("--db");
   cfg.iterations =
-      static_cast<int>(std::min<std::int64_t>(args.positiveInt("--iters").value_or(3), 1000));
+      static_cast<int>(std::min<std::int64_t>(args.positiveInt("--iters").value_or(3), 100000));
   if (auto w = args.value("--warmup")) {
     cfg.warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000));
   }

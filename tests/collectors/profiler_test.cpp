@@ -79,9 +79,9 @@ TEST_F(ProfilerTest, RecordsEveryStepAndEveryTransferAtFiveMinibatches) {
     if (op.kind == GmapOpKind::Offload) offloads.insert(op.buffer);
     if (op.kind != GmapOpKind::Prefetch) continue;
     const GmapBuffer& buf = plan.gmap.buffers.at(static_cast<std::size_t>(op.buffer));
-    const bool load = buf.kind == BufferKind::Labels ||
-                      (op.step == 1 && buf.kind == BufferKind::FeatureMap &&
-                       buf.layer == net.inputLayer());
+    const bool load =
+        buf.kind == BufferKind::Labels ||
+        (op.step == 1 && buf.kind == BufferKind::FeatureMap && buf.layer == net.inputLayer());
     (load ? loads : prefetches).insert(op.buffer);
   }
   ASSERT_EQ(loads.size(), 2u);
@@ -104,7 +104,8 @@ TEST_F(ProfilerTest, RecordsEveryStepAndEveryTransferAtFiveMinibatches) {
         EXPECT_GE(s.time_ns, 0);
       }
       EXPECT_EQ(seen.size(), static_cast<std::size_t>(steps));
-      for (const auto& [step, count] : seen) EXPECT_EQ(count, 1) << "step " << step;
+      for (const auto& [step, count] : seen)
+        EXPECT_EQ(count, 1) << "step " << step;
 
       std::multiset<int> gotOff, gotPre, gotLoad;
       for (const store::TransferRow& t : run.transfers) {

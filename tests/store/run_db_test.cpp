@@ -62,7 +62,8 @@ class RunDbTest : public ::testing::Test {
     RunWriter w(path, d.meta);
     w.writeNetwork(net, costs, plan.gmap);
     d.batches = {{4, "swap-all", 1, 1000, 1000, 4, 2}, {8, "swap-all", 1, 2000, 2000, 1, 0}};
-    for (const auto& b : d.batches) w.addBatch(b);
+    for (const auto& b : d.batches)
+      w.addBatch(b);
     for (int it = 0; it < 2; ++it) {
       IterationRows rows;
       rows.iteration = {8, it, 1000 * it, 900, 2.25 - 0.5 * it, 10, 4096, 4000, 512};
@@ -70,10 +71,10 @@ class RunDbTest : public ::testing::Test {
                       {8, it, 2 * plan.gmap.forward_steps + 1, 1, Direction::Update, 600,
                        1000 * it + 800, 7, 0}};
       // In time order: the reader returns rows of an iteration by start time.
-      rows.transfers = {{8, it, TransferKind::Load, false, 0, 1, 512, 1000 * it, 1000 * it + 1,
-                         true, 0},
-                        {8, it, TransferKind::Offload, true, 3, 1, 4096, 1000 * it + 60,
-                         1000 * it + 90, false, 25}};
+      rows.transfers = {
+          {8, it, TransferKind::Load, false, 0, 1, 512, 1000 * it, 1000 * it + 1, true, 0},
+          {8, it, TransferKind::Offload, true, 3, 1, 4096, 1000 * it + 60, 1000 * it + 90, false,
+           25}};
       rows.memory = {{8, it, 1000 * it + 1, 777}, {8, it, 1000 * it + 900, 555}};
       w.addIteration(rows);
       d.iterations.push_back(rows.iteration);
@@ -156,8 +157,8 @@ TEST_F(RunDbTest, EveryTableRoundTrips) {
   ASSERT_EQ(read.steps.size(), static_cast<std::size_t>(2 * n));
   EXPECT_EQ(read.steps.front().direction, Direction::Forward);
   EXPECT_EQ(read.steps.back().direction, Direction::Backward);
-  EXPECT_EQ(read.steps.front().layer, 1);      // conv1 forward
-  EXPECT_EQ(read.steps.back().layer, 1);       // conv1 backward, last
+  EXPECT_EQ(read.steps.front().layer, 1);  // conv1 forward
+  EXPECT_EQ(read.steps.back().layer, 1);   // conv1 backward, last
   EXPECT_EQ(read.steps.front().flops_per_sample, read.layers[1].fwd_flops);
   EXPECT_GT(read.tensors.size(), 10u);
   EXPECT_EQ(read.tensors.front().id, 0);
@@ -189,7 +190,8 @@ TEST_F(RunDbTest, AFinishedFileIsOneFileWithTheHeaderMarks) {
   auto be32 = [&](std::size_t at) {
     return (std::uint32_t(std::uint8_t(bytes[at])) << 24) |
            (std::uint32_t(std::uint8_t(bytes[at + 1])) << 16) |
-           (std::uint32_t(std::uint8_t(bytes[at + 2])) << 8) | std::uint32_t(std::uint8_t(bytes[at + 3]));
+           (std::uint32_t(std::uint8_t(bytes[at + 2])) << 8) |
+           std::uint32_t(std::uint8_t(bytes[at + 3]));
   };
   EXPECT_EQ(be32(68), static_cast<std::uint32_t>(kApplicationId));  // SQLite file format
   EXPECT_EQ(be32(60), static_cast<std::uint32_t>(kSchemaVersion));
@@ -236,7 +238,10 @@ TEST_F(RunDbTest, StatusFollowsTheWriter) {
 
 TEST_F(RunDbTest, ARunningStatusWithoutItsWriterReadsIncomplete) {
   const std::string path = file("orphan.swapdb");
-  { RunWriter w(path, sampleMeta()); w.finish(RunStatus::Running); }
+  {
+    RunWriter w(path, sampleMeta());
+    w.finish(RunStatus::Running);
+  }
   // Pretend the writer was another process that is gone: a pid that cannot exist.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -261,7 +266,10 @@ TEST_F(RunDbTest, AnExistingFileIsOnlyReplacedWhenAsked) {
     EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos);
   }
   EXPECT_EQ(readBytes(path), before);
-  { RunWriter w(path, sampleMeta(), /*overwrite=*/true); w.finish(RunStatus::Complete); }
+  {
+    RunWriter w(path, sampleMeta(), /*overwrite=*/true);
+    w.finish(RunStatus::Complete);
+  }
   EXPECT_EQ(RunReader(path).counts().iterations, 0);
 }
 
@@ -297,7 +305,8 @@ TEST_F(RunDbTest, AnotherApplicationsDatabase) {
 
   const std::string plain = file("plain.db");
   ASSERT_EQ(sqlite3_open(plain.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE meta(key, value);", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE meta(key, value);", nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   expectRejected(plain, "not a Swapscope run database");
 }
@@ -320,7 +329,8 @@ TEST_F(RunDbTest, ADamagedFile) {
   const std::size_t page = 4096;
   ASSERT_GT(bytes.size(), 3 * page);
   std::mt19937 rng(7);
-  for (std::size_t i = page; i < bytes.size(); ++i) bytes[i] = static_cast<char>(rng() & 0xff);
+  for (std::size_t i = page; i < bytes.size(); ++i)
+    bytes[i] = static_cast<char>(rng() & 0xff);
   writeBytes(path, bytes);
   expectRejected(path, "is damaged");
 }

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+// `swapscope profile | info | trace`, in-process; and the real binary killed mid-profile.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "common/error.h"
+#include "run_cli.h"
+#include "store/run_db.h"
+
+extern char** environ;
+
+namespace swapscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::run;
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("swapscope-cli-" + std::to_string(getpid()) + "-" + name);
+}
+
+/// One small profile shared by the tests that only read it.
+class CliProfile : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    s_db = scratch("shared.swapdb").string();
+    fs::remove(s_db);
+    s_result = run({"profile", "--model", "fmnist-cnn", "--budget", "16MiB", "--max-batch", "4",
+                    "--iters", "2", "--warmup", "0", "--db", s_db, "--json"});
+  }
+  static void TearDownTestSuite() { fs::remove(s_db); }
+  static inline std::string s_db;
+  static inline testing::Result s_result;
+};
+
+TEST_F(CliProfile, ProfilesFourDistinctMinibatchesUpToTheCap) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const json j = json::parse(s_result.out);
+  EXPECT_EQ(j["status"], "complete");
+  EXPECT_EQ(j["max_batch"], 4);
+  // 4/8 and 4/4 both round to 1; 4/2 = 2; 2/3 * 4 = 2.67 -> 3; 4.
+  std::vector<int> ks;
+  for (const auto& b : j["batches"]) {
+    ks.push_back(b["k"].get<int>());
+    EXPECT_EQ(b["iterations"], 2);
+    EXPECT_EQ(b["measured_peak"], b["predicted_peak"]);
+  }
+  EXPECT_EQ(ks, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(j["rows"]["iterations"], 8);
+}
+
+TEST_F(CliProfile, InfoSummarisesTheDatabase) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const auto r = run({"info", "--db", s_db, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["status"], "complete");
+  EXPECT_EQ(j["kind"], "profile");
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["network"]["name"], "fmnist-cnn");
+  EXPECT_EQ(j["budget"], 16 << 20);
+  EXPECT_EQ(j["batches"].size(), 4u);
+  EXPECT_EQ(j["rows"]["iterations"], 8);
+  EXPECT_EQ(j["rows"]["steps"], j["network"]["steps"]);
+  EXPECT_NE(j["command_line"].get<std::string>().find("--max-batch 4"), std::string::npos);
+  EXPECT_TRUE(j["versions"].contains("oneDNN"));
+
+  const auto text = run({"info", "--db", s_db});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("status        complete"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("fmnist-cnn"), std::string::npos);
+}
+
+TEST_F(CliProfile, TraceWritesOneIterationForPerfetto) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const std::string out = scratch("trace.json").string();
+  const auto r = run({"trace", "--db", s_db, "--out", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("at k = 4"), std::string::npos) << r.out;  // the largest by default
+  std::ifstream in(out);
+  const json j = json::parse(in);
+  fs::remove(out);
+  std::set<std::string> threads;
+  int counters = 0, slices = 0;
+  std::set<int> tids;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"]);
+    if (e["ph"] == "C") {
+      ++counters;
+      EXPECT_TRUE(e["args"].contains("in use"));
+    }
+    if (e["ph"] == "X") {
+      ++slices;
+      tids.insert(e["tid"].get<int>());
+      EXPECT_GE(e["ts"].get<double>(), 0.0);
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(threads, (std::set<std::string>{"compute", "swap-out (device to host)",
+                                            "swap-in (host to device)"}));
+  EXPECT_EQ(tids, (std::set<int>{1, 2, 3}));  // swap-all moves data both ways
+  // One counter sample per pool sample recorded for that iteration.
+  store::RunReader reader(s_db);
+  const store::RunData d = reader.load();
+  int memory = 0;
+  for (const auto& m : d.memory)
+    memory += m.k == 4 && m.iteration == 0;
+  EXPECT_EQ(counters, memory);
+  EXPECT_GT(slices, 2 * static_cast<int>(d.steps.size()) - 1);
+
+  const auto missing = run({"trace", "--db", s_db, "--k", "5", "--out", out});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("recorded k: 1, 2, 3, 4"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(CliProfile, AnExistingDatabaseIsKeptWithoutForce) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const auto before = fs::file_size(s_db);
+  const auto r = run({"profile", "--model", "fmnist-cnn", "--budget", "16MiB", "--db", s_db});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+  EXPECT_EQ(fs::file_size(s_db), before);
+  EXPECT_EQ(run({"info", "--db", s_db}).code, 0);
+}
+
+TEST(CliProfileErrors, ABudgetBelowKOneCreatesNoFile) {
+  const std::string db = scratch("small.swapdb").string();
+  fs::remove(db);
+  const auto r = run({"profile", "--model", "fmnist-cnn", "--budget", "1MiB", "--db", db});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot hold fmnist-cnn at k = 1"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(db));
+}
+
+TEST(CliProfileErrors, InfoOnFilesThatAreNotRunDatabases) {
+  const std::string text = scratch("notes.txt").string();
+  std::ofstream(text) << "not a database\n";
+  auto r = run({"info", "--db", text});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not an SQLite file"), std::string::npos) << r.err;
+  fs::remove(text);
+  r = run({"info", "--db", text});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no such file"), std::string::npos) << r.err;
+  r = run({"info"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--db"), std::string::npos) << r.err;
+}
+
+/// Starts the real binary profiling for a long time; returns its pid.
+pid_t startLongProfile(const std::string& db) {
+  std::vector<std::string> args = {SWAPSCOPE_CLI_BINARY,
+                                   "profile",
+                                   "--model",
+                                   "fmnist-cnn",
+                                   "--budget",
+                                   "16MiB",
+                                   "--max-batch",
+                                   "8",
+                                   "--warmup",
+                                   "0",
+                                   "--iters",
+                                   "1000",
+                                   "--db",
+                                   db};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
+  return rc == 0 ? pid : -1;
+}
+
+/// Waits until the database holds at least `n` iterations (read-only, while it is written).
+bool waitForIterations(const std::string& db, std::int64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      store::RunReader reader(db);
+      if (reader.counts().iterations >= n) return true;
+    } catch (const Error&) {  // not created yet
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(CliProfileKilled, AKilledProfileLeavesAReadableIncompleteDatabase) {
+  const std::string db = scratch("killed.swapdb").string();
+  fs::remove(db);
+  const pid_t pid = startLongProfile(db);
+  ASSERT_GT(pid, 0);
+  const bool started = waitForIterations(db, 3);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(started) << "the profile recorded no iterations within 60 s";
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  {
+    store::RunReader reader(db);
+    const store::RunData d = reader.load();
+    EXPECT_EQ(d.meta.status, store::RunStatus::Incomplete);
+    EXPECT_NE(d.meta.status_message.find("ended without finishing"), std::string::npos)
+        << d.meta.status_message;
+    EXPECT_GE(d.iterations.size(), 3u);
+    EXPECT_EQ(d.network.name, "fmnist-cnn");
+    // Every recorded iteration is whole: all its steps are there (committed together).
+    for (const auto& it : d.iterations) {
+      std::size_t steps = 0;
+      for (const auto& s : d.samples) {
+        steps +=
+            s.k == it.k && s.iteration == it.iteration && s.direction != store::Direction::Update;
+      }
+      EXPECT_EQ(steps, d.steps.size()) << "k " << it.k << " iteration " << it.iteration;
+    }
+  }
+  const auto r = run({"info", "--db", db});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("status        incomplete"), std::string::npos) << r.out;
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(db + suffix);
+}
+
+TEST(CliProfileKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
+  const std::string db = scratch("term.swapdb").string();
+  fs::remove(db);
+  const pid_t pid = startLongProfile(db);
+  ASSERT_GT(pid, 0);
+  const bool started = waitForIterations(db, 2);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(started);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_FALSE(fs::exists(db + "-wal"));  // finished properly: one file
+  store::RunReader reader(db);
+  const store::RunMeta m = reader.meta();
+  EXPECT_EQ(m.status, store::RunStatus::Incomplete);
+  EXPECT_NE(m.status_message.find("interrupted after"), std::string::npos) << m.status_message;
+  EXPECT_GE(reader.counts().iterations, 2);
+  fs::remove(db);
+}
+
+}  // namespace
+}  // namespace swapscope::cli
