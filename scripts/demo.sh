@@ -36,3 +36,9 @@ step train --model fmnist-cnn --data fashion-mnist --batch 64 --iters 300 --budg
 # A pool smaller than the plan's peak is refused before training, with the shortfall.
 say "swapscope train --model fmnist-cnn --data fashion-mnist --batch 64 --iters 300 --budget 16MiB --policy swap-all"
 "$swapscope" train --model fmnist-cnn --data fashion-mnist --batch 64 --iters 300 --budget 16MiB --policy swap-all || echo "(exit code $?)"
+
+# The profiling stage: swap-all at five minibatches, every step, transfer and pool sample recorded
+# in a run database; then what it holds, and one iteration as a Perfetto trace.
+step profile --model fmnist-cnn --budget 32MiB --iters 3 --db "$tmp/fmnist.swapdb"
+step info --db "$tmp/fmnist.swapdb"
+step trace --db "$tmp/fmnist.swapdb" --k 47 --out "$tmp/fmnist-trace.json"

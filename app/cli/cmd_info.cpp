@@ -143,7 +143,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
   if (auto it = m.extra.find("k_max"); it != m.extra.end()) {
     std::string kmax = it->second;
     if (auto cap = m.extra.find("max_batch"); cap != m.extra.end() && cap->second != "0") {
-      kmax += " (profiled up to --max-batch " + cap->second + ")";
+      kmax += " (profiled up to the cap, k = " + cap->second + ")";
     }
     line("k_max", kmax + " under swap-all");
   }
