@@ -23,6 +23,8 @@ constexpr Verb kVerbs[] = {
     {"profile", "the profiling stage: swap-all at five minibatches into a run database",
      cmdProfile},
     {"info", "summarise a run database", cmdInfo},
+    {"plan", "fit the model to a run database; plan k and the swap set for a budget", cmdPlan},
+    {"run", "execute a plan on the engine: predicted against measured", cmdRun},
     {"trace", "one recorded iteration as Chrome trace JSON for Perfetto", cmdTrace},
 };
 

@@ -22,5 +22,7 @@ int cmdTrain(const std::vector<std::string>& args, std::ostream& out);
 int cmdProfile(const std::vector<std::string>& args, std::ostream& out);
 int cmdInfo(const std::vector<std::string>& args, std::ostream& out);
 int cmdTrace(const std::vector<std::string>& args, std::ostream& out);
+int cmdPlan(const std::vector<std::string>& args, std::ostream& out);
+int cmdRun(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace swapscope::cli

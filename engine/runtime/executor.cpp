@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "analysis/prefetch_schedule.h"
 #include "common/bytes.h"
 #include "runtime/params.h"
 #include "runtime/placement.h"
@@ -154,31 +155,14 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   // Split the GMAP into setup and the iteration; move prefetches earlier where the pool allows
   // without raising the peak (in backward order, never before the FM's device copy is released).
   const int n = m_gmap.forward_steps;
-  std::vector<int> releasedAt(m_gmap.buffers.size(), 0);
   for (const GmapOp& op : m_gmap.ops) {
     if (op.step == 0) im.setup.push_back(op);
-    if (op.kind == GmapOpKind::Release && op.step <= n) releasedAt[op.buffer] = op.step;
   }
   std::vector<int> moveTo(m_gmap.buffers.size(), 0);
   if (options.hoist_prefetches) {
-    std::vector<std::int64_t> extra(static_cast<std::size_t>(2 * n + 2), 0);
-    int lower = 1;
-    for (const GmapOp& op : m_gmap.ops) {
-      if (op.kind != GmapOpKind::Prefetch || op.step <= n) continue;
-      const std::int64_t size = m_gmap.buffers[op.buffer].size.at(k);
-      int best = op.step;
-      for (int s = op.step - 1; s >= std::max(lower, releasedAt[op.buffer] + 1); --s) {
-        if (m_curve.resident[s].at(k) + extra[s] + size > peak) break;
-        best = s;
-      }
-      for (int s = best; s < op.step; ++s)
-        extra[s] += size;
-      lower = best;
-      if (best != op.step) {
-        moveTo[op.buffer] = best;
-        ++m_hoisted;
-      }
-    }
+    PrefetchHoisting h = hoistPrefetches(m_gmap, m_curve, k, peak);
+    moveTo = std::move(h.move_to);
+    m_hoisted = h.moved;
   }
   std::vector<std::vector<int>> hoistAt(static_cast<std::size_t>(2 * n + 2));
   for (const GmapOp& op : m_gmap.ops) {

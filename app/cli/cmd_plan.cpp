@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/// @brief `swapscope plan`: fits the performance model to a run database and plans the minibatch
+/// and swap set for a budget: predicted t_iter, throughput, peak, stalls and the swap set.
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/network_options.h"
+#include "common/bytes.h"
+#include "common/error.h"
+#include "graph/network_json.h"
+#include "perfmodel/model.h"
+#include "perfmodel/planner.h"
+#include "store/run_db.h"
+
+namespace swapscope::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string ms(double seconds) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(seconds < 0.01 ? 3 : 1) << seconds * 1e3 << " ms";
+  return o.str();
+}
+
+}  // namespace
+
+int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
+  ArgParser args(
+      "swapscope plan --db FILE [--model NAME | --net FILE] --budget SIZE [--batch K]\n"
+      "               [--policy keep-all|swap-all|vdnn-conv|accudnn] [--mode argmin|paper]\n"
+      "               [--max-batch K] [--epochs E --dataset-size M] [--gpus N --link-bandwidth B]\n"
+      "               [--lr-base X --k-base K --lr-c C] [--out plan.json] [--json]",
+      "Fits the performance model to a run database (made by `swapscope profile`) and plans\n"
+      "for a budget: the minibatch k (searched unless --batch), the swap set, and the simulated\n"
+      "iteration: t_iter, throughput, peak memory and the stall before each step. Without\n"
+      "--model/--net it plans for the profiled network; another network uses the per-type\n"
+      "curves and is marked transferred.");
+  args.option("--db", "FILE", "the run database with a profile (required)");
+  addNetworkOptions(args);
+  args.option("--budget", "SIZE", "the memory budget (required)");
+  args.option("--batch", "K", "plan this k instead of searching");
+  args.option("--policy", "P", "accudnn (default), keep-all, swap-all or vdnn-conv");
+  args.option("--mode", "M",
+              "argmin (default: minimise simulated training time) or paper (Algorithm 2)");
+  args.option("--max-batch", "K", "search k up to K at most");
+  args.option("--epochs", "E", "epochs for the whole-training time (default 1)");
+  args.option("--dataset-size", "M",
+              "samples per epoch; with it, minimise ceil(E M / k) (t_iter + Δ)");
+  args.option("--gpus", "N", "data-parallel GPUs; Δ is the ring all-reduce of the parameters");
+  args.option("--link-bandwidth", "B", "all-reduce link bandwidth, bytes/s (e.g. 25GB)");
+  args.option("--lr-base", "X", "base learning rate for eq. 9 (default 0.1)");
+  args.option("--k-base", "K", "minibatch of the base learning rate (default 256)");
+  args.option("--lr-c", "C", "eq. 9's c (default 0: linear scaling)");
+  args.option("--out", "FILE", "write the plan JSON (docs/plan-json.md)");
+  args.flag("--json", "print the plan JSON instead of text");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const std::string dbPath = args.required("--db");
+  store::RunReader reader(dbPath);
+  const store::RunData run = reader.load();
+  const Network net = args.has("--model") || args.has("--net")
+                          ? loadNetwork(args)
+                          : networkFromJson(json::parse(run.network.json), dbPath + " (network)");
+  const perf::PerfModel model = perf::PerfModel::fit(run);
+
+  perf::PlanRequest req;
+  req.budget = parseByteSize(args.required("--budget"), "--budget");
+  req.batch = args.positiveInt("--batch");
+  req.max_batch = args.positiveInt("--max-batch").value_or(0);
+  if (auto p = args.value("--policy")) {
+    const auto pol = perf::planPolicyFromName(*p);
+    if (!pol)
+      throwBadInput("--policy: unknown policy '" + *p +
+                    "' (keep-all, swap-all, vdnn-conv, accudnn)");
+    req.policy = *pol;
+  }
+  if (auto m = args.value("--mode")) {
+    if (*m != "argmin" && *m != "paper")
+      throwBadInput("--mode: '" + *m + "' is not argmin or paper");
+    req.mode = *m == "paper" ? perf::PlanMode::Paper : perf::PlanMode::Argmin;
+  }
+  if (auto e = args.value("--epochs")) req.epochs = parseNumber(*e, "--epochs", 0.001, 1e6);
+  req.dataset_size = args.positiveInt("--dataset-size").value_or(0);
+  req.gpus = static_cast<int>(args.positiveInt("--gpus").value_or(1));
+  if (auto b = args.value("--link-bandwidth")) {
+    req.link_bandwidth = static_cast<double>(parseByteSize(*b, "--link-bandwidth"));
+  }
+  if (auto v = args.value("--lr-base")) req.lr_base = parseNumber(*v, "--lr-base", 0, 100);
+  req.k_base = args.positiveInt("--k-base").value_or(256);
+  if (auto v = args.value("--lr-c")) req.lr_c = parseNumber(*v, "--lr-c", 0, 1e6);
+
+  const perf::PlanResult r = perf::plan(model, net, req);
+  if (!r.trainable) {
+    throw Error(ErrorKind::BadInput, r.reason);
+  }
+  const perf::Evaluation& e = r.best;
+  json swapSet = json::array();
+  for (int i = 0; i < net.size(); ++i) {
+    if (static_cast<std::size_t>(i) < e.swapped.size() && e.swapped[static_cast<std::size_t>(i)]) {
+      swapSet.push_back(net.layer(i).name);
+    }
+  }
+  json stalls = json::array();
+  for (std::size_t j = 1; j < e.sim.steps.size(); ++j) {
+    if (e.sim.steps[j].stall <= 0) continue;
+    const int layer = r.gmap.step_layer[j];
+    stalls.push_back({{"step", j},
+                      {"layer", net.layer(layer).name},
+                      {"direction", r.gmap.isBackwardStep(static_cast<int>(j)) ? "bwd" : "fwd"},
+                      {"seconds", e.sim.steps[j].stall}});
+  }
+  json doc{{"format", "swapscope-plan"},
+           {"version", 1},
+           {"network", {{"name", net.name()}, {"structure_hash", net.structureHash()}}},
+           {"device", {{"name", model.device()}, {"backend", run.meta.backend}}},
+           {"source_db", dbPath},
+           {"policy", perf::planPolicyName(req.policy)},
+           {"mode", req.batch ? "fixed" : perf::planModeName(req.mode)},
+           {"budget", req.budget},
+           {"k", e.k},
+           {"learning_rate", r.lr},
+           {"reuse_delay", e.reuse_delay},
+           {"swap_set", swapSet},
+           {"predictions",
+            {{"t_iter_s", e.sim.t_iter},
+             {"throughput", e.sim.throughput},
+             {"peak_bytes", e.peak},
+             {"stall_s", e.sim.stall},
+             {"t_whole_s", r.t_whole},
+             {"delta_s", r.delta},
+             {"extrapolated", e.extrapolated},
+             {"transferred", e.transferred},
+             {"stalls", stalls}}}};
+  if (auto f = args.value("--out")) {
+    std::ofstream file(*f);
+    file << doc.dump(2) << '\n';
+    if (!file) throw Error(ErrorKind::Runtime, "cannot write '" + *f + "'");
+  }
+  if (args.has("--json")) {
+    out << doc.dump(2) << '\n';
+    return kExitOk;
+  }
+  std::size_t swappable = 0;
+  for (bool b : swappableFms(net, computeLayerCosts(net)))
+    swappable += b;
+  out << "plan for " << net.name() << " in " << formatBytes(req.budget) << " on " << model.device()
+      << " (model from " << dbPath << ")\n"
+      << "  policy            " << perf::planPolicyName(req.policy) << ", "
+      << (req.batch ? "k fixed" : std::string("mode ") + std::string(perf::planModeName(req.mode)))
+      << " (" << r.evaluated << " simulations; k_max " << r.k_max << ")\n"
+      << "  k                 " << e.k << "  (learning rate " << r.lr << " by eq. 9)\n"
+      << "  t_iter            " << ms(e.sim.t_iter) << "  (" << std::fixed << std::setprecision(1)
+      << e.sim.throughput << " samples/s)\n"
+      << "  peak              " << formatBytes(e.peak) << " (" << e.peak << " bytes)\n"
+      << "  stall             " << ms(e.sim.stall) << " over " << stalls.size() << " steps\n"
+      << "  swap set          " << swapSet.size() << " of " << swappable << " swappable FMs\n";
+  if (r.t_whole > 0) out << "  whole training    " << std::setprecision(1) << r.t_whole << " s\n";
+  if (e.extrapolated)
+    out << "  note: some steps are predicted outside the profiled range (extrapolated)\n";
+  if (e.transferred) out << "  note: per-type curves from another network (transferred)\n";
+  if (!stalls.empty()) {
+    out << "stalls:\n";
+    for (const auto& s : stalls) {
+      out << "  step " << std::setw(4) << s["step"].get<int>() << "  " << std::setw(4)
+          << s["direction"].get<std::string>() << "  " << s["layer"].get<std::string>() << "  "
+          << ms(s["seconds"].get<double>()) << '\n';
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace swapscope::cli

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+#include "perfmodel/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/error.h"
+
+namespace swapscope::perf {
+
+std::string_view fitFormName(FitForm f) {
+  switch (f) {
+    case FitForm::Affine:
+      return "affine";
+    case FitForm::Saturating:
+      return "saturating";
+    case FitForm::LogLog:
+      return "loglog";
+  }
+  return "?";
+}
+
+namespace {
+
+std::vector<FitPoint> usable(const std::vector<FitPoint>& in) {
+  std::vector<FitPoint> out;
+  for (const FitPoint& p : in) {
+    if (p.x > 0 && p.t > 0 && std::isfinite(p.x) && std::isfinite(p.t)) out.push_back(p);
+  }
+  if (out.empty())
+    throw Error(ErrorKind::BadInput,
+                "a fit needs at least one point with work and time above zero");
+  return out;
+}
+
+/// Weighted least squares for t = a + b x with weights 1/t^2 (relative error); a >= 0, b >= 0.
+std::pair<double, double> relativeLine(const std::vector<FitPoint>& pts) {
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const FitPoint& p : pts) {
+    const double w = 1.0 / (p.t * p.t);
+    sw += w;
+    sx += w * p.x;
+    sy += w * p.t;
+    sxx += w * p.x * p.x;
+    sxy += w * p.x * p.t;
+  }
+  const double det = sw * sxx - sx * sx;
+  double a = 0, b = 0;
+  if (det > 1e-300 * sw * sxx && det > 0) {
+    a = (sxx * sy - sx * sxy) / det;
+    b = (sw * sxy - sx * sy) / det;
+  }
+  if (!(det > 0) || b <= 0) return {sy / sw, 0.0};  // no growth measurable: a constant
+  if (a < 0) return {0.0, sxy / sxx};               // through the origin
+  return {a, b};
+}
+
+void finish(Curve& c, const std::vector<FitPoint>& pts) {
+  c.points = static_cast<int>(pts.size());
+  c.x_min = std::numeric_limits<double>::infinity();
+  c.x_max = 0;
+  double sse = 0;
+  c.max_rel_error = 0;
+  c.residuals.clear();
+  for (const FitPoint& p : pts) {
+    c.x_min = std::min(c.x_min, p.x);
+    c.x_max = std::max(c.x_max, p.x);
+    const double r = c.predict(p.x) - p.t;
+    c.residuals.push_back(r);
+    sse += r * r;
+    c.max_rel_error = std::max(c.max_rel_error, std::abs(r) / p.t);
+  }
+  c.rmse = std::sqrt(sse / static_cast<double>(pts.size()));
+}
+
+Curve fitAffine(const std::vector<FitPoint>& pts) {
+  Curve c;
+  c.form = FitForm::Affine;
+  const auto [a, b] = relativeLine(pts);
+  c.a = a;
+  c.p = b > 0 ? 1.0 / b : std::numeric_limits<double>::infinity();
+  return c;
+}
+
+Curve fitSaturating(const std::vector<FitPoint>& pts) {
+  // ln t - ln x = -ln P + gamma * max(0, ln x_sat - ln x): linear in (-ln P, gamma) for a given
+  // x_sat. Try each measured x (and "saturated everywhere") as x_sat; keep the best.
+  std::set<double> candidates;
+  for (const FitPoint& p : pts)
+    candidates.insert(p.x);
+  Curve best;
+  best.form = FitForm::Saturating;
+  double bestSse = std::numeric_limits<double>::infinity();
+  for (const double xs : candidates) {
+    double n = 0, su = 0, sy = 0, suu = 0, suy = 0;
+    for (const FitPoint& p : pts) {
+      const double u = std::max(0.0, std::log(xs) - std::log(p.x));
+      const double y = std::log(p.t) - std::log(p.x);
+      n += 1;
+      su += u;
+      sy += y;
+      suu += u * u;
+      suy += u * y;
+    }
+    const double det = n * suu - su * su;
+    double gamma = det > 1e-12 ? (n * suy - su * sy) / det : 0.0;
+    gamma = std::clamp(gamma, 0.0, 1.0);
+    const double c0 = (sy - gamma * su) / n;
+    double sse = 0;
+    for (const FitPoint& p : pts) {
+      const double u = std::max(0.0, std::log(xs) - std::log(p.x));
+      const double r = c0 + gamma * u - (std::log(p.t) - std::log(p.x));
+      sse += r * r;
+    }
+    if (sse < bestSse) {
+      bestSse = sse;
+      best.x_sat = xs;
+      best.gamma = gamma;
+      best.p = std::exp(-c0);
+    }
+  }
+  return best;
+}
+
+Curve fitLogLog(const std::vector<FitPoint>& pts) {
+  Curve c;
+  c.form = FitForm::LogLog;
+  // Mean ln t per distinct x, then pool adjacent violators so that ln t never decreases.
+  std::map<double, std::pair<double, int>> byX;
+  for (const FitPoint& p : pts) {
+    auto& e = byX[p.x];
+    e.first += std::log(p.t);
+    e.second += 1;
+  }
+  struct Block {
+    double lx, lt;
+    double w;
+  };
+  std::vector<Block> blocks;
+  for (const auto& [x, e] : byX) {
+    blocks.push_back({std::log(x), e.first / e.second, static_cast<double>(e.second)});
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].lt > blocks.back().lt) {
+      Block b = blocks.back();
+      blocks.pop_back();
+      Block& a = blocks.back();
+      const double w = a.w + b.w;
+      a = {(a.lx * a.w + b.lx * b.w) / w, (a.lt * a.w + b.lt * b.w) / w, w};
+    }
+  }
+  for (const Block& b : blocks)
+    c.knots.emplace_back(b.lx, b.lt);
+  return c;
+}
+
+double relError(const Curve& c, const std::vector<FitPoint>& pts) {
+  double sum = 0;
+  for (const FitPoint& p : pts)
+    sum += std::abs(c.predict(p.x) - p.t) / p.t;
+  return pts.empty() ? 0 : sum / static_cast<double>(pts.size());
+}
+
+Curve fitForm(FitForm form, const std::vector<FitPoint>& pts) {
+  switch (form) {
+    case FitForm::Affine:
+      return fitAffine(pts);
+    case FitForm::Saturating:
+      return fitSaturating(pts);
+    case FitForm::LogLog:
+      return fitLogLog(pts);
+  }
+  return fitAffine(pts);
+}
+
+}  // namespace
+
+double Curve::predict(double x) const {
+  if (x <= 0) return form == FitForm::Affine ? a : 0.0;
+  switch (form) {
+    case FitForm::Affine:
+      return a + (std::isinf(p) ? 0.0 : x / p);
+    case FitForm::Saturating: {
+      const double share = x >= x_sat ? 1.0 : std::pow(x / x_sat, gamma);
+      return x / (p * share);
+    }
+    case FitForm::LogLog: {
+      if (knots.empty()) return 0;
+      const double lx = std::log(x);
+      if (knots.size() == 1) return std::exp(knots[0].second + (lx - knots[0].first));
+      if (lx >= knots.back().first) {
+        // Beyond the largest measured work the device is saturated: time grows linearly.
+        return std::exp(knots.back().second + (lx - knots.back().first));
+      }
+      if (lx <= knots.front().first) {
+        const auto& [x0, t0] = knots[0];
+        const auto& [x1, t1] = knots[1];
+        const double slope = std::clamp((t1 - t0) / (x1 - x0), 0.0, 1.0);
+        return std::exp(t0 + slope * (lx - x0));
+      }
+      const auto it = std::upper_bound(knots.begin(), knots.end(), lx,
+                                       [](double v, const auto& kn) { return v < kn.first; });
+      const auto& [x1, t1] = *it;
+      const auto& [x0, t0] = *(it - 1);
+      return std::exp(t0 + (t1 - t0) * (lx - x0) / (x1 - x0));
+    }
+  }
+  return 0;
+}
+
+std::string Curve::paramsJson() const {
+  nlohmann::json j;
+  switch (form) {
+    case FitForm::Affine:
+      j = {{"a_s", a}, {"work_per_s", std::isinf(p) ? 0.0 : p}};
+      break;
+    case FitForm::Saturating:
+      j = {{"work_per_s", p}, {"x_sat", x_sat}, {"gamma", gamma}};
+      break;
+    case FitForm::LogLog: {
+      nlohmann::json knotsJson = nlohmann::json::array();
+      for (const auto& [lx, lt] : knots)
+        knotsJson.push_back({std::exp(lx), std::exp(lt)});
+      j = {{"knots", knotsJson}};
+      break;
+    }
+  }
+  j["x_min"] = x_min;
+  j["x_max"] = x_max;
+  j["cv_rel_error"] = cv_rel_error;
+  return j.dump();
+}
+
+Curve fitCurve(FitForm form, const std::vector<FitPoint>& points) {
+  const auto pts = usable(points);
+  Curve c = fitForm(form, pts);
+  finish(c, pts);
+  c.cv_rel_error = relError(c, pts);
+  return c;
+}
+
+FitChoice fitBest(const std::vector<FitPoint>& points) {
+  const auto pts = usable(points);
+  std::set<std::int64_t> ks;
+  for (const FitPoint& p : pts)
+    ks.insert(p.k);
+  FitChoice choice;
+  double bestErr = std::numeric_limits<double>::infinity();
+  for (const FitForm form : {FitForm::Affine, FitForm::Saturating, FitForm::LogLog}) {
+    Curve c = fitForm(form, pts);
+    finish(c, pts);
+    if (ks.size() >= 3) {
+      double sum = 0;
+      for (const std::int64_t held : ks) {
+        std::vector<FitPoint> train, test;
+        for (const FitPoint& p : pts)
+          (p.k == held ? test : train).push_back(p);
+        const Curve part = fitForm(form, train);
+        for (const FitPoint& p : test)
+          sum += std::abs(part.predict(p.x) - p.t) / p.t;
+      }
+      c.cv_rel_error = sum / static_cast<double>(pts.size());
+    } else {
+      c.cv_rel_error = relError(c, pts);
+    }
+    if (c.cv_rel_error < bestErr) {
+      bestErr = c.cv_rel_error;
+      choice.best = static_cast<int>(choice.curves.size());
+    }
+    choice.curves.push_back(std::move(c));
+  }
+  return choice;
+}
+
+LinkFit fitLink(const std::vector<FitPoint>& points) {
+  const auto pts = usable(points);
+  const auto [a, b] = relativeLine(pts);
+  LinkFit f;
+  f.latency = a;
+  f.bandwidth = b > 0 ? 1.0 / b : 0;
+  f.points = static_cast<int>(pts.size());
+  double sse = 0;
+  for (const FitPoint& p : pts) {
+    const double r = f.seconds(p.x) - p.t;
+    sse += r * r;
+    f.max_rel_error = std::max(f.max_rel_error, std::abs(r) / p.t);
+  }
+  f.rmse = std::sqrt(sse / static_cast<double>(pts.size()));
+  return f;
+}
+
+}  // namespace swapscope::perf

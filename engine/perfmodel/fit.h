@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/// @brief Curves of time against work (FLOPs, or bytes for layers without FLOPs), fitted to
+/// profiled points in three forms (digest G3):
+/// - affine `t = a + x / P`, which is the paper's saturating FLOPS curve FLOPS(x) = P x / (x + aP);
+/// - saturating `FLOPS(x) = P * min(1, (x / x_sat)^gamma)`, with an explicit saturation point;
+/// - monotone piecewise-linear interpolation in log-log space (isotonic, so time never falls as
+///   work grows).
+/// Each fit keeps its residuals; fitBest chooses by leave-one-minibatch-out cross-validation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace swapscope::perf {
+
+enum class FitForm { Affine, Saturating, LogLog };
+std::string_view fitFormName(FitForm f);  ///< "affine", "saturating", "loglog"
+
+struct FitPoint {
+  double x = 0;        ///< FLOPs or bytes, > 0
+  double t = 0;        ///< seconds, > 0
+  std::int64_t k = 0;  ///< the minibatch it was measured at (the cross-validation folds)
+};
+
+struct Curve {
+  FitForm form = FitForm::Affine;
+  double a = 0;      ///< affine: seconds of fixed cost
+  double p = 0;      ///< affine and saturating: work per second at saturation
+  double x_sat = 0;  ///< saturating
+  double gamma = 0;  ///< saturating: 0 (constant time below x_sat) .. 1 (linear)
+  std::vector<std::pair<double, double>> knots;  ///< loglog: (ln x, ln t), x increasing
+  double x_min = 0, x_max = 0;                   ///< the fitted range
+  int points = 0;
+  std::vector<double> residuals;  ///< predicted - measured seconds, per input point
+  double rmse = 0;                ///< seconds
+  double max_rel_error = 0;       ///< over the fitted points
+  double cv_rel_error = 0;        ///< mean |relative error| on held-out minibatches
+
+  double predict(double x) const;
+  /// Outside the fitted range by more than 1 %.
+  bool extrapolates(double x) const { return x < x_min * 0.99 || x > x_max * 1.01; }
+  /// The parameters as a JSON object (the run database's fits.params).
+  std::string paramsJson() const;
+};
+
+/// Fits one form. Points with x or t <= 0 are ignored; at least one point must remain.
+Curve fitCurve(FitForm form, const std::vector<FitPoint>& points);
+
+struct FitChoice {
+  std::vector<Curve> curves;  ///< affine, saturating, loglog
+  int best = 0;               ///< lowest cross-validated error
+  const Curve& chosen() const { return curves.at(static_cast<std::size_t>(best)); }
+};
+
+/// All three forms with residuals. Cross-validation leaves one minibatch out at a time; with
+/// fewer than three minibatches it falls back to the in-sample error.
+FitChoice fitBest(const std::vector<FitPoint>& points);
+
+/// Least squares `t = latency + bytes / bandwidth` (relative error weighted).
+struct LinkFit {
+  double latency = 0;    ///< seconds
+  double bandwidth = 0;  ///< bytes per second
+  int points = 0;
+  double rmse = 0;
+  double max_rel_error = 0;
+  double seconds(double bytes) const { return bandwidth > 0 ? latency + bytes / bandwidth : 0; }
+};
+LinkFit fitLink(const std::vector<FitPoint>& points);
+
+}  // namespace swapscope::perf

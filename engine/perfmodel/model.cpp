@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+#include "perfmodel/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+
+namespace swapscope::perf {
+
+/// FLOPs the SGD update spends per parameter (collectors/timeline_rows.h uses the same 6).
+constexpr std::int64_t kUpdateFlopsPerParam = 6;
+
+std::string_view stepKindName(StepKind k) {
+  switch (k) {
+    case StepKind::Forward:
+      return "fwd";
+    case StepKind::Backward:
+      return "bwd";
+    case StepKind::Update:
+      return "update";
+  }
+  return "?";
+}
+
+double stepWork(const LayerCost& c, StepKind kind, std::int64_t k, bool& bytesAxis) {
+  std::int64_t flops = 0;
+  switch (kind) {
+    case StepKind::Forward:
+      flops = c.fwd_flops * k;
+      break;
+    case StepKind::Backward:
+      flops = (c.bwd_data_flops + c.bwd_weight_flops) * k;
+      break;
+    case StepKind::Update:
+      flops = c.params * kUpdateFlopsPerParam;
+      break;
+  }
+  bytesAxis = flops <= 0;
+  return static_cast<double>(bytesAxis ? c.fm.at(k) : flops);
+}
+
+namespace {
+
+StepKind kindOf(store::Direction d) {
+  switch (d) {
+    case store::Direction::Forward:
+      return StepKind::Forward;
+    case store::Direction::Backward:
+      return StepKind::Backward;
+    case store::Direction::Update:
+      return StepKind::Update;
+  }
+  return StepKind::Forward;
+}
+
+std::string key(const std::string& scope, const std::string& target, StepKind kind) {
+  return scope + "/" + target + "/" + std::string(stepKindName(kind));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+PerfModel PerfModel::fit(const store::RunData& run) {
+  if (run.iterations.empty() || run.samples.empty()) {
+    throwBadInput("'" + run.path + "' holds no recorded iterations to fit a model to");
+  }
+  PerfModel m;
+  m.m_hash = run.network.structure_hash;
+  m.m_device = run.meta.device;
+  m.m_minK = run.iterations.front().k;
+  for (const auto& it : run.iterations) {
+    m.m_minK = std::min(m.m_minK, it.k);
+    m.m_maxK = std::max(m.m_maxK, it.k);
+  }
+
+  // Layer costs from the stored rows (the stored network may differ from any zoo model).
+  std::vector<LayerCost> costs(run.layers.size());
+  for (const auto& l : run.layers) {
+    LayerCost& c = costs.at(static_cast<std::size_t>(l.id));
+    c.params = l.params;
+    c.fwd_flops = l.fwd_flops;
+    c.bwd_data_flops = l.bwd_data_flops;
+    c.bwd_weight_flops = l.bwd_weight_flops;
+    c.fm = l.fm;
+  }
+
+  // The median time per layer, direction and k over the recorded iterations.
+  std::map<std::tuple<int, StepKind, std::int64_t>, std::vector<double>> times;
+  for (const auto& s : run.samples) {
+    if (s.layer < 0 || static_cast<std::size_t>(s.layer) >= costs.size()) continue;
+    times[{s.layer, kindOf(s.direction), s.k}].push_back(static_cast<double>(s.time_ns) * 1e-9);
+  }
+  std::map<std::string, std::vector<FitPoint>> points;
+  std::map<std::string, GroupFit> meta;
+  for (const auto& [id, ts] : times) {
+    const auto& [layer, kind, k] = id;
+    bool bytesAxis = false;
+    const double x = stepWork(costs[static_cast<std::size_t>(layer)], kind, k, bytesAxis);
+    const FitPoint p{x, median(ts), k};
+    const auto& row = run.layers[static_cast<std::size_t>(layer)];
+    const std::string type = row.kind + (bytesAxis ? "@bytes" : "");
+    for (const auto& [scope, target] :
+         {std::pair<std::string, std::string>{"type", type}, {"layer", row.name}}) {
+      const std::string kk = key(scope, target, kind);
+      points[kk].push_back(p);
+      meta[kk] = {scope, target, kind, bytesAxis, {}};
+    }
+  }
+  for (auto& [kk, pts] : points) {
+    GroupFit g = meta[kk];
+    bool any = false;
+    for (const auto& p : pts)
+      any = any || (p.x > 0 && p.t > 0);
+    if (!any) continue;
+    g.fit = fitBest(pts);
+    m.m_index[kk] = m.m_groups.size();
+    m.m_groups.push_back(std::move(g));
+  }
+
+  // PCIe: swaps and loads per direction. A transfer that overlapped one in the other direction
+  // is kept apart to measure the duplex factor.
+  std::vector<const store::TransferRow*> copies;
+  for (const auto& t : run.transfers) {
+    if (t.kind != store::TransferKind::Readback && t.bytes > 0) copies.push_back(&t);
+  }
+  auto overlapsOther = [&](const store::TransferRow& t) {
+    for (const auto* o : copies) {
+      if (o->to_host != t.to_host && o->k == t.k && o->iteration == t.iteration &&
+          o->start_ns < t.end_ns && t.start_ns < o->end_ns) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<FitPoint> alone[2], both[2];
+  for (const auto* t : copies) {
+    const FitPoint p{static_cast<double>(t->bytes),
+                     static_cast<double>(t->end_ns - t->start_ns) * 1e-9, t->k};
+    (overlapsOther(*t) ? both : alone)[t->to_host ? 1 : 0].push_back(p);
+  }
+  bool fittedAlone[2] = {false, false};
+  for (int d = 0; d < 2; ++d) {
+    fittedAlone[d] = alone[d].size() >= 2;
+    const auto& fitPts = fittedAlone[d] ? alone[d] : both[d];
+    if (fitPts.empty()) continue;
+    (d ? m.m_d2h : m.m_h2d) = fitLink(fitPts);
+  }
+  std::vector<double> ratios;
+  for (int d = 0; d < 2; ++d) {
+    if (!fittedAlone[d]) continue;
+    const LinkFit& f = d ? m.m_d2h : m.m_h2d;
+    for (const FitPoint& p : both[d]) {
+      const double pred = f.seconds(p.x);
+      if (pred > 0) ratios.push_back(p.t / pred);
+    }
+  }
+  m.m_duplex = ratios.empty() ? 1.0 : std::max(1.0, median(ratios));
+  return m;
+}
+
+const GroupFit* PerfModel::find(const std::string& scope, const std::string& target,
+                                StepKind kind) const {
+  const auto it = m_index.find(key(scope, target, kind));
+  return it == m_index.end() ? nullptr : &m_groups[it->second];
+}
+
+Estimate PerfModel::step(const Network& net, const std::vector<LayerCost>& costs, int layer,
+                         StepKind kind, std::int64_t k) const {
+  Estimate e;
+  const LayerCost& c = costs.at(static_cast<std::size_t>(layer));
+  bool bytesAxis = false;
+  const double x = stepWork(c, kind, k, bytesAxis);
+  const bool same = net.structureHash() == m_hash;
+  const GroupFit* g = same ? find("layer", net.layer(layer).name, kind) : nullptr;
+  if (!g) {
+    const std::string type =
+        std::string(layerKindName(net.layer(layer).kind)) + (bytesAxis ? "@bytes" : "");
+    g = find("type", type, kind);
+    e.transferred = !same;
+  }
+  if (!g) {
+    e.missing = true;
+    return e;
+  }
+  const Curve& curve = g->fit.chosen();
+  e.seconds = std::max(0.0, curve.predict(x));
+  e.extrapolated = curve.extrapolates(x);
+  return e;
+}
+
+double PerfModel::transfer(std::int64_t bytes, bool to_host) const {
+  return bytes > 0 ? link(to_host).seconds(static_cast<double>(bytes)) : 0.0;
+}
+
+std::vector<store::FitRow> PerfModel::fitRows() const {
+  std::vector<store::FitRow> rows;
+  for (const GroupFit& g : m_groups) {
+    for (std::size_t i = 0; i < g.fit.curves.size(); ++i) {
+      const Curve& c = g.fit.curves[i];
+      rows.push_back({0, g.scope, g.target, std::string(stepKindName(g.kind)),
+                      std::string(fitFormName(c.form)), c.paramsJson(), c.points, c.rmse,
+                      c.max_rel_error, static_cast<int>(i) == g.fit.best});
+    }
+  }
+  for (const bool toHost : {false, true}) {
+    const LinkFit& f = link(toHost);
+    const std::string params = "{\"latency_s\":" + std::to_string(f.latency) +
+                               ",\"bytes_per_s\":" + std::to_string(f.bandwidth) +
+                               ",\"duplex_factor\":" + std::to_string(m_duplex) + "}";
+    rows.push_back({0, "pcie", toHost ? "d2h" : "h2d", toHost ? "d2h" : "h2d", "affine", params,
+                    f.points, f.rmse, f.max_rel_error, true});
+  }
+  return rows;
+}
+
+}  // namespace swapscope::perf

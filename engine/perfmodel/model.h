@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/// @brief The performance model fitted to a run database: compute time per step from curves per
+/// layer type and direction (and per layer, for the profiled network), and PCIe time per
+/// direction with a factor for both directions at once. Memory is not fitted: the analyzer's
+/// exact fixed + per-sample sizes are used (analysis/memory.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/layer_cost.h"
+#include "graph/network.h"
+#include "perfmodel/fit.h"
+#include "store/run_db.h"
+
+namespace swapscope::perf {
+
+enum class StepKind { Forward, Backward, Update };
+
+/// A fitted group: one layer type (or one layer) in one direction.
+struct GroupFit {
+  std::string scope;   ///< "type" or "layer"
+  std::string target;  ///< layer kind or layer name
+  StepKind kind = StepKind::Forward;
+  bool bytes_axis = false;  ///< x is the output FM's bytes (layers without FLOPs)
+  FitChoice fit;
+};
+
+/// A predicted duration with its provenance.
+struct Estimate {
+  double seconds = 0;
+  bool extrapolated = false;  ///< outside the profiled range of its curve
+  bool transferred = false;   ///< from a layer-type curve fitted on another network
+  bool missing = false;       ///< no curve for this layer type: 0 s assumed
+};
+
+class PerfModel {
+ public:
+  /// Fits every group of the run's samples (the median per layer, direction and k) and its
+  /// transfers. Throws Error(BadInput) naming the file when it holds no recorded iterations.
+  static PerfModel fit(const store::RunData& run);
+
+  /// The time of step `layer` in `kind` at minibatch k. Per-layer curves are used when `net` is
+  /// the profiled network (same structure hash), per-type curves otherwise (transferred).
+  Estimate step(const Network& net, const std::vector<LayerCost>& costs, int layer, StepKind kind,
+                std::int64_t k) const;
+  /// One offload (to_host) or prefetch of `bytes`, alone on the link.
+  double transfer(std::int64_t bytes, bool to_host) const;
+  /// Factor (>= 1) by which a transfer slows while the other direction is busy.
+  double duplexFactor() const { return m_duplex; }
+
+  const std::vector<GroupFit>& groups() const { return m_groups; }
+  const LinkFit& link(bool to_host) const { return to_host ? m_d2h : m_h2d; }
+  const std::string& networkHash() const { return m_hash; }
+  const std::string& device() const { return m_device; }
+  std::int64_t minK() const { return m_minK; }
+  std::int64_t maxK() const { return m_maxK; }
+  /// The fits as run-database rows (store::RunWriter::addFit).
+  std::vector<store::FitRow> fitRows() const;
+
+ private:
+  const GroupFit* find(const std::string& scope, const std::string& target, StepKind kind) const;
+
+  std::vector<GroupFit> m_groups;
+  std::map<std::string, std::size_t> m_index;  ///< scope/target/kind -> m_groups
+  LinkFit m_h2d, m_d2h;
+  double m_duplex = 1;
+  std::string m_hash, m_device;
+  std::int64_t m_minK = 0, m_maxK = 0;
+};
+
+/// The work a step's curve is indexed by: FLOPs, or the output FM's bytes for a layer without
+/// FLOPs in that direction. Sets `bytesAxis`.
+double stepWork(const LayerCost& c, StepKind kind, std::int64_t k, bool& bytesAxis);
+
+std::string_view stepKindName(StepKind k);  ///< "fwd", "bwd", "update"
+
+}  // namespace swapscope::perf

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+#include "perfmodel/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "analysis/prefetch_schedule.h"
+#include "common/bytes.h"
+#include "common/error.h"
+#include "perfmodel/paper.h"
+
+namespace swapscope::perf {
+
+std::string_view planPolicyName(PlanPolicy p) {
+  switch (p) {
+    case PlanPolicy::KeepAll:
+      return "keep-all";
+    case PlanPolicy::SwapAll:
+      return "swap-all";
+    case PlanPolicy::VdnnConv:
+      return "vdnn-conv";
+    case PlanPolicy::AccUdnn:
+      return "accudnn";
+  }
+  return "?";
+}
+
+std::optional<PlanPolicy> planPolicyFromName(std::string_view name) {
+  for (PlanPolicy p :
+       {PlanPolicy::KeepAll, PlanPolicy::SwapAll, PlanPolicy::VdnnConv, PlanPolicy::AccUdnn}) {
+    if (name == planPolicyName(p)) return p;
+  }
+  return std::nullopt;
+}
+
+std::string_view planModeName(PlanMode m) {
+  return m == PlanMode::Argmin ? "argmin" : "paper";
+}
+
+double scaledLearningRate(double lr_base, std::int64_t k_base, double c, std::int64_t k) {
+  const double q = static_cast<double>(k) / static_cast<double>(std::max<std::int64_t>(1, k_base));
+  if (c <= 0) return lr_base * q;
+  if (lr_base * c >= 1) {
+    throwBadInput("eq. 9 needs lr_base * c < 1, got " + std::to_string(lr_base * c));
+  }
+  return (1.0 - std::pow(1.0 - lr_base * c, q)) / c;
+}
+
+double allReduceSeconds(std::int64_t param_bytes, int gpus, double bandwidth, double latency) {
+  if (gpus <= 1) return 0;
+  if (bandwidth <= 0) throwBadInput("--link-bandwidth must be above zero with --gpus > 1");
+  return 2.0 * (gpus - 1) / gpus * static_cast<double>(param_bytes) / bandwidth + latency;
+}
+
+namespace {
+
+/// A swap set's GMAP, memory curve and what the simulator needs that does not depend on k.
+struct Prepared {
+  SwapSet set;
+  Gmap gmap;
+  MemoryCurve curve;
+};
+
+Prepared prepare(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& set) {
+  Prepared p{set, buildGmap(net, costs, set), {}};
+  p.curve = computeMemoryCurve(p.gmap);
+  return p;
+}
+
+int chooseDelay(int requested, std::int64_t budget, std::int64_t peak) {
+  if (requested >= 0) return requested;
+  return static_cast<double>(budget) >= 1.05 * static_cast<double>(peak) ? 4 : 0;
+}
+
+struct Flags {
+  bool extrapolated = false, transferred = false;
+  int missing = 0;
+};
+
+SimInput simInput(const PerfModel& model, const Network& net, const std::vector<LayerCost>& costs,
+                  const Prepared& p, std::int64_t k, std::int64_t peak, int delay, Flags& flags) {
+  SimInput in;
+  in.gmap = &p.gmap;
+  in.curve = &p.curve;
+  in.k = k;
+  const int n = p.gmap.forward_steps;
+  in.step_seconds.assign(static_cast<std::size_t>(2 * n + 1), 0.0);
+  for (int j = 1; j <= 2 * n; ++j) {
+    const int layer = p.gmap.step_layer[static_cast<std::size_t>(j)];
+    const Estimate e = model.step(
+        net, costs, layer, p.gmap.isBackwardStep(j) ? StepKind::Backward : StepKind::Forward, k);
+    in.step_seconds[static_cast<std::size_t>(j)] = e.seconds;
+    flags.extrapolated = flags.extrapolated || e.extrapolated;
+    flags.transferred = flags.transferred || e.transferred;
+    flags.missing += e.missing;
+  }
+  for (int i = 0; i < net.size(); ++i) {
+    if (costs[static_cast<std::size_t>(i)].params > 0) {
+      in.update_seconds += model.step(net, costs, i, StepKind::Update, k).seconds;
+    }
+  }
+  in.offload_seconds.resize(p.gmap.buffers.size());
+  in.prefetch_seconds.resize(p.gmap.buffers.size());
+  for (std::size_t b = 0; b < p.gmap.buffers.size(); ++b) {
+    const std::int64_t bytes = p.gmap.buffers[b].size.at(k);
+    in.offload_seconds[b] = model.transfer(bytes, true);
+    in.prefetch_seconds[b] = model.transfer(bytes, false);
+  }
+  in.duplex_factor = model.duplexFactor();
+  in.prefetch_issue = hoistPrefetches(p.gmap, p.curve, k, peak).move_to;
+  in.reuse_delay = delay;
+  return in;
+}
+
+std::optional<Evaluation> evaluatePrepared(const PerfModel& model, const Network& net,
+                                           const std::vector<LayerCost>& costs, const Prepared& p,
+                                           std::int64_t k, std::int64_t budget, int reuseDelay) {
+  const std::int64_t peak = p.curve.peak(k);
+  if (peak > budget) return std::nullopt;
+  Evaluation e;
+  e.k = k;
+  e.swapped = p.set;
+  e.peak = peak;
+  e.reuse_delay = chooseDelay(reuseDelay, budget, peak);
+  Flags f;
+  const SimInput in = simInput(model, net, costs, p, k, peak, e.reuse_delay, f);
+  e.sim = simulate(in);
+  for (int v : in.prefetch_issue)
+    e.hoisted += v > 0;
+  e.extrapolated = f.extrapolated;
+  e.transferred = f.transferred;
+  e.missing = f.missing;
+  return e;
+}
+
+/// Stall that pinning can remove (step 1 waits for the minibatch whatever the swap set).
+double removableStall(const SimResult& r) {
+  double s = 0;
+  for (std::size_t j = 2; j < r.steps.size(); ++j)
+    s += r.steps[j].stall;
+  return s;
+}
+
+}  // namespace
+
+std::optional<Evaluation> evaluate(const PerfModel& model, const Network& net,
+                                   const std::vector<LayerCost>& costs, std::int64_t k,
+                                   const SwapSet& swapped, std::int64_t budget, int reuse_delay) {
+  return evaluatePrepared(model, net, costs, prepare(net, costs, swapped), k, budget, reuse_delay);
+}
+
+namespace {
+
+/// accudnn at k from a prepared swap-all plan. Pins change the simulator's inputs in place (no
+/// transfer for a pinned FM) and the resident bytes between its forward release and backward
+/// prefetch; the final set is then evaluated exactly.
+std::optional<Evaluation> accudnnPrepared(const PerfModel& model, const Network& net,
+                                          const std::vector<LayerCost>& costs,
+                                          const Prepared& swapAll, std::int64_t k,
+                                          std::int64_t budget, int reuseDelay, int* evaluated) {
+  const std::int64_t peak = swapAll.curve.peak(k);
+  if (peak > budget) return std::nullopt;
+  const Gmap& g = swapAll.gmap;
+  const int n = g.forward_steps;
+  const int delay = chooseDelay(reuseDelay, budget, peak);
+  Flags flags;
+  SimInput in = simInput(model, net, costs, swapAll, k, peak, delay, flags);
+  SimResult sim = simulate(in);
+  int count = 1;
+
+  // Per swapped FM buffer: forward release step, backward prefetch step, size.
+  struct Fm {
+    int buffer, layer, release = 0, prefetch = 0;
+    std::int64_t bytes;
+  };
+  std::vector<Fm> fms;
+  std::vector<int> fmOfBuffer(g.buffers.size(), -1);
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const GmapBuffer& buf = g.buffers[b];
+    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 || buf.layer == net.inputLayer() ||
+        !swapAll.set[static_cast<std::size_t>(buf.layer)]) {
+      continue;
+    }
+    fmOfBuffer[b] = static_cast<int>(fms.size());
+    fms.push_back({static_cast<int>(b), buf.layer, 0, 0, buf.size.at(k)});
+  }
+  std::vector<std::vector<int>> readsAt(static_cast<std::size_t>(2 * n + 2));
+  for (const GmapOp& op : g.ops) {
+    const int f = op.buffer >= 0 ? fmOfBuffer[static_cast<std::size_t>(op.buffer)] : -1;
+    if (f < 0) continue;
+    if (op.kind == GmapOpKind::Release && op.step <= n)
+      fms[static_cast<std::size_t>(f)].release = op.step;
+    if (op.kind == GmapOpKind::Prefetch && op.step > n) {
+      fms[static_cast<std::size_t>(f)].prefetch = op.step;
+      readsAt[static_cast<std::size_t>(op.step)].push_back(f);
+    }
+  }
+  std::vector<std::int64_t> resident(static_cast<std::size_t>(2 * n + 2), 0);
+  for (int s = 1; s <= 2 * n; ++s)
+    resident[static_cast<std::size_t>(s)] =
+        swapAll.curve.resident[static_cast<std::size_t>(s)].at(k);
+  auto fits = [&](const Fm& f) {
+    for (int s = f.release + 1; s < f.prefetch; ++s) {
+      if (resident[static_cast<std::size_t>(s)] + f.bytes > budget) return false;
+    }
+    return f.prefetch > 0;
+  };
+  auto setPinned = [&](SimInput& x, const Fm& f, bool pinned) {
+    const auto b = static_cast<std::size_t>(f.buffer);
+    x.offload_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, true);
+    x.prefetch_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, false);
+  };
+
+  std::vector<bool> pinned(fms.size(), false);
+  std::vector<int> order;
+  constexpr double kEps = 1e-9;
+  while (removableStall(sim) > kEps) {
+    // Candidates: FMs prefetched for the stalled steps, the earliest stalls first.
+    std::vector<int> candidates;
+    for (std::size_t j = 2; j < sim.steps.size() && candidates.size() < 8; ++j) {
+      if (sim.steps[j].stall <= kEps) continue;
+      for (const int f : readsAt[j]) {
+        if (!pinned[static_cast<std::size_t>(f)]) candidates.push_back(f);
+      }
+      // A prefetch stalls the steps after it too: the swap-in queue ahead of it matters.
+      for (std::size_t q = j + 1; q < std::min(sim.steps.size(), j + 3); ++q) {
+        for (const int f : readsAt[q]) {
+          if (!pinned[static_cast<std::size_t>(f)]) candidates.push_back(f);
+        }
+      }
+    }
+    const double before = removableStall(sim);
+    int best = -1;
+    double bestScore = 0;
+    SimResult bestSim;
+    std::set<int> tried;
+    for (const int f : candidates) {
+      if (!tried.insert(f).second) continue;
+      const Fm& fm = fms[static_cast<std::size_t>(f)];
+      if (!fits(fm)) continue;
+      setPinned(in, fm, true);
+      SimResult trial = simulate(in);
+      ++count;
+      setPinned(in, fm, false);
+      const double gain = before - removableStall(trial);
+      const double score = gain / static_cast<double>(std::max<std::int64_t>(1, fm.bytes));
+      if (gain > kEps && score > bestScore) {
+        bestScore = score;
+        best = f;
+        bestSim = std::move(trial);
+      }
+    }
+    if (best < 0) break;
+    const Fm& fm = fms[static_cast<std::size_t>(best)];
+    pinned[static_cast<std::size_t>(best)] = true;
+    order.push_back(best);
+    setPinned(in, fm, true);
+    for (int s = fm.release + 1; s < fm.prefetch; ++s)
+      resident[static_cast<std::size_t>(s)] += fm.bytes;
+    sim = std::move(bestSim);
+  }
+
+  // The exact plan for the chosen set; pins are dropped, last first, if the exact peak is over.
+  for (;;) {
+    SwapSet set = swapAll.set;
+    for (std::size_t f = 0; f < fms.size(); ++f) {
+      if (pinned[f]) set[static_cast<std::size_t>(fms[f].layer)] = false;
+    }
+    auto e = evaluatePrepared(model, net, costs, prepare(net, costs, set), k, budget, reuseDelay);
+    ++count;
+    if (e || order.empty()) {
+      if (evaluated) *evaluated += count;
+      return e;
+    }
+    pinned[static_cast<std::size_t>(order.back())] = false;
+    order.pop_back();
+  }
+}
+
+double objective(const Evaluation& e, const PlanRequest& r, double delta) {
+  const double iter = e.sim.t_iter + delta;
+  if (r.dataset_size > 0) {
+    return std::ceil(r.epochs * static_cast<double>(r.dataset_size) / static_cast<double>(e.k)) *
+           iter;
+  }
+  return iter / static_cast<double>(e.k);
+}
+
+/// k values to try up to kMax: all of them when few, else a geometric grid.
+std::vector<std::int64_t> grid(std::int64_t kMax) {
+  std::vector<std::int64_t> ks;
+  if (kMax <= 48) {
+    for (std::int64_t k = 1; k <= kMax; ++k)
+      ks.push_back(k);
+    return ks;
+  }
+  const double ratio = std::pow(static_cast<double>(kMax), 1.0 / 31.0);
+  double v = 1;
+  for (int i = 0; i < 32; ++i, v *= ratio) {
+    const auto k = std::clamp<std::int64_t>(std::llround(v), 1, kMax);
+    if (ks.empty() || k > ks.back()) ks.push_back(k);
+  }
+  if (ks.back() != kMax) ks.push_back(kMax);
+  return ks;
+}
+
+}  // namespace
+
+std::optional<Evaluation> accudnnAt(const PerfModel& model, const Network& net,
+                                    const std::vector<LayerCost>& costs, std::int64_t k,
+                                    std::int64_t budget, int reuse_delay, int* evaluated) {
+  const Prepared swapAll = prepare(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  return accudnnPrepared(model, net, costs, swapAll, k, budget, reuse_delay, evaluated);
+}
+
+PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& req) {
+  const auto costs = computeLayerCosts(net);
+  PlanResult out;
+  const Prepared swapAll = prepare(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  out.min_budget = swapAll.curve.peak(1);
+  std::int64_t paramBytes = 0;
+  for (const auto& c : costs)
+    paramBytes += c.params * kFloatBytes;
+  out.delta = allReduceSeconds(paramBytes, req.gpus, req.link_bandwidth, req.link_latency);
+
+  std::optional<Prepared> fixed;
+  switch (req.policy) {
+    case PlanPolicy::KeepAll:
+      fixed = prepare(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs));
+      break;
+    case PlanPolicy::SwapAll:
+      fixed = swapAll;
+      break;
+    case PlanPolicy::VdnnConv:
+      fixed = prepare(net, costs, makeSwapSet(SwapPolicy::VdnnConv, net, costs));
+      break;
+    case PlanPolicy::AccUdnn:
+      break;
+  }
+  const MemoryCurve& limitCurve = fixed ? fixed->curve : swapAll.curve;
+  out.k_max = limitCurve.kMax(req.budget, std::int64_t{1} << 30);
+  if (out.k_max < 1) {
+    const std::int64_t need = limitCurve.peak(1);
+    out.reason = "untrainable: " + std::string(planPolicyName(req.policy)) + " needs " +
+                 formatBytes(need) + " (" + std::to_string(need) +
+                 " bytes) at k = 1, the budget is " + formatBytes(req.budget) +
+                 "; the minimum for any policy is swap-all's " + formatBytes(out.min_budget);
+    return out;
+  }
+  if (req.batch && *req.batch > out.k_max) {
+    out.reason = "k = " + std::to_string(*req.batch) +
+                 " does not fit: " + std::string(planPolicyName(req.policy)) +
+                 " fits at most k = " + std::to_string(out.k_max) + " in " +
+                 formatBytes(req.budget);
+    return out;
+  }
+  const std::int64_t top = req.max_batch > 0 ? std::min(out.k_max, req.max_batch) : out.k_max;
+
+  auto at = [&](std::int64_t k) -> std::optional<Evaluation> {
+    if (fixed) {
+      ++out.evaluated;
+      return evaluatePrepared(model, net, costs, *fixed, k, req.budget, req.reuse_delay);
+    }
+    return accudnnPrepared(model, net, costs, swapAll, k, req.budget, req.reuse_delay,
+                           &out.evaluated);
+  };
+
+  std::optional<Evaluation> best;
+  if (req.batch) {
+    best = at(*req.batch);
+  } else if (req.mode == PlanMode::Argmin) {
+    double bestObj = std::numeric_limits<double>::infinity();
+    auto consider = [&](std::int64_t k) {
+      auto e = at(k);
+      if (!e) return;
+      const double obj = objective(*e, req, out.delta);
+      if (obj < bestObj) {
+        bestObj = obj;
+        best = std::move(e);
+      }
+    };
+    const auto ks = grid(top);
+    for (const std::int64_t k : ks)
+      consider(k);
+    if (best && ks.size() > 1 && ks.back() > 48) {
+      // Refine between the grid neighbours of the best k.
+      const auto it = std::find(ks.begin(), ks.end(), best->k);
+      const std::int64_t lo = it == ks.begin() ? 1 : *(it - 1) + 1;
+      const std::int64_t hi = it + 1 == ks.end() ? top : *(it + 1) - 1;
+      const std::int64_t stride = std::max<std::int64_t>(1, (hi - lo + 1) / 12);
+      for (std::int64_t k = lo; k <= hi; k += stride) {
+        if (k != best->k) consider(k);
+      }
+    }
+  } else {
+    // Algorithm 2: from k_max down, the largest k whose t_ready meets (6) after pinning.
+    // Fixed policies run Algorithm 1 on their own GMAP without pinning. Every k uses the split
+    // of Algorithm 2: an active area of M_peak(k) and a pinned area of the rest of the budget.
+    const Prepared& base = fixed ? *fixed : swapAll;
+    for (std::int64_t k = top; k >= 1 && !best; --k) {
+      const std::int64_t peak = base.curve.peak(k);
+      Flags f;
+      SimInput in = simInput(model, net, costs, base, k, peak, 0, f);
+      const Gmap& g = base.gmap;
+      const int n = g.forward_steps;
+      PaperInput pin;
+      pin.budget = peak;
+      pin.allocate.assign(static_cast<std::size_t>(2 * n + 1), 0);
+      pin.release.assign(static_cast<std::size_t>(2 * n + 1), 0);
+      pin.prefetch.assign(static_cast<std::size_t>(2 * n + 1), 0.0);
+      pin.compute = in.step_seconds;
+      std::vector<std::vector<int>> prefetchedAt(static_cast<std::size_t>(2 * n + 1));
+      for (const GmapOp& op : g.ops) {
+        if (op.step < 1 || op.step > 2 * n) continue;
+        const auto s = static_cast<std::size_t>(op.step);
+        const auto b = static_cast<std::size_t>(op.buffer < 0 ? 0 : op.buffer);
+        if (op.kind == GmapOpKind::Allocate) pin.allocate[s] += g.buffers[b].size.at(k);
+        if (op.kind == GmapOpKind::Release) pin.release[s] += g.buffers[b].size.at(k);
+        if (op.kind == GmapOpKind::Prefetch) {
+          pin.prefetch[s] += in.prefetch_seconds[b];
+          if (op.step > n) prefetchedAt[s].push_back(op.buffer);
+        }
+      }
+      PaperResult pr = algorithm1(pin);
+      ++out.evaluated;
+      std::int64_t area = fixed ? 0 : req.budget - peak;
+      SwapSet set = base.set;
+      // Pin FMs prefetched for violating steps, largest time saved per byte first (G15).
+      while (!pr.violations.empty()) {
+        int bestBuf = -1;
+        double bestScore = 0;
+        for (const int j : pr.violations) {
+          for (const int b : prefetchedAt[static_cast<std::size_t>(j)]) {
+            const std::int64_t bytes = g.buffers[static_cast<std::size_t>(b)].size.at(k);
+            const int layer = g.buffers[static_cast<std::size_t>(b)].layer;
+            if (bytes > area || layer < 0 || !set[static_cast<std::size_t>(layer)]) continue;
+            const double score = in.prefetch_seconds[static_cast<std::size_t>(b)] /
+                                 static_cast<double>(std::max<std::int64_t>(1, bytes));
+            if (score > bestScore) {
+              bestScore = score;
+              bestBuf = b;
+            }
+          }
+        }
+        if (bestBuf < 0) break;
+        const auto b = static_cast<std::size_t>(bestBuf);
+        const std::int64_t bytes = g.buffers[b].size.at(k);
+        area -= bytes;
+        set[static_cast<std::size_t>(g.buffers[b].layer)] = false;
+        for (std::size_t s = 1; s < pin.prefetch.size(); ++s) {
+          for (const int q : prefetchedAt[s]) {
+            if (q == bestBuf) pin.prefetch[s] -= in.prefetch_seconds[b];
+          }
+        }
+        pr = algorithm1(pin);
+        ++out.evaluated;
+      }
+      if (pr.violations.empty()) {
+        best = evaluatePrepared(model, net, costs, prepare(net, costs, set), k, req.budget,
+                                req.reuse_delay);
+        ++out.evaluated;
+      }
+    }
+  }
+  if (!best) {
+    out.reason = req.mode == PlanMode::Paper
+                     ? "no k satisfies constraint (6) in this budget (Algorithm 2)"
+                     : "no k up to " + std::to_string(top) + " fits";
+    return out;
+  }
+  out.trainable = true;
+  out.best = std::move(*best);
+  const Prepared final = prepare(net, costs, out.best.swapped);
+  out.gmap = final.gmap;
+  out.curve = final.curve;
+  if (req.dataset_size > 0) out.t_whole = objective(out.best, req, out.delta);
+  out.lr = scaledLearningRate(req.lr_base, req.k_base, req.lr_c, out.best.k);
+  return out;
+}
+
+}  // namespace swapscope::perf

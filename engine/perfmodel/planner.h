@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/// @brief The planner: for a network, a budget and a fitted model, the minibatch and swap set
+/// under a policy, with the simulated timeline. Re-entrant: no global state; every call works on
+/// its own data.
+///
+/// Policies: keep-all, swap-all, vdnn-conv, and accudnn, which starts from swap-all and keeps
+/// ("pins") FMs greedily by simulated stall removed per byte kept, until no stall remains or no
+/// pin fits the budget (digest G15). Modes:
+/// - argmin: scan k and minimise the simulated whole-training time ceil(E m / k) (t_iter + Δ);
+/// - paper: Algorithm 2 as written: from swap-all's k_max down, the largest k whose Algorithm 1
+///   t_ready satisfies (6) after pinning into the area budget - M_peak(k).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/gmap.h"
+#include "analysis/layer_cost.h"
+#include "analysis/memory.h"
+#include "analysis/swap_policy.h"
+#include "graph/network.h"
+#include "perfmodel/model.h"
+#include "perfmodel/simulator.h"
+
+namespace swapscope::perf {
+
+enum class PlanPolicy { KeepAll, SwapAll, VdnnConv, AccUdnn };
+std::string_view planPolicyName(PlanPolicy p);
+std::optional<PlanPolicy> planPolicyFromName(std::string_view name);
+
+enum class PlanMode { Argmin, Paper };
+std::string_view planModeName(PlanMode m);
+
+struct PlanRequest {
+  PlanPolicy policy = PlanPolicy::AccUdnn;
+  PlanMode mode = PlanMode::Argmin;
+  std::int64_t budget = 0;
+  std::optional<std::int64_t> batch;  ///< fix k instead of searching
+  std::int64_t max_batch = 0;         ///< cap the k search (0: none)
+  double epochs = 1;
+  std::int64_t dataset_size = 0;  ///< m; 0: minimise time per sample
+  int gpus = 1;
+  double link_bandwidth = 0;  ///< bytes/s, for Δ with gpus > 1
+  double link_latency = 0;    ///< seconds
+  double lr_base = 0.1;
+  std::int64_t k_base = 256;
+  double lr_c = 0;  ///< eq. 9's c; 0: the linear scaling rule
+  /// Steps offloaded memory is kept from reuse. -1: 4 when the budget leaves 5 % above the peak,
+  /// else 0 (what the CPU runtime chooses in practice).
+  int reuse_delay = -1;
+};
+
+/// One evaluated (k, swap set).
+struct Evaluation {
+  std::int64_t k = 0;
+  SwapSet swapped;
+  std::int64_t peak = 0;
+  int reuse_delay = 0;
+  SimResult sim;
+  int hoisted = 0;
+  bool extrapolated = false;  ///< some step's curve was used outside its profiled range
+  bool transferred = false;   ///< some step used another network's per-type curve
+  int missing = 0;            ///< steps without any curve (0 s assumed)
+};
+
+struct PlanResult {
+  bool trainable = false;
+  std::string reason;           ///< why not, with the minimum needed
+  std::int64_t min_budget = 0;  ///< swap-all's peak at k = 1
+  std::int64_t k_max = 0;       ///< the largest k the policy fits in the budget
+  Evaluation best;
+  Gmap gmap;  ///< of the best plan
+  MemoryCurve curve;
+  double delta = 0;    ///< seconds between iterations (all-reduce)
+  double t_whole = 0;  ///< seconds for E epochs of m samples (0 without m)
+  double lr = 0;       ///< eq. 9
+  int evaluated = 0;   ///< (k, swap set) simulations run
+};
+
+/// Simulates one k and swap set; nullopt when its peak exceeds the budget.
+std::optional<Evaluation> evaluate(const PerfModel& model, const Network& net,
+                                   const std::vector<LayerCost>& costs, std::int64_t k,
+                                   const SwapSet& swapped, std::int64_t budget, int reuse_delay);
+
+/// accudnn at one k: swap-all, then greedy pins. nullopt when swap-all does not fit.
+std::optional<Evaluation> accudnnAt(const PerfModel& model, const Network& net,
+                                    const std::vector<LayerCost>& costs, std::int64_t k,
+                                    std::int64_t budget, int reuse_delay, int* evaluated = nullptr);
+
+PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& request);
+
+/// Eq. 9: α* = [1 - (1 - α_base c)^q] / c with q = k / k_base; α_base q when c = 0.
+double scaledLearningRate(double lr_base, std::int64_t k_base, double c, std::int64_t k);
+
+/// Ring all-reduce of the parameters over `gpus`: 2 (N-1)/N bytes / bandwidth + latency; 0 for one.
+double allReduceSeconds(std::int64_t param_bytes, int gpus, double bandwidth, double latency);
+
+}  // namespace swapscope::perf

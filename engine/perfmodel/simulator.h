@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/// @brief The event simulation of one iteration over the compute, swap-in and swap-out streams
+/// (digest 1.9.3), in the schedule the swap executor runs:
+/// - the minibatch loads on swap-in at time 0; step 1 waits for it;
+/// - a prefetch opens at its issue step (its GMAP step, or earlier where analysis/
+///   prefetch_schedule.h moved it): it starts when the swap-in stream is free, its FM's offload
+///   has finished and the step before its issue step has finished computing (whose releases give
+///   it memory); step j is ready (t_ready) when its prefetches have arrived;
+/// - an offload starts on swap-out when its producer finishes; the FM's memory is reused
+///   `reuse_delay` steps after its forward release, and the step that reuses it waits for the
+///   offload;
+/// - step j starts at max(finish of j-1, t_ready[j], memory); the stall is the wait;
+/// - the SGD update follows the last backward step; the iteration ends when all streams drain.
+/// A transfer that runs while the other direction is busy is slowed by the duplex factor.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/gmap.h"
+#include "analysis/memory.h"
+
+namespace swapscope::perf {
+
+struct SimInput {
+  const Gmap* gmap = nullptr;
+  const MemoryCurve* curve = nullptr;
+  std::int64_t k = 1;
+  std::vector<double> step_seconds;      ///< per step 0..2N (index 0 unused)
+  double update_seconds = 0;             ///< the SGD update after backward
+  std::vector<double> offload_seconds;   ///< per GMAP buffer, alone on the link
+  std::vector<double> prefetch_seconds;  ///< per GMAP buffer, alone on the link
+  double duplex_factor = 1;
+  std::vector<int> prefetch_issue;  ///< per buffer: the step its prefetch opens, 0: its GMAP step
+  int reuse_delay = 0;
+};
+
+struct StepTiming {
+  double ready = 0, start = 0, finish = 0, stall = 0;
+};
+
+struct BusyInterval {
+  double start = 0, end = 0;
+  int buffer = -1;
+  int step = 0;
+};
+
+struct SimResult {
+  std::vector<StepTiming> steps;  ///< 0..2N (index 0 unused)
+  std::vector<BusyInterval> h2d, d2h;
+  std::vector<std::pair<double, std::int64_t>> pool;  ///< (time, bytes resident from then on)
+  double t_iter = 0;
+  double stall = 0;       ///< total compute stall
+  double throughput = 0;  ///< samples per second
+  std::vector<int> stalled_steps() const;
+};
+
+SimResult simulate(const SimInput& in);
+
+}  // namespace swapscope::perf
