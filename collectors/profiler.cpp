@@ -31,20 +31,16 @@ std::vector<std::int64_t> profileBatches(std::int64_t top) {
 
 std::int64_t swapAllKMax(const Network& net, std::int64_t budget) {
   const auto costs = computeLayerCosts(net);
-  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
-  // A curve with no per-sample growth is impossible for a network with an input; cap anyway.
-  return plan.curve.kMax(budget, std::int64_t{1} << 30);
-}
-
-void requireSwapAllFits(const Network& net, std::int64_t budget) {
-  const auto costs = computeLayerCosts(net);
-  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
-  const std::int64_t need = plan.curve.peak(1);
-  if (need > budget) {
+  const MemoryCurve curve =
+      planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs)).curve;
+  const std::int64_t kMax = curve.kMax(budget, std::int64_t{1} << 30);
+  if (kMax < 1) {
+    const std::int64_t need = curve.peak(1);
     throwBadInput("a budget of " + formatBytes(budget) + " (" + std::to_string(budget) +
                   " bytes) cannot hold " + net.name() + " at k = 1 even under swap-all: it needs " +
                   formatBytes(need) + " (" + std::to_string(need) + " bytes)");
   }
+  return kMax;
 }
 
 namespace {
@@ -101,8 +97,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   const MemoryPlan plan = planMemory(net, costs, swapAll);
 
   ProfileResult result;
-  result.k_max = plan.curve.kMax(cfg.budget, std::int64_t{1} << 30);
-  if (result.k_max < 1) requireSwapAllFits(net, cfg.budget);
+  result.k_max = swapAllKMax(net, cfg.budget);
   const std::int64_t top = cfg.max_batch > 0 ? std::min(result.k_max, cfg.max_batch) : result.k_max;
   result.batches = profileBatches(top);
 

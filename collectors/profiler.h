@@ -22,11 +22,9 @@ namespace swapscope::collect {
 /// rounded to the nearest integer, at least 1, increasing and without duplicates.
 std::vector<std::int64_t> profileBatches(std::int64_t top);
 
-/// The largest minibatch whose swap-all plan fits `budget` (0: not even k = 1 fits).
+/// The largest minibatch whose swap-all plan fits `budget`. Throws Error(BadInput) with the
+/// bytes needed when not even k = 1 fits.
 std::int64_t swapAllKMax(const Network& net, std::int64_t budget);
-
-/// Throws Error(BadInput) with the bytes needed when `budget` cannot hold k = 1 under swap-all.
-void requireSwapAllFits(const Network& net, std::int64_t budget);
 
 struct ProfileConfig {
   std::int64_t budget = 0;

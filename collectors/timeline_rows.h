@@ -14,9 +14,6 @@
 
 namespace swapscope::collect {
 
-/// FLOPs the SGD update spends per parameter: weight decay (2), momentum (2) and the step (2).
-inline constexpr std::int64_t kSgdFlopsPerParam = 6;
-
 struct RowContext {
   const Network* net = nullptr;
   const Gmap* gmap = nullptr;

@@ -7,8 +7,10 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/run_output.h"
 #include "cli/table.h"
 #include "common/bytes.h"
+#include "common/format.h"
 #include "store/run_db.h"
 #include "store/run_summary.h"
 
@@ -16,12 +18,6 @@ namespace swapscope::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-std::string fixed(double v, int digits) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(digits) << v;
-  return o.str();
-}
 
 }  // namespace
 
@@ -65,7 +61,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
              {"structure_hash", run.network.structure_hash},
              {"layers", run.layers.size()},
              {"steps", steps}}},
-           {"batches", json::array()},
+           {"batches", batchesJson(batches)},
            {"rows",
             {{"layers", c.layers},
              {"steps", c.steps},
@@ -79,17 +75,6 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
              {"plans", c.plans}}},
            {"fits", json::array()},
            {"plans", json::array()}};
-    for (const auto& b : batches) {
-      j["batches"].push_back({{"k", b.k},
-                              {"iterations", b.iterations},
-                              {"median_iter_s", static_cast<double>(b.median_iter_ns) * 1e-9},
-                              {"images_per_s", b.images_per_s},
-                              {"stall_share", b.stall_share},
-                              {"offload_bytes", b.offload_bytes},
-                              {"prefetch_bytes", b.prefetch_bytes},
-                              {"predicted_peak", b.predicted_peak},
-                              {"measured_peak", b.measured_peak}});
-    }
     for (const auto& f : run.fits) {
       j["fits"].push_back({{"id", f.id},
                            {"scope", f.scope},
@@ -148,29 +133,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
     line("k_max", kmax + " under swap-all");
   }
   out << '\n';
-  if (batches.empty()) {
-    out << "no recorded iterations\n";
-  } else {
-    TextTable t;
-    t.column("k", TextTable::Align::Right);
-    t.column("iterations", TextTable::Align::Right);
-    t.column("median t_iter", TextTable::Align::Right);
-    t.column("images/s", TextTable::Align::Right);
-    t.column("stall", TextTable::Align::Right);
-    t.column("offloaded/iter", TextTable::Align::Right);
-    t.column("prefetched/iter", TextTable::Align::Right);
-    t.column("peak measured", TextTable::Align::Right);
-    t.column("predicted", TextTable::Align::Right);
-    for (const auto& b : batches) {
-      t.row({std::to_string(b.k), std::to_string(b.iterations),
-             fixed(static_cast<double>(b.median_iter_ns) * 1e-6, 1) + " ms",
-             fixed(b.images_per_s, 1), fixed(100.0 * b.stall_share, 1) + " %",
-             formatBytes(b.offload_bytes), formatBytes(b.prefetch_bytes),
-             b.measured_peak ? formatBytes(b.measured_peak) : "-",
-             b.predicted_peak ? formatBytes(b.predicted_peak) : "-"});
-    }
-    t.print(out);
-  }
+  printBatches(out, batches);
   out << "\nrows: " << c.layers << " layers, " << c.steps << " steps, " << c.tensors << " tensors, "
       << c.iterations << " iterations, " << c.samples << " step samples, " << c.transfers
       << " transfers, " << c.memory << " pool samples, " << c.fits << " fits, " << c.plans
@@ -182,8 +145,9 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
          {"scope", "target", "direction", "form", "points", "rmse", "max rel err", "chosen"})
       t.column(h);
     for (const auto& f : run.fits) {
-      t.row({f.scope, f.target, f.direction, f.form, std::to_string(f.points), fixed(f.rmse, 6),
-             fixed(100.0 * f.max_rel_error, 1) + " %", f.chosen ? "yes" : ""});
+      t.row({f.scope, f.target, f.direction, f.form, std::to_string(f.points),
+             formatFixed(f.rmse, 6), formatFixed(100.0 * f.max_rel_error, 1) + " %",
+             f.chosen ? "yes" : ""});
     }
     t.print(out);
   }
@@ -195,7 +159,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
     for (const auto& p : run.plans) {
       t.row({std::to_string(p.id), p.created_utc, p.policy, p.mode, formatBytes(p.budget),
              std::to_string(p.k),
-             fixed(static_cast<double>(p.predicted_iter_ns) * 1e-6, 1) + " ms"});
+             formatFixed(static_cast<double>(p.predicted_iter_ns) * 1e-6, 1) + " ms"});
     }
     t.print(out);
   }

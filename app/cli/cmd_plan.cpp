@@ -11,6 +11,7 @@
 #include "cli/network_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/format.h"
 #include "graph/network_json.h"
 #include "perfmodel/model.h"
 #include "perfmodel/planner.h"
@@ -22,9 +23,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 std::string ms(double seconds) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(seconds < 0.01 ? 3 : 1) << seconds * 1e3 << " ms";
-  return o.str();
+  return formatFixed(seconds * 1e3, seconds < 0.01 ? 3 : 1) + " ms";
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
-#include "cli/table.h"
+#include "cli/run_output.h"
 #include "collectors/profiler.h"
 #include "common/bytes.h"
 #include "common/error.h"
@@ -27,25 +27,6 @@ namespace swapscope::cli {
 /// swap-all k_max in a few hundred MiB runs to thousands, and one iteration at k = 128 of
 /// resnet56 already takes seconds on a small machine.
 constexpr std::int64_t kCpuDefaultMaxBatch = 128;
-
-std::string quotedCommandLine(const std::string& verb, const std::vector<std::string>& argv) {
-  std::string line = "swapscope " + verb;
-  for (const std::string& a : argv) {
-    const bool plain = !a.empty() && a.find_first_not_of(
-                                         "abcdefghijklmnopqrstuvwxyz"
-                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789-_=./:,+@%") == std::string::npos;
-    if (plain) {
-      line += " " + a;
-      continue;
-    }
-    std::string q = "'";
-    for (const char c : a)
-      q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    line += " " + q + "'";
-  }
-  return line;
-}
 
 int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   ArgParser args(
@@ -79,8 +60,9 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   collect::ProfileConfig cfg;
   cfg.budget = parseByteSize(args.required("--budget"), "--budget");
   const std::string dbPath = args.required("--db");
-  cfg.iterations =
-      static_cast<int>(std::min<std::int64_t>(args.positiveInt("--iters").value_or(3), 100000));
+  const std::int64_t iters = args.positiveInt("--iters").value_or(3);
+  if (iters > 100000) throwBadInput("--iters: at most 100000, got " + std::to_string(iters));
+  cfg.iterations = static_cast<int>(iters);
   if (auto w = args.value("--warmup")) {
     cfg.warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000));
   }
@@ -91,7 +73,6 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   cfg.max_batch = args.positiveInt("--max-batch").value_or(capDefault ? kCpuDefaultMaxBatch : 0);
 
   // A budget that cannot run k = 1 is refused before any file is created.
-  collect::requireSwapAllFits(net, cfg.budget);
   const std::int64_t kMax = collect::swapAllKMax(net, cfg.budget);
   const bool json = args.has("--json");
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -145,45 +126,16 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
                              {"budget", cfg.budget},
                              {"k_max", result.k_max},
                              {"max_batch", cfg.max_batch},
-                             {"batches", nlohmann::ordered_json::array()},
+                             {"batches", batchesJson(summary)},
                              {"rows",
                               {{"samples", counts.samples},
                                {"transfers", counts.transfers},
                                {"memory", counts.memory},
                                {"iterations", counts.iterations}}}};
-    for (const auto& s : summary) {
-      j["batches"].push_back({{"k", s.k},
-                              {"iterations", s.iterations},
-                              {"median_iter_s", static_cast<double>(s.median_iter_ns) * 1e-9},
-                              {"images_per_s", s.images_per_s},
-                              {"stall_share", s.stall_share},
-                              {"offload_bytes", s.offload_bytes},
-                              {"predicted_peak", s.predicted_peak},
-                              {"measured_peak", s.measured_peak}});
-    }
     out << j.dump(2) << '\n';
     return kExitOk;
   }
-  TextTable t;
-  t.column("k", TextTable::Align::Right);
-  t.column("iterations", TextTable::Align::Right);
-  t.column("median t_iter", TextTable::Align::Right);
-  t.column("images/s", TextTable::Align::Right);
-  t.column("stall", TextTable::Align::Right);
-  t.column("offloaded/iter", TextTable::Align::Right);
-  t.column("peak (measured = predicted)", TextTable::Align::Right);
-  for (const auto& s : summary) {
-    std::ostringstream ms, ips, st;
-    ms << std::fixed << std::setprecision(1) << static_cast<double>(s.median_iter_ns) * 1e-6
-       << " ms";
-    ips << std::fixed << std::setprecision(1) << s.images_per_s;
-    st << std::fixed << std::setprecision(1) << 100.0 * s.stall_share << " %";
-    t.row({std::to_string(s.k), std::to_string(s.iterations), ms.str(), ips.str(), st.str(),
-           formatBytes(s.offload_bytes),
-           formatBytes(s.measured_peak) + (s.measured_peak == s.predicted_peak ? " = " : " != ") +
-               formatBytes(s.predicted_peak)});
-  }
-  t.print(out);
+  printBatches(out, summary);
   out << "wrote " << dbPath << " (" << store::runStatusName(run.meta.status)
       << "): " << counts.samples << " step samples, " << counts.transfers << " transfers, "
       << counts.memory << " pool samples, " << counts.iterations << " iterations\n";

@@ -15,10 +15,12 @@
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
+#include "cli/run_output.h"
 #include "collectors/profiler.h"
 #include "collectors/timeline_rows.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/stats.h"
 #include "graph/network_json.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
@@ -123,7 +125,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   }
   const auto costs = computeLayerCosts(net);
   const SwapSet swapped = swapSetFromNames(net, costs, names);
-  const int iters = static_cast<int>(args.positiveInt("--iters").value_or(5));
+  const std::int64_t iters = args.positiveInt("--iters").value_or(5);
+  if (iters > 100000) throwBadInput("--iters: at most 100000, got " + std::to_string(iters));
   int warmup = 1;
   if (auto w = args.value("--warmup"))
     warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000));
@@ -138,6 +141,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   if (auto f = args.value("--db")) {
     store::RunMeta meta = collect::runMeta(*device, "run", budget, plan.value("policy", "?"));
     meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
+    meta.command_line = quotedCommandLine("run", argv);
     meta.extra["plan"] = plan.dump();
     db = std::make_unique<store::RunWriter>(*f, meta, args.has("--force"));
     db->writeNetwork(net, costs, ex.gmap());
@@ -164,11 +168,6 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     }
   }
   if (times.empty()) throw Error(ErrorKind::Runtime, "interrupted before any measured iteration");
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
   const double mIter = median(times), mStall = median(stalls);
   const std::int64_t mPeak = ex.poolStats().high_water;
   if (db) {

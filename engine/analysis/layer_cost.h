@@ -18,6 +18,8 @@ namespace swapscope {
 inline constexpr std::int64_t kFloatBytes = 4;  ///< fp32 everywhere
 inline constexpr std::int64_t kLabelBytes = 4;  ///< one int32 class index per sample
 inline constexpr std::int64_t kMaskBytes = 1;   ///< dropout keeps one byte per element
+/// FLOPs the SGD update spends per parameter: weight decay (2), momentum (2) and the step (2).
+inline constexpr std::int64_t kSgdFlopsPerParam = 6;
 
 /// What a layer's backward step reads besides the gradient of its output.
 struct BackwardReads {

@@ -36,4 +36,10 @@ std::string formatGrouped(std::int64_t value) {
   return value < 0 ? "-" + out : out;
 }
 
+std::string formatFixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+  return buf;
+}
+
 }  // namespace swapscope

@@ -11,5 +11,7 @@ namespace swapscope {
 std::string formatSi(double value);
 /// Digits grouped by thousands: 25,557,032.
 std::string formatGrouped(std::int64_t value);
+/// Fixed-point with `digits` decimals: formatFixed(791.06, 1) == "791.1".
+std::string formatFixed(double value, int digits);
 
 }  // namespace swapscope

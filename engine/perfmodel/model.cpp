@@ -3,13 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "common/error.h"
+#include "common/stats.h"
 
 namespace swapscope::perf {
-
-/// FLOPs the SGD update spends per parameter (collectors/timeline_rows.h uses the same 6).
-constexpr std::int64_t kUpdateFlopsPerParam = 6;
 
 std::string_view stepKindName(StepKind k) {
   switch (k) {
@@ -33,7 +32,7 @@ double stepWork(const LayerCost& c, StepKind kind, std::int64_t k, bool& bytesAx
       flops = (c.bwd_data_flops + c.bwd_weight_flops) * k;
       break;
     case StepKind::Update:
-      flops = c.params * kUpdateFlopsPerParam;
+      flops = c.params * kSgdFlopsPerParam;
       break;
   }
   bytesAxis = flops <= 0;
@@ -56,12 +55,6 @@ StepKind kindOf(store::Direction d) {
 
 std::string key(const std::string& scope, const std::string& target, StepKind kind) {
   return scope + "/" + target + "/" + std::string(stepKindName(kind));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -129,14 +122,21 @@ PerfModel PerfModel::fit(const store::RunData& run) {
   for (const auto& t : run.transfers) {
     if (t.kind != store::TransferKind::Readback && t.bytes > 0) copies.push_back(&t);
   }
+  // Each direction is one stream: per iteration its copies are disjoint, so sorted by start
+  // they are sorted by end too, and one binary search finds a copy overlapping [start, end).
+  std::map<std::tuple<std::int64_t, int, bool>, std::vector<std::pair<std::int64_t, std::int64_t>>>
+      busy;
+  for (const auto* t : copies)
+    busy[{t->k, t->iteration, t->to_host}].emplace_back(t->start_ns, t->end_ns);
+  for (auto& [id, v] : busy)
+    std::sort(v.begin(), v.end());
   auto overlapsOther = [&](const store::TransferRow& t) {
-    for (const auto* o : copies) {
-      if (o->to_host != t.to_host && o->k == t.k && o->iteration == t.iteration &&
-          o->start_ns < t.end_ns && t.start_ns < o->end_ns) {
-        return true;
-      }
-    }
-    return false;
+    const auto it = busy.find({t.k, t.iteration, !t.to_host});
+    if (it == busy.end()) return false;
+    const auto& v = it->second;
+    const auto o = std::upper_bound(v.begin(), v.end(), t.start_ns,
+                                    [](std::int64_t s, const auto& iv) { return s < iv.second; });
+    return o != v.end() && o->first < t.end_ns;
   };
   std::vector<FitPoint> alone[2], both[2];
   for (const auto* t : copies) {

@@ -46,6 +46,12 @@ SimResult simulate(const SimInput& in) {
   std::vector<std::vector<int>> opens(steps + 1), reads(steps + 1), offloads(steps + 1),
       reusable(steps + 2);
   std::vector<int> loads;
+  auto isSwappedFm = [&](std::size_t b) {
+    const GmapBuffer& buf = g.buffers[b];
+    const auto layer = static_cast<std::size_t>(buf.layer);
+    return buf.kind == BufferKind::FeatureMap && buf.layer >= 0 && layer < g.swapped.size() &&
+           g.swapped[layer];
+  };
   for (const GmapOp& op : g.ops) {
     if (op.step < 1 || op.step > 2 * n) continue;
     const auto b = static_cast<std::size_t>(op.buffer);
@@ -65,10 +71,7 @@ SimResult simulate(const SimInput& in) {
         offloads[static_cast<std::size_t>(op.step)].push_back(op.buffer);
         break;
       case GmapOpKind::Release:
-        if (op.step <= n &&
-            g.swapped.size() > static_cast<std::size_t>(std::max(0, g.buffers[b].layer)) &&
-            g.buffers[b].kind == BufferKind::FeatureMap && g.buffers[b].layer >= 0 &&
-            g.swapped[static_cast<std::size_t>(g.buffers[b].layer)]) {
+        if (op.step <= n && isSwappedFm(b)) {
           const auto at =
               static_cast<std::size_t>(std::min(2 * n + 1, op.step + 1 + in.reuse_delay));
           reusable[at].push_back(op.buffer);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "common/stats.h"
+
 namespace swapscope::store {
 
 std::vector<BatchSummary> summarizeBatches(const RunData& run) {
@@ -22,9 +24,7 @@ std::vector<BatchSummary> summarizeBatches(const RunData& run) {
       total += it->duration_ns;
       stall += it->stall_ns;
     }
-    std::sort(times.begin(), times.end());
-    const std::size_t n = times.size();
-    s.median_iter_ns = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    s.median_iter_ns = median(times);
     s.images_per_s = s.median_iter_ns > 0
                          ? static_cast<double>(k) / (static_cast<double>(s.median_iter_ns) * 1e-9)
                          : 0;

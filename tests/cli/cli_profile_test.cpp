@@ -204,15 +204,24 @@ bool waitForIterations(const std::string& db, std::int64_t n) {
   return false;
 }
 
-TEST(CliProfileKilled, AKilledProfileLeavesAReadableIncompleteDatabase) {
-  const std::string db = scratch("killed.swapdb").string();
+/// Starts a long profile into `db`, sends `sig` once it recorded `iterations`, and returns its
+/// wait status; `started` says whether it got that far within 60 s.
+int signalProfile(const std::string& db, std::int64_t iterations, int sig, bool& started) {
   fs::remove(db);
   const pid_t pid = startLongProfile(db);
-  ASSERT_GT(pid, 0);
-  const bool started = waitForIterations(db, 3);
-  kill(pid, SIGKILL);
+  started = false;
+  if (pid <= 0) return -1;
+  started = waitForIterations(db, iterations);
+  kill(pid, started ? sig : SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(CliProfileKilled, AKilledProfileLeavesAReadableIncompleteDatabase) {
+  const std::string db = scratch("killed.swapdb").string();
+  bool started = false;
+  const int status = signalProfile(db, 3, SIGKILL, started);
   ASSERT_TRUE(started) << "the profile recorded no iterations within 60 s";
   ASSERT_TRUE(WIFSIGNALED(status));
 
@@ -243,14 +252,9 @@ TEST(CliProfileKilled, AKilledProfileLeavesAReadableIncompleteDatabase) {
 
 TEST(CliProfileKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
   const std::string db = scratch("term.swapdb").string();
-  fs::remove(db);
-  const pid_t pid = startLongProfile(db);
-  ASSERT_GT(pid, 0);
-  const bool started = waitForIterations(db, 2);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(started);
+  bool started = false;
+  const int status = signalProfile(db, 2, SIGTERM, started);
+  ASSERT_TRUE(started) << "the profile recorded no iterations within 60 s";
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1);
   EXPECT_FALSE(fs::exists(db + "-wal"));  // finished properly: one file

@@ -179,7 +179,7 @@ TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {
 TEST_F(ProfilerTest, ABudgetBelowKOneIsRefusedWithTheBytesNeeded) {
   const Network net = testing::tinyNetwork();
   try {
-    requireSwapAllFits(net, 1024);
+    swapAllKMax(net, 1024);
     FAIL() << "1 KiB was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);

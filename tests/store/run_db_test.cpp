@@ -111,6 +111,14 @@ void writeBytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
+/// Runs `sql` on the file with SQLite itself, bypassing Swapscope's writer.
+void execSql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
 /// Expects opening `path` to fail with BadInput and a message naming the file and `reason`.
 void expectRejected(const std::string& path, const std::string& reason) {
   try {
@@ -243,12 +251,7 @@ TEST_F(RunDbTest, ARunningStatusWithoutItsWriterReadsIncomplete) {
     w.finish(RunStatus::Running);
   }
   // Pretend the writer was another process that is gone: a pid that cannot exist.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '2147483647' WHERE key = 'writer_pid'",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  execSql(path, "UPDATE meta SET value = '2147483647' WHERE key = 'writer_pid'");
   const RunMeta m = RunReader(path).meta();
   EXPECT_EQ(m.status, RunStatus::Incomplete);
   EXPECT_NE(m.status_message.find("pid 2147483647"), std::string::npos) << m.status_message;
@@ -295,29 +298,18 @@ TEST_F(RunDbTest, NotAnSqliteFile) {
 
 TEST_F(RunDbTest, AnotherApplicationsDatabase) {
   const std::string path = file("other.db");
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA application_id = 1196445778; CREATE TABLE t(x);", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  execSql(path, "PRAGMA application_id = 1196445778; CREATE TABLE t(x);");
   expectRejected(path, "another application (SQLite application id 0x47505052)");
 
   const std::string plain = file("plain.db");
-  ASSERT_EQ(sqlite3_open(plain.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE meta(key, value);", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  execSql(plain, "CREATE TABLE meta(key, value);");
   expectRejected(plain, "not a Swapscope run database");
 }
 
 TEST_F(RunDbTest, ANewerSchemaVersion) {
   const std::string path = file("newer.swapdb");
   writeSample(path);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 7", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+  execSql(path, "PRAGMA user_version = 7");
   expectRejected(path, "schema version 7, newer than this Swapscope reads (1)");
 }
 
@@ -347,12 +339,7 @@ TEST_F(RunDbTest, ATruncatedFile) {
 TEST_F(RunDbTest, ADamagedMetaValue) {
   const std::string path = file("meta.swapdb");
   writeSample(path);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = 'lots' WHERE key = 'budget'", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  execSql(path, "UPDATE meta SET value = 'lots' WHERE key = 'budget'");
   expectRejected(path, "meta 'budget' is 'lots', not an integer");
 }
 

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+/// @brief What `profile` and `info` both print about a run database's minibatches, and the
+/// command line a run records.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "store/run_summary.h"
+
+namespace swapscope::cli {
+
+/// Per k: iterations, median t_iter, images/s, stall share, bytes swapped, peaks.
+nlohmann::ordered_json batchesJson(const std::vector<store::BatchSummary>& batches);
+void printBatches(std::ostream& out, const std::vector<store::BatchSummary>& batches);
+
+/// "swapscope VERB ARGS...", each argument shell-quoted where it needs to be.
+std::string quotedCommandLine(const std::string& verb, const std::vector<std::string>& argv);
+
+}  // namespace swapscope::cli
