@@ -170,28 +170,75 @@ const GroupFit* PerfModel::find(const std::string& scope, const std::string& tar
   return it == m_index.end() ? nullptr : &m_groups[it->second];
 }
 
-Estimate PerfModel::step(const Network& net, const std::vector<LayerCost>& costs, int layer,
-                         StepKind kind, std::int64_t k) const {
-  Estimate e;
-  const LayerCost& c = costs.at(static_cast<std::size_t>(layer));
-  bool bytesAxis = false;
-  const double x = stepWork(c, kind, k, bytesAxis);
-  const bool same = net.structureHash() == m_hash;
+const GroupFit* PerfModel::resolve(const Network& net, bool same, int layer, StepKind kind,
+                                   bool bytesAxis, bool& transferred) const {
+  transferred = false;
   const GroupFit* g = same ? find("layer", net.layer(layer).name, kind) : nullptr;
   if (!g) {
     const std::string type =
         std::string(layerKindName(net.layer(layer).kind)) + (bytesAxis ? "@bytes" : "");
     g = find("type", type, kind);
-    e.transferred = !same;
+    transferred = !same;
   }
-  if (!g) {
+  return g;
+}
+
+namespace {
+
+Estimate predictStep(const Curve* curve, bool transferred, const LayerCost& c, StepKind kind,
+                     std::int64_t k) {
+  Estimate e;
+  if (!curve) {
     e.missing = true;
     return e;
   }
-  const Curve& curve = g->fit.chosen();
-  e.seconds = std::max(0.0, curve.predict(x));
-  e.extrapolated = curve.extrapolates(x);
+  bool bytesAxis = false;
+  const double x = stepWork(c, kind, k, bytesAxis);
+  e.seconds = std::max(0.0, curve->predict(x));
+  e.extrapolated = curve->extrapolates(x);
+  e.transferred = transferred;
   return e;
+}
+
+}  // namespace
+
+Estimate PerfModel::step(const Network& net, const std::vector<LayerCost>& costs, int layer,
+                         StepKind kind, std::int64_t k) const {
+  const LayerCost& c = costs.at(static_cast<std::size_t>(layer));
+  bool bytesAxis = false;
+  stepWork(c, kind, k, bytesAxis);
+  bool transferred = false;
+  const GroupFit* g =
+      resolve(net, net.structureHash() == m_hash, layer, kind, bytesAxis, transferred);
+  return predictStep(g ? &g->fit.chosen() : nullptr, transferred, c, kind, k);
+}
+
+BoundModel PerfModel::bind(const Network& net, const std::vector<LayerCost>& costs) const {
+  if (costs.size() != static_cast<std::size_t>(net.size())) {
+    throw Error(ErrorKind::Runtime, "PerfModel::bind: costs do not match the network");
+  }
+  BoundModel b;
+  b.m_model = this;
+  b.m_costs = &costs;
+  const bool same = net.structureHash() == m_hash;
+  b.m_entries.resize(costs.size() * 3);
+  for (int i = 0; i < net.size(); ++i) {
+    for (const StepKind kind : {StepKind::Forward, StepKind::Backward, StepKind::Update}) {
+      // Whether a step is on the bytes axis does not depend on k (FLOPs are linear in k).
+      bool bytesAxis = false;
+      stepWork(costs[static_cast<std::size_t>(i)], kind, 1, bytesAxis);
+      BoundModel::Entry& e = b.m_entries[static_cast<std::size_t>(i) * 3 + static_cast<int>(kind)];
+      const GroupFit* g = resolve(net, same, i, kind, bytesAxis, e.transferred);
+      e.curve = g ? &g->fit.chosen() : nullptr;
+    }
+  }
+  return b;
+}
+
+Estimate BoundModel::step(int layer, StepKind kind, std::int64_t k) const {
+  const BoundModel::Entry& e =
+      m_entries.at(static_cast<std::size_t>(layer) * 3 + static_cast<int>(kind));
+  return predictStep(e.curve, e.transferred, (*m_costs)[static_cast<std::size_t>(layer)], kind, k);
 }
 
 double PerfModel::transfer(std::int64_t bytes, bool to_host) const {

@@ -36,6 +36,8 @@ struct Estimate {
   bool missing = false;       ///< no curve for this layer type: 0 s assumed
 };
 
+class BoundModel;
+
 class PerfModel {
  public:
   /// Fits every group of the run's samples (the median per layer, direction and k) and its
@@ -46,6 +48,9 @@ class PerfModel {
   /// the profiled network (same structure hash), per-type curves otherwise (transferred).
   Estimate step(const Network& net, const std::vector<LayerCost>& costs, int layer, StepKind kind,
                 std::int64_t k) const;
+  /// The curves for every step of `net`, resolved once (see BoundModel). `net` and `costs` must
+  /// outlive the result.
+  BoundModel bind(const Network& net, const std::vector<LayerCost>& costs) const;
   /// One offload (to_host) or prefetch of `bytes`, alone on the link.
   double transfer(std::int64_t bytes, bool to_host) const;
   /// Factor (>= 1) by which a transfer slows while the other direction is busy.
@@ -62,6 +67,8 @@ class PerfModel {
 
  private:
   const GroupFit* find(const std::string& scope, const std::string& target, StepKind kind) const;
+  const GroupFit* resolve(const Network& net, bool same, int layer, StepKind kind, bool bytesAxis,
+                          bool& transferred) const;
 
   std::vector<GroupFit> m_groups;
   std::map<std::string, std::size_t> m_index;  ///< scope/target/kind -> m_groups
@@ -69,6 +76,26 @@ class PerfModel {
   double m_duplex = 1;
   std::string m_hash, m_device;
   std::int64_t m_minK = 0, m_maxK = 0;
+};
+
+/// A PerfModel resolved for one network: per layer and step kind, the curve to use and its
+/// provenance, found once instead of per call (the planner asks for thousands of steps per plan).
+/// Cheap to query, immutable, safe to share between threads.
+class BoundModel {
+ public:
+  /// Same answer as PerfModel::step for the bound network.
+  Estimate step(int layer, StepKind kind, std::int64_t k) const;
+  const PerfModel& model() const { return *m_model; }
+
+ private:
+  friend class PerfModel;
+  struct Entry {
+    const Curve* curve = nullptr;  ///< nullptr: missing
+    bool transferred = false;
+  };
+  const PerfModel* m_model = nullptr;
+  const std::vector<LayerCost>* m_costs = nullptr;
+  std::vector<Entry> m_entries;  ///< layer * 3 + kind
 };
 
 /// The work a step's curve is indexed by: FLOPs, or the output FM's bytes for a layer without

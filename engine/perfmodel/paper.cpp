@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "perfmodel/paper.h"
 
+#include <algorithm>
+
 namespace swapscope::perf {
 
 PaperResult algorithm1(const PaperInput& in) {
@@ -18,9 +20,10 @@ PaperResult algorithm1(const PaperInput& in) {
       r.t_ready[j] = r.t_ready[j - 1] + in.prefetch[j];
     } else {
       // The step being computed at t_ready[j-1] on a stall-free timeline.
-      std::size_t current = 1;
-      while (current + 1 < steps && prefix[current] <= r.t_ready[j - 1])
-        ++current;
+      // The first step whose prefix sum passes t_ready[j-1] (prefix is non-decreasing).
+      std::size_t current = static_cast<std::size_t>(
+          std::upper_bound(prefix.begin() + 1, prefix.end(), r.t_ready[j - 1]) - prefix.begin());
+      current = std::min(current, steps - 1);
       // Walk the releases from there until they cover this step's allocation.
       std::int64_t freed = 0;
       std::size_t satisfied = current;

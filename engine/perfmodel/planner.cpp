@@ -56,7 +56,7 @@ double allReduceSeconds(std::int64_t param_bytes, int gpus, double bandwidth, do
 
 namespace {
 
-/// A swap set's GMAP, memory curve and what the simulator needs that does not depend on k.
+/// A swap set's GMAP and memory curve.
 struct Prepared {
   SwapSet set;
   Gmap gmap;
@@ -74,64 +74,112 @@ int chooseDelay(int requested, std::int64_t budget, std::int64_t peak) {
   return static_cast<double>(budget) >= 1.05 * static_cast<double>(peak) ? 4 : 0;
 }
 
-struct Flags {
+/// What every plan of one network shares; owned by Planner::Impl, never moved (the bound
+/// model points into `costs`).
+struct Context {
+  Context(const PerfModel& m, const Network& n)
+      : model(m),
+        net(n),
+        costs(computeLayerCosts(net)),
+        bound(m.bind(net, costs)),
+        swapAll(prepare(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs))),
+        keepAll(prepare(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs))),
+        vdnnConv(prepare(net, costs, makeSwapSet(SwapPolicy::VdnnConv, net, costs))) {
+    for (const auto& c : costs)
+      paramBytes += c.params * kFloatBytes;
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  const PerfModel& model;
+  const Network net;
+  const std::vector<LayerCost> costs;
+  const BoundModel bound;
+  const Prepared swapAll, keepAll, vdnnConv;
+  std::int64_t paramBytes = 0;
+
+  /// The prepared plan of a set: one of the three policies' as it is, else built in `storage`.
+  const Prepared& prepared(const SwapSet& set, std::optional<Prepared>& storage) const {
+    for (const Prepared* p : {&swapAll, &keepAll, &vdnnConv}) {
+      if (p->set == set) return *p;
+    }
+    return storage.emplace(prepare(net, costs, set));
+  }
+};
+
+/// Compute times at one k. They do not depend on the swap set (step j is the same layer in
+/// every GMAP of a network), so one k's times serve every set tried at that k.
+struct StepTimes {
+  std::int64_t k = 0;
+  std::vector<double> step_seconds;
+  double update_seconds = 0;
   bool extrapolated = false, transferred = false;
   int missing = 0;
 };
 
-SimInput simInput(const PerfModel& model, const Network& net, const std::vector<LayerCost>& costs,
-                  const Prepared& p, std::int64_t k, std::int64_t peak, int delay, Flags& flags) {
+StepTimes stepTimes(const Context& ctx, const Gmap& g, std::int64_t k) {
+  StepTimes t;
+  t.k = k;
+  const int n = g.forward_steps;
+  t.step_seconds.assign(static_cast<std::size_t>(2 * n + 1), 0.0);
+  for (int j = 1; j <= 2 * n; ++j) {
+    const int layer = g.step_layer[static_cast<std::size_t>(j)];
+    const Estimate e =
+        ctx.bound.step(layer, g.isBackwardStep(j) ? StepKind::Backward : StepKind::Forward, k);
+    t.step_seconds[static_cast<std::size_t>(j)] = e.seconds;
+    t.extrapolated = t.extrapolated || e.extrapolated;
+    t.transferred = t.transferred || e.transferred;
+    t.missing += e.missing;
+  }
+  for (int i = 0; i < ctx.net.size(); ++i) {
+    if (ctx.costs[static_cast<std::size_t>(i)].params > 0) {
+      const Estimate e = ctx.bound.step(i, StepKind::Update, k);
+      t.update_seconds += e.seconds;
+      t.extrapolated = t.extrapolated || e.extrapolated;
+      t.transferred = t.transferred || e.transferred;
+      t.missing += e.missing;
+    }
+  }
+  return t;
+}
+
+SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times, std::int64_t peak,
+                  int delay) {
   SimInput in;
   in.gmap = &p.gmap;
   in.curve = &p.curve;
-  in.k = k;
-  const int n = p.gmap.forward_steps;
-  in.step_seconds.assign(static_cast<std::size_t>(2 * n + 1), 0.0);
-  for (int j = 1; j <= 2 * n; ++j) {
-    const int layer = p.gmap.step_layer[static_cast<std::size_t>(j)];
-    const Estimate e = model.step(
-        net, costs, layer, p.gmap.isBackwardStep(j) ? StepKind::Backward : StepKind::Forward, k);
-    in.step_seconds[static_cast<std::size_t>(j)] = e.seconds;
-    flags.extrapolated = flags.extrapolated || e.extrapolated;
-    flags.transferred = flags.transferred || e.transferred;
-    flags.missing += e.missing;
-  }
-  for (int i = 0; i < net.size(); ++i) {
-    if (costs[static_cast<std::size_t>(i)].params > 0) {
-      in.update_seconds += model.step(net, costs, i, StepKind::Update, k).seconds;
-    }
-  }
+  in.k = times.k;
+  in.step_seconds = times.step_seconds;
+  in.update_seconds = times.update_seconds;
   in.offload_seconds.resize(p.gmap.buffers.size());
   in.prefetch_seconds.resize(p.gmap.buffers.size());
   for (std::size_t b = 0; b < p.gmap.buffers.size(); ++b) {
-    const std::int64_t bytes = p.gmap.buffers[b].size.at(k);
-    in.offload_seconds[b] = model.transfer(bytes, true);
-    in.prefetch_seconds[b] = model.transfer(bytes, false);
+    const std::int64_t bytes = p.gmap.buffers[b].size.at(times.k);
+    in.offload_seconds[b] = ctx.model.transfer(bytes, true);
+    in.prefetch_seconds[b] = ctx.model.transfer(bytes, false);
   }
-  in.duplex_factor = model.duplexFactor();
-  in.prefetch_issue = hoistPrefetches(p.gmap, p.curve, k, peak).move_to;
+  in.duplex_factor = ctx.model.duplexFactor();
+  in.prefetch_issue = hoistPrefetches(p.gmap, p.curve, times.k, peak).move_to;
   in.reuse_delay = delay;
   return in;
 }
 
-std::optional<Evaluation> evaluatePrepared(const PerfModel& model, const Network& net,
-                                           const std::vector<LayerCost>& costs, const Prepared& p,
-                                           std::int64_t k, std::int64_t budget, int reuseDelay) {
-  const std::int64_t peak = p.curve.peak(k);
+std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p,
+                                           const StepTimes& times, std::int64_t budget,
+                                           int reuseDelay) {
+  const std::int64_t peak = p.curve.peak(times.k);
   if (peak > budget) return std::nullopt;
   Evaluation e;
-  e.k = k;
+  e.k = times.k;
   e.swapped = p.set;
   e.peak = peak;
   e.reuse_delay = chooseDelay(reuseDelay, budget, peak);
-  Flags f;
-  const SimInput in = simInput(model, net, costs, p, k, peak, e.reuse_delay, f);
+  const SimInput in = simInput(ctx, p, times, peak, e.reuse_delay);
   e.sim = simulate(in);
   for (int v : in.prefetch_issue)
     e.hoisted += v > 0;
-  e.extrapolated = f.extrapolated;
-  e.transferred = f.transferred;
-  e.missing = f.missing;
+  e.extrapolated = times.extrapolated;
+  e.transferred = times.transferred;
+  e.missing = times.missing;
   return e;
 }
 
@@ -145,29 +193,25 @@ double removableStall(const SimResult& r) {
 
 }  // namespace
 
-std::optional<Evaluation> evaluate(const PerfModel& model, const Network& net,
-                                   const std::vector<LayerCost>& costs, std::int64_t k,
-                                   const SwapSet& swapped, std::int64_t budget, int reuse_delay) {
-  return evaluatePrepared(model, net, costs, prepare(net, costs, swapped), k, budget, reuse_delay);
-}
-
 namespace {
 
 /// accudnn at k from a prepared swap-all plan. Pins change the simulator's inputs in place (no
 /// transfer for a pinned FM) and the resident bytes between its forward release and backward
 /// prefetch; the final set is then evaluated exactly.
-std::optional<Evaluation> accudnnPrepared(const PerfModel& model, const Network& net,
-                                          const std::vector<LayerCost>& costs,
-                                          const Prepared& swapAll, std::int64_t k,
-                                          std::int64_t budget, int reuseDelay, int* evaluated) {
+std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& swapAll,
+                                          const StepTimes& times, std::int64_t budget,
+                                          int reuseDelay, int* evaluated) {
+  const PerfModel& model = ctx.model;
+  const Network& net = ctx.net;
+  const std::int64_t k = times.k;
   const std::int64_t peak = swapAll.curve.peak(k);
   if (peak > budget) return std::nullopt;
   const Gmap& g = swapAll.gmap;
   const int n = g.forward_steps;
   const int delay = chooseDelay(reuseDelay, budget, peak);
-  Flags flags;
-  SimInput in = simInput(model, net, costs, swapAll, k, peak, delay, flags);
-  SimResult sim = simulate(in);
+  SimInput in = simInput(ctx, swapAll, times, peak, delay);
+  const SimSchedule schedule(in);  // pins change durations only
+  SimResult sim = simulate(schedule, in);
   int count = 1;
 
   // Per swapped FM buffer: forward release step, backward prefetch step, size.
@@ -215,6 +259,7 @@ std::optional<Evaluation> accudnnPrepared(const PerfModel& model, const Network&
 
   std::vector<bool> pinned(fms.size(), false);
   std::vector<int> order;
+  SimResult trial, bestSim;  // reused: trials allocate nothing once warm
   constexpr double kEps = 1e-9;
   while (removableStall(sim) > kEps) {
     // Candidates: FMs prefetched for the stalled steps, the earliest stalls first.
@@ -234,14 +279,13 @@ std::optional<Evaluation> accudnnPrepared(const PerfModel& model, const Network&
     const double before = removableStall(sim);
     int best = -1;
     double bestScore = 0;
-    SimResult bestSim;
     std::set<int> tried;
     for (const int f : candidates) {
       if (!tried.insert(f).second) continue;
       const Fm& fm = fms[static_cast<std::size_t>(f)];
       if (!fits(fm)) continue;
       setPinned(in, fm, true);
-      SimResult trial = simulate(in);
+      simulate(schedule, in, trial);
       ++count;
       setPinned(in, fm, false);
       const double gain = before - removableStall(trial);
@@ -249,7 +293,7 @@ std::optional<Evaluation> accudnnPrepared(const PerfModel& model, const Network&
       if (gain > kEps && score > bestScore) {
         bestScore = score;
         best = f;
-        bestSim = std::move(trial);
+        std::swap(bestSim, trial);
       }
     }
     if (best < 0) break;
@@ -259,7 +303,7 @@ std::optional<Evaluation> accudnnPrepared(const PerfModel& model, const Network&
     setPinned(in, fm, true);
     for (int s = fm.release + 1; s < fm.prefetch; ++s)
       resident[static_cast<std::size_t>(s)] += fm.bytes;
-    sim = std::move(bestSim);
+    std::swap(sim, bestSim);
   }
 
   // The exact plan for the chosen set; pins are dropped, last first, if the exact peak is over.
@@ -268,7 +312,8 @@ std::optional<Evaluation> accudnnPrepared(const PerfModel& model, const Network&
     for (std::size_t f = 0; f < fms.size(); ++f) {
       if (pinned[f]) set[static_cast<std::size_t>(fms[f].layer)] = false;
     }
-    auto e = evaluatePrepared(model, net, costs, prepare(net, costs, set), k, budget, reuseDelay);
+    std::optional<Prepared> storage;
+    auto e = evaluatePrepared(ctx, ctx.prepared(set, storage), times, budget, reuseDelay);
     ++count;
     if (e || order.empty()) {
       if (evaluated) *evaluated += count;
@@ -279,13 +324,15 @@ std::optional<Evaluation> accudnnPrepared(const PerfModel& model, const Network&
   }
 }
 
-double objective(const Evaluation& e, const PlanRequest& r, double delta) {
-  const double iter = e.sim.t_iter + delta;
+/// The argmin objective for an iteration time at k: whole-training time with a dataset size,
+/// else time per sample.
+double objective(std::int64_t k, double tIter, const PlanRequest& r, double delta) {
+  const double iter = tIter + delta;
   if (r.dataset_size > 0) {
-    return std::ceil(r.epochs * static_cast<double>(r.dataset_size) / static_cast<double>(e.k)) *
+    return std::ceil(r.epochs * static_cast<double>(r.dataset_size) / static_cast<double>(k)) *
            iter;
   }
-  return iter / static_cast<double>(e.k);
+  return iter / static_cast<double>(k);
 }
 
 /// k values to try up to kMax: all of them when few, else a geometric grid.
@@ -306,35 +353,98 @@ std::vector<std::int64_t> grid(std::int64_t kMax) {
   return ks;
 }
 
+/// Algorithm 2's descent over k: the largest k in 1..top for which `feasible` gives a plan.
+/// With `scanAll`, every k from top down, as written. Otherwise the descent steps down the
+/// geometric grid to the first feasible grid point and bisects between it and the infeasible
+/// point above: the same k as the full scan wherever feasibility is monotone in k between two
+/// grid points, with O(log top) checks instead of O(top).
+template <typename Feasible>
+std::optional<Evaluation> largestFeasibleK(std::int64_t top, bool scanAll, Feasible&& feasible) {
+  if (scanAll) {
+    for (std::int64_t k = top; k >= 1; --k) {
+      if (auto e = feasible(k)) return e;
+    }
+    return std::nullopt;
+  }
+  const auto ks = grid(top);
+  std::int64_t above = top + 1;  // the smallest k known infeasible
+  std::optional<Evaluation> found;
+  for (auto it = ks.rbegin(); it != ks.rend() && !found; ++it) {
+    found = feasible(*it);
+    if (!found) above = *it;
+  }
+  if (!found) return std::nullopt;
+  std::int64_t lo = found->k;  // feasible
+  std::int64_t hi = above;     // infeasible (or past top)
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (auto e = feasible(mid)) {
+      lo = mid;
+      found = std::move(e);
+    } else {
+      hi = mid;
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
-std::optional<Evaluation> accudnnAt(const PerfModel& model, const Network& net,
-                                    const std::vector<LayerCost>& costs, std::int64_t k,
-                                    std::int64_t budget, int reuse_delay, int* evaluated) {
-  const Prepared swapAll = prepare(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
-  return accudnnPrepared(model, net, costs, swapAll, k, budget, reuse_delay, evaluated);
+struct Planner::Impl {
+  Impl(const PerfModel& model, const Network& net) : ctx(model, net) {}
+  Context ctx;
+};
+
+Planner::Planner(const PerfModel& model, const Network& net)
+    : m_impl(std::make_unique<const Impl>(model, net)) {}
+Planner::~Planner() = default;
+Planner::Planner(Planner&&) noexcept = default;
+Planner& Planner::operator=(Planner&&) noexcept = default;
+
+std::int64_t Planner::minBudget() const {
+  return m_impl->ctx.swapAll.curve.peak(1);
+}
+
+const std::vector<LayerCost>& Planner::costs() const {
+  return m_impl->ctx.costs;
+}
+
+std::optional<Evaluation> Planner::evaluate(std::int64_t k, const SwapSet& swapped,
+                                            std::int64_t budget, int reuse_delay) const {
+  const Context& ctx = m_impl->ctx;
+  std::optional<Prepared> storage;
+  const Prepared& p = ctx.prepared(swapped, storage);
+  return evaluatePrepared(ctx, p, stepTimes(ctx, p.gmap, k), budget, reuse_delay);
+}
+
+std::optional<Evaluation> Planner::accudnnAt(std::int64_t k, std::int64_t budget, int reuse_delay,
+                                             int* evaluated) const {
+  const Context& ctx = m_impl->ctx;
+  return accudnnPrepared(ctx, ctx.swapAll, stepTimes(ctx, ctx.swapAll.gmap, k), budget, reuse_delay,
+                         evaluated);
 }
 
 PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& req) {
-  const auto costs = computeLayerCosts(net);
-  PlanResult out;
-  const Prepared swapAll = prepare(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
-  out.min_budget = swapAll.curve.peak(1);
-  std::int64_t paramBytes = 0;
-  for (const auto& c : costs)
-    paramBytes += c.params * kFloatBytes;
-  out.delta = allReduceSeconds(paramBytes, req.gpus, req.link_bandwidth, req.link_latency);
+  return Planner(model, net).plan(req);
+}
 
-  std::optional<Prepared> fixed;
+PlanResult Planner::plan(const PlanRequest& req) const {
+  const Context& ctx = m_impl->ctx;
+  const Prepared& swapAll = ctx.swapAll;
+  PlanResult out;
+  out.min_budget = swapAll.curve.peak(1);
+  out.delta = allReduceSeconds(ctx.paramBytes, req.gpus, req.link_bandwidth, req.link_latency);
+
+  const Prepared* fixed = nullptr;
   switch (req.policy) {
     case PlanPolicy::KeepAll:
-      fixed = prepare(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs));
+      fixed = &ctx.keepAll;
       break;
     case PlanPolicy::SwapAll:
-      fixed = swapAll;
+      fixed = &ctx.swapAll;
       break;
     case PlanPolicy::VdnnConv:
-      fixed = prepare(net, costs, makeSwapSet(SwapPolicy::VdnnConv, net, costs));
+      fixed = &ctx.vdnnConv;
       break;
     case PlanPolicy::AccUdnn:
       break;
@@ -359,50 +469,68 @@ PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& r
   const std::int64_t top = req.max_batch > 0 ? std::min(out.k_max, req.max_batch) : out.k_max;
 
   auto at = [&](std::int64_t k) -> std::optional<Evaluation> {
+    const StepTimes times = stepTimes(ctx, swapAll.gmap, k);
     if (fixed) {
       ++out.evaluated;
-      return evaluatePrepared(model, net, costs, *fixed, k, req.budget, req.reuse_delay);
+      return evaluatePrepared(ctx, *fixed, times, req.budget, req.reuse_delay);
     }
-    return accudnnPrepared(model, net, costs, swapAll, k, req.budget, req.reuse_delay,
-                           &out.evaluated);
+    return accudnnPrepared(ctx, swapAll, times, req.budget, req.reuse_delay, &out.evaluated);
   };
 
   std::optional<Evaluation> best;
   if (req.batch) {
     best = at(*req.batch);
   } else if (req.mode == PlanMode::Argmin) {
+    // Branch and bound over k: no plan at k beats its compute time (the compute stream runs every
+    // step and the update, stalls only add), so k values are simulated in order of that bound and
+    // the search stops once the bound reaches the best simulated objective. Same answer as
+    // simulating every k, in a fraction of the simulations.
     double bestObj = std::numeric_limits<double>::infinity();
-    auto consider = [&](std::int64_t k) {
-      auto e = at(k);
-      if (!e) return;
-      const double obj = objective(*e, req, out.delta);
-      if (obj < bestObj) {
-        bestObj = obj;
-        best = std::move(e);
+    auto search = [&](const std::vector<std::int64_t>& ks) {
+      std::vector<std::pair<double, std::int64_t>> bounds;
+      bounds.reserve(ks.size());
+      for (const std::int64_t k : ks) {
+        const StepTimes t = stepTimes(ctx, swapAll.gmap, k);
+        double compute = t.update_seconds;
+        for (const double v : t.step_seconds)
+          compute += v;
+        bounds.emplace_back(objective(k, compute, req, out.delta), k);
+      }
+      std::sort(bounds.begin(), bounds.end());
+      for (const auto& [bound, k] : bounds) {
+        if (bound > bestObj) break;
+        auto e = at(k);
+        if (!e) continue;
+        const double obj = objective(e->k, e->sim.t_iter, req, out.delta);
+        if (obj < bestObj || (obj == bestObj && best && k < best->k)) {
+          bestObj = obj;
+          best = std::move(e);
+        }
       }
     };
     const auto ks = grid(top);
-    for (const std::int64_t k : ks)
-      consider(k);
+    search(ks);
     if (best && ks.size() > 1 && ks.back() > 48) {
       // Refine between the grid neighbours of the best k.
       const auto it = std::find(ks.begin(), ks.end(), best->k);
       const std::int64_t lo = it == ks.begin() ? 1 : *(it - 1) + 1;
       const std::int64_t hi = it + 1 == ks.end() ? top : *(it + 1) - 1;
       const std::int64_t stride = std::max<std::int64_t>(1, (hi - lo + 1) / 12);
+      std::vector<std::int64_t> fine;
       for (std::int64_t k = lo; k <= hi; k += stride) {
-        if (k != best->k) consider(k);
+        if (k != best->k) fine.push_back(k);
       }
+      search(fine);
     }
   } else {
-    // Algorithm 2: from k_max down, the largest k whose t_ready meets (6) after pinning.
-    // Fixed policies run Algorithm 1 on their own GMAP without pinning. Every k uses the split
-    // of Algorithm 2: an active area of M_peak(k) and a pinned area of the rest of the budget.
+    // Algorithm 2: the largest k whose t_ready meets (6) after pinning. Fixed policies run
+    // Algorithm 1 on their own GMAP without pinning. Every k uses the split of Algorithm 2: an
+    // active area of M_peak(k) and a pinned area of the rest of the budget.
     const Prepared& base = fixed ? *fixed : swapAll;
-    for (std::int64_t k = top; k >= 1 && !best; --k) {
+    auto paperAt = [&](std::int64_t k) -> std::optional<Evaluation> {
       const std::int64_t peak = base.curve.peak(k);
-      Flags f;
-      SimInput in = simInput(model, net, costs, base, k, peak, 0, f);
+      const StepTimes times = stepTimes(ctx, base.gmap, k);
+      SimInput in = simInput(ctx, base, times, peak, 0);
       const Gmap& g = base.gmap;
       const int n = g.forward_steps;
       PaperInput pin;
@@ -457,12 +585,12 @@ PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& r
         pr = algorithm1(pin);
         ++out.evaluated;
       }
-      if (pr.violations.empty()) {
-        best = evaluatePrepared(model, net, costs, prepare(net, costs, set), k, req.budget,
-                                req.reuse_delay);
-        ++out.evaluated;
-      }
-    }
+      if (!pr.violations.empty()) return std::nullopt;
+      std::optional<Prepared> storage;
+      ++out.evaluated;
+      return evaluatePrepared(ctx, ctx.prepared(set, storage), times, req.budget, req.reuse_delay);
+    };
+    best = largestFeasibleK(top, req.paper_scan_all, paperAt);
   }
   if (!best) {
     out.reason = req.mode == PlanMode::Paper
@@ -472,10 +600,12 @@ PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& r
   }
   out.trainable = true;
   out.best = std::move(*best);
-  const Prepared final = prepare(net, costs, out.best.swapped);
+  std::optional<Prepared> storage;
+  const Prepared& final = ctx.prepared(out.best.swapped, storage);
   out.gmap = final.gmap;
   out.curve = final.curve;
-  if (req.dataset_size > 0) out.t_whole = objective(out.best, req, out.delta);
+  if (req.dataset_size > 0)
+    out.t_whole = objective(out.best.k, out.best.sim.t_iter, req, out.delta);
   out.lr = scaledLearningRate(req.lr_base, req.k_base, req.lr_c, out.best.k);
   return out;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct PlanRequest {
   /// Steps offloaded memory is kept from reuse. -1: 4 when the budget leaves 5 % above the peak,
   /// else 0 (what the CPU runtime chooses in practice).
   int reuse_delay = -1;
+  /// Paper mode: try every k from the top down, as Algorithm 2 is written, instead of the grid
+  /// descent and bisection (see plan()). Slow on large k ranges; for checking the fast search.
+  bool paper_scan_all = false;
 };
 
 /// One evaluated (k, swap set).
@@ -79,16 +83,35 @@ struct PlanResult {
   int evaluated = 0;   ///< (k, swap set) simulations run
 };
 
-/// Simulates one k and swap set; nullopt when its peak exceeds the budget.
-std::optional<Evaluation> evaluate(const PerfModel& model, const Network& net,
-                                   const std::vector<LayerCost>& costs, std::int64_t k,
-                                   const SwapSet& swapped, std::int64_t budget, int reuse_delay);
+/// The planner for one network and one fitted model. Construction does the work every plan
+/// shares (layer costs, the model's curves resolved per step, the keep-all, swap-all and
+/// vdnn-conv GMAPs and memory curves); plan() then searches k and swap sets. All methods are
+/// const and keep no state between calls, so one Planner serves many budgets and many threads
+/// at once (the desktop app re-plans on every drag of the budget). `model` must outlive it.
+class Planner {
+ public:
+  Planner(const PerfModel& model, const Network& net);
+  ~Planner();
+  Planner(Planner&&) noexcept;
+  Planner& operator=(Planner&&) noexcept;
 
-/// accudnn at one k: swap-all, then greedy pins. nullopt when swap-all does not fit.
-std::optional<Evaluation> accudnnAt(const PerfModel& model, const Network& net,
-                                    const std::vector<LayerCost>& costs, std::int64_t k,
-                                    std::int64_t budget, int reuse_delay, int* evaluated = nullptr);
+  PlanResult plan(const PlanRequest& request) const;
+  /// Simulates one k and swap set; nullopt when its peak exceeds the budget.
+  std::optional<Evaluation> evaluate(std::int64_t k, const SwapSet& swapped, std::int64_t budget,
+                                     int reuse_delay = -1) const;
+  /// accudnn at one k: swap-all, then greedy pins. nullopt when swap-all does not fit.
+  std::optional<Evaluation> accudnnAt(std::int64_t k, std::int64_t budget, int reuse_delay = -1,
+                                      int* evaluated = nullptr) const;
+  /// Swap-all's peak at k = 1: no policy trains in less.
+  std::int64_t minBudget() const;
+  const std::vector<LayerCost>& costs() const;
 
+ private:
+  struct Impl;
+  std::unique_ptr<const Impl> m_impl;
+};
+
+/// One plan with a planner built for it.
 PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& request);
 
 /// Eq. 9: α* = [1 - (1 - α_base c)^q] / c with q = k / k_base; α_base q when c = 0.

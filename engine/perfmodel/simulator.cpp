@@ -30,22 +30,27 @@ double duplexSlowdown(const std::vector<BusyInterval>& other, double start, doub
 
 }  // namespace
 
-SimResult simulate(const SimInput& in) {
+SimSchedule::PerStep SimSchedule::group(std::vector<std::pair<int, int>>& stepBuffer,
+                                        std::size_t steps) {
+  // A stable counting sort by step keeps each step's buffers in GMAP order.
+  PerStep p;
+  p.start.assign(steps + 2, 0);
+  for (const auto& [step, buffer] : stepBuffer)
+    ++p.start[static_cast<std::size_t>(step) + 1];
+  for (std::size_t s = 1; s < p.start.size(); ++s)
+    p.start[s] += p.start[s - 1];
+  p.items.resize(stepBuffer.size());
+  std::vector<int> fill(p.start.begin(), p.start.end() - 1);
+  for (const auto& [step, buffer] : stepBuffer)
+    p.items[static_cast<std::size_t>(fill[static_cast<std::size_t>(step)]++)] = buffer;
+  return p;
+}
+
+SimSchedule::SimSchedule(const SimInput& in) : m_gmap(in.gmap) {
   const Gmap& g = *in.gmap;
   const int n = g.forward_steps;
-  const auto steps = static_cast<std::size_t>(2 * n + 1);
-  if (in.step_seconds.size() < steps || in.offload_seconds.size() < g.buffers.size() ||
-      in.prefetch_seconds.size() < g.buffers.size()) {
-    throw Error(ErrorKind::Runtime, "simulate: the inputs do not match the GMAP");
-  }
-  SimResult r;
-  r.steps.assign(steps, {});
-  std::vector<double> offloadEnd(g.buffers.size(), 0.0), prefetchEnd(g.buffers.size(), 0.0);
-  // Per step: prefetches it opens (issue), prefetches it reads, offloads after it, FMs whose
-  // memory becomes reusable before it.
-  std::vector<std::vector<int>> opens(steps + 1), reads(steps + 1), offloads(steps + 1),
-      reusable(steps + 2);
-  std::vector<int> loads;
+  m_steps = static_cast<std::size_t>(2 * n + 1);
+  std::vector<std::pair<int, int>> opens, reads, offloads, reusable;
   auto isSwappedFm = [&](std::size_t b) {
     const GmapBuffer& buf = g.buffers[b];
     const auto layer = static_cast<std::size_t>(buf.layer);
@@ -58,33 +63,72 @@ SimResult simulate(const SimInput& in) {
     switch (op.kind) {
       case GmapOpKind::Prefetch: {
         if (op.step == 1) {  // the minibatch and its labels
-          loads.push_back(op.buffer);
+          m_loads.push_back(op.buffer);
           break;
         }
-        const int issue =
-            !in.prefetch_issue.empty() && in.prefetch_issue[b] > 0 ? in.prefetch_issue[b] : op.step;
-        opens[static_cast<std::size_t>(issue)].push_back(op.buffer);
-        reads[static_cast<std::size_t>(op.step)].push_back(op.buffer);
+        const int issue = b < in.prefetch_issue.size() && in.prefetch_issue[b] > 0
+                              ? in.prefetch_issue[b]
+                              : op.step;
+        opens.emplace_back(issue, op.buffer);
+        reads.emplace_back(op.step, op.buffer);
         break;
       }
       case GmapOpKind::Offload:
-        offloads[static_cast<std::size_t>(op.step)].push_back(op.buffer);
+        offloads.emplace_back(op.step, op.buffer);
         break;
       case GmapOpKind::Release:
         if (op.step <= n && isSwappedFm(b)) {
-          const auto at =
-              static_cast<std::size_t>(std::min(2 * n + 1, op.step + 1 + in.reuse_delay));
-          reusable[at].push_back(op.buffer);
+          reusable.emplace_back(std::min(2 * n + 1, op.step + 1 + in.reuse_delay), op.buffer);
         }
         break;
       default:
         break;
     }
   }
+  m_opens = group(opens, m_steps);
+  m_reads = group(reads, m_steps);
+  m_offloads = group(offloads, m_steps);
+  m_reusable = group(reusable, m_steps);
+}
+
+SimResult simulate(const SimInput& in) {
+  return simulate(SimSchedule(in), in);
+}
+
+SimResult simulate(const SimSchedule& schedule, const SimInput& in) {
+  SimResult r;
+  simulate(schedule, in, r);
+  return r;
+}
+
+void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
+  const Gmap& g = *sc.m_gmap;
+  const std::size_t steps = sc.m_steps;
+  if (in.gmap != sc.m_gmap || in.step_seconds.size() < steps ||
+      in.offload_seconds.size() < g.buffers.size() ||
+      in.prefetch_seconds.size() < g.buffers.size()) {
+    throw Error(ErrorKind::Runtime, "simulate: the inputs do not match the GMAP");
+  }
+  r.steps.assign(steps, {});
+  r.h2d.clear();
+  r.d2h.clear();
+  r.pool.clear();
+  r.h2d.reserve(sc.m_loads.size() + sc.m_opens.items.size());
+  r.d2h.reserve(sc.m_offloads.items.size());
+  if (in.curve) r.pool.reserve(steps + 1);
+  r.stall = 0;
+  // Per buffer: when its offload and its prefetch end (scratch kept in the result's storage).
+  r.transfer_end.assign(2 * g.buffers.size(), 0.0);
+  double* offloadEnd = r.transfer_end.data();
+  double* prefetchEnd = offloadEnd + g.buffers.size();
+  auto each = [](const SimSchedule::PerStep& p, std::size_t s, auto&& f) {
+    for (int i = p.start[s]; i < p.start[s + 1]; ++i)
+      f(p.items[static_cast<std::size_t>(i)]);
+  };
 
   double ci = 0, co = 0, cc = 0;  // stream clocks: swap-in, swap-out, compute
   double loaded = 0;
-  for (const int b : loads) {
+  for (const int b : sc.m_loads) {
     const double dur = in.prefetch_seconds[static_cast<std::size_t>(b)];
     r.h2d.push_back({ci, ci + dur, b, 1});
     ci += dur;
@@ -93,19 +137,19 @@ SimResult simulate(const SimInput& in) {
   for (std::size_t j = 1; j < steps; ++j) {
     const double prevFinish = j == 1 ? 0.0 : r.steps[j - 1].finish;
     double memReady = 0;
-    for (const int b : reusable[j])
-      memReady = std::max(memReady, offloadEnd[static_cast<std::size_t>(b)]);
-    for (const int b : opens[j]) {
+    each(sc.m_reusable, j,
+         [&](int b) { memReady = std::max(memReady, offloadEnd[static_cast<std::size_t>(b)]); });
+    each(sc.m_opens, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max({ci, prevFinish, offloadEnd[bb], memReady});
       const double dur = duplexSlowdown(r.d2h, start, in.prefetch_seconds[bb], in.duplex_factor);
       prefetchEnd[bb] = start + dur;
       ci = prefetchEnd[bb];
       r.h2d.push_back({start, ci, b, static_cast<int>(j)});
-    }
+    });
     double ready = j == 1 ? loaded : 0.0;
-    for (const int b : reads[j])
-      ready = std::max(ready, prefetchEnd[static_cast<std::size_t>(b)]);
+    each(sc.m_reads, j,
+         [&](int b) { ready = std::max(ready, prefetchEnd[static_cast<std::size_t>(b)]); });
     StepTiming& t = r.steps[j];
     t.ready = ready;
     t.start = std::max({cc, ready, memReady});
@@ -113,21 +157,20 @@ SimResult simulate(const SimInput& in) {
     t.finish = t.start + in.step_seconds[j];
     cc = t.finish;
     r.stall += t.stall;
-    for (const int b : offloads[j]) {
+    each(sc.m_offloads, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max(co, t.finish);
       const double dur = duplexSlowdown(r.h2d, start, in.offload_seconds[bb], in.duplex_factor);
       offloadEnd[bb] = start + dur;
       co = offloadEnd[bb];
       r.d2h.push_back({start, co, b, static_cast<int>(j)});
-    }
+    });
     if (in.curve) r.pool.emplace_back(t.start, in.curve->resident[j].at(in.k));
   }
   cc += in.update_seconds;
   r.t_iter = std::max({cc, ci, co});
   if (in.curve) r.pool.emplace_back(r.t_iter, in.curve->persistent.at(in.k));
   r.throughput = r.t_iter > 0 ? static_cast<double>(in.k) / r.t_iter : 0;
-  return r;
 }
 
 }  // namespace swapscope::perf

@@ -50,11 +50,39 @@ struct SimResult {
   std::vector<BusyInterval> h2d, d2h;
   std::vector<std::pair<double, std::int64_t>> pool;  ///< (time, bytes resident from then on)
   double t_iter = 0;
-  double stall = 0;       ///< total compute stall
-  double throughput = 0;  ///< samples per second
+  double stall = 0;                  ///< total compute stall
+  double throughput = 0;             ///< samples per second
+  std::vector<double> transfer_end;  ///< scratch: per buffer, offload then prefetch end times
   std::vector<int> stalled_steps() const;
 };
 
+/// The order of events of one (GMAP, prefetch schedule, reuse delay): which prefetches each step
+/// opens and reads, which offloads follow it, which FMs' memory it reuses. It does not depend on
+/// the durations, so a caller that only changes durations (the planner trying pins) compiles it
+/// once. Flat per-step lists: no allocation per simulation beyond the result.
+class SimSchedule {
+ public:
+  explicit SimSchedule(const SimInput& in);
+  std::size_t steps() const { return m_steps; }
+
+ private:
+  friend void simulate(const SimSchedule& schedule, const SimInput& in, SimResult& out);
+  struct PerStep {
+    std::vector<int> start;  ///< per step s: items[start[s] .. start[s + 1])
+    std::vector<int> items;
+  };
+  static PerStep group(std::vector<std::pair<int, int>>& stepBuffer, std::size_t steps);
+  const Gmap* m_gmap = nullptr;
+  std::size_t m_steps = 0;
+  std::vector<int> m_loads;
+  PerStep m_opens, m_reads, m_offloads, m_reusable;
+};
+
+/// Simulates with the schedule of `schedule` and the durations of `in` (which must be the input
+/// the schedule was compiled from, or one that differs from it only in durations).
+SimResult simulate(const SimSchedule& schedule, const SimInput& in);
+/// The same into `out`, reusing its storage (no allocation when it held a result of this size).
+void simulate(const SimSchedule& schedule, const SimInput& in, SimResult& out);
 SimResult simulate(const SimInput& in);
 
 }  // namespace swapscope::perf

@@ -255,17 +255,74 @@ TEST_F(PlannerOnSampleRun, ATighterBudgetNeverGivesALargerK) {
 TEST_F(PlannerOnSampleRun, AccudnnIsNeverPredictedSlowerThanSwapAll) {
   const PerfModel model = PerfModel::fit(s_run);
   const Network net = buildZooModelForTest();
-  const auto costs = computeLayerCosts(net);
+  const Planner planner(model, net);
+  const auto& costs = planner.costs();
   for (std::int64_t k : {8, 32, 64, 94}) {
     const auto swapAll =
-        evaluate(model, net, costs, k, makeSwapSet(SwapPolicy::SwapAll, net, costs), 32 << 20, -1);
-    const auto acc = accudnnAt(model, net, costs, k, 32 << 20, -1);
+        planner.evaluate(k, makeSwapSet(SwapPolicy::SwapAll, net, costs), 32 << 20, -1);
+    const auto acc = planner.accudnnAt(k, 32 << 20, -1);
     ASSERT_TRUE(swapAll && acc) << k;
     EXPECT_LE(acc->sim.t_iter, swapAll->sim.t_iter * (1 + 1e-12)) << k;
     // The reported peak is the analyzer's exact peak for the chosen set, within the budget.
     EXPECT_EQ(acc->peak, planMemory(net, costs, acc->swapped).curve.peak(k));
     EXPECT_LE(acc->peak, 32 << 20);
   }
+}
+
+TEST_F(PlannerOnSampleRun, ArgminPicksTheBestOfEveryK) {
+  // With at most 48 candidate k the planner's grid is every k; its pruned search must return the
+  // k a brute-force scan of accudnnAt finds (objective: time per sample).
+  const PerfModel model = PerfModel::fit(s_run);
+  const Network net = buildZooModelForTest();
+  const Planner planner(model, net);
+  for (std::int64_t mib : {12, 20, 32}) {
+    const std::int64_t budget = mib << 20;
+    PlanRequest req;
+    req.budget = budget;
+    req.max_batch = 40;
+    const PlanResult r = planner.plan(req);
+    ASSERT_TRUE(r.trainable) << mib;
+    std::int64_t bestK = 0;
+    double bestPerSample = 1e300;
+    for (std::int64_t k = 1; k <= std::min<std::int64_t>(40, r.k_max); ++k) {
+      const auto e = planner.accudnnAt(k, budget);
+      if (!e) continue;
+      const double perSample = e->sim.t_iter / static_cast<double>(k);
+      if (perSample < bestPerSample) {
+        bestPerSample = perSample;
+        bestK = k;
+      }
+    }
+    EXPECT_EQ(r.best.k, bestK) << mib << " MiB";
+    EXPECT_DOUBLE_EQ(r.best.sim.t_iter / static_cast<double>(r.best.k), bestPerSample);
+  }
+}
+
+TEST_F(PlannerOnSampleRun, PaperModeBisectionAgreesWithTheFullDescent) {
+  const PerfModel model = PerfModel::fit(s_run);
+  const Planner planner(model, buildZooModelForTest());
+  int feasible = 0, fewer = 0;
+  for (PlanPolicy policy : {PlanPolicy::AccUdnn, PlanPolicy::SwapAll}) {
+    for (std::int64_t mib : {12, 16, 24, 32, 64}) {
+      PlanRequest req;
+      req.policy = policy;
+      req.mode = PlanMode::Paper;
+      req.budget = mib << 20;
+      req.max_batch = 400;
+      const PlanResult fast = planner.plan(req);
+      req.paper_scan_all = true;
+      const PlanResult all = planner.plan(req);
+      ASSERT_EQ(fast.trainable, all.trainable) << mib;
+      if (!all.trainable) continue;
+      ++feasible;
+      EXPECT_EQ(fast.best.k, all.best.k) << planPolicyName(policy) << " at " << mib << " MiB";
+      EXPECT_EQ(fast.best.swapped, all.best.swapped);
+      EXPECT_LE(fast.evaluated, all.evaluated);
+      fewer += fast.evaluated < all.evaluated;
+    }
+  }
+  EXPECT_GT(feasible, 3);
+  EXPECT_GT(fewer, 0);  // some case needed the descent below the top
 }
 
 TEST_F(PlannerOnSampleRun, ABudgetBelowKOneIsUntrainableWithTheMinimum) {

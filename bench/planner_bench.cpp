@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/// @brief Planner speed: a full plan (k search plus swap set) for ResNet-152 at 224x224 and a
+/// sweep of 64 budgets, with the model fitted to the resnet56 sample run (per-type curves,
+/// transferred to ResNet-152). One thread.
+/// Run: build/release/bench/planner_bench --benchmark_repetitions=5
+///      --benchmark_report_aggregates_only
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <string>
+
+#include "graph/zoo.h"
+#include "perfmodel/planner.h"
+#include "store/run_db.h"
+
+namespace {
+
+using namespace swapscope;
+using namespace swapscope::perf;
+
+const PerfModel& sampleModel() {
+  static const PerfModel model =
+      PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
+                                      "/resnet56-32x32-cpu-profile.swapdb")
+                         .load());
+  return model;
+}
+
+const Network& resnet152() {
+  static const Network net = buildZooModel("resnet152");
+  return net;
+}
+
+PlanRequest request(PlanPolicy policy, PlanMode mode, std::int64_t budget) {
+  PlanRequest r;
+  r.policy = policy;
+  r.mode = mode;
+  r.budget = budget;
+  return r;
+}
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+
+void report(benchmark::State& state, const PlanResult& r) {
+  state.counters["k"] = static_cast<double>(r.trainable ? r.best.k : 0);
+  state.counters["simulations"] = r.evaluated;
+}
+
+/// What `swapscope plan` does after loading the model: build the planner (costs, GMAPs, curves
+/// resolved per step) and plan at 8 GiB. Arg: the policy.
+void BM_FullPlanResNet152(benchmark::State& state) {
+  const auto policy = static_cast<PlanPolicy>(state.range(0));
+  PlanResult r;
+  for (auto _ : state) {
+    r = plan(sampleModel(), resnet152(), request(policy, PlanMode::Argmin, 8 * kGiB));
+    benchmark::DoNotOptimize(r.best.sim.t_iter);
+  }
+  report(state, r);
+  state.SetLabel(std::string(planPolicyName(policy)));
+}
+BENCHMARK(BM_FullPlanResNet152)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+
+/// Algorithm 2 (paper mode) under accudnn at 8 GiB.
+void BM_PaperPlanResNet152(benchmark::State& state) {
+  PlanResult r;
+  for (auto _ : state) {
+    r = plan(sampleModel(), resnet152(), request(PlanPolicy::AccUdnn, PlanMode::Paper, 8 * kGiB));
+    benchmark::DoNotOptimize(r.best.sim.t_iter);
+  }
+  report(state, r);
+}
+BENCHMARK(BM_PaperPlanResNet152)->Unit(benchmark::kMillisecond);
+
+/// One re-plan on a planner that exists (what the app does on a drag of the budget).
+void BM_ReplanResNet152(benchmark::State& state) {
+  const Planner planner(sampleModel(), resnet152());
+  PlanResult r;
+  for (auto _ : state) {
+    r = planner.plan(request(PlanPolicy::AccUdnn, PlanMode::Argmin, 8 * kGiB));
+    benchmark::DoNotOptimize(r.best.sim.t_iter);
+  }
+  report(state, r);
+}
+BENCHMARK(BM_ReplanResNet152)->Unit(benchmark::kMillisecond);
+
+/// 64 budgets, geometric from the minimum (swap-all at k = 1) to 16 GiB, accudnn argmin, with
+/// one planner (built inside the timed loop).
+void BM_Sweep64BudgetsResNet152(benchmark::State& state) {
+  int trainable = 0;
+  for (auto _ : state) {
+    const Planner planner(sampleModel(), resnet152());
+    const double lo = static_cast<double>(planner.minBudget());
+    const double ratio = std::pow(16.0 * kGiB / lo, 1.0 / 63.0);
+    trainable = 0;
+    for (int i = 0; i < 64; ++i) {
+      const auto budget = static_cast<std::int64_t>(lo * std::pow(ratio, i));
+      const PlanResult r = planner.plan(request(PlanPolicy::AccUdnn, PlanMode::Argmin, budget));
+      trainable += r.trainable;
+      benchmark::DoNotOptimize(r.best.k);
+    }
+  }
+  state.counters["trainable"] = trainable;
+}
+BENCHMARK(BM_Sweep64BudgetsResNet152)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
