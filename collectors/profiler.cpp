@@ -43,8 +43,6 @@ std::int64_t swapAllKMax(const Network& net, std::int64_t budget) {
   return kMax;
 }
 
-namespace {
-
 std::string utcNow() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -53,6 +51,8 @@ std::string utcNow() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
+
+namespace {
 
 std::string hostCpu() {
   std::ifstream in("/proc/cpuinfo");

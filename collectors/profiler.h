@@ -66,4 +66,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
                          store::RunWriter& db, const ProfileProgressFn& progress = {},
                          const std::atomic<bool>* cancel = nullptr);
 
+/// The current time as ISO 8601 UTC ("2026-11-21T10:00:00Z").
+std::string utcNow();
+
 }  // namespace swapscope::collect

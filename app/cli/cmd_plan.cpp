@@ -15,6 +15,7 @@
 #include "graph/network_json.h"
 #include "perfmodel/model.h"
 #include "perfmodel/planner.h"
+#include "store/plan_file.h"
 #include "store/run_db.h"
 
 namespace swapscope::cli {
@@ -100,55 +101,30 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     throw Error(ErrorKind::BadInput, r.reason);
   }
   const perf::Evaluation& e = r.best;
-  json swapSet = json::array();
-  for (int i = 0; i < net.size(); ++i) {
-    if (static_cast<std::size_t>(i) < e.swapped.size() && e.swapped[static_cast<std::size_t>(i)]) {
-      swapSet.push_back(net.layer(i).name);
-    }
-  }
-  json stalls = json::array();
-  for (std::size_t j = 1; j < e.sim.steps.size(); ++j) {
-    if (e.sim.steps[j].stall <= 0) continue;
-    const int layer = r.gmap.step_layer[j];
-    stalls.push_back({{"step", j},
-                      {"layer", net.layer(layer).name},
-                      {"direction", r.gmap.isBackwardStep(static_cast<int>(j)) ? "bwd" : "fwd"},
-                      {"seconds", e.sim.steps[j].stall}});
-  }
-  json doc{{"format", "swapscope-plan"},
-           {"version", 1},
-           {"network", {{"name", net.name()}, {"structure_hash", net.structureHash()}}},
-           {"device", {{"name", model.device()}, {"backend", run.meta.backend}}},
-           {"source_db", dbPath},
-           {"policy", perf::planPolicyName(req.policy)},
-           {"mode", req.batch ? "fixed" : perf::planModeName(req.mode)},
-           {"budget", req.budget},
-           {"k", e.k},
-           {"learning_rate", r.lr},
-           {"reuse_delay", e.reuse_delay},
-           {"swap_set", swapSet},
-           {"predictions",
-            {{"t_iter_s", e.sim.t_iter},
-             {"throughput", e.sim.throughput},
-             {"peak_bytes", e.peak},
-             {"stall_s", e.sim.stall},
-             {"t_whole_s", r.t_whole},
-             {"delta_s", r.delta},
-             {"extrapolated", e.extrapolated},
-             {"transferred", e.transferred},
-             {"stalls", stalls}}}};
-  if (auto f = args.value("--out")) {
-    std::ofstream file(*f);
-    file << doc.dump(2) << '\n';
-    if (!file) throw Error(ErrorKind::Runtime, "cannot write '" + *f + "'");
-  }
+  const store::PlanFile planFile = perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
+  const auto doc = store::planToJson(planFile);
+  if (auto f = args.value("--out")) store::writePlanFile(planFile, *f);
   if (args.has("--json")) {
     out << doc.dump(2) << '\n';
     return kExitOk;
   }
+  // Swap-set summary: how many FMs, how many bytes cross the link each way, and which swappable
+  // FMs stay on the device.
+  const std::vector<bool> canSwap = swappableFms(net, computeLayerCosts(net));
   std::size_t swappable = 0;
-  for (bool b : swappableFms(net, computeLayerCosts(net)))
-    swappable += b;
+  std::vector<std::string> kept;
+  for (int i = 0; i < net.size(); ++i) {
+    if (!canSwap[static_cast<std::size_t>(i)]) continue;
+    ++swappable;
+    if (!e.swapped[static_cast<std::size_t>(i)]) kept.push_back(net.layer(i).name);
+  }
+  std::int64_t swappedBytes = 0;
+  for (const GmapBuffer& b : r.gmap.buffers) {
+    if (b.kind == BufferKind::FeatureMap && b.layer >= 0 &&
+        e.swapped[static_cast<std::size_t>(b.layer)] && b.layer != net.inputLayer()) {
+      swappedBytes += b.size.at(e.k);
+    }
+  }
   out << "plan for " << net.name() << " in " << formatBytes(req.budget) << " on " << model.device()
       << " (model from " << dbPath << ")\n"
       << "  policy            " << perf::planPolicyName(req.policy) << ", "
@@ -158,18 +134,26 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
       << "  t_iter            " << ms(e.sim.t_iter) << "  (" << std::fixed << std::setprecision(1)
       << e.sim.throughput << " samples/s)\n"
       << "  peak              " << formatBytes(e.peak) << " (" << e.peak << " bytes)\n"
-      << "  stall             " << ms(e.sim.stall) << " over " << stalls.size() << " steps\n"
-      << "  swap set          " << swapSet.size() << " of " << swappable << " swappable FMs\n";
+      << "  stall             " << ms(e.sim.stall) << " over " << planFile.predictions.stalls.size()
+      << " steps\n"
+      << "  swap set          " << planFile.swap_set.size() << " of " << swappable
+      << " swappable FMs, " << formatBytes(swappedBytes) << " each way per iteration\n";
+  if (!kept.empty() && !planFile.swap_set.empty()) {
+    out << "  kept on device    ";
+    for (std::size_t i = 0; i < kept.size() && i < 8; ++i)
+      out << (i ? ", " : "") << kept[i];
+    if (kept.size() > 8) out << " and " << kept.size() - 8 << " more";
+    out << '\n';
+  }
   if (r.t_whole > 0) out << "  whole training    " << std::setprecision(1) << r.t_whole << " s\n";
   if (e.extrapolated)
     out << "  note: some steps are predicted outside the profiled range (extrapolated)\n";
   if (e.transferred) out << "  note: per-type curves from another network (transferred)\n";
-  if (!stalls.empty()) {
+  if (!planFile.predictions.stalls.empty()) {
     out << "stalls:\n";
-    for (const auto& s : stalls) {
-      out << "  step " << std::setw(4) << s["step"].get<int>() << "  " << std::setw(4)
-          << s["direction"].get<std::string>() << "  " << s["layer"].get<std::string>() << "  "
-          << ms(s["seconds"].get<double>()) << '\n';
+    for (const store::PlanStall& s : planFile.predictions.stalls) {
+      out << "  step " << std::setw(4) << s.step << "  " << std::setw(4) << s.direction << "  "
+          << s.layer << "  " << ms(s.seconds) << '\n';
     }
   }
   return kExitOk;

@@ -24,6 +24,7 @@
 #include "graph/network_json.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
+#include "store/plan_file.h"
 #include "store/run_db.h"
 
 namespace swapscope::cli {
@@ -31,22 +32,23 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-/// A field of the plan that must exist with the right type; Error(BadInput) naming it otherwise.
-const json& field(const json& obj, const char* name, json::value_t type, const std::string& file,
-                  const std::string& where) {
-  const std::string path = where.empty() ? name : where + "." + name;
-  if (!obj.is_object() || !obj.contains(name))
-    throwBadInput("'" + file + "': missing field '" + path + "'");
-  const json& v = obj.at(name);
-  const bool ok =
-      type == json::value_t::number_float ? v.is_number()
-      : type == json::value_t::number_unsigned
-          ? (v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0))
-          : v.type() == type;
-  if (!ok)
-    throwBadInput("'" + file + "': field '" + path + "' has the wrong type (" + v.type_name() +
-                  ")");
-  return v;
+/// The plan's offload and prefetch steps must be the GMAP's: a plan edited by hand, or made by
+/// another version with another step order, would otherwise run a schedule it did not predict.
+void checkSwapSteps(const store::PlanFile& plan, const std::string& path, const Gmap& g) {
+  const std::vector<SwapSteps> steps = swapSteps(g);
+  for (std::size_t i = 0; i < plan.swap_set.size(); ++i) {
+    const store::PlanSwap& w = plan.swap_set[i];
+    SwapSteps have;
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      if (g.buffers[b].name == w.fm && g.buffers[b].kind == BufferKind::FeatureMap) have = steps[b];
+    }
+    if (have.release != w.release_step || have.prefetch != w.prefetch_step) {
+      throwBadInput("plan '" + path + "': field 'swap_set[" + std::to_string(i) + "]' puts " +
+                    w.fm + " at steps " + std::to_string(w.release_step) + " -> " +
+                    std::to_string(w.prefetch_step) + ", but this network's GMAP has " +
+                    std::to_string(have.release) + " -> " + std::to_string(have.prefetch));
+    }
+  }
 }
 
 std::string pct(double predicted, double measured) {
@@ -80,49 +82,31 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     return kExitOk;
   }
   const std::string planPath = args.required("--plan");
-  std::ifstream in(planPath);
-  if (!in) throwBadInput("cannot open '" + planPath + "'");
-  const json plan = json::parse(in, nullptr, false);
-  if (plan.is_discarded()) throwBadInput("'" + planPath + "' is not valid JSON");
-  if (field(plan, "format", json::value_t::string, planPath, "") != "swapscope-plan") {
-    throwBadInput("'" + planPath + "': field 'format' is not \"swapscope-plan\"");
-  }
-  const auto version =
-      field(plan, "version", json::value_t::number_unsigned, planPath, "").get<int>();
-  if (version != 1)
-    throwBadInput("'" + planPath + "': plan version " + std::to_string(version) + " is not 1");
-  const json& netId = field(plan, "network", json::value_t::object, planPath, "");
-  const std::string hash =
-      field(netId, "structure_hash", json::value_t::string, planPath, "network");
-  const std::int64_t k =
-      field(plan, "k", json::value_t::number_unsigned, planPath, "").get<std::int64_t>();
-  const std::int64_t budget =
-      field(plan, "budget", json::value_t::number_unsigned, planPath, "").get<std::int64_t>();
-  const json& swapNames = field(plan, "swap_set", json::value_t::array, planPath, "");
-  const json& pred = field(plan, "predictions", json::value_t::object, planPath, "");
-  const double tIter =
-      field(pred, "t_iter_s", json::value_t::number_float, planPath, "predictions");
-  const std::int64_t peak =
-      field(pred, "peak_bytes", json::value_t::number_unsigned, planPath, "predictions");
-  const double stall = field(pred, "stall_s", json::value_t::number_float, planPath, "predictions");
-  if (k < 1) throwBadInput("'" + planPath + "': field 'k' must be at least 1");
+  const store::PlanFile plan = store::readPlanFile(planPath);
+  const std::int64_t k = plan.k;
+  const std::int64_t budget = plan.budget;
+  const double tIter = plan.predictions.t_iter_s;
+  const std::int64_t peak = plan.predictions.peak_bytes;
+  const double stall = plan.predictions.stall_s;
 
   Network net = [&] {
     if (args.has("--model") || args.has("--net")) return loadNetwork(args);
-    const std::string db = field(plan, "source_db", json::value_t::string, planPath, "");
-    store::RunReader reader(db);
-    return networkFromJson(json::parse(reader.network().json), db + " (network)");
+    if (plan.source_db.empty()) {
+      throwBadInput("plan '" + planPath +
+                    "' names no source_db to take the network from: give --model or --net");
+    }
+    store::RunReader reader(plan.source_db);
+    return networkFromJson(nlohmann::json::parse(reader.network().json),
+                           plan.source_db + " (network)");
   }();
-  if (net.structureHash() != hash) {
-    throwBadInput("'" + planPath + "' was made for network " + netId.value("name", "?") +
-                  " (structure " + hash + "), not " + net.name() + " (structure " +
+  if (net.structureHash() != plan.structure_hash) {
+    throwBadInput("plan '" + planPath + "' was made for network " + plan.network_name +
+                  " (structure " + plan.structure_hash + "), not " + net.name() + " (structure " +
                   net.structureHash() + ")");
   }
   std::vector<std::string> names;
-  for (const auto& n : swapNames) {
-    if (!n.is_string()) throwBadInput("'" + planPath + "': field 'swap_set' must hold FM names");
-    names.push_back(n.get<std::string>());
-  }
+  for (const store::PlanSwap& w : plan.swap_set)
+    names.push_back(w.fm);
   const auto costs = computeLayerCosts(net);
   const SwapSet swapped = swapSetFromNames(net, costs, names);
   const std::int64_t iters = args.positiveInt("--iters").value_or(5);
@@ -136,15 +120,18 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   rt::ExecutorOptions options;
   options.seed = seed;
   rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
+  checkSwapSteps(plan, planPath, ex.gmap());
   const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, seed);
   std::unique_ptr<store::RunWriter> db;
   if (auto f = args.value("--db")) {
-    store::RunMeta meta = collect::runMeta(*device, "run", budget, plan.value("policy", "?"));
+    store::RunMeta meta = collect::runMeta(*device, "run", budget, plan.policy);
     meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
     meta.command_line = quotedCommandLine("run", argv);
-    meta.extra["plan"] = plan.dump();
+    meta.extra["plan"] = store::planToJson(plan).dump();
     db = std::make_unique<store::RunWriter>(*f, meta, args.has("--force"));
     db->writeNetwork(net, costs, ex.gmap());
+    db->addPlan({0, collect::utcNow(), plan.policy, plan.mode, budget, k,
+                 static_cast<std::int64_t>(tIter * 1e9), meta.extra["plan"]});
   }
   InterruptScope interrupt;
   const std::int64_t runStart = device->nowNs();
@@ -171,7 +158,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const double mIter = median(times), mStall = median(stalls);
   const std::int64_t mPeak = ex.poolStats().high_water;
   if (db) {
-    db->addBatch({k, plan.value("policy", "?"), warmup, ex.predictedPeak(), mPeak, ex.reuseDelay(),
+    db->addBatch({k, plan.policy, warmup, ex.predictedPeak(), mPeak, ex.reuseDelay(),
                   ex.hoistedPrefetches()});
     db->finish(interrupt.flag().load() ? store::RunStatus::Incomplete : store::RunStatus::Complete);
   }
@@ -185,9 +172,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
         << '\n';
     return kExitOk;
   }
-  out << "ran " << planPath << ": " << net.name() << ", k = " << k << ", "
-      << plan.value("policy", "?") << ", " << times.size() << " measured iterations on "
-      << device->deviceName() << "\n"
+  out << "ran " << planPath << ": " << net.name() << ", k = " << k << ", " << plan.policy << ", "
+      << times.size() << " measured iterations on " << device->deviceName() << "\n"
       << std::fixed << std::setprecision(1) << "                 predicted     measured   error\n"
       << "  t_iter      " << std::setw(10) << tIter * 1e3 << " ms" << std::setw(10) << mIter * 1e3
       << " ms   " << pct(tIter, mIter) << "  (median)\n"

@@ -299,4 +299,24 @@ Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const Sw
   return GmapBuilder(net, costs, swapped, workspace).build();
 }
 
+std::vector<SwapSteps> swapSteps(const Gmap& g) {
+  const int n = g.forward_steps;
+  std::vector<SwapSteps> out(g.buffers.size());
+  std::vector<int> release(g.buffers.size(), 0);
+  for (const GmapOp& op : g.ops) {
+    if (op.buffer < 0) continue;
+    const auto b = static_cast<std::size_t>(op.buffer);
+    if (op.kind == GmapOpKind::Release && op.step <= n) release[b] = op.step;
+    if (op.kind == GmapOpKind::Prefetch && op.step > n) out[b].prefetch = op.step;
+  }
+  for (std::size_t b = 0; b < out.size(); ++b) {
+    if (out[b].prefetch > 0 && g.buffers[b].kind == BufferKind::FeatureMap) {
+      out[b].release = release[b];
+    } else {
+      out[b] = {};
+    }
+  }
+  return out;
+}
+
 }  // namespace swapscope

@@ -77,4 +77,13 @@ struct Gmap {
 Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
                const std::vector<LinearBytes>* workspace = nullptr);
 
+/// Where a swapped FM leaves and re-enters the device: the forward step whose end releases it
+/// and the backward step it is prefetched for. Both 0 for a buffer that is not swapped.
+struct SwapSteps {
+  int release = 0;
+  int prefetch = 0;
+};
+/// Per GMAP buffer.
+std::vector<SwapSteps> swapSteps(const Gmap& gmap);
+
 }  // namespace swapscope

@@ -610,4 +610,47 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   return out;
 }
 
+store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const PerfModel& model,
+                           const Network& net, const std::string& backend,
+                           const std::string& sourceDb) {
+  if (!r.trainable) throw Error(ErrorKind::Runtime, "toPlanFile: the plan is not trainable");
+  const Evaluation& e = r.best;
+  store::PlanFile p;
+  p.network_name = net.name();
+  p.structure_hash = net.structureHash();
+  p.device_name = model.device();
+  p.backend = backend;
+  p.source_db = sourceDb;
+  p.policy = std::string(planPolicyName(req.policy));
+  p.mode = req.batch ? "fixed" : std::string(planModeName(req.mode));
+  p.budget = req.budget;
+  p.k = e.k;
+  p.learning_rate = r.lr;
+  p.reuse_delay = e.reuse_delay;
+  const Gmap& g = r.gmap;
+  const std::vector<SwapSteps> steps = swapSteps(g);
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (steps[b].prefetch > 0) {
+      p.swap_set.push_back({g.buffers[b].name, steps[b].release, steps[b].prefetch});
+    }
+  }
+  store::PlanPredictions& pr = p.predictions;
+  pr.t_iter_s = e.sim.t_iter;
+  pr.throughput = e.sim.throughput;
+  pr.peak_bytes = e.peak;
+  pr.stall_s = e.sim.stall;
+  pr.t_whole_s = r.t_whole;
+  pr.delta_s = r.delta;
+  pr.extrapolated = e.extrapolated;
+  pr.transferred = e.transferred;
+  for (std::size_t j = 1; j < e.sim.steps.size(); ++j) {
+    if (e.sim.steps[j].stall <= 0) continue;
+    const int layer = g.step_layer[j];
+    pr.stalls.push_back({static_cast<int>(j), net.layer(layer).name,
+                         g.isBackwardStep(static_cast<int>(j)) ? "bwd" : "fwd",
+                         e.sim.steps[j].stall});
+  }
+  return p;
+}
+
 }  // namespace swapscope::perf

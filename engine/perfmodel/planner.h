@@ -24,6 +24,7 @@
 #include "graph/network.h"
 #include "perfmodel/model.h"
 #include "perfmodel/simulator.h"
+#include "store/plan_file.h"
 
 namespace swapscope::perf {
 
@@ -113,6 +114,12 @@ class Planner {
 
 /// One plan with a planner built for it.
 PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& request);
+
+/// The plan file of a trainable result: network and device identity, k, the swap set with its
+/// offload and prefetch steps, and the predictions with every stalled step.
+store::PlanFile toPlanFile(const PlanResult& result, const PlanRequest& request,
+                           const PerfModel& model, const Network& net, const std::string& backend,
+                           const std::string& sourceDb);
 
 /// Eq. 9: α* = [1 - (1 - α_base c)^q] / c with q = k / k_base; α_base q when c = 0.
 double scaledLearningRate(double lr_base, std::int64_t k_base, double c, std::int64_t k);

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+#include "store/plan_file.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "common/error.h"
+
+namespace swapscope::store {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+ojson planToJson(const PlanFile& p) {
+  ojson swaps = ojson::array();
+  for (const PlanSwap& s : p.swap_set) {
+    swaps.push_back(
+        {{"fm", s.fm}, {"release_step", s.release_step}, {"prefetch_step", s.prefetch_step}});
+  }
+  ojson stalls = ojson::array();
+  for (const PlanStall& s : p.predictions.stalls) {
+    stalls.push_back(
+        {{"step", s.step}, {"layer", s.layer}, {"direction", s.direction}, {"seconds", s.seconds}});
+  }
+  const PlanPredictions& r = p.predictions;
+  return ojson{{"format", "swapscope-plan"},
+               {"version", kPlanVersion},
+               {"network", {{"name", p.network_name}, {"structure_hash", p.structure_hash}}},
+               {"device", {{"name", p.device_name}, {"backend", p.backend}}},
+               {"source_db", p.source_db},
+               {"policy", p.policy},
+               {"mode", p.mode},
+               {"budget", p.budget},
+               {"k", p.k},
+               {"learning_rate", p.learning_rate},
+               {"reuse_delay", p.reuse_delay},
+               {"swap_set", swaps},
+               {"predictions",
+                {{"t_iter_s", r.t_iter_s},
+                 {"throughput", r.throughput},
+                 {"peak_bytes", r.peak_bytes},
+                 {"stall_s", r.stall_s},
+                 {"t_whole_s", r.t_whole_s},
+                 {"delta_s", r.delta_s},
+                 {"extrapolated", r.extrapolated},
+                 {"transferred", r.transferred},
+                 {"stalls", stalls}}}};
+}
+
+namespace {
+
+/// Reads fields of one JSON object, naming each by its path in errors.
+class Reader {
+ public:
+  Reader(const json& obj, std::string source, std::string path)
+      : m_obj(obj), m_source(std::move(source)), m_path(std::move(path)) {
+    if (!m_obj.is_object()) fail(m_path.empty() ? "the document" : m_path, "is not an object");
+  }
+
+  std::string str(const char* name, bool nonEmpty = true) const {
+    const json& v = get(name);
+    if (!v.is_string()) wrongType(name, "a string", v);
+    std::string s = v.get<std::string>();
+    if (nonEmpty && s.empty()) fail(at(name), "is empty");
+    return s;
+  }
+  std::int64_t integer(const char* name, std::int64_t min) const {
+    const json& v = get(name);
+    if (!v.is_number_integer()) wrongType(name, "an integer", v);
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{INT64_MAX})
+      fail(at(name), "is too large");
+    const auto x = v.get<std::int64_t>();
+    if (x < min) fail(at(name), "must be at least " + std::to_string(min) + ", got " + v.dump());
+    return x;
+  }
+  double number(const char* name) const {
+    const json& v = get(name);
+    if (!v.is_number()) wrongType(name, "a number", v);
+    const double x = v.get<double>();
+    if (!(x >= 0)) fail(at(name), "must be a number >= 0, got " + v.dump());
+    return x;
+  }
+  bool boolean(const char* name) const {
+    const json& v = get(name);
+    if (!v.is_boolean()) wrongType(name, "true or false", v);
+    return v.get<bool>();
+  }
+  std::string oneOf(const char* name, std::initializer_list<const char*> allowed) const {
+    const std::string s = str(name);
+    std::string list;
+    for (const char* a : allowed) {
+      if (s == a) return s;
+      list += std::string(list.empty() ? "" : ", ") + a;
+    }
+    fail(at(name), "is '" + s + "', not one of " + list);
+  }
+  Reader object(const char* name) const {
+    const json& v = get(name);
+    if (!v.is_object()) wrongType(name, "an object", v);
+    return Reader(v, m_source, at(name));
+  }
+  const json& array(const char* name) const {
+    const json& v = get(name);
+    if (!v.is_array()) wrongType(name, "an array", v);
+    return v;
+  }
+  std::string at(const char* name) const { return m_path.empty() ? name : m_path + "." + name; }
+  [[noreturn]] void fail(const std::string& field, const std::string& why) const {
+    throwBadInput("plan '" + m_source + "': field '" + field + "' " + why);
+  }
+
+ private:
+  const json& get(const char* name) const {
+    if (!m_obj.contains(name))
+      throwBadInput("plan '" + m_source + "': missing field '" + at(name) + "'");
+    return m_obj.at(name);
+  }
+  [[noreturn]] void wrongType(const char* name, const char* want, const json& v) const {
+    fail(at(name), std::string("must be ") + want + ", got " + v.type_name());
+  }
+  const json& m_obj;
+  std::string m_source, m_path;
+};
+
+}  // namespace
+
+PlanFile planFromJson(const json& doc, const std::string& source) {
+  const Reader top(doc, source, "");
+  if (top.str("format") != "swapscope-plan") {
+    top.fail("format", "is not \"swapscope-plan\"");
+  }
+  const std::int64_t version = top.integer("version", 1);
+  if (version > kPlanVersion) {
+    top.fail("version", "is " + std::to_string(version) + ", newer than this Swapscope reads (" +
+                            std::to_string(kPlanVersion) + ")");
+  }
+  PlanFile p;
+  const Reader net = top.object("network");
+  p.network_name = net.str("name");
+  p.structure_hash = net.str("structure_hash");
+  const Reader dev = top.object("device");
+  p.device_name = dev.str("name");
+  p.backend = dev.oneOf("backend", {"cpu", "cuda"});
+  p.source_db = top.str("source_db", false);
+  p.policy = top.oneOf("policy", {"keep-all", "swap-all", "vdnn-conv", "accudnn"});
+  p.mode = top.oneOf("mode", {"argmin", "paper", "fixed"});
+  p.budget = top.integer("budget", 1);
+  p.k = top.integer("k", 1);
+  p.learning_rate = top.number("learning_rate");
+  p.reuse_delay = static_cast<int>(std::min<std::int64_t>(top.integer("reuse_delay", 0), 1 << 20));
+
+  const json& swaps = top.array("swap_set");
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < swaps.size(); ++i) {
+    const std::string path = "swap_set[" + std::to_string(i) + "]";
+    if (!swaps[i].is_object())
+      top.fail(path, "must be an object, got " + std::string(swaps[i].type_name()));
+    const Reader s(swaps[i], source, path);
+    PlanSwap w;
+    w.fm = s.str("fm");
+    w.release_step =
+        static_cast<int>(std::min<std::int64_t>(s.integer("release_step", 1), 1 << 30));
+    w.prefetch_step =
+        static_cast<int>(std::min<std::int64_t>(s.integer("prefetch_step", 1), 1 << 30));
+    if (w.prefetch_step <= w.release_step) {
+      top.fail(path + ".prefetch_step",
+               "must come after release_step (" + std::to_string(w.release_step) + ")");
+    }
+    if (!seen.insert(w.fm).second) top.fail(path + ".fm", "names '" + w.fm + "' twice");
+    p.swap_set.push_back(std::move(w));
+  }
+
+  const Reader pred = top.object("predictions");
+  PlanPredictions& r = p.predictions;
+  r.t_iter_s = pred.number("t_iter_s");
+  r.throughput = pred.number("throughput");
+  r.peak_bytes = pred.integer("peak_bytes", 1);
+  r.stall_s = pred.number("stall_s");
+  r.t_whole_s = pred.number("t_whole_s");
+  r.delta_s = pred.number("delta_s");
+  r.extrapolated = pred.boolean("extrapolated");
+  r.transferred = pred.boolean("transferred");
+  if (r.peak_bytes > p.budget) {
+    pred.fail("predictions.peak_bytes", "(" + std::to_string(r.peak_bytes) +
+                                            ") exceeds the budget (" + std::to_string(p.budget) +
+                                            ")");
+  }
+  const json& stalls = pred.array("stalls");
+  for (std::size_t i = 0; i < stalls.size(); ++i) {
+    const std::string path = "predictions.stalls[" + std::to_string(i) + "]";
+    if (!stalls[i].is_object())
+      top.fail(path, "must be an object, got " + std::string(stalls[i].type_name()));
+    const Reader s(stalls[i], source, path);
+    PlanStall st;
+    st.step = static_cast<int>(std::min<std::int64_t>(s.integer("step", 1), 1 << 30));
+    st.layer = s.str("layer");
+    st.direction = s.oneOf("direction", {"fwd", "bwd"});
+    st.seconds = s.number("seconds");
+    r.stalls.push_back(std::move(st));
+  }
+  return p;
+}
+
+void writePlanFile(const PlanFile& plan, const std::string& path) {
+  std::ofstream file(path);
+  file << planToJson(plan).dump(2) << '\n';
+  file.close();
+  if (!file) throw Error(ErrorKind::Runtime, "cannot write the plan to '" + path + "'");
+}
+
+PlanFile readPlanFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throwBadInput("plan '" + path + "' is a directory");
+  std::ifstream in(path);
+  if (!in) throwBadInput("cannot open plan '" + path + "'");
+  const json doc = json::parse(in, nullptr, false);
+  if (doc.is_discarded()) throwBadInput("plan '" + path + "' is not valid JSON");
+  return planFromJson(doc, path);
+}
+
+}  // namespace swapscope::store

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/// @brief The plan file: what `swapscope plan` (and the desktop app) exports and `swapscope run`
+/// executes. Versioned JSON, "format": "swapscope-plan", "version": 1; the JSON Schema is
+/// docs/plan.schema.json and docs/plan-json.md describes each field. Reading validates every
+/// field and names the first wrong one; it never guesses a default for a required field.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace swapscope::store {
+
+inline constexpr int kPlanVersion = 1;
+
+/// One swapped FM: its device memory is released after forward step `release_step` (its last
+/// forward reader; the offload began after its producer's step, and the minibatch needs none as
+/// the host holds it) and it is prefetched for backward step `prefetch_step` (the GMAP's steps).
+struct PlanSwap {
+  std::string fm;
+  int release_step = 0;
+  int prefetch_step = 0;
+  friend bool operator==(const PlanSwap&, const PlanSwap&) = default;
+};
+
+/// A step predicted to wait, and for how long.
+struct PlanStall {
+  int step = 0;
+  std::string layer;
+  std::string direction;  ///< "fwd" or "bwd"
+  double seconds = 0;
+  friend bool operator==(const PlanStall&, const PlanStall&) = default;
+};
+
+struct PlanPredictions {
+  double t_iter_s = 0;
+  double throughput = 0;  ///< samples per second
+  std::int64_t peak_bytes = 0;
+  double stall_s = 0;
+  double t_whole_s = 0;  ///< E epochs of m samples; 0 when not asked
+  double delta_s = 0;    ///< all-reduce time per iteration
+  bool extrapolated = false;
+  bool transferred = false;
+  std::vector<PlanStall> stalls;
+  friend bool operator==(const PlanPredictions&, const PlanPredictions&) = default;
+};
+
+struct PlanFile {
+  std::string network_name;
+  std::string structure_hash;  ///< Network::structureHash()
+  std::string device_name;
+  std::string backend;    ///< "cpu", "cuda"
+  std::string source_db;  ///< the run database the model was fitted to
+  std::string policy;     ///< keep-all, swap-all, vdnn-conv, accudnn
+  std::string mode;       ///< argmin, paper, fixed
+  std::int64_t budget = 0;
+  std::int64_t k = 0;
+  double learning_rate = 0;
+  int reuse_delay = 0;
+  std::vector<PlanSwap> swap_set;
+  PlanPredictions predictions;
+  friend bool operator==(const PlanFile&, const PlanFile&) = default;
+};
+
+nlohmann::ordered_json planToJson(const PlanFile& plan);
+/// Validates and reads a plan. Error(BadInput) naming `source` and the field (as a path such as
+/// "predictions.stalls[2].seconds") and why, at the first problem found.
+PlanFile planFromJson(const nlohmann::json& doc, const std::string& source);
+
+/// Writes the plan as indented JSON; Error(Runtime) naming the file when it cannot.
+void writePlanFile(const PlanFile& plan, const std::string& path);
+/// Reads and validates a plan file; Error(BadInput) naming the file when it is missing, not
+/// JSON, or fails validation.
+PlanFile readPlanFile(const std::string& path);
+
+}  // namespace swapscope::store

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// `swapscope plan | run`, in-process, on the fmnist-cnn sample run: a plan written and run back
+// with the exact predicted peak; plans refused for another network, edited steps and bad fields.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "analysis/swap_policy.h"
+#include "graph/zoo.h"
+#include "run_cli.h"
+#include "store/plan_file.h"
+#include "store/run_db.h"
+
+namespace swapscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::run;
+
+const std::string kSample =
+    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("swapscope-plan-" + std::to_string(getpid()) + "-" + name);
+}
+
+json readJson(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+void writeJson(const fs::path& p, const json& j) {
+  std::ofstream(p) << j.dump(2);
+}
+
+class CliPlan : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    s_plan = scratch("swap-all.json");
+    s_result = run({"plan", "--db", kSample, "--budget", "16MiB", "--policy", "swap-all", "--batch",
+                    "8", "--out", s_plan.string(), "--json"});
+  }
+  static void TearDownTestSuite() { fs::remove(s_plan); }
+  static inline fs::path s_plan;
+  static inline testing::Result s_result;
+};
+
+TEST_F(CliPlan, WritesTheSamePlanItPrints) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const json printed = json::parse(s_result.out);
+  EXPECT_EQ(printed, readJson(s_plan));
+  const store::PlanFile p = store::readPlanFile(s_plan.string());
+  EXPECT_EQ(p.k, 8);
+  EXPECT_EQ(p.policy, "swap-all");
+  EXPECT_EQ(p.mode, "fixed");
+  EXPECT_EQ(p.network_name, "fmnist-cnn");
+  EXPECT_EQ(p.source_db, kSample);
+  EXPECT_LE(p.predictions.peak_bytes, 16 << 20);
+  // Swap-all swaps every FM a backward step reads, the minibatch among them.
+  const Network net = buildZooModel("fmnist-cnn");
+  const std::vector<bool> swappable = swappableFms(net, computeLayerCosts(net));
+  EXPECT_EQ(p.swap_set.size(),
+            static_cast<std::size_t>(std::count(swappable.begin(), swappable.end(), true)));
+  EXPECT_EQ(p.swap_set.front().fm, "data");
+}
+
+TEST_F(CliPlan, RunsThePlanWithTheExactPeakAndRecordsIt) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const fs::path db = scratch("run.swapdb");
+  fs::remove(db);
+  const auto r = run({"run", "--plan", s_plan.string(), "--iters", "2", "--warmup", "0", "--db",
+                      db.string(), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["k"], 8);
+  EXPECT_EQ(j["iterations"], 2);
+  EXPECT_EQ(j["peak_bytes"]["measured"], j["peak_bytes"]["predicted"]);
+  EXPECT_GT(j["t_iter_s"]["measured"].get<double>(), 0);
+  const store::RunData d = store::RunReader(db.string()).load();
+  EXPECT_EQ(d.meta.status, store::RunStatus::Complete);
+  EXPECT_EQ(d.meta.kind, "run");
+  ASSERT_EQ(d.plans.size(), 1u);
+  EXPECT_EQ(d.plans[0].k, 8);
+  EXPECT_EQ(json::parse(d.plans[0].json), readJson(s_plan));
+  EXPECT_EQ(d.iterations.size(), 2u);
+  fs::remove(db);
+}
+
+TEST_F(CliPlan, RefusesAPlanForAnotherNetwork) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const auto r = run({"run", "--plan", s_plan.string(), "--model", "resnet20", "--iters", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("was made for network fmnist-cnn"), std::string::npos) << r.err;
+}
+
+TEST_F(CliPlan, RefusesEditedStepsAndBadFieldsNamingThem) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const fs::path bad = scratch("bad.json");
+  json j = readJson(s_plan);
+  j["swap_set"][2]["prefetch_step"] = j["swap_set"][2]["prefetch_step"].get<int>() + 1;
+  writeJson(bad, j);
+  auto r = run({"run", "--plan", bad.string(), "--iters", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("'swap_set[2]'"), std::string::npos) << r.err;
+
+  j = readJson(s_plan);
+  j["swap_set"][0]["fm"] = "no-such-layer";
+  writeJson(bad, j);
+  r = run({"run", "--plan", bad.string(), "--iters", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no-such-layer"), std::string::npos) << r.err;
+
+  j = readJson(s_plan);
+  j["predictions"].erase("t_iter_s");
+  writeJson(bad, j);
+  r = run({"run", "--plan", bad.string(), "--iters", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("missing field 'predictions.t_iter_s'"), std::string::npos) << r.err;
+
+  j = readJson(s_plan);
+  j["budget"] = "16MiB";
+  writeJson(bad, j);
+  r = run({"run", "--plan", bad.string(), "--iters", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("'budget' must be an integer, got string"), std::string::npos) << r.err;
+  fs::remove(bad);
+}
+
+TEST(CliPlanSearch, SearchesKAndExplainsAnUntrainableBudget) {
+  auto r = run({"plan", "--db", kSample, "--budget", "24MiB", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["policy"], "accudnn");
+  EXPECT_EQ(j["mode"], "argmin");
+  EXPECT_GE(j["k"].get<int>(), 1);
+  EXPECT_LE(j["predictions"]["peak_bytes"].get<std::int64_t>(), 24 << 20);
+
+  r = run({"plan", "--db", kSample, "--budget", "24MiB", "--mode", "paper", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["mode"], "paper");
+
+  r = run({"plan", "--db", kSample, "--budget", "1MiB"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("untrainable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the minimum for any policy is swap-all's"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace swapscope::cli

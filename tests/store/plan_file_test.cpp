@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/// @brief Plan files: a round trip, and every kind of bad plan refused with the field named. The
+/// missing-field, wrong-type and out-of-range cases are generated from docs/plan.schema.json, so
+/// the schema and the reader cannot drift apart.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "common/error.h"
+#include "store/plan_file.h"
+
+namespace swapscope::store {
+namespace {
+
+using json = nlohmann::json;
+
+PlanFile samplePlan() {
+  PlanFile p;
+  p.network_name = "fmnist-cnn";
+  p.structure_hash = "0123456789abcdef";
+  p.device_name = "cpu:0 test";
+  p.backend = "cpu";
+  p.source_db = "runs/a.swapdb";
+  p.policy = "accudnn";
+  p.mode = "argmin";
+  p.budget = 32 << 20;
+  p.k = 64;
+  p.learning_rate = 0.025;
+  p.reuse_delay = 4;
+  p.swap_set = {{"conv1", 1, 28}, {"relu1", 3, 26}};
+  p.predictions = {0.0421, 1520.2, 30 << 20,
+                   0.0032, 0,      0,
+                   true,   false,  {{26, "relu1", "bwd", 0.0011}, {1, "conv1", "fwd", 0.0021}}};
+  return p;
+}
+
+std::string refusal(const json& doc) {
+  try {
+    planFromJson(doc, "p.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
+  const PlanFile p = samplePlan();
+  const json doc = planToJson(p);
+  EXPECT_EQ(doc["format"], "swapscope-plan");
+  EXPECT_EQ(doc["version"], kPlanVersion);
+  EXPECT_EQ(planFromJson(doc, "mem"), p);
+  const auto path = std::filesystem::temp_directory_path() / "swapscope-plan-roundtrip.json";
+  writePlanFile(p, path.string());
+  EXPECT_EQ(readPlanFile(path.string()), p);
+  std::filesystem::remove(path);
+}
+
+/// Visits every property the schema requires, depth first, with its path in `doc` and its
+/// schema. Arrays are entered at index 0 (the sample has at least one item in each).
+void eachRequired(
+    const json& schema, const json::json_pointer& at, const std::string& path,
+    const std::function<void(const json::json_pointer&, const std::string&, const json&)>& visit) {
+  if (schema.contains("items")) {
+    eachRequired(schema["items"], at / 0, path + "[0]", visit);
+    return;
+  }
+  if (!schema.contains("required")) return;
+  for (const auto& name : schema["required"]) {
+    const std::string n = name.get<std::string>();
+    const json& sub = schema["properties"][n];
+    const std::string p = path.empty() ? n : path + "." + n;
+    visit(at / n, p, sub);
+    eachRequired(sub, at / n, p, visit);
+  }
+}
+
+json schema() {
+  std::ifstream in(std::string(SWAPSCOPE_DOCS_DIR) + "/plan.schema.json");
+  return json::parse(in);
+}
+
+TEST(PlanFile, EveryRequiredFieldMissingIsNamed) {
+  const json good = planToJson(samplePlan());
+  int checked = 0;
+  eachRequired(schema(), json::json_pointer(), "",
+               [&](const json::json_pointer& at, const std::string& path, const json&) {
+                 json doc = good;
+                 doc[at.parent_pointer()].erase(at.back());
+                 EXPECT_NE(refusal(doc).find("missing field '" + path + "'"), std::string::npos)
+                     << path << ": " << refusal(doc);
+                 ++checked;
+               });
+  EXPECT_GE(checked, 30);
+}
+
+/// A value of another JSON type than the schema allows.
+json wrongTypeFor(const json& sub) {
+  if (sub.contains("const") || sub.contains("enum")) return 7;
+  const std::string t = sub.at("type");
+  if (t == "string") return 7;
+  if (t == "boolean") return "yes";
+  if (t == "array") return json::object();
+  if (t == "object") return json::array();
+  return "12";  // integer, number
+}
+
+TEST(PlanFile, EveryFieldOfTheWrongTypeIsNamed) {
+  const json good = planToJson(samplePlan());
+  int checked = 0;
+  eachRequired(schema(), json::json_pointer(), "",
+               [&](const json::json_pointer& at, const std::string& path, const json& sub) {
+                 json doc = good;
+                 doc[at] = wrongTypeFor(sub);
+                 EXPECT_NE(refusal(doc).find("'" + path + "'"), std::string::npos)
+                     << path << ": " << refusal(doc);
+                 ++checked;
+               });
+  EXPECT_GE(checked, 30);
+}
+
+TEST(PlanFile, EveryValueOutOfItsRangeIsNamed) {
+  const json good = planToJson(samplePlan());
+  int checked = 0;
+  eachRequired(schema(), json::json_pointer(), "",
+               [&](const json::json_pointer& at, const std::string& path, const json& sub) {
+                 json doc = good;
+                 if (sub.contains("minimum")) {
+                   doc[at] = sub["minimum"].get<double>() - 1;
+                   if (sub["type"] == "integer") doc[at] = sub["minimum"].get<std::int64_t>() - 1;
+                 } else if (sub.contains("enum") || sub.contains("const")) {
+                   doc[at] = "no-such-value";
+                 } else if (sub.value("minLength", 0) > 0) {
+                   doc[at] = "";
+                 } else {
+                   return;
+                 }
+                 const std::string why = refusal(doc);
+                 EXPECT_NE(why.find("'" + path + "'"), std::string::npos) << path << ": " << why;
+                 ++checked;
+               });
+  EXPECT_GE(checked, 25);
+}
+
+TEST(PlanFile, InconsistentPlansAreRefused) {
+  const json good = planToJson(samplePlan());
+  json doc = good;
+  doc["version"] = 2;
+  EXPECT_NE(refusal(doc).find("newer than this Swapscope reads"), std::string::npos);
+  doc = good;
+  doc["predictions"]["peak_bytes"] = doc["budget"].get<std::int64_t>() + 1;
+  EXPECT_NE(refusal(doc).find("'predictions.peak_bytes' (" +
+                              std::to_string(doc["budget"].get<std::int64_t>() + 1) +
+                              ") exceeds the budget"),
+            std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["swap_set"][1]["fm"] = "conv1";
+  EXPECT_NE(refusal(doc).find("'swap_set[1].fm' names 'conv1' twice"), std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["swap_set"][0]["prefetch_step"] = 1;
+  EXPECT_NE(refusal(doc).find("'swap_set[0].prefetch_step' must come after"), std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["swap_set"][0] = "conv1";
+  EXPECT_NE(refusal(doc).find("'swap_set[0]' must be an object"), std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["k"] = 1.5;
+  EXPECT_NE(refusal(doc).find("'k' must be an integer"), std::string::npos) << refusal(doc);
+  EXPECT_NE(refusal(json::array()).find("the document"), std::string::npos);
+}
+
+TEST(PlanFile, UnreadableFilesAreNamed) {
+  const auto dir = std::filesystem::temp_directory_path() / "swapscope-plan-bad";
+  std::filesystem::create_directories(dir);
+  auto refused = [](const std::string& path) -> std::string {
+    try {
+      readPlanFile(path);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(refused((dir / "none.json").string()).find("cannot open plan"), std::string::npos);
+  EXPECT_NE(refused(dir.string()).find("is a directory"), std::string::npos);
+  std::ofstream((dir / "text.json").string()) << "{ not json";
+  EXPECT_NE(refused((dir / "text.json").string()).find("is not valid JSON"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace swapscope::store
