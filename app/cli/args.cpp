@@ -22,6 +22,11 @@ void ArgParser::option(const std::string& name, const std::string& metavar,
   m_specs.push_back({name, metavar, help, true});
 }
 
+void ArgParser::positionals(std::vector<std::string> metavars, const std::string& help) {
+  m_positionalNames = std::move(metavars);
+  m_positionalHelp = help;
+}
+
 const ArgParser::Spec* ArgParser::find(const std::string& name) const {
   for (const Spec& s : m_specs) {
     if (s.name == name) return &s;
@@ -34,6 +39,10 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
     std::string word = args[i];
     if (word == "-h") word = "--help";
     if (word.rfind("--", 0) != 0) {
+      if (m_positionals.size() < m_positionalNames.size()) {
+        m_positionals.push_back(word);
+        continue;
+      }
       throwBadInput("unexpected argument '" + word + "' (see --help)");
     }
     std::optional<std::string> inlineValue;
@@ -57,6 +66,9 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
     }
     if (m_values.count(word)) throwBadInput("option '" + word + "' is given twice");
     m_values[word] = *inlineValue;
+  }
+  if (m_positionals.size() < m_positionalNames.size()) {
+    throwBadInput("missing " + m_positionalNames[m_positionals.size()] + " (see --help)");
   }
   return true;
 }
@@ -89,7 +101,14 @@ std::optional<std::int64_t> ArgParser::positiveInt(const std::string& name) cons
 }
 
 std::string ArgParser::help() const {
-  std::string s = "usage: " + m_usage + "\n\n" + m_summary + "\n\noptions:\n";
+  std::string s = "usage: " + m_usage + "\n\n" + m_summary + "\n\n";
+  if (!m_positionalNames.empty()) {
+    s += "arguments:\n  ";
+    for (const std::string& n : m_positionalNames)
+      s += n + " ";
+    s += " " + m_positionalHelp + "\n\n";
+  }
+  s += "options:\n";
   std::size_t width = 0;
   for (const Spec& spec : m_specs) {
     width = std::max(width, spec.name.size() + (spec.takesValue ? spec.metavar.size() + 1 : 0));

@@ -17,6 +17,10 @@ class ArgParser {
 
   void flag(const std::string& name, const std::string& help);
   void option(const std::string& name, const std::string& metavar, const std::string& help);
+  /// Declares `count` positional arguments (e.g. compare's two files), listed in --help. Without
+  /// this call a word that is not an option is an error.
+  void positionals(std::vector<std::string> metavars, const std::string& help);
+  const std::vector<std::string>& positionalValues() const { return m_positionals; }
 
   /// Parses args (the words after the verb). Throws Error(BadInput) on unknown options, missing
   /// values and stray arguments. Returns false when --help was given (the caller prints help()).
@@ -41,6 +45,8 @@ class ArgParser {
   std::string m_usage, m_summary;
   std::vector<Spec> m_specs;
   std::map<std::string, std::string> m_values;
+  std::vector<std::string> m_positionalNames, m_positionals;
+  std::string m_positionalHelp;
 };
 
 }  // namespace swapscope::cli

@@ -25,6 +25,8 @@ constexpr Verb kVerbs[] = {
     {"info", "summarise a run database", cmdInfo},
     {"plan", "fit the model to a run database; plan k and the swap set for a budget", cmdPlan},
     {"run", "execute a plan on the engine: predicted against measured", cmdRun},
+    {"compare", "two run databases side by side: curves, PCIe, steps, predicted vs measured",
+     cmdCompare},
     {"trace", "one recorded iteration as Chrome trace JSON for Perfetto", cmdTrace},
 };
 

@@ -24,5 +24,6 @@ int cmdInfo(const std::vector<std::string>& args, std::ostream& out);
 int cmdTrace(const std::vector<std::string>& args, std::ostream& out);
 int cmdPlan(const std::vector<std::string>& args, std::ostream& out);
 int cmdRun(const std::vector<std::string>& args, std::ostream& out);
+int cmdCompare(const std::vector<std::string>& args, std::ostream& out);
 
 }  // namespace swapscope::cli

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "analysis/swap_policy.h"
 #include "graph/zoo.h"
@@ -148,6 +149,89 @@ TEST(CliPlanSearch, SearchesKAndExplainsAnUntrainableBudget) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("untrainable"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the minimum for any policy is swap-all's"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace swapscope::cli
+
+namespace swapscope::cli {
+namespace {
+
+const std::string kResnet56 =
+    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+
+TEST(CliCompare, ARunAgainstItselfDiffersNowhere) {
+  const auto r = testing::run({"compare", kSample, kSample, "--json", "--top", "5"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_TRUE(j["same_network"].get<bool>());
+  EXPECT_EQ(j["steps"]["k"], 94);      // the largest k of the profile
+  EXPECT_EQ(j["steps"]["total"], 28);  // 2N steps of fmnist-cnn
+  EXPECT_EQ(j["steps"]["largest"].size(), 5u);
+  for (const auto& s : j["steps"]["largest"])
+    EXPECT_EQ(s["seconds_a"], s["seconds_b"]);
+  ASSERT_FALSE(j["curves"].empty());
+  for (const auto& c : j["curves"]) {
+    EXPECT_EQ(c["seconds_a"], c["seconds_b"]) << c["target"];
+    EXPECT_FALSE(c["extrapolated"].get<bool>()) << c["target"];
+  }
+  EXPECT_EQ(j["a"]["pcie"], j["b"]["pcie"]);
+  EXPECT_TRUE(j["a"]["predicted_vs_measured"].is_null());  // a profile has no plan
+}
+
+TEST(CliCompare, DifferentNetworksShareOnlyLayerTypeCurves) {
+  const auto r = testing::run({"compare", kSample, kResnet56, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_FALSE(j["same_network"].get<bool>());
+  EXPECT_EQ(j["steps"]["k"], 0);
+  EXPECT_TRUE(j["steps"]["largest"].empty());
+  std::set<std::string> types;
+  for (const auto& c : j["curves"])
+    types.insert(c["target"].get<std::string>());
+  // Types in both networks; not fmnist's maxpool2d or dropout, which resnet56 lacks.
+  for (const char* t : {"conv2d", "batchnorm2d", "relu", "linear"})
+    EXPECT_TRUE(types.count(t)) << t;
+  EXPECT_FALSE(types.count("maxpool2d"));
+  EXPECT_FALSE(types.count("dropout"));
+  // Text output names both files and explains the missing step comparison.
+  const auto text = testing::run({"compare", kSample, kResnet56});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("not compared, the networks differ"), std::string::npos);
+}
+
+TEST(CliCompare, ShowsPredictedAgainstMeasuredForARunOfAPlan) {
+  const fs::path plan = scratch("cmp-plan.json"), db = scratch("cmp-run.swapdb");
+  fs::remove(db);
+  ASSERT_EQ(testing::run({"plan", "--db", kSample, "--budget", "16MiB", "--batch", "12", "--policy",
+                          "swap-all", "--out", plan.string()})
+                .code,
+            0);
+  ASSERT_EQ(testing::run({"run", "--plan", plan.string(), "--iters", "2", "--warmup", "0", "--db",
+                          db.string()})
+                .code,
+            0);
+  const auto r = testing::run({"compare", kSample, db.string(), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["steps"]["k"], 12);  // both recorded k = 12
+  const json& check = j["b"]["predicted_vs_measured"];
+  ASSERT_FALSE(check.is_null());
+  EXPECT_EQ(check["k"], 12);
+  EXPECT_EQ(check["peak_bytes"]["predicted"], check["peak_bytes"]["measured"]);
+  EXPECT_EQ(check["t_iter_s"]["predicted"],
+            store::readPlanFile(plan.string()).predictions.t_iter_s);
+  fs::remove(plan);
+  fs::remove(db);
+}
+
+TEST(CliCompare, RefusesAMissingFileOrArgument) {
+  auto r = testing::run({"compare", kSample});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("missing B.swapdb"), std::string::npos) << r.err;
+  r = testing::run({"compare", kSample, "/nonexistent/x.swapdb"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/x.swapdb"), std::string::npos) << r.err;
 }
 
 }  // namespace

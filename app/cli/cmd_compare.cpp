@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/// @brief `swapscope compare A.swapdb B.swapdb`: two runs side by side: identity, fitted curves
+/// at common work, PCIe fits, per-step time differences (largest first) and predicted against
+/// measured where a run recorded its plan. Opens both files read-only.
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "common/bytes.h"
+#include "common/format.h"
+#include "perfmodel/compare.h"
+#include "store/run_db.h"
+
+namespace swapscope::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+using Align = TextTable::Align;
+
+std::string ms(double s) {
+  return formatFixed(s * 1e3, std::abs(s) < 0.01 ? 3 : 2);
+}
+
+std::string ratio(double a, double b) {
+  return a > 0 ? formatFixed(b / a, 2) + "x" : "-";
+}
+
+std::string pct(double predicted, double measured) {
+  if (measured == 0) return "-";
+  const double e = 100.0 * (predicted - measured) / measured;
+  return (e >= 0 ? "+" : "") + formatFixed(e, 1) + " %";
+}
+
+std::string gbps(double bytesPerS) {
+  return bytesPerS > 0 ? formatFixed(bytesPerS / 1e9, 2) + " GB/s" : "-";
+}
+
+json sideJson(const perf::RunSide& s) {
+  json j{{"path", s.path},
+         {"kind", s.kind},
+         {"status", s.status},
+         {"device", s.device},
+         {"backend", s.backend},
+         {"host_cpu", s.host_cpu},
+         {"network", s.network},
+         {"structure_hash", s.structure_hash},
+         {"policy", s.policy},
+         {"budget", s.budget},
+         {"ks", s.ks},
+         {"pcie",
+          {{"h2d_bytes_per_s", s.h2d_bytes_per_s},
+           {"h2d_latency_s", s.h2d_latency_s},
+           {"h2d_points", s.h2d_points},
+           {"d2h_bytes_per_s", s.d2h_bytes_per_s},
+           {"d2h_latency_s", s.d2h_latency_s},
+           {"d2h_points", s.d2h_points},
+           {"duplex_factor", s.duplex_factor}}}};
+  if (s.check) {
+    const auto& c = *s.check;
+    j["predicted_vs_measured"] = {
+        {"k", c.k},
+        {"t_iter_s", {{"predicted", c.t_iter_predicted}, {"measured", c.t_iter_measured}}},
+        {"peak_bytes", {{"predicted", c.peak_predicted}, {"measured", c.peak_measured}}},
+        {"stall_s", {{"predicted", c.stall_predicted}, {"measured", c.stall_measured}}}};
+  } else {
+    j["predicted_vs_measured"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace
+
+int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
+  ArgParser args("swapscope compare A.swapdb B.swapdb [--top N] [--json]",
+                 "Puts two run databases side by side (read-only): device, network and budget;\n"
+                 "each layer type's fitted curve evaluated at the same work; the PCIe fits;\n"
+                 "per-step median times at the largest minibatch both recorded, largest\n"
+                 "difference first (same network only); and, for runs made by `swapscope run`,\n"
+                 "the plan's predictions against the measurement.");
+  args.positionals({"A.swapdb", "B.swapdb"}, "the two run databases");
+  args.option("--top", "N", "per-step differences to list (default 15)");
+  args.flag("--json", "print a JSON document instead of text");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const std::string pathA = args.positionalValues()[0], pathB = args.positionalValues()[1];
+  const store::RunData a = store::RunReader(pathA).load();
+  const store::RunData b = store::RunReader(pathB).load();
+  const auto top = static_cast<std::size_t>(args.positiveInt("--top").value_or(15));
+  const perf::RunComparison c = perf::compareRuns(a, b, top);
+
+  if (args.has("--json")) {
+    json curves = json::array();
+    for (const auto& w : c.curves) {
+      curves.push_back({{"target", w.target},
+                        {"direction", w.direction},
+                        {"work", w.work},
+                        {"bytes_axis", w.bytes_axis},
+                        {"seconds_a", w.seconds_a},
+                        {"seconds_b", w.seconds_b},
+                        {"form_a", w.form_a},
+                        {"form_b", w.form_b},
+                        {"extrapolated", w.extrapolated}});
+    }
+    json steps = json::array();
+    for (const auto& d : c.steps) {
+      steps.push_back({{"step", d.step},
+                       {"layer", d.layer},
+                       {"direction", d.direction},
+                       {"seconds_a", d.seconds_a},
+                       {"seconds_b", d.seconds_b}});
+    }
+    out << json{{"a", sideJson(c.a)},
+                {"b", sideJson(c.b)},
+                {"same_network", c.same_network},
+                {"curves", curves},
+                {"steps", {{"k", c.step_k}, {"total", c.steps_total}, {"largest", steps}}}}
+               .dump(2)
+        << '\n';
+    return kExitOk;
+  }
+
+  auto kList = [](const std::vector<std::int64_t>& ks) {
+    std::string s;
+    for (const auto k : ks)
+      s += (s.empty() ? "" : ",") + std::to_string(k);
+    return s.empty() ? "none" : s;
+  };
+  TextTable id;
+  id.column("");
+  id.column("A");
+  id.column("B");
+  id.row({"file", c.a.path, c.b.path});
+  id.row({"kind / status", c.a.kind + " / " + c.a.status, c.b.kind + " / " + c.b.status});
+  id.row({"device", c.a.device, c.b.device});
+  id.row({"network", c.a.network + " (" + c.a.structure_hash + ")",
+          c.b.network + " (" + c.b.structure_hash + ")"});
+  id.row({"budget / policy", formatBytes(c.a.budget) + " / " + c.a.policy,
+          formatBytes(c.b.budget) + " / " + c.b.policy});
+  id.row({"minibatches", kList(c.a.ks), kList(c.b.ks)});
+  id.row({"PCIe h2d", gbps(c.a.h2d_bytes_per_s), gbps(c.b.h2d_bytes_per_s)});
+  id.row({"PCIe d2h", gbps(c.a.d2h_bytes_per_s), gbps(c.b.d2h_bytes_per_s)});
+  id.row({"both directions", formatFixed(c.a.duplex_factor, 2) + "x slower",
+          formatFixed(c.b.duplex_factor, 2) + "x slower"});
+  id.print(out);
+
+  out << "\nfitted curves at common work (ms; B/A)\n";
+  if (c.curves.empty()) {
+    out << "  none: a run without recorded iterations has no fits, or no layer type is shared\n";
+  } else {
+    TextTable t;
+    t.column("layer type");
+    t.column("dir");
+    t.column("work", Align::Right);
+    t.column("A ms", Align::Right);
+    t.column("B ms", Align::Right);
+    t.column("B/A", Align::Right);
+    t.column("forms");
+    for (const auto& w : c.curves) {
+      t.row({w.target, w.direction,
+             (w.bytes_axis ? formatBytes(static_cast<std::int64_t>(w.work))
+                           : formatSi(w.work) + "FLOP") +
+                 (w.extrapolated ? " *" : ""),
+             ms(w.seconds_a), ms(w.seconds_b), ratio(w.seconds_a, w.seconds_b),
+             w.form_a + " / " + w.form_b});
+    }
+    t.print(out);
+    out << "  (* outside one run's profiled range: extrapolated)\n";
+  }
+
+  out << "\nper-step median times";
+  if (!c.same_network) {
+    out << ": not compared, the networks differ\n";
+  } else if (c.step_k == 0) {
+    out << ": not compared, no minibatch was recorded by both\n";
+  } else {
+    out << " at k = " << c.step_k << ", largest difference first (" << c.steps.size() << " of "
+        << c.steps_total << " steps)\n";
+    TextTable t;
+    t.column("step", Align::Right);
+    t.column("dir");
+    t.column("layer");
+    t.column("A ms", Align::Right);
+    t.column("B ms", Align::Right);
+    t.column("B-A ms", Align::Right);
+    t.column("B/A", Align::Right);
+    for (const auto& d : c.steps) {
+      t.row({std::to_string(d.step), d.direction, d.layer, ms(d.seconds_a), ms(d.seconds_b),
+             ms(d.seconds_b - d.seconds_a), ratio(d.seconds_a, d.seconds_b)});
+    }
+    t.print(out);
+  }
+
+  out << "\npredicted against measured (runs of a plan)\n";
+  if (!c.a.check && !c.b.check) {
+    out << "  neither run recorded a plan (profiles have none; `swapscope run --db` records one)\n";
+  } else {
+    TextTable t;
+    t.column("run");
+    t.column("k", Align::Right);
+    t.column("t_iter pred", Align::Right);
+    t.column("measured", Align::Right);
+    t.column("error", Align::Right);
+    t.column("peak error", Align::Right);
+    t.column("stall pred", Align::Right);
+    t.column("measured", Align::Right);
+    for (const auto* s : {&c.a, &c.b}) {
+      if (!s->check) continue;
+      const auto& k = *s->check;
+      t.row({s == &c.a ? "A" : "B", std::to_string(k.k), ms(k.t_iter_predicted) + " ms",
+             ms(k.t_iter_measured) + " ms", pct(k.t_iter_predicted, k.t_iter_measured),
+             pct(static_cast<double>(k.peak_predicted), static_cast<double>(k.peak_measured)),
+             ms(k.stall_predicted) + " ms", ms(k.stall_measured) + " ms"});
+    }
+    t.print(out);
+  }
+  return kExitOk;
+}
+
+}  // namespace swapscope::cli

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+#include "perfmodel/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "common/stats.h"
+
+namespace swapscope::perf {
+
+namespace {
+
+std::optional<PerfModel> tryFit(const store::RunData& run) {
+  if (run.iterations.empty()) return std::nullopt;
+  return PerfModel::fit(run);
+}
+
+RunSide side(const store::RunData& run, const std::optional<PerfModel>& model) {
+  RunSide s;
+  s.path = run.path;
+  s.kind = run.meta.kind;
+  s.status = std::string(store::runStatusName(run.meta.status));
+  s.device = run.meta.device;
+  s.backend = run.meta.backend;
+  s.host_cpu = run.meta.host_cpu;
+  s.network = run.network.name;
+  s.structure_hash = run.network.structure_hash;
+  s.policy = run.meta.policy;
+  s.budget = run.meta.budget;
+  std::set<std::int64_t> ks;
+  for (const auto& it : run.iterations)
+    ks.insert(it.k);
+  s.ks.assign(ks.begin(), ks.end());
+  if (model) {
+    const LinkFit& h = model->link(false);
+    const LinkFit& d = model->link(true);
+    s.h2d_bytes_per_s = h.bandwidth;
+    s.d2h_bytes_per_s = d.bandwidth;
+    s.h2d_latency_s = h.latency;
+    s.d2h_latency_s = d.latency;
+    s.h2d_points = h.points;
+    s.d2h_points = d.points;
+    s.duplex_factor = model->duplexFactor();
+  }
+  if (!run.plans.empty() && !run.iterations.empty()) {
+    const auto plan = nlohmann::json::parse(run.plans.back().json, nullptr, false);
+    if (!plan.is_discarded() && plan.contains("predictions") && plan.contains("k")) {
+      RunSide::Check c;
+      c.k = plan.value("k", std::int64_t{0});
+      const auto& p = plan["predictions"];
+      c.t_iter_predicted = p.value("t_iter_s", 0.0);
+      c.peak_predicted = p.value("peak_bytes", std::int64_t{0});
+      c.stall_predicted = p.value("stall_s", 0.0);
+      std::vector<double> times, stalls;
+      for (const auto& it : run.iterations) {
+        if (it.k != c.k) continue;
+        times.push_back(static_cast<double>(it.duration_ns) * 1e-9);
+        stalls.push_back(static_cast<double>(it.stall_ns) * 1e-9);
+      }
+      for (const auto& b : run.batches) {
+        if (b.k == c.k) c.peak_measured = b.measured_peak;
+      }
+      if (!times.empty()) {
+        c.t_iter_measured = median(times);
+        c.stall_measured = median(stalls);
+        s.check = c;
+      }
+    }
+  }
+  return s;
+}
+
+/// Median seconds per (step) at minibatch k.
+std::map<int, double> stepMedians(const store::RunData& run, std::int64_t k) {
+  std::map<int, std::vector<double>> times;
+  for (const auto& s : run.samples) {
+    if (s.k == k && s.direction != store::Direction::Update)
+      times[s.step].push_back(static_cast<double>(s.time_ns) * 1e-9);
+  }
+  std::map<int, double> out;
+  for (auto& [step, t] : times)
+    out[step] = median(t);
+  return out;
+}
+
+}  // namespace
+
+RunComparison compareRuns(const store::RunData& a, const store::RunData& b, std::size_t top) {
+  const auto ma = tryFit(a), mb = tryFit(b);
+  RunComparison c;
+  c.a = side(a, ma);
+  c.b = side(b, mb);
+  c.same_network = a.network.structure_hash == b.network.structure_hash;
+
+  // Per-type curves both runs fitted, at the geometric mean of the overlap of their profiled
+  // ranges (or of the two ranges when they do not overlap, flagged as extrapolated).
+  if (ma && mb) {
+    for (const GroupFit& ga : ma->groups()) {
+      if (ga.scope != "type") continue;
+      for (const GroupFit& gb : mb->groups()) {
+        if (gb.scope != "type" || gb.target != ga.target || gb.kind != ga.kind) continue;
+        const Curve& ca = ga.fit.chosen();
+        const Curve& cb = gb.fit.chosen();
+        const double lo = std::max(ca.x_min, cb.x_min), hi = std::min(ca.x_max, cb.x_max);
+        CurveAtCommonWork w;
+        w.target = ga.target;
+        w.direction = std::string(stepKindName(ga.kind));
+        w.bytes_axis = ga.bytes_axis;
+        if (lo <= hi && lo > 0) {
+          w.work = std::sqrt(lo * hi);
+        } else {
+          w.work = std::sqrt(std::max(ca.x_min, 1.0) * std::max(cb.x_max, 1.0));
+          w.extrapolated = true;
+        }
+        w.extrapolated = w.extrapolated || ca.extrapolates(w.work) || cb.extrapolates(w.work);
+        w.seconds_a = std::max(0.0, ca.predict(w.work));
+        w.seconds_b = std::max(0.0, cb.predict(w.work));
+        w.form_a = std::string(fitFormName(ca.form));
+        w.form_b = std::string(fitFormName(cb.form));
+        c.curves.push_back(std::move(w));
+      }
+    }
+    std::sort(c.curves.begin(), c.curves.end(), [](const auto& x, const auto& y) {
+      return std::tie(x.target, x.direction) < std::tie(y.target, y.direction);
+    });
+  }
+
+  // Per-step differences at the largest k both recorded, for the same network.
+  if (c.same_network) {
+    std::vector<std::int64_t> common;
+    std::set_intersection(c.a.ks.begin(), c.a.ks.end(), c.b.ks.begin(), c.b.ks.end(),
+                          std::back_inserter(common));
+    if (!common.empty()) {
+      c.step_k = common.back();
+      const auto ta = stepMedians(a, c.step_k), tb = stepMedians(b, c.step_k);
+      std::map<int, const store::StepRow*> rows;
+      for (const auto& s : a.steps)
+        rows[s.step] = &s;
+      for (const auto& [step, sa] : ta) {
+        const auto it = tb.find(step);
+        if (it == tb.end()) continue;
+        StepDiff d;
+        d.step = step;
+        d.seconds_a = sa;
+        d.seconds_b = it->second;
+        if (const auto r = rows.find(step); r != rows.end()) {
+          const int layer = r->second->layer;
+          if (layer >= 0 && static_cast<std::size_t>(layer) < a.layers.size())
+            d.layer = a.layers[static_cast<std::size_t>(layer)].name;
+          d.direction = std::string(store::directionName(r->second->direction));
+        }
+        c.steps.push_back(std::move(d));
+      }
+      std::stable_sort(c.steps.begin(), c.steps.end(), [](const StepDiff& x, const StepDiff& y) {
+        return std::abs(x.seconds_b - x.seconds_a) > std::abs(y.seconds_b - y.seconds_a);
+      });
+      c.steps_total = c.steps.size();
+      if (c.steps.size() > top) c.steps.resize(top);
+    }
+  }
+  return c;
+}
+
+}  // namespace swapscope::perf
