@@ -30,7 +30,10 @@ std::string ratio(double a, double b) {
 std::string pct(double predicted, double measured) {
   if (measured == 0) return "-";
   const double e = 100.0 * (predicted - measured) / measured;
-  return (e >= 0 ? "+" : "") + formatFixed(e, 1) + " %";
+  std::string out = e >= 0 ? "+" : "";
+  out += formatFixed(e, 1);
+  out += " %";
+  return out;
 }
 
 std::string gbps(double bytesPerS) {
@@ -125,8 +128,10 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
 
   auto kList = [](const std::vector<std::int64_t>& ks) {
     std::string s;
-    for (const auto k : ks)
-      s += (s.empty() ? "" : ",") + std::to_string(k);
+    for (const auto k : ks) {
+      if (!s.empty()) s += ',';
+      s += std::to_string(k);
+    }
     return s.empty() ? "none" : s;
   };
   TextTable id;
