@@ -63,7 +63,8 @@ std::string pct(double predicted, double measured) {
 int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   ArgParser args(
       "swapscope run --plan plan.json [--model NAME | --net FILE] [--iters N]\n"
-      "              [--warmup N] [--device cpu] [--seed S] [--db FILE [--force]] [--json]",
+      "              [--warmup N] [--data synthetic|fashion-mnist [--data-dir DIR]]\n"
+      "              [--device cpu] [--seed S] [--db FILE [--force]] [--json]",
       "Runs a plan made by `swapscope plan` on the engine (synthetic data of the\n"
       "network's shape) and prints predicted against measured: t_iter (the median of the\n"
       "measured iterations), the pool peak and the stall time, with relative errors.\n"
@@ -74,6 +75,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--warmup", "N", "unmeasured iterations first (default 1)");
   args.option("--device", "DEV", "cpu (default)");
   args.option("--seed", "S", "seed (default 1)");
+  args.option("--data", "D",
+              "synthetic (default: random data of the network's shape) or fashion-mnist "
+              "(consecutive minibatches of the training set)");
+  args.option("--data-dir", "DIR", "where fashion-mnist is (default: the Debian package's)");
   args.option("--db", "FILE", "record the run in this run database");
   args.flag("--force", "replace --db if it exists");
   args.flag("--json", "print JSON");
@@ -121,7 +126,27 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   options.seed = seed;
   rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
   checkSwapSteps(plan, planPath, ex.gmap());
-  const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, seed);
+  const std::string dataName = args.value("--data").value_or("synthetic");
+  rt::Dataset data;
+  if (dataName == "fashion-mnist") {
+    data = rt::loadFashionMnist(args.value("--data-dir").value_or(rt::kFashionMnistDir)).train;
+    if (data.sample != net.sampleShape() || data.classes != net.classes()) {
+      throwBadInput("--data fashion-mnist has samples " + data.sample.toString() + " and " +
+                    std::to_string(data.classes) + " classes, but " + net.name() + " takes " +
+                    net.sampleShape().toString() + " and " + std::to_string(net.classes()));
+    }
+    if (data.size() < k) {
+      throwBadInput("--data fashion-mnist holds " + std::to_string(data.size()) +
+                    " samples, fewer than k = " + std::to_string(k));
+    }
+  } else if (dataName == "synthetic") {
+    data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, seed);
+  } else {
+    throwBadInput("--data: unknown data set '" + dataName +
+                  "' (choose synthetic or fashion-mnist)");
+  }
+  const std::int64_t batches = data.size() / k;  // whole minibatches, used in turn
+  const std::int64_t sampleValues = net.sampleShape().numel();
   std::unique_ptr<store::RunWriter> db;
   if (auto f = args.value("--db")) {
     store::RunMeta meta = collect::runMeta(*device, "run", budget, plan.policy);
@@ -137,8 +162,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const std::int64_t runStart = device->nowNs();
   std::vector<double> times, stalls;
   for (int it = 0; it < warmup + iters && !interrupt.flag().load(); ++it) {
-    const rt::IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(),
-                                                      static_cast<std::uint64_t>(it), {});
+    const std::int64_t first = (it % batches) * k;
+    const rt::IterationRecord rec =
+        ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
+                          static_cast<std::uint64_t>(it), {});
     if (it < warmup) continue;
     times.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
     stalls.push_back(static_cast<double>(rec.stall_total_ns) * 1e-9);

@@ -13,6 +13,7 @@
 #include "analysis/swap_policy.h"
 #include "graph/zoo.h"
 #include "run_cli.h"
+#include "runtime/dataset.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
 
@@ -232,6 +233,34 @@ TEST(CliCompare, RefusesAMissingFileOrArgument) {
   r = testing::run({"compare", kSample, "/nonexistent/x.swapdb"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("/nonexistent/x.swapdb"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace swapscope::cli
+
+namespace swapscope::cli {
+namespace {
+
+TEST(CliRunData, RunsOnFashionMnistOrExplainsWhyNot) {
+  const fs::path plan = scratch("fmnist-data.json");
+  ASSERT_EQ(testing::run({"plan", "--db", kSample, "--budget", "16MiB", "--batch", "8", "--policy",
+                          "swap-all", "--out", plan.string()})
+                .code,
+            0);
+  const auto bad = testing::run({"run", "--plan", plan.string(), "--data", "imagenet"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("unknown data set 'imagenet'"), std::string::npos) << bad.err;
+  if (!fs::exists(std::string(rt::kFashionMnistDir))) {
+    fs::remove(plan);
+    GTEST_SKIP() << "Fashion-MNIST is not installed at " << rt::kFashionMnistDir;
+  }
+  const auto r = testing::run({"run", "--plan", plan.string(), "--data", "fashion-mnist", "--iters",
+                               "3", "--warmup", "0", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["iterations"], 3);
+  EXPECT_EQ(j["peak_bytes"]["measured"], j["peak_bytes"]["predicted"]);
+  fs::remove(plan);
 }
 
 }  // namespace
