@@ -7,16 +7,17 @@
 #
 # usage: bench/plan_accuracy.sh [BUILD_DIR] [OUT_DIR]
 #   BUILD_DIR  a build with the swapscope CLI (default build/release)
-#   OUT_DIR    where the databases, plans and report.md go (default /tmp/swapscope-accuracy)
+#   OUT_DIR    where the databases, plans and report.md go (default BUILD_DIR/plan-accuracy)
 # env: REPS (default 3), ITERS per run (default 5), NETS (default "resnet56 fmnist-cnn")
 set -euo pipefail
 build=${1:-build/release}
-out=${2:-/tmp/swapscope-accuracy}
+out=${2:-$build/plan-accuracy}
 reps=${REPS:-3}
 iters=${ITERS:-5}
 nets=${NETS:-"resnet56 fmnist-cnn"}
 cli="$build/app/cli/swapscope"
 [[ -x $cli ]] || { echo "no swapscope CLI at $cli (build first)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "python3 is needed to write the report" >&2; exit 2; }
 mkdir -p "$out"
 
 # network -> budget, k, profile cap
