@@ -19,21 +19,8 @@ namespace {
 using json = nlohmann::ordered_json;
 using Align = TextTable::Align;
 
-std::string ms(double s) {
-  return formatFixed(s * 1e3, std::abs(s) < 0.01 ? 3 : 2);
-}
-
 std::string ratio(double a, double b) {
   return a > 0 ? formatFixed(b / a, 2) + "x" : "-";
-}
-
-std::string pct(double predicted, double measured) {
-  if (measured == 0) return "-";
-  const double e = 100.0 * (predicted - measured) / measured;
-  std::string out = e >= 0 ? "+" : "";
-  out += formatFixed(e, 1);
-  out += " %";
-  return out;
 }
 
 std::string gbps(double bytesPerS) {
@@ -169,8 +156,8 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
              (w.bytes_axis ? formatBytes(static_cast<std::int64_t>(w.work))
                            : formatSi(w.work) + "FLOP") +
                  (w.extrapolated ? " *" : ""),
-             ms(w.seconds_a), ms(w.seconds_b), ratio(w.seconds_a, w.seconds_b),
-             w.form_a + " / " + w.form_b});
+             formatMilliseconds(w.seconds_a), formatMilliseconds(w.seconds_b),
+             ratio(w.seconds_a, w.seconds_b), w.form_a + " / " + w.form_b});
     }
     t.print(out);
     out << "  (* outside one run's profiled range: extrapolated)\n";
@@ -193,8 +180,9 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
     t.column("B-A ms", Align::Right);
     t.column("B/A", Align::Right);
     for (const auto& d : c.steps) {
-      t.row({std::to_string(d.step), d.direction, d.layer, ms(d.seconds_a), ms(d.seconds_b),
-             ms(d.seconds_b - d.seconds_a), ratio(d.seconds_a, d.seconds_b)});
+      t.row({std::to_string(d.step), d.direction, d.layer, formatMilliseconds(d.seconds_a),
+             formatMilliseconds(d.seconds_b), formatMilliseconds(d.seconds_b - d.seconds_a),
+             ratio(d.seconds_a, d.seconds_b)});
     }
     t.print(out);
   }
@@ -215,10 +203,14 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
     for (const auto* s : {&c.a, &c.b}) {
       if (!s->check) continue;
       const auto& k = *s->check;
-      t.row({s == &c.a ? "A" : "B", std::to_string(k.k), ms(k.t_iter_predicted) + " ms",
-             ms(k.t_iter_measured) + " ms", pct(k.t_iter_predicted, k.t_iter_measured),
-             pct(static_cast<double>(k.peak_predicted), static_cast<double>(k.peak_measured)),
-             ms(k.stall_predicted) + " ms", ms(k.stall_measured) + " ms"});
+      t.row({s == &c.a ? "A" : "B", std::to_string(k.k),
+             formatMilliseconds(k.t_iter_predicted) + " ms",
+             formatMilliseconds(k.t_iter_measured) + " ms",
+             formatRelativeError(k.t_iter_predicted, k.t_iter_measured),
+             formatRelativeError(static_cast<double>(k.peak_predicted),
+                                 static_cast<double>(k.peak_measured)),
+             formatMilliseconds(k.stall_predicted) + " ms",
+             formatMilliseconds(k.stall_measured) + " ms"});
     }
     t.print(out);
   }

@@ -20,10 +20,12 @@
 #include "collectors/timeline_rows.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/format.h"
 #include "common/stats.h"
 #include "graph/network_json.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
+#include "runtime/trainer.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
 
@@ -49,13 +51,6 @@ void checkSwapSteps(const store::PlanFile& plan, const std::string& path, const 
                     std::to_string(have.release) + " -> " + std::to_string(have.prefetch));
     }
   }
-}
-
-std::string pct(double predicted, double measured) {
-  std::ostringstream o;
-  o << std::showpos << std::fixed << std::setprecision(1)
-    << (measured != 0 ? 100.0 * (predicted - measured) / measured : 0.0) << " %";
-  return o.str();
 }
 
 }  // namespace
@@ -130,15 +125,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   rt::Dataset data;
   if (dataName == "fashion-mnist") {
     data = rt::loadFashionMnist(args.value("--data-dir").value_or(rt::kFashionMnistDir)).train;
-    if (data.sample != net.sampleShape() || data.classes != net.classes()) {
-      throwBadInput("--data fashion-mnist has samples " + data.sample.toString() + " and " +
-                    std::to_string(data.classes) + " classes, but " + net.name() + " takes " +
-                    net.sampleShape().toString() + " and " + std::to_string(net.classes()));
-    }
-    if (data.size() < k) {
-      throwBadInput("--data fashion-mnist holds " + std::to_string(data.size()) +
-                    " samples, fewer than k = " + std::to_string(k));
-    }
+    rt::checkData(net, data, k);
   } else if (dataName == "synthetic") {
     data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, seed);
   } else {
@@ -203,11 +190,11 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       << times.size() << " measured iterations on " << device->deviceName() << "\n"
       << std::fixed << std::setprecision(1) << "                 predicted     measured   error\n"
       << "  t_iter      " << std::setw(10) << tIter * 1e3 << " ms" << std::setw(10) << mIter * 1e3
-      << " ms   " << pct(tIter, mIter) << "  (median)\n"
+      << " ms   " << formatRelativeError(tIter, mIter) << "  (median)\n"
       << "  peak        " << std::setw(13) << peak << std::setw(13) << mPeak << "   "
-      << pct(static_cast<double>(peak), static_cast<double>(mPeak)) << "  (bytes)\n"
+      << formatRelativeError(static_cast<double>(peak), static_cast<double>(mPeak)) << "  (bytes)\n"
       << "  stall       " << std::setw(10) << stall * 1e3 << " ms" << std::setw(10) << mStall * 1e3
-      << " ms   " << pct(stall, mStall) << "  (median)\n";
+      << " ms   " << formatRelativeError(stall, mStall) << "  (median)\n";
   return kExitOk;
 }
 

@@ -42,4 +42,17 @@ std::string formatFixed(double value, int digits) {
   return buf;
 }
 
+std::string formatMilliseconds(double seconds) {
+  return formatFixed(seconds * 1e3, std::abs(seconds) < 0.01 ? 3 : 1);
+}
+
+std::string formatRelativeError(double predicted, double measured) {
+  if (measured == 0) return "-";
+  const double e = 100.0 * (predicted - measured) / measured;
+  std::string out = e >= 0 ? "+" : "";
+  out += formatFixed(e, 1);
+  out += " %";
+  return out;
+}
+
 }  // namespace swapscope

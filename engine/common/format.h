@@ -13,5 +13,9 @@ std::string formatSi(double value);
 std::string formatGrouped(std::int64_t value);
 /// Fixed-point with `digits` decimals: formatFixed(791.06, 1) == "791.1".
 std::string formatFixed(double value, int digits);
+/// Seconds as milliseconds, without the unit: 3 decimals below 10 ms, else 1 ("0.007", "791.1").
+std::string formatMilliseconds(double seconds);
+/// (predicted - measured) / measured as a signed percentage, "+4.7 %"; "-" when measured is 0.
+std::string formatRelativeError(double predicted, double measured);
 
 }  // namespace swapscope

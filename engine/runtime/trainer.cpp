@@ -13,9 +13,7 @@
 #include "runtime/rng.h"
 
 namespace swapscope::rt {
-namespace {
-
-void checkData(const Network& net, const Dataset& data) {
+void checkData(const Network& net, const Dataset& data, std::int64_t k) {
   if (data.sample != net.sampleShape()) {
     throwBadInput("the data set " + data.name + " has samples of shape " + data.sample.toString() +
                   " but the network '" + net.name() + "' expects " + net.sampleShape().toString() +
@@ -26,20 +24,18 @@ void checkData(const Network& net, const Dataset& data) {
                   " classes but the network '" + net.name() + "' has " +
                   std::to_string(net.classes()) + " outputs (use --classes)");
   }
+  if (data.size() < k) {
+    throwBadInput("the data set " + data.name + " has " + std::to_string(data.size()) +
+                  " samples, fewer than one minibatch of " + std::to_string(k));
+  }
 }
-
-}  // namespace
 
 TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& config,
                   const ProgressFn& progress, const std::atomic<bool>* cancel) {
   const Network& net = ex.network();
-  checkData(net, data);
   const std::int64_t k = ex.batch();
+  checkData(net, data, k);
   const std::int64_t perEpoch = data.size() / k;
-  if (perEpoch < 1) {
-    throwBadInput("the data set " + data.name + " has " + std::to_string(data.size()) +
-                  " samples, fewer than one minibatch of " + std::to_string(k));
-  }
   const std::int64_t total = config.iterations > 0 ? config.iterations : config.epochs * perEpoch;
   if (total < 1) throwBadInput("nothing to train: give iterations or epochs above 0");
 
@@ -102,7 +98,7 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
 
 EvalResult evaluate(SwapExecutor& ex, const Dataset& data) {
   const Network& net = ex.network();
-  checkData(net, data);
+  checkData(net, data, 0);  // evaluation takes a last partial minibatch
   const std::int64_t k = ex.batch(), sampleElems = data.sample.numel();
   std::vector<float> images(static_cast<std::size_t>(k * sampleElems), 0.0f);
   std::vector<std::int32_t> labels(static_cast<std::size_t>(k), 0);

@@ -54,6 +54,11 @@ struct EvalResult {
 
 using ProgressFn = std::function<void(const TrainProgress&)>;
 
+/// Error(BadInput) naming the data set when `data` cannot feed `net` at minibatch k: another
+/// sample shape, more classes than the network has outputs, or fewer samples than k (k = 0: any
+/// number).
+void checkData(const Network& net, const Dataset& data, std::int64_t k);
+
 /// Trains on `data`. `progress` is called after each iteration; `cancel`, when set, stops after
 /// the current iteration (result.cancelled).
 TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& config,

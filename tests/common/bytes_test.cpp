@@ -50,6 +50,18 @@ TEST(LinearBytes, EvaluatesAndAdds) {
   EXPECT_EQ((a - b), (LinearBytes{95, 4}));
 }
 
+TEST(FormatMilliseconds, ThreeDecimalsBelowTenMilliseconds) {
+  EXPECT_EQ(formatMilliseconds(7e-6), "0.007");
+  EXPECT_EQ(formatMilliseconds(-0.0025), "-2.500");
+  EXPECT_EQ(formatMilliseconds(0.79106), "791.1");
+}
+
+TEST(FormatRelativeError, SignedPercentOfTheMeasurement) {
+  EXPECT_EQ(formatRelativeError(519.3, 495.9), "+4.7 %");
+  EXPECT_EQ(formatRelativeError(29.5, 41.6), "-29.1 %");
+  EXPECT_EQ(formatRelativeError(1, 0), "-");  // nothing to compare with
+}
+
 TEST(FormatSi, ThreeSignificantDigits) {
   EXPECT_EQ(formatSi(950), "950");
   EXPECT_EQ(formatSi(1234), "1.23k");
