@@ -24,7 +24,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 std::string ms(double seconds) {
-  return formatFixed(seconds * 1e3, seconds < 0.01 ? 3 : 1) + " ms";
+  return formatMilliseconds(seconds) + " ms";
 }
 
 }  // namespace
@@ -96,7 +96,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   req.k_base = args.positiveInt("--k-base").value_or(256);
   if (auto v = args.value("--lr-c")) req.lr_c = parseNumber(*v, "--lr-c", 0, 1e6);
 
-  const perf::PlanResult r = perf::plan(model, net, req);
+  const perf::Planner planner(model, net);
+  const perf::PlanResult r = planner.plan(req);
   if (!r.trainable) {
     throw Error(ErrorKind::BadInput, r.reason);
   }
@@ -110,7 +111,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   }
   // Swap-set summary: how many FMs, how many bytes cross the link each way, and which swappable
   // FMs stay on the device.
-  const std::vector<bool> canSwap = swappableFms(net, computeLayerCosts(net));
+  const std::vector<bool> canSwap = swappableFms(net, planner.costs());
   std::size_t swappable = 0;
   std::vector<std::string> kept;
   for (int i = 0; i < net.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include "analysis/prefetch_schedule.h"
 #include "common/bytes.h"
@@ -468,8 +469,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   }
   const std::int64_t top = req.max_batch > 0 ? std::min(out.k_max, req.max_batch) : out.k_max;
 
-  auto at = [&](std::int64_t k) -> std::optional<Evaluation> {
-    const StepTimes times = stepTimes(ctx, swapAll.gmap, k);
+  auto at = [&](const StepTimes& times) -> std::optional<Evaluation> {
     if (fixed) {
       ++out.evaluated;
       return evaluatePrepared(ctx, *fixed, times, req.budget, req.reuse_delay);
@@ -479,7 +479,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
 
   std::optional<Evaluation> best;
   if (req.batch) {
-    best = at(*req.batch);
+    best = at(stepTimes(ctx, swapAll.gmap, *req.batch));
   } else if (req.mode == PlanMode::Argmin) {
     // Branch and bound over k: no plan at k beats its compute time (the compute stream runs every
     // step and the update, stalls only add), so k values are simulated in order of that bound and
@@ -487,22 +487,28 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     // simulating every k, in a fraction of the simulations.
     double bestObj = std::numeric_limits<double>::infinity();
     auto search = [&](const std::vector<std::int64_t>& ks) {
-      std::vector<std::pair<double, std::int64_t>> bounds;
-      bounds.reserve(ks.size());
+      struct Candidate {
+        double bound;
+        StepTimes times;
+      };
+      std::vector<Candidate> candidates;
+      candidates.reserve(ks.size());
       for (const std::int64_t k : ks) {
-        const StepTimes t = stepTimes(ctx, swapAll.gmap, k);
+        StepTimes t = stepTimes(ctx, swapAll.gmap, k);
         double compute = t.update_seconds;
         for (const double v : t.step_seconds)
           compute += v;
-        bounds.emplace_back(objective(k, compute, req, out.delta), k);
+        candidates.push_back({objective(k, compute, req, out.delta), std::move(t)});
       }
-      std::sort(bounds.begin(), bounds.end());
-      for (const auto& [bound, k] : bounds) {
-        if (bound > bestObj) break;
-        auto e = at(k);
+      std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+        return std::tie(x.bound, x.times.k) < std::tie(y.bound, y.times.k);
+      });
+      for (const Candidate& c : candidates) {
+        if (c.bound > bestObj) break;
+        auto e = at(c.times);
         if (!e) continue;
         const double obj = objective(e->k, e->sim.t_iter, req, out.delta);
-        if (obj < bestObj || (obj == bestObj && best && k < best->k)) {
+        if (obj < bestObj || (obj == bestObj && best && e->k < best->k)) {
           bestObj = obj;
           best = std::move(e);
         }
