@@ -5,6 +5,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "common/error.h"
@@ -52,6 +53,8 @@ ojson planToJson(const PlanFile& p) {
 
 namespace {
 
+constexpr std::int64_t kMaxStep = std::int64_t{1} << 30;  // the schema's maximum for steps
+
 /// Reads fields of one JSON object, naming each by its path in errors.
 class Reader {
  public:
@@ -67,14 +70,20 @@ class Reader {
     if (nonEmpty && s.empty()) fail(at(name), "is empty");
     return s;
   }
-  std::int64_t integer(const char* name, std::int64_t min) const {
+  std::int64_t integer(const char* name, std::int64_t min,
+                       std::int64_t max = std::numeric_limits<std::int64_t>::max()) const {
     const json& v = get(name);
     if (!v.is_number_integer()) wrongType(name, "an integer", v);
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{INT64_MAX})
       fail(at(name), "is too large");
     const auto x = v.get<std::int64_t>();
     if (x < min) fail(at(name), "must be at least " + std::to_string(min) + ", got " + v.dump());
+    if (x > max) fail(at(name), "must be at most " + std::to_string(max) + ", got " + v.dump());
     return x;
+  }
+  /// An integer that fits an int: steps and delays.
+  int smallInteger(const char* name, int min) const {
+    return static_cast<int>(integer(name, min, kMaxStep));
   }
   double number(const char* name) const {
     const json& v = get(name);
@@ -150,7 +159,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   p.budget = top.integer("budget", 1);
   p.k = top.integer("k", 1);
   p.learning_rate = top.number("learning_rate");
-  p.reuse_delay = static_cast<int>(std::min<std::int64_t>(top.integer("reuse_delay", 0), 1 << 20));
+  p.reuse_delay = top.smallInteger("reuse_delay", 0);
 
   const json& swaps = top.array("swap_set");
   std::set<std::string> seen;
@@ -161,10 +170,8 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
     const Reader s(swaps[i], source, path);
     PlanSwap w;
     w.fm = s.str("fm");
-    w.release_step =
-        static_cast<int>(std::min<std::int64_t>(s.integer("release_step", 1), 1 << 30));
-    w.prefetch_step =
-        static_cast<int>(std::min<std::int64_t>(s.integer("prefetch_step", 1), 1 << 30));
+    w.release_step = s.smallInteger("release_step", 1);
+    w.prefetch_step = s.smallInteger("prefetch_step", 1);
     if (w.prefetch_step <= w.release_step) {
       top.fail(path + ".prefetch_step",
                "must come after release_step (" + std::to_string(w.release_step) + ")");
@@ -195,7 +202,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
       top.fail(path, "must be an object, got " + std::string(stalls[i].type_name()));
     const Reader s(stalls[i], source, path);
     PlanStall st;
-    st.step = static_cast<int>(std::min<std::int64_t>(s.integer("step", 1), 1 << 30));
+    st.step = s.smallInteger("step", 1);
     st.layer = s.str("layer");
     st.direction = s.oneOf("direction", {"fwd", "bwd"});
     st.seconds = s.number("seconds");

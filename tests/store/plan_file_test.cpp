@@ -128,6 +128,12 @@ TEST(PlanFile, EveryValueOutOfItsRangeIsNamed) {
   eachRequired(schema(), json::json_pointer(), "",
                [&](const json::json_pointer& at, const std::string& path, const json& sub) {
                  json doc = good;
+                 if (sub.contains("maximum")) {
+                   json over = good;
+                   over[at] = sub["maximum"].get<std::int64_t>() + 1;
+                   EXPECT_NE(refusal(over).find("'" + path + "'"), std::string::npos)
+                       << path << ": " << refusal(over);
+                 }
                  if (sub.contains("minimum")) {
                    doc[at] = sub["minimum"].get<double>() - 1;
                    if (sub["type"] == "integer") doc[at] = sub["minimum"].get<std::int64_t>() - 1;
