@@ -84,6 +84,13 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
   m.budget = budget;
   m.policy = policy;
   m.host_cpu = hostCpu();
+  if (device.backendName() == "cuda") {
+    const rt::DeviceOptions& o = device.options();
+    m.extra["conv_algo"] = std::string(rt::convAlgoPolicyName(o.conv_algo));
+    m.extra["deterministic"] = o.deterministic ? "true" : "false";
+    m.extra["math"] = std::string(rt::mathModeName(o.math));
+    m.extra["workspace_limit"] = std::to_string(o.workspace_limit);
+  }
   return m;
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/args.h"
+#include "cli/device_options.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
@@ -42,7 +43,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   addNetworkOptions(args);
   args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
   args.option("--db", "FILE", "the run database to create, e.g. resnet56.swapdb (required)");
-  args.option("--device", "DEV", "cpu (default); cuda[:N] where built and present");
+  addDeviceOptions(args);
   args.option("--iters", "N", "recorded iterations per k (default 3)");
   args.option("--warmup", "N", "unrecorded iterations per k before those (default 1)");
   args.option("--max-batch", "K",
@@ -68,7 +69,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   }
   cfg.seed = seedOption(args);
 
-  const std::unique_ptr<rt::Device> device = rt::openDevice(args.value("--device").value_or("cpu"));
+  const std::unique_ptr<rt::Device> device = openDevice(args);
   const bool capDefault = !args.has("--max-batch") && device->backendName() == "cpu";
   cfg.max_batch = args.positiveInt("--max-batch").value_or(capDefault ? kCpuDefaultMaxBatch : 0);
 

@@ -13,9 +13,11 @@
 #include "analysis/swap_policy.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/device_options.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
 #include "cli/run_output.h"
+#include "collectors/kernel_collector.h"
 #include "collectors/profiler.h"
 #include "collectors/timeline_rows.h"
 #include "common/bytes.h"
@@ -53,6 +55,90 @@ void checkSwapSteps(const store::PlanFile& plan, const std::string& path, const 
   }
 }
 
+json kernelChoicesJson(const Network& net, const rt::SwapExecutor& ex) {
+  json a = json::array();
+  for (const rt::KernelChoice& c : ex.kernelChoices()) {
+    a.push_back({{"layer", net.layer(c.layer).name},
+                 {"algorithms", c.algorithms},
+                 {"forward_workspace", c.forward_workspace},
+                 {"backward_workspace", c.backward_workspace}});
+  }
+  return a;
+}
+
+struct TransferSummary {
+  std::int64_t bytes = 0, busy_ns = 0, overlapped = 0, count = 0, pinned = 0;
+};
+
+std::pair<TransferSummary, TransferSummary> summarize(const collect::KernelProfile& p) {
+  TransferSummary h2d, d2h;
+  for (const collect::TransferRecord& t : p.transfers) {
+    TransferSummary& s = t.to_device ? h2d : d2h;
+    s.bytes += t.bytes;
+    s.busy_ns += t.end_ns - t.start_ns;
+    s.overlapped += t.overlapped_compute ? 1 : 0;
+    s.pinned += t.pinned ? 1 : 0;
+    ++s.count;
+  }
+  return {h2d, d2h};
+}
+
+json profileJson(const collect::KernelProfile& p, const std::string& source, double unprofiled,
+                 double profiled, std::size_t iterations) {
+  json steps = json::array();
+  for (const collect::StepKernels& s : p.steps)
+    steps.push_back({{"step", s.step}, {"kernel_ns", s.kernel_ns}, {"kernels", s.kernels}});
+  json transfers = json::object();
+  const auto [h2d, d2h] = summarize(p);
+  for (const auto& [name, t] : {std::pair{"h2d", h2d}, std::pair{"d2h", d2h}}) {
+    transfers[name] = {{"count", t.count},
+                       {"bytes", t.bytes},
+                       {"busy_ns", t.busy_ns},
+                       {"overlapped", t.overlapped},
+                       {"pinned", t.pinned}};
+  }
+  return {{"source", source},
+          {"iterations", iterations},
+          {"t_iter_unprofiled_s", unprofiled},
+          {"t_iter_profiled_s", profiled},
+          {"overhead", profiled / unprofiled - 1.0},
+          {"kernel_ns", p.kernelTotalNs()},
+          {"untagged_kernels", p.untagged_kernels},
+          {"dropped_records", p.dropped_records},
+          {"steps", steps},
+          {"transfers", transfers}};
+}
+
+void printProfile(std::ostream& out, const collect::KernelProfile& p, const std::string& source,
+                  double unprofiled, double profiled, std::size_t iterations) {
+  out << "collector: " << source << "\n"
+      << "  overhead    " << formatRelativeError(unprofiled, profiled) << " (median of "
+      << iterations << " profiled iterations, " << formatMilliseconds(profiled) << ", against "
+      << formatMilliseconds(unprofiled) << " unprofiled)\n";
+  std::int64_t kernels = 0;
+  bool counted = true;
+  for (const collect::StepKernels& s : p.steps) {
+    kernels += std::max(s.kernels, 0);
+    counted = counted && s.kernels >= 0;
+  }
+  out << "  kernels     " << formatMilliseconds(static_cast<double>(p.kernelTotalNs()) * 1e-9)
+      << " in the last profiled iteration";
+  if (counted) out << ", " << kernels << " kernels";
+  if (p.untagged_kernels > 0) out << " (+" << p.untagged_kernels << " outside any step)";
+  if (p.dropped_records > 0) out << "; " << p.dropped_records << " records dropped";
+  out << "\n";
+  const auto [h2d, d2h] = summarize(p);
+  for (const auto& [name, t] : {std::pair{"h2d", h2d}, std::pair{"d2h", d2h}}) {
+    if (t.count == 0) continue;
+    out << "  " << name << "         " << t.count << " transfers, " << formatBytes(t.bytes);
+    if (t.busy_ns > 0) {
+      out << " at " << formatFixed(static_cast<double>(t.bytes) / static_cast<double>(t.busy_ns), 1)
+          << " GB/s";
+    }
+    out << ", " << t.overlapped << " overlapped compute, " << t.pinned << " pinned\n";
+  }
+}
+
 }  // namespace
 
 int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
@@ -68,12 +154,16 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   addNetworkOptions(args);
   args.option("--iters", "N", "measured iterations (default 5)");
   args.option("--warmup", "N", "unmeasured iterations first (default 1)");
-  args.option("--device", "DEV", "cpu (default)");
+  addDeviceOptions(args);
   args.option("--seed", "S", "seed (default 1)");
   args.option("--data", "D",
               "synthetic (default: random data of the network's shape) or fashion-mnist "
               "(consecutive minibatches of the training set)");
   args.option("--data-dir", "DIR", "where fashion-mnist is (default: the Debian package's)");
+  args.option("--collector", "C",
+              "auto (default: cupti on a CUDA device, off elsewhere), cupti (falls back to CUDA "
+              "events and says why), events, or off. With a collector the measured iterations "
+              "run once more under it: per-step kernel time, transfers, and its overhead");
   args.option("--db", "FILE", "record the run in this run database");
   args.flag("--force", "replace --db if it exists");
   args.flag("--json", "print JSON");
@@ -116,7 +206,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000));
   const std::uint64_t seed = seedOption(args);
 
-  const std::unique_ptr<rt::Device> device = rt::openDevice(args.value("--device").value_or("cpu"));
+  const std::unique_ptr<rt::Device> device = openDevice(args);
   rt::ExecutorOptions options;
   options.seed = seed;
   rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
@@ -170,20 +260,57 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   }
   if (times.empty()) throw Error(ErrorKind::Runtime, "interrupted before any measured iteration");
   const double mIter = median(times), mStall = median(stalls);
+
+  // The collector's pass: the same number of iterations again, profiled.
+  const std::string collectorName =
+      args.value("--collector").value_or(device->backendName() == "cuda" ? "cupti" : "off");
+  if (collectorName != "cupti" && collectorName != "events" && collectorName != "off" &&
+      collectorName != "auto") {
+    throwBadInput("--collector: unknown collector '" + collectorName +
+                  "' (choose auto, cupti, events or off)");
+  }
+  std::unique_ptr<collect::KernelCollector> collector;
+  std::vector<double> profiledTimes;
+  collect::KernelProfile profile;
+  if (collectorName != "off" && !(collectorName == "auto" && device->backendName() != "cuda")) {
+    collector = collect::KernelCollector::create(*device, collectorName != "events");
+    collector->attach();
+    for (std::int64_t it = 0; it < iters && !interrupt.flag().load(); ++it) {
+      const std::int64_t first = ((warmup + iters + it) % batches) * k;
+      const rt::IterationRecord rec =
+          ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
+                            static_cast<std::uint64_t>(warmup + iters + it), {});
+      profiledTimes.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
+      profile = collector->take(rec);  // the last profiled iteration's
+    }
+    collector->detach();
+  }
+  const double overhead = profiledTimes.empty() ? 0.0 : median(profiledTimes) / mIter - 1.0;
   const std::int64_t mPeak = ex.poolStats().high_water;
   if (db) {
+    if (collector) {
+      db->setMeta("collector", collector->source());
+      db->setMeta("collector_overhead", formatFixed(overhead, 4));
+    }
+    db->setMeta("kernel_choices", kernelChoicesJson(net, ex).dump());
     db->addBatch({k, plan.policy, warmup, ex.predictedPeak(), mPeak, ex.reuseDelay(),
                   ex.hoistedPrefetches()});
     db->finish(interrupt.flag().load() ? store::RunStatus::Incomplete : store::RunStatus::Complete);
   }
   if (args.has("--json")) {
-    out << json{{"k", k},
-                {"iterations", times.size()},
-                {"t_iter_s", {{"predicted", tIter}, {"measured", mIter}}},
-                {"peak_bytes", {{"predicted", peak}, {"measured", mPeak}}},
-                {"stall_s", {{"predicted", stall}, {"measured", mStall}}}}
-               .dump(2)
-        << '\n';
+    json doc{{"k", k},
+             {"device", device->deviceName()},
+             {"iterations", times.size()},
+             {"t_iter_s", {{"predicted", tIter}, {"measured", mIter}}},
+             {"peak_bytes",
+              {{"predicted", peak}, {"with_workspace", ex.predictedPeak()}, {"measured", mPeak}}},
+             {"stall_s", {{"predicted", stall}, {"measured", mStall}}},
+             {"kernel_choices", kernelChoicesJson(net, ex)}};
+    if (collector) {
+      doc["collector"] = profileJson(profile, collector->source(), mIter, median(profiledTimes),
+                                     profiledTimes.size());
+    }
+    out << doc.dump(2) << '\n';
     return kExitOk;
   }
   out << "ran " << planPath << ": " << net.name() << ", k = " << k << ", " << plan.policy << ", "
@@ -195,6 +322,15 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       << formatRelativeError(static_cast<double>(peak), static_cast<double>(mPeak)) << "  (bytes)\n"
       << "  stall       " << std::setw(10) << stall * 1e3 << " ms" << std::setw(10) << mStall * 1e3
       << " ms   " << formatRelativeError(stall, mStall) << "  (median)\n";
+  if (ex.predictedPeak() != peak) {
+    out << "  the kernels' workspaces raise the predicted peak to " << ex.predictedPeak()
+        << " bytes ("
+        << formatRelativeError(static_cast<double>(ex.predictedPeak()), static_cast<double>(mPeak))
+        << " against the measured peak)\n";
+  }
+  if (collector)
+    printProfile(out, profile, collector->source(), mIter, median(profiledTimes),
+                 profiledTimes.size());
   return kExitOk;
 }
 

@@ -12,6 +12,7 @@
 
 #include "analysis/swap_policy.h"
 #include "cli/args.h"
+#include "cli/device_options.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
@@ -56,7 +57,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
               "minibatch of each is dropped)");
   args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
   args.option("--policy", "P", "keep-all (default), swap-all or vdnn-conv");
-  args.option("--device", "DEV", "cpu (default); cuda[:N] where built and present");
+  addDeviceOptions(args);
   args.option("--seed", "S", "seed of initialisation, shuffling, dropout, data (default 1)");
   args.option("--lr", "X", "learning rate (default 0.01)");
   args.option("--momentum", "M", "SGD momentum (default 0.9)");
@@ -101,7 +102,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   }
 
   // The engine.
-  const std::unique_ptr<rt::Device> device = rt::openDevice(args.value("--device").value_or("cpu"));
+  const std::unique_ptr<rt::Device> device = openDevice(args);
   const auto costs = computeLayerCosts(net);
   rt::ExecutorOptions options;
   options.seed = seed;

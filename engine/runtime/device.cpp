@@ -6,6 +6,9 @@
 #include "common/error.h"
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/gpu_inventory.h"
+#ifdef SWAPSCOPE_WITH_CUDA_BACKEND
+#include "runtime/cuda/cuda_device.h"
+#endif
 
 namespace swapscope::rt {
 
@@ -37,6 +40,14 @@ std::string_view taskKindName(TaskKind k) {
   return "?";
 }
 
+std::string_view convAlgoPolicyName(ConvAlgoPolicy p) {
+  return p == ConvAlgoPolicy::Memory ? "memory" : "performance";
+}
+
+std::string_view mathModeName(MathMode m) {
+  return m == MathMode::Tf32 ? "tf32" : "fp32";
+}
+
 std::vector<BackendInfo> listBackends() {
   std::vector<BackendInfo> out;
   out.push_back({"cpu", true, "cpu:0 " + cpuDescription()});
@@ -47,14 +58,22 @@ std::vector<BackendInfo> listBackends() {
   } else if (inv.devices.empty()) {
     cuda.detail = inv.unavailable_reason;
   } else {
-    cuda.detail = "the CUDA backend is not implemented yet; " + std::to_string(inv.devices.size()) +
-                  " CUDA device(s) present";
+#ifdef SWAPSCOPE_WITH_CUDA_BACKEND
+    cuda.available = true;
+    for (const GpuDevice& d : inv.devices) {
+      if (!cuda.detail.empty()) cuda.detail += ", ";
+      cuda.detail += "cuda:" + std::to_string(d.index) + " " + d.name;
+    }
+#else
+    cuda.detail = "this build has no CUDA backend (cuDNN was not found when it was configured); " +
+                  std::to_string(inv.devices.size()) + " CUDA device(s) present";
+#endif
   }
   out.push_back(cuda);
   return out;
 }
 
-std::unique_ptr<Device> openDevice(std::string_view spec) {
+std::unique_ptr<Device> openDevice(std::string_view spec, const DeviceOptions& options) {
   const auto colon = spec.find(':');
   const std::string_view backend = spec.substr(0, colon);
   int index = 0;
@@ -71,11 +90,15 @@ std::unique_ptr<Device> openDevice(std::string_view spec) {
       throwBadInput("device '" + std::string(spec) +
                     "' is not there: the cpu backend has one device, cpu:0");
     }
-    return createCpuDevice();
+    return createCpuDevice(options);
   }
   if (backend == "cuda") {
     for (const BackendInfo& b : listBackends()) {
-      if (b.name == "cuda") throwBadInput("device '" + std::string(spec) + "': " + b.detail);
+      if (b.name != "cuda") continue;
+      if (!b.available) throwBadInput("device '" + std::string(spec) + "': " + b.detail);
+#ifdef SWAPSCOPE_WITH_CUDA_BACKEND
+      return createCudaDevice(index, options);
+#endif
     }
   }
   throwBadInput("unknown device '" + std::string(spec) + "': use cpu or cuda[:N]");

@@ -55,6 +55,34 @@ struct SgdArgs {
   float lr = 0, momentum_factor = 0, weight_decay = 0;
 };
 
+/// Called on the thread that submits a task, around the enqueueing of its work (CUDA backend) or
+/// around the work itself (CPU backend): collectors use it to tag what the task launches.
+class TaskObserver {
+ public:
+  virtual ~TaskObserver() = default;
+  virtual void taskBegin(StreamKind stream, const TaskTag& tag) = 0;
+  virtual void taskEnd(StreamKind stream, const TaskTag& tag) = 0;
+};
+
+/// How the CUDA backend picks a convolution algorithm per layer and pass (as in vDNN):
+/// performance-optimal takes cuDNN's fastest by its heuristics whose workspace is at most
+/// `workspace_limit`; memory-optimal takes the one with the least workspace.
+enum class ConvAlgoPolicy { Performance, Memory };
+std::string_view convAlgoPolicyName(ConvAlgoPolicy p);
+/// fp32: plain single precision everywhere; tf32: tensor cores may round inputs to TF32 in
+/// convolutions and matrix products (Ampere and newer).
+enum class MathMode { Fp32, Tf32 };
+std::string_view mathModeName(MathMode m);
+
+struct DeviceOptions {
+  ConvAlgoPolicy conv_algo = ConvAlgoPolicy::Performance;
+  /// Only deterministic algorithms, chosen without timing, so that runs (and swap sets) give
+  /// bit-identical results. The CPU backend is deterministic regardless.
+  bool deterministic = false;
+  MathMode math = MathMode::Fp32;
+  std::int64_t workspace_limit = std::int64_t{256} << 20;  ///< bytes, per convolution pass
+};
+
 /// Memory the host can read and write; pinned on the CUDA backend.
 struct HostMemoryDeleter {
   std::function<void(std::byte*)> free;
@@ -103,6 +131,8 @@ class Device {
   /// Forward and backward kernels of `layer` at minibatch k.
   virtual std::unique_ptr<LayerKernel> createKernel(const Network& net, int layer,
                                                     std::int64_t k) = 0;
+  /// Sets `bytes` at `dst` (device memory) to zero. Call from within a compute-stream task.
+  virtual void fillZero(void* dst, std::int64_t bytes) = 0;
   /// One SGD step with momentum and weight decay, PyTorch's form: g += wd*w; v = mu*v + g;
   /// w -= lr*v. Call from within a compute-stream task.
   virtual void sgdStep(const SgdArgs& a) = 0;
@@ -112,6 +142,10 @@ class Device {
   virtual std::vector<std::pair<std::string, std::string>> libraryVersions() const = 0;
   /// Whether allocateHost() gives page-locked memory that the device copies from directly.
   virtual bool hostMemoryPinned() const = 0;
+  /// The options the device was opened with.
+  virtual const DeviceOptions& options() const = 0;
+  /// Installs (or, with nullptr, removes) the observer of task submission. Not owned.
+  virtual void setTaskObserver(TaskObserver* observer) = 0;
 };
 
 struct BackendInfo {
@@ -123,6 +157,7 @@ struct BackendInfo {
 std::vector<BackendInfo> listBackends();
 /// Opens "cpu", "cpu:0", "cuda", "cuda:N". An unknown backend, a backend this build lacks, or a
 /// device that is not there is Error(BadInput) with the reason and what is available.
-std::unique_ptr<Device> openDevice(std::string_view spec);
+/// `options` apply to the CUDA backend (the CPU backend keeps them for the record only).
+std::unique_ptr<Device> openDevice(std::string_view spec, const DeviceOptions& options = {});
 
 }  // namespace swapscope::rt

@@ -76,9 +76,11 @@ struct SwapExecutor::Impl {
   // Per layer: buffer indices (-1 where none).
   std::vector<int> fm, grad, saved, weights, weightGrad, momentum, runningStats;
   int labels = -1;
+  std::vector<int> workspaceAt;  // per step: its workspace buffer, -1 where none
   std::vector<std::unique_ptr<LayerKernel>> kernels;
   HostMemory hostScalars;  // the loss value read back
   HostMemory hostLogits;
+  HostMemory hostImages, hostLabels;  // the minibatch, staged in (pinned) host memory
 
   float* ptr(int buffer) const {
     if (buffer < 0) return nullptr;
@@ -137,8 +139,34 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   Impl& im = *m_impl;
   if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
   im.costs = computeLayerCosts(net);
+  const int layers = net.size();
+  // The kernels first: their workspaces enter the GMAP, so that they count against the budget.
+  im.kernels.resize(static_cast<std::size_t>(layers));
+  for (int i = 0; i < layers; ++i)
+    im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, i, k);
   m_gmap = buildGmap(net, im.costs, swapped);
+  {
+    const int steps = m_gmap.steps();
+    std::vector<LinearBytes> workspace(static_cast<std::size_t>(steps + 2));
+    bool any = false;
+    for (int s = 1; s <= steps; ++s) {
+      const int layer = m_gmap.step_layer[static_cast<std::size_t>(s)];
+      const bool backward = m_gmap.isBackwardStep(s);
+      const LayerKernel* kernel = im.kernels[static_cast<std::size_t>(layer)].get();
+      if (!kernel || (backward && !im.costs[static_cast<std::size_t>(layer)].backward_active))
+        continue;
+      workspace[static_cast<std::size_t>(s)].fixed = kernel->workspaceBytes(backward);
+      any = any || workspace[static_cast<std::size_t>(s)].fixed > 0;
+    }
+    if (any) m_gmap = buildGmap(net, im.costs, swapped, &workspace);
+  }
   im.gmapRef = &m_gmap;
+  im.workspaceAt.assign(static_cast<std::size_t>(m_gmap.steps() + 2), -1);
+  for (const GmapOp& op : m_gmap.ops) {
+    if (op.kind == GmapOpKind::Allocate &&
+        m_gmap.buffers[static_cast<std::size_t>(op.buffer)].kind == BufferKind::Workspace)
+      im.workspaceAt[static_cast<std::size_t>(op.step)] = op.buffer;
+  }
   m_curve = computeMemoryCurve(m_gmap);
 
   // Refuse a plan whose peak exceeds the budget.
@@ -246,7 +274,6 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   }
 
   // Buffers by layer.
-  const int layers = net.size();
   for (auto* v :
        {&im.fm, &im.grad, &im.saved, &im.weights, &im.weightGrad, &im.momentum, &im.runningStats})
     v->assign(layers, -1);
@@ -297,10 +324,8 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   }
   im.hostScalars = device.allocateHost(64);
   im.hostLogits = device.allocateHost(k * net.classes() * kFloatBytes);
-
-  im.kernels.resize(static_cast<std::size_t>(layers));
-  for (int i = 0; i < layers; ++i)
-    im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, i, k);
+  im.hostImages = device.allocateHost(k * net.sampleShape().numel() * kFloatBytes);
+  im.hostLabels = device.allocateHost(k * kLabelBytes);
 
   // The pool, and the persistent buffers with their initial values.
   im.pool = device.reservePool(budget);
@@ -330,6 +355,19 @@ const Network& SwapExecutor::network() const {
 
 const PoolStats& SwapExecutor::poolStats() const {
   return m_impl->alloc.stats();
+}
+
+std::vector<KernelChoice> SwapExecutor::kernelChoices() const {
+  std::vector<KernelChoice> out;
+  for (std::size_t i = 0; i < m_impl->kernels.size(); ++i) {
+    const LayerKernel* kernel = m_impl->kernels[i].get();
+    if (!kernel) continue;
+    KernelChoice c{static_cast<int>(i), kernel->algorithms(), kernel->workspaceBytes(false),
+                   m_impl->costs[i].backward_active ? kernel->workspaceBytes(true) : 0};
+    if (!c.algorithms.empty() || c.forward_workspace > 0 || c.backward_workspace > 0)
+      out.push_back(std::move(c));
+  }
+  return out;
 }
 
 void SwapExecutor::writeWeights(const std::vector<std::vector<float>>& weights,
@@ -367,10 +405,10 @@ void SwapExecutor::writeWeights(const std::vector<std::vector<float>>& weights,
                                    im.lastUse[p.buffer], {TaskKind::Readback, 0, p.buffer, bytes});
     im.use(p.buffer, StreamKind::Compute, seq);
     if (p.zero >= 0) {
-      const auto zseq = m_device.submit(
-          StreamKind::Compute, im.lastUse[p.zero],
-          [q = im.ptr(p.zero), bytes] { std::memset(q, 0, static_cast<std::size_t>(bytes)); },
-          {TaskKind::Update, 0, p.zero, 0});
+      const auto zseq =
+          m_device.submit(StreamKind::Compute, im.lastUse[p.zero],
+                          [this, q = im.ptr(p.zero), bytes] { m_device.fillZero(q, bytes); },
+                          {TaskKind::Update, 0, p.zero, 0});
       im.use(p.zero, StreamKind::Compute, zseq);
     }
   }
@@ -416,6 +454,10 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   std::vector<std::uint64_t> stepSeq(static_cast<std::size_t>(2 * n + 2), 0);
   float* lossHost = reinterpret_cast<float*>(im.hostScalars.get());
   const int input = net.inputLayer();
+  // The minibatch goes through (pinned) staging memory, so that its copies run asynchronously and
+  // never read the caller's memory after the call.
+  std::memcpy(im.hostImages.get(), images, static_cast<std::size_t>(im.bytesOf(im.fm[input])));
+  std::memcpy(im.hostLabels.get(), labels, static_cast<std::size_t>(im.bytesOf(im.labels)));
 
   for (const GmapOp& op : im.schedule) {
     const int b = op.buffer;
@@ -442,10 +484,10 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         const void* src = nullptr;
         Fence wait = im.pending[b];
         if (b == im.labels) {
-          src = labels;
+          src = im.hostLabels.get();
           rec.load_bytes += bytes;
         } else if (b == im.fm[input]) {
-          src = images;
+          src = im.hostImages.get();
           if (op.step == 1) {
             rec.load_bytes += bytes;
           } else {
@@ -495,6 +537,11 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
           wait[2] = std::max(wait[2], im.lastUse[t][2]);
           wait = fenceMax(wait, im.pending[t]);
         }
+        const int ws = im.workspaceAt[static_cast<std::size_t>(s)];
+        if (ws >= 0) {
+          a.workspace = im.ptr(ws);
+          wait = fenceMax(wait, im.pending[ws]);
+        }
         LayerKernel* kernel = im.kernels[layer].get();
         const bool active = !backward || cost.backward_active;
         const auto seq = m_device.submit(StreamKind::Compute, wait,
@@ -511,6 +558,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         inUse.emplace_back(seq, im.alloc.stats().in_use);
         for (int t : m_gmap.step_touches[s])
           im.use(t, StreamKind::Compute, seq);
+        im.use(ws, StreamKind::Compute, seq);
         for (int p : {im.weights[layer], im.weightGrad[layer], im.runningStats[layer]})
           im.use(p, StreamKind::Compute, seq);
         if (!backward && l.kind == LayerKind::SoftmaxCrossEntropy) {
@@ -623,8 +671,9 @@ EvalBatch SwapExecutor::evaluate(const float* images, const std::int32_t* labels
   im.allocate(im.fm[input], 1, false);
   {
     const std::int64_t bytes = im.bytesOf(im.fm[input]);
+    std::memcpy(im.hostImages.get(), images, static_cast<std::size_t>(bytes));
     const auto seq =
-        m_device.copy(StreamKind::SwapIn, im.ptr(im.fm[input]), images, bytes,
+        m_device.copy(StreamKind::SwapIn, im.ptr(im.fm[input]), im.hostImages.get(), bytes,
                       im.pending[im.fm[input]], {TaskKind::Prefetch, 1, im.fm[input], bytes});
     im.use(im.fm[input], StreamKind::SwapIn, seq);
   }
@@ -643,11 +692,21 @@ EvalBatch SwapExecutor::evaluate(const float* images, const std::int32_t* labels
     a.weights = im.ptr(im.weights[layer]);
     a.running_stats = im.ptr(im.runningStats[layer]);
     a.training = false;
+    const int ws = im.workspaceAt[static_cast<std::size_t>(s)];
+    if (ws >= 0) {
+      im.allocate(ws, s, false);
+      a.workspace = im.ptr(ws);
+      wait = fenceMax(wait, im.pending[ws]);
+    }
     LayerKernel* kernel = im.kernels[layer].get();
     const auto seq = m_device.submit(StreamKind::Compute, wait,
                                      [kernel, a = std::move(a)] { kernel->forward(a); },
                                      {TaskKind::Compute, s, -1, 0});
     im.use(im.fm[layer], StreamKind::Compute, seq);
+    if (ws >= 0) {
+      im.use(ws, StreamKind::Compute, seq);
+      im.release(ws);
+    }
     for (int src : net.inputsOf(layer))
       im.use(im.fm[src], StreamKind::Compute, seq);
     if (layer == logits) {

@@ -83,6 +83,14 @@ struct EvalBatch {
   double loss_sum = 0;  ///< sum of the per-sample losses
 };
 
+/// What a layer's kernel chose (the CUDA backend's convolution algorithms) and the workspace each
+/// of its steps holds in the pool.
+struct KernelChoice {
+  int layer = 0;
+  std::string algorithms;
+  std::int64_t forward_workspace = 0, backward_workspace = 0;
+};
+
 struct ExecutorOptions {
   bool hoist_prefetches = true;  ///< move prefetches earlier where the pool allows
   std::uint64_t seed = 1;        ///< initialisation and dropout
@@ -107,6 +115,8 @@ class SwapExecutor {
   /// Steps an offloaded FM's memory is kept from reuse after its release (0 at a tight budget).
   int reuseDelay() const { return m_reuseDelay; }
   const PoolStats& poolStats() const;
+  /// The layers whose kernels chose an algorithm or hold a workspace, in layer order.
+  std::vector<KernelChoice> kernelChoices() const;
   Device& device() { return m_device; }
 
   /// One training iteration on k samples (`images`: k * sample elements, `labels`: k values),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <cstdio>
 
-#include "runtime/cuda_check.h"
+#include "runtime/cuda/check.h"
 #include "runtime/gpu_inventory.h"
 
 namespace swapscope {

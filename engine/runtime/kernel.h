@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace swapscope::rt {
@@ -21,8 +22,9 @@ struct KernelArgs {
   float* running_stats = nullptr;
   void* saved = nullptr;
   const std::int32_t* labels = nullptr;
-  bool training = true;    ///< forward: batch statistics and dropout; false: inference
-  std::uint64_t seed = 0;  ///< dropout: the mask's seed for this iteration and layer
+  void* workspace = nullptr;  ///< the step's scratch in the pool (see LayerKernel::workspace)
+  bool training = true;       ///< forward: batch statistics and dropout; false: inference
+  std::uint64_t seed = 0;     ///< dropout: the mask's seed for this iteration and layer
 
   // Backward only.
   const float* out_grad = nullptr;  ///< gradient of the output (null for the loss)
@@ -36,6 +38,15 @@ class LayerKernel {
   virtual void forward(const KernelArgs& a) = 0;
   /// Writes in_grad (where not null) and, for layers with parameters, the weight gradient.
   virtual void backward(const KernelArgs& a) = 0;
+  /// Bytes of pool scratch the forward (or backward) step needs in KernelArgs::workspace. The
+  /// executor puts them into the GMAP, so that every workspace counts against the budget.
+  virtual std::int64_t workspaceBytes(bool backward) const {
+    (void)backward;
+    return 0;
+  }
+  /// The algorithms the kernel chose ("fwd IMPLICIT_GEMM 0 B; ..."), or empty where it had no
+  /// choice to make.
+  virtual std::string algorithms() const { return {}; }
 };
 
 }  // namespace swapscope::rt

@@ -7,10 +7,17 @@
 #include <cmath>
 #include <cstdint>
 
+// The CUDA backend's dropout kernel draws the same masks as the CPU backend.
+#if defined(__CUDACC__)
+#define SWAPSCOPE_HOST_DEVICE __host__ __device__
+#else
+#define SWAPSCOPE_HOST_DEVICE
+#endif
+
 namespace swapscope::rt {
 
 /// SplitMix64's finaliser: a bijective 64-bit mix.
-constexpr std::uint64_t mix64(std::uint64_t x) {
+SWAPSCOPE_HOST_DEVICE constexpr std::uint64_t mix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -23,7 +30,7 @@ constexpr std::uint64_t deriveSeed(std::uint64_t seed, std::uint64_t a, std::uin
 }
 
 /// Uniform in [0, 1) with 53 random bits.
-inline double uniform01(std::uint64_t seed, std::uint64_t index) {
+SWAPSCOPE_HOST_DEVICE inline double uniform01(std::uint64_t seed, std::uint64_t index) {
   return static_cast<double>(mix64(seed ^ mix64(index)) >> 11) * 0x1.0p-53;
 }
 

@@ -65,6 +65,11 @@ class CpuStreams {
       w.join();
   }
 
+  void setObserver(TaskObserver* o) {
+    std::lock_guard lock(m_mutex);
+    m_observer = o;
+  }
+
   std::uint64_t submit(StreamKind s, const Fence& waitFor, std::function<void()> work,
                        const TaskTag& tag) {
     const int i = static_cast<int>(s);
@@ -129,15 +134,18 @@ class CpuStreams {
       Task task = std::move(m_queues[i].front());
       m_queues[i].pop_front();
       const bool skip = m_failure != nullptr;  // after a failure, tasks complete without work
+      TaskObserver* observer = m_observer;
       lock.unlock();
       const std::int64_t start = nowNs();
       std::exception_ptr failure;
       if (!skip) {
+        if (observer) observer->taskBegin(static_cast<StreamKind>(i), task.tag);
         try {
           task.work();
         } catch (...) {
           failure = std::current_exception();
         }
+        if (observer) observer->taskEnd(static_cast<StreamKind>(i), task.tag);
       }
       const std::int64_t end = nowNs();
       lock.lock();
@@ -156,12 +164,14 @@ class CpuStreams {
   Fence m_completed{};
   std::vector<TaskTiming> m_timings;
   std::exception_ptr m_failure;
+  TaskObserver* m_observer = nullptr;
   bool m_stop = false;
   std::thread m_workers[kStreamCount];
 };
 
 class CpuDevice final : public Device {
  public:
+  explicit CpuDevice(const DeviceOptions& options) : m_options(options) {}
   std::string backendName() const override { return "cpu"; }
   std::string deviceName() const override { return "cpu:0 " + cpuDescription(); }
   std::vector<std::pair<std::string, std::string>> libraryVersions() const override {
@@ -230,6 +240,11 @@ class CpuDevice final : public Device {
     return cpu::createCpuKernel(m_context, net, layer, k);
   }
   std::int64_t otherBytes() const override { return m_context.bytes(); }
+  const DeviceOptions& options() const override { return m_options; }
+  void setTaskObserver(TaskObserver* observer) override { m_streams.setObserver(observer); }
+  void fillZero(void* dst, std::int64_t bytes) override {
+    std::memset(dst, 0, static_cast<std::size_t>(bytes));
+  }
   void sgdStep(const SgdArgs& a) override {
     for (std::int64_t i = 0; i < a.count; ++i) {
       const float g = a.grad[i] + a.weight_decay * a.weights[i];
@@ -240,6 +255,7 @@ class CpuDevice final : public Device {
 
  private:
   static constexpr std::int64_t kPoolAlignment = 64;  // one cache line; AVX-512 loads
+  DeviceOptions m_options;
   struct FreeDeleter {
     void operator()(std::byte* p) const { std::free(p); }
   };
@@ -251,8 +267,8 @@ class CpuDevice final : public Device {
 }  // namespace
 }  // namespace cpu
 
-std::unique_ptr<Device> createCpuDevice() {
-  return std::make_unique<cpu::CpuDevice>();
+std::unique_ptr<Device> createCpuDevice(const DeviceOptions& options) {
+  return std::make_unique<cpu::CpuDevice>(options);
 }
 
 }  // namespace swapscope::rt

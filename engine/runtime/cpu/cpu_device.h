@@ -11,7 +11,7 @@
 namespace swapscope::rt {
 
 /// The CPU backend's one device, "cpu:0".
-std::unique_ptr<Device> createCpuDevice();
+std::unique_ptr<Device> createCpuDevice(const DeviceOptions& options = {});
 /// "Intel(R) Xeon(R) ... (2 threads)": the processor model and the threads oneDNN uses.
 std::string cpuDescription();
 

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#include "cli/device_options.h"
+
+#include "common/bytes.h"
+#include "common/error.h"
+
+namespace swapscope::cli {
+
+void addDeviceOptions(ArgParser& args) {
+  args.option("--device", "DEV", "cpu (default); cuda[:N] where built and present");
+  args.option("--conv-algo", "P",
+              "cuda: performance (default: cuDNN's fastest within --workspace-limit) or memory "
+              "(the least workspace), per layer as in vDNN");
+  args.flag("--deterministic",
+            "cuda: deterministic algorithms only, chosen without timing (bit-identical runs)");
+  args.option("--math", "M", "cuda: fp32 (default, no tensor-core rounding) or tf32");
+  args.option("--workspace-limit", "SIZE",
+              "cuda: the largest workspace one convolution pass may take under --conv-algo "
+              "performance (default 256MiB); workspaces count against the budget");
+}
+
+rt::DeviceOptions deviceOptions(const ArgParser& args) {
+  rt::DeviceOptions o;
+  if (auto v = args.value("--conv-algo")) {
+    if (*v == "performance") {
+      o.conv_algo = rt::ConvAlgoPolicy::Performance;
+    } else if (*v == "memory") {
+      o.conv_algo = rt::ConvAlgoPolicy::Memory;
+    } else {
+      throwBadInput("--conv-algo: unknown policy '" + *v + "' (choose performance or memory)");
+    }
+  }
+  if (auto v = args.value("--math")) {
+    if (*v == "fp32") {
+      o.math = rt::MathMode::Fp32;
+    } else if (*v == "tf32") {
+      o.math = rt::MathMode::Tf32;
+    } else {
+      throwBadInput("--math: unknown mode '" + *v + "' (choose fp32 or tf32)");
+    }
+  }
+  o.deterministic = args.has("--deterministic");
+  if (auto v = args.value("--workspace-limit"))
+    o.workspace_limit = parseByteSize(*v, "--workspace-limit");
+  return o;
+}
+
+std::unique_ptr<rt::Device> openDevice(const ArgParser& args) {
+  return rt::openDevice(args.value("--device").value_or("cpu"), deviceOptions(args));
+}
+
+}  // namespace swapscope::cli

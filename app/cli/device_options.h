@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+/// @brief The options every verb that runs the engine uses to open its device: --device, and for
+/// the CUDA backend --conv-algo, --deterministic, --math and --workspace-limit.
+#pragma once
+
+#include <memory>
+
+#include "cli/args.h"
+#include "runtime/device.h"
+
+namespace swapscope::cli {
+
+void addDeviceOptions(ArgParser& args);
+/// The DeviceOptions the flags say; Error(BadInput) naming the option on a bad value.
+rt::DeviceOptions deviceOptions(const ArgParser& args);
+/// Opens --device (default cpu) with deviceOptions().
+std::unique_ptr<rt::Device> openDevice(const ArgParser& args);
+
+}  // namespace swapscope::cli

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#include "collectors/kernel_collector.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "collectors/cupti_collector.h"
+#include "common/error.h"
+
+namespace swapscope::collect {
+
+std::int64_t KernelProfile::kernelTotalNs() const {
+  std::int64_t total = 0;
+  for (const StepKernels& s : steps)
+    total += s.kernel_ns;
+  return total;
+}
+
+namespace {
+
+bool overlaps(const std::vector<std::pair<std::int64_t, std::int64_t>>& busy, std::int64_t start,
+              std::int64_t end) {
+  // `busy` is sorted by start: any interval that starts before `end` and ends after `start`.
+  for (const auto& [lo, hi] : busy) {
+    if (lo >= end) break;
+    if (hi > start) return true;
+  }
+  return false;
+}
+
+class TimelineCollector final : public KernelCollector {
+ public:
+  TimelineCollector(rt::Device& device, std::string source)
+      : KernelCollector(false, std::move(source)), m_pinned(device.hostMemoryPinned()) {}
+  void attach() override {}
+  void detach() override {}
+  void taskBegin(rt::StreamKind, const rt::TaskTag&) override {}
+  void taskEnd(rt::StreamKind, const rt::TaskTag&) override {}
+  KernelProfile take(const rt::IterationRecord& rec) override {
+    return profileFromTimeline(rec, m_pinned);
+  }
+
+ private:
+  bool m_pinned;
+};
+
+}  // namespace
+
+KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned) {
+  KernelProfile p;
+  std::map<int, std::int64_t> perStep;
+  std::vector<std::pair<std::int64_t, std::int64_t>> busy;
+  for (const rt::TimelineOp& op : rec.ops) {
+    if (op.stream != rt::StreamKind::Compute) continue;
+    if (op.kind != rt::TaskKind::Compute && op.kind != rt::TaskKind::Update) continue;
+    perStep[op.step] += op.end_ns - op.start_ns;
+    busy.emplace_back(op.start_ns, op.end_ns);
+  }
+  for (const auto& [step, ns] : perStep)
+    p.steps.push_back({step, ns, -1});
+  std::sort(busy.begin(), busy.end());
+  for (const rt::TimelineOp& op : rec.ops) {
+    if (op.kind != rt::TaskKind::Offload && op.kind != rt::TaskKind::Prefetch) continue;
+    p.transfers.push_back({op.kind, op.step, op.buffer, op.kind == rt::TaskKind::Prefetch, op.bytes,
+                           op.start_ns, op.end_ns, pinned, overlaps(busy, op.start_ns, op.end_ns)});
+  }
+  return p;
+}
+
+std::unique_ptr<KernelCollector> KernelCollector::create(rt::Device& device, bool want_cupti) {
+  const std::string fallback =
+      device.backendName() == "cuda" ? "CUDA events" : device.backendName() + " task timers";
+  if (!want_cupti) {
+    return std::make_unique<TimelineCollector>(device, fallback + " (CUPTI not asked for)");
+  }
+  if (device.backendName() != "cuda") {
+    return std::make_unique<TimelineCollector>(
+        device, fallback + " (CUPTI unavailable: the device is not a CUDA device)");
+  }
+  std::string why;
+  auto cupti = createCuptiCollector(device, why);
+  if (cupti) return cupti;
+  return std::make_unique<TimelineCollector>(device,
+                                             fallback + " (CUPTI unavailable: " + why + ")");
+}
+
+}  // namespace swapscope::collect

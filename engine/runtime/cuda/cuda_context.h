@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+/// @brief What the CUDA kernels share: the device's options, its compute stream, and the cuDNN
+/// and cuBLAS handles bound to that stream. Kernels only run on the compute stream.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "analysis/layer_cost.h"
+#include "graph/network.h"
+#include "runtime/device.h"
+#include "runtime/kernel.h"
+
+namespace swapscope::rt::cuda {
+
+struct CudaContext {
+  DeviceOptions options;
+  cudaStream_t compute = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  cublasHandle_t cublas = nullptr;
+  /// Layer costs of the network kernels are being created for (which inputs need a gradient).
+  std::string costs_hash;  ///< structureHash() of that network
+  std::vector<LayerCost> costs;
+};
+
+std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net, int layer,
+                                              std::int64_t k);
+
+}  // namespace swapscope::rt::cuda

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+/// @brief The small CUDA kernels of the backend, for what cuDNN and cuBLAS do not cover: the SGD
+/// update, elementwise sums and copies, concatenation, adaptive average pooling, dropout, the
+/// softmax cross-entropy loss and the linear layer's bias. Every launcher enqueues on `stream`
+/// and returns at once. None uses atomics: each output element is written by one thread in a
+/// fixed order, so every result is deterministic.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace swapscope::rt::cuda::ops {
+
+using i64 = std::int64_t;
+
+/// PyTorch's SGD: g += wd*w; v = mu*v + g; w -= lr*v.
+void sgd(cudaStream_t stream, float* w, const float* g, float* v, i64 n, float lr, float mu,
+         float wd);
+/// dst = src, or dst += src when `accumulate`.
+void copyOrAdd(cudaStream_t stream, float* dst, const float* src, i64 n, bool accumulate);
+/// For each of `rows` rows: dst[r*dstPitch + j] (=|+=) src[r*srcPitch + j], j < width (floats).
+void stridedCopy(cudaStream_t stream, float* dst, i64 dstPitch, const float* src, i64 srcPitch,
+                 i64 width, i64 rows, bool accumulate);
+/// y[r][c] += bias[c] for a row-major rows x cols matrix.
+void addBiasRows(cudaStream_t stream, float* y, const float* bias, i64 rows, i64 cols);
+/// out[c] = sum over r of x[r][c], summed in row order.
+void columnSums(cudaStream_t stream, float* out, const float* x, i64 rows, i64 cols);
+/// PyTorch's adaptive average pooling over `planes` planes of h x w into oh x ow.
+void adaptiveAvgPoolForward(cudaStream_t stream, float* out, const float* in, i64 planes, i64 h,
+                            i64 w, i64 oh, i64 ow);
+void adaptiveAvgPoolBackward(cudaStream_t stream, float* dx, const float* dy, i64 planes, i64 h,
+                             i64 w, i64 oh, i64 ow, bool accumulate);
+/// Inverted dropout with the CPU backend's counter-based mask (rt::uniform01(seed, index) >= p
+/// keeps an element); inference copies and keeps every element.
+void dropoutForward(cudaStream_t stream, float* out, std::uint8_t* mask, const float* in, i64 n,
+                    double p, std::uint64_t seed, bool training);
+void dropoutBackward(cudaStream_t stream, float* dx, const float* dy, const std::uint8_t* mask,
+                     i64 n, double p, bool accumulate);
+/// Mean softmax cross-entropy of k rows of `classes` logits, into loss[0]. A label outside
+/// [0, classes) makes the loss NaN, never a silent number (the trainer checks labels first).
+void softmaxXentForward(cudaStream_t stream, float* loss, const float* z,
+                        const std::int32_t* labels, i64 k, i64 classes);
+/// dz = (softmax(z) - onehot(y)) / k, or added to dz when `accumulate`.
+void softmaxXentBackward(cudaStream_t stream, float* dz, const float* z, const std::int32_t* labels,
+                         i64 k, i64 classes, bool accumulate);
+
+}  // namespace swapscope::rt::cuda::ops
