@@ -13,33 +13,11 @@
 #include "graph/zoo.h"
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/dataset.h"
+#include "runtime/test_networks.h"
 #include "runtime/trainer.h"
 
 namespace swapscope::rt {
 namespace {
-
-/// One network with every layer kind: conv, bn, relu, both poolings, concat, add, adaptive
-/// pooling, flatten, dropout, linear and the loss.
-Network everyKind() {
-  NetworkBuilder b("every-kind");
-  auto x = b.input("data", Shape{{3, 12, 12}});
-  x = b.conv("conv1", x, 8, 3, 1, 1, /*bias=*/true);
-  x = b.batchNorm("bn1", x);
-  x = b.relu("relu1", x);
-  x = b.maxPool("pool1", x, 3, 2, 1);
-  auto left = b.conv("left", x, 4, 1);
-  auto right = b.relu("right.relu", b.conv("right", x, 4, 3, 1, 1));
-  auto cat = b.concat("cat", {left, right});
-  auto sum = b.add("sum", {cat, x});
-  x = b.relu("relu2", sum);
-  x = b.avgPool("pool2", x, 2, 2);
-  x = b.adaptiveAvgPool("gap", x, 2, 2);
-  x = b.flatten("flat", x);
-  x = b.dropout("drop", x, 0.25);
-  x = b.linear("fc", x, 10);
-  b.loss("loss", x);
-  return std::move(b).build();
-}
 
 std::int64_t analyzerPeak(const Network& net, SwapPolicy policy, std::int64_t k) {
   const auto costs = computeLayerCosts(net);
