@@ -263,5 +263,38 @@ TEST(CliRunData, RunsOnFashionMnistOrExplainsWhyNot) {
   fs::remove(plan);
 }
 
+TEST(CliRunCollector, ProfilesAgainUnderTheCollectorAndReportsItsOverhead) {
+  const fs::path plan = scratch("collector.json");
+  ASSERT_EQ(testing::run({"plan", "--db", kSample, "--budget", "16MiB", "--batch", "8", "--policy",
+                          "swap-all", "--out", plan.string()})
+                .code,
+            0);
+  const auto bad = testing::run({"run", "--plan", plan.string(), "--collector", "nvprof"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("unknown collector 'nvprof'"), std::string::npos) << bad.err;
+
+  const auto r = testing::run({"run", "--plan", plan.string(), "--iters", "2", "--warmup", "0",
+                               "--collector", "cupti", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& c = j["collector"];
+  // On the CPU backend CUPTI falls back to the task timers, and says why.
+  EXPECT_NE(c["source"].get<std::string>().find("CUPTI unavailable"), std::string::npos) << c;
+  EXPECT_EQ(c["iterations"], 2);
+  EXPECT_GT(c["t_iter_profiled_s"].get<double>(), 0.0);
+  EXPECT_NEAR(c["overhead"].get<double>(),
+              c["t_iter_profiled_s"].get<double>() / c["t_iter_unprofiled_s"].get<double>() - 1,
+              1e-12);
+  EXPECT_GT(c["transfers"]["d2h"]["bytes"].get<std::int64_t>(), 0);  // swap-all offloads
+  EXPECT_GT(c["steps"].size(), 0u);
+
+  const auto text = testing::run({"run", "--plan", plan.string(), "--iters", "1", "--warmup", "0",
+                                  "--collector", "events"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("collector: cpu task timers"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("overhead"), std::string::npos) << text.out;
+  fs::remove(plan);
+}
+
 }  // namespace
 }  // namespace swapscope::cli
