@@ -359,8 +359,10 @@ class ConvKernel final : public LayerKernel {
 };
 
 // ---------------------------------------------------------------------------------------------
-/// Linear on cuBLAS. Row-major X [k, in], W [out, in], Y [k, out] are column-major X^T, W^T,
-/// Y^T, so Y^T = W X^T is gemm(T, N); dX^T = W^T... in column-major terms Wc dYc; dW^T = X^T dY.
+/// Linear on cuBLAS. cuBLAS is column-major, and a row-major [r, c] matrix is its transpose
+/// there: with X [k, in], W [out, in] and Y [k, out] row-major, Y^T = W X^T is
+/// gemm(T, N, out, k, in); the data gradient dX^T = W^T dY^T is gemm(N, N, in, k, out); the
+/// weight gradient dW^T = X^T dY is gemm(N, T, in, out, k).
 class LinearKernel final : public LayerKernel {
  public:
   LinearKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t k)

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The PyTorch peer of Swapscope's GPU validation: torchvision's ResNets trained on synthetic data
+with the optimizer Swapscope uses (SGD, lr 0.01, momentum 0.9, weight decay 5e-4), fp32 NCHW.
+
+  torch_train.py throughput --model resnet50 --batch 64 [--iters 30] [--warmup 5] [--math fp32]
+  torch_train.py largest-k --model resnet152 --budget-gib 8 [--hi 1024]
+
+`throughput` prints JSON with the median iteration time and images/s. `largest-k` caps the
+process with torch.cuda.set_per_process_memory_fraction and bisects the largest minibatch whose
+training iteration runs without running out of memory. Both print one JSON object.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torchvision
+
+
+def set_math(mode):
+    tf32 = mode == "tf32"
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = False  # heuristics, as Swapscope's default choice
+
+
+def make(model, classes=1000):
+    net = getattr(torchvision.models, model)(weights=None, num_classes=classes).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    return net, opt
+
+
+def step(net, opt, x, y):
+    opt.zero_grad(set_to_none=True)
+    loss = torch.nn.functional.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def throughput(args):
+    set_math(args.math)
+    net, opt = make(args.model)
+    x = torch.randn(args.batch, 3, args.size, args.size, device="cuda")
+    y = torch.randint(0, 1000, (args.batch,), device="cuda")
+    times = []
+    for i in range(args.warmup + args.iters):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        step(net, opt, x, y)
+        torch.cuda.synchronize()
+        if i >= args.warmup:
+            times.append(time.perf_counter() - t0)
+    med = statistics.median(times)
+    return {"framework": "pytorch " + torch.__version__, "model": args.model, "batch": args.batch,
+            "math": args.math, "iterations": args.iters, "t_iter_median_s": med,
+            "images_per_s": args.batch / med, "gpu": torch.cuda.get_device_name(0),
+            "peak_allocated": torch.cuda.max_memory_allocated()}
+
+
+def fits(model, k, size):
+    try:
+        net, opt = make(model)
+        x = torch.randn(k, 3, size, size, device="cuda")
+        y = torch.randint(0, 1000, (k,), device="cuda")
+        step(net, opt, x, y)
+        step(net, opt, x, y)  # the optimizer's state exists from the second step on
+        torch.cuda.synchronize()
+        return True
+    except torch.cuda.OutOfMemoryError:
+        return False
+    finally:
+        net = opt = x = y = None
+        torch.cuda.empty_cache()
+
+
+def largest_k(args):
+    set_math(args.math)
+    total = torch.cuda.get_device_properties(0).total_memory
+    cap = args.budget_gib * (1 << 30)
+    torch.cuda.set_per_process_memory_fraction(min(1.0, cap / total), 0)
+    lo, hi = 0, args.hi  # fits(lo) holds (0 trivially); bisect for the last k that fits
+    if fits(args.model, hi, args.size):
+        return {"model": args.model, "budget_gib": args.budget_gib, "largest_k": None,
+                "note": f"k = {hi} fits; raise --hi"}
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(args.model, mid, args.size):
+            lo = mid
+        else:
+            hi = mid
+    return {"framework": "pytorch " + torch.__version__, "model": args.model,
+            "budget_gib": args.budget_gib, "memory_fraction": cap / total, "largest_k": lo,
+            "gpu": torch.cuda.get_device_name(0)}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("mode", choices=["throughput", "largest-k"])
+    p.add_argument("--model", default="resnet50")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--size", type=int, default=224)
+    p.add_argument("--iters", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--math", choices=["fp32", "tf32"], default="fp32")
+    p.add_argument("--budget-gib", type=float, default=8.0)
+    p.add_argument("--hi", type=int, default=1024)
+    args = p.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("torch_train.py: no CUDA device is available to PyTorch")
+    out = throughput(args) if args.mode == "throughput" else largest_k(args)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
