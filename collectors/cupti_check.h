@@ -7,7 +7,7 @@
 
 #include <cupti.h>
 
-#include "common/error.h"
+#include "runtime/cuda/check.h"
 
 namespace swapscope::detail {
 
@@ -20,14 +20,7 @@ inline std::string cuptiResultText(CUptiResult r) {
 
 [[noreturn]] inline void throwCuptiError(CUptiResult r, const char* call, const char* file,
                                          int line) {
-  std::string message = call;
-  message += " failed: ";
-  message += cuptiResultText(r);
-  message += " at ";
-  message += file;
-  message += ":";
-  message += std::to_string(line);
-  throw Error(ErrorKind::Runtime, message);
+  throwLibraryError("CUPTI", cuptiResultText(r), call, file, line);
 }
 
 }  // namespace swapscope::detail

@@ -221,14 +221,7 @@ class CuptiCollector final : public KernelCollector {
       if (kind != rt::TaskKind::Offload && kind != rt::TaskKind::Prefetch) continue;
       const bool toDevice = c.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
       const std::uint8_t hostKind = toDevice ? c.src_kind : c.dst_kind;
-      bool overlapped = false;
-      for (const auto& [lo, hi] : busy) {
-        if (lo >= c.end) break;
-        if (hi > c.start) {
-          overlapped = true;
-          break;
-        }
-      }
+      const bool overlapped = overlapsAny(busy, c.start, c.end);
       p.transfers.push_back({kind, idStep(it->second), idBuffer(it->second), toDevice, c.bytes,
                              c.start - origin, c.end - origin,
                              hostKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED, overlapped});

@@ -19,16 +19,6 @@ std::int64_t KernelProfile::kernelTotalNs() const {
 
 namespace {
 
-bool overlaps(const std::vector<std::pair<std::int64_t, std::int64_t>>& busy, std::int64_t start,
-              std::int64_t end) {
-  // `busy` is sorted by start: any interval that starts before `end` and ends after `start`.
-  for (const auto& [lo, hi] : busy) {
-    if (lo >= end) break;
-    if (hi > start) return true;
-  }
-  return false;
-}
-
 class TimelineCollector final : public KernelCollector {
  public:
   TimelineCollector(rt::Device& device, std::string source)
@@ -47,6 +37,15 @@ class TimelineCollector final : public KernelCollector {
 
 }  // namespace
 
+bool overlapsAny(const std::vector<std::pair<std::int64_t, std::int64_t>>& busy, std::int64_t start,
+                 std::int64_t end) {
+  for (const auto& [lo, hi] : busy) {
+    if (lo >= end) break;
+    if (hi > start) return true;
+  }
+  return false;
+}
+
 KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned) {
   KernelProfile p;
   std::map<int, std::int64_t> perStep;
@@ -63,7 +62,8 @@ KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned) {
   for (const rt::TimelineOp& op : rec.ops) {
     if (op.kind != rt::TaskKind::Offload && op.kind != rt::TaskKind::Prefetch) continue;
     p.transfers.push_back({op.kind, op.step, op.buffer, op.kind == rt::TaskKind::Prefetch, op.bytes,
-                           op.start_ns, op.end_ns, pinned, overlaps(busy, op.start_ns, op.end_ns)});
+                           op.start_ns, op.end_ns, pinned,
+                           overlapsAny(busy, op.start_ns, op.end_ns)});
   }
   return p;
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/device.h"
@@ -69,6 +70,10 @@ class KernelCollector : public rt::TaskObserver {
   bool m_cupti;
   std::string m_source;
 };
+
+/// Whether any of the intervals `busy` (sorted by start) overlaps [start, end).
+bool overlapsAny(const std::vector<std::pair<std::int64_t, std::int64_t>>& busy, std::int64_t start,
+                 std::int64_t end);
 
 /// The fallback's profile, from an iteration's task timeline alone (exposed for tests).
 KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned);

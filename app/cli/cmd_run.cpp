@@ -207,6 +207,12 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const std::uint64_t seed = seedOption(args);
 
   const std::unique_ptr<rt::Device> device = openDevice(args);
+  std::string collectorName = args.value("--collector").value_or("auto");
+  if (collectorName == "auto") collectorName = device->backendName() == "cuda" ? "cupti" : "off";
+  if (collectorName != "cupti" && collectorName != "events" && collectorName != "off") {
+    throwBadInput("--collector: unknown collector '" + collectorName +
+                  "' (choose auto, cupti, events or off)");
+  }
   rt::ExecutorOptions options;
   options.seed = seed;
   rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
@@ -262,18 +268,11 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const double mIter = median(times), mStall = median(stalls);
 
   // The collector's pass: the same number of iterations again, profiled.
-  const std::string collectorName =
-      args.value("--collector").value_or(device->backendName() == "cuda" ? "cupti" : "off");
-  if (collectorName != "cupti" && collectorName != "events" && collectorName != "off" &&
-      collectorName != "auto") {
-    throwBadInput("--collector: unknown collector '" + collectorName +
-                  "' (choose auto, cupti, events or off)");
-  }
   std::unique_ptr<collect::KernelCollector> collector;
   std::vector<double> profiledTimes;
   collect::KernelProfile profile;
-  if (collectorName != "off" && !(collectorName == "auto" && device->backendName() != "cuda")) {
-    collector = collect::KernelCollector::create(*device, collectorName != "events");
+  if (collectorName != "off") {
+    collector = collect::KernelCollector::create(*device, collectorName == "cupti");
     collector->attach();
     for (std::int64_t it = 0; it < iters && !interrupt.flag().load(); ++it) {
       const std::int64_t first = ((warmup + iters + it) % batches) * k;
@@ -284,13 +283,13 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       profile = collector->take(rec);  // the last profiled iteration's
     }
     collector->detach();
+    if (profiledTimes.empty()) collector.reset();  // interrupted before the first
   }
-  const double overhead = profiledTimes.empty() ? 0.0 : median(profiledTimes) / mIter - 1.0;
   const std::int64_t mPeak = ex.poolStats().high_water;
   if (db) {
     if (collector) {
       db->setMeta("collector", collector->source());
-      db->setMeta("collector_overhead", formatFixed(overhead, 4));
+      db->setMeta("collector_overhead", formatFixed(median(profiledTimes) / mIter - 1.0, 4));
     }
     db->setMeta("kernel_choices", kernelChoicesJson(net, ex).dump());
     db->addBatch({k, plan.policy, warmup, ex.predictedPeak(), mPeak, ex.reuseDelay(),

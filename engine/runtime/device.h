@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/layer_cost.h"
 #include "graph/network.h"
 #include "runtime/kernel.h"
 #include "runtime/pool_allocator.h"
@@ -128,8 +129,10 @@ class Device {
   /// The device clock in nanoseconds; TaskTiming uses the same clock.
   virtual std::int64_t nowNs() const = 0;
 
-  /// Forward and backward kernels of `layer` at minibatch k.
-  virtual std::unique_ptr<LayerKernel> createKernel(const Network& net, int layer,
+  /// Forward and backward kernels of `layer` at minibatch k. `costs` are the network's layer
+  /// costs (computeLayerCosts): which inputs need a gradient decides a kernel's workspace.
+  virtual std::unique_ptr<LayerKernel> createKernel(const Network& net,
+                                                    const std::vector<LayerCost>& costs, int layer,
                                                     std::int64_t k) = 0;
   /// Sets `bytes` at `dst` (device memory) to zero. Call from within a compute-stream task.
   virtual void fillZero(void* dst, std::int64_t bytes) = 0;

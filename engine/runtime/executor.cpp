@@ -143,7 +143,7 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   // The kernels first: their workspaces enter the GMAP, so that they count against the budget.
   im.kernels.resize(static_cast<std::size_t>(layers));
   for (int i = 0; i < layers; ++i)
-    im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, i, k);
+    im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, im.costs, i, k);
   m_gmap = buildGmap(net, im.costs, swapped);
   {
     const int steps = m_gmap.steps();

@@ -22,7 +22,7 @@ struct KernelArgs {
   float* running_stats = nullptr;
   void* saved = nullptr;
   const std::int32_t* labels = nullptr;
-  void* workspace = nullptr;  ///< the step's scratch in the pool (see LayerKernel::workspace)
+  void* workspace = nullptr;  ///< the step's scratch in the pool (see LayerKernel::workspaceBytes)
   bool training = true;       ///< forward: batch statistics and dropout; false: inference
   std::uint64_t seed = 0;     ///< dropout: the mask's seed for this iteration and layer
 

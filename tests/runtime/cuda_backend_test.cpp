@@ -82,9 +82,9 @@ class ScratchDevice final : public Device {
   void synchronize() override { m_cpu->synchronize(); }
   std::vector<TaskTiming> takeTimings() override { return m_cpu->takeTimings(); }
   std::int64_t nowNs() const override { return m_cpu->nowNs(); }
-  std::unique_ptr<LayerKernel> createKernel(const Network& net, int layer,
-                                            std::int64_t k) override {
-    auto inner = m_cpu->createKernel(net, layer, k);
+  std::unique_ptr<LayerKernel> createKernel(const Network& net, const std::vector<LayerCost>& costs,
+                                            int layer, std::int64_t k) override {
+    auto inner = m_cpu->createKernel(net, costs, layer, k);
     if (net.layer(layer).kind != LayerKind::Conv2d) return inner;
     return std::make_unique<ScratchKernel>(std::move(inner), m_scratch, &m_pool, &m_poolBytes);
   }

@@ -62,7 +62,7 @@ void checkGradients(GradCase c) {
   const std::int64_t k = c.k;
   const auto costs = computeLayerCosts(net);
   const LayerCost& cost = costs[layer];
-  auto kernel = device->createKernel(net, layer, k);
+  auto kernel = device->createKernel(net, computeLayerCosts(net), layer, k);
   const bool isLoss = net.layer(layer).kind == LayerKind::SoftmaxCrossEntropy;
 
   // Inputs and weights, in double for the reference and float for the kernel.
@@ -455,7 +455,7 @@ TEST(KernelGradients, BatchNormUpdatesRunningStatisticsLikePyTorch) {
   b.loss("loss", x);
   Network net = std::move(b).build();
   auto device = createCpuDevice();
-  auto kernel = device->createKernel(net, net.indexOf("bn"), 2);
+  auto kernel = device->createKernel(net, computeLayerCosts(net), net.indexOf("bn"), 2);
   std::vector<float> in{1, 3, 5, 7}, out(4), w{1, 1, 0, 0}, running{0, 1}, saved(2);
   KernelArgs a;
   a.in = {in.data()};

@@ -235,8 +235,8 @@ class CpuDevice final : public Device {
   std::vector<TaskTiming> takeTimings() override { return m_streams.takeTimings(); }
   std::int64_t nowNs() const override { return m_streams.nowNs(); }
 
-  std::unique_ptr<LayerKernel> createKernel(const Network& net, int layer,
-                                            std::int64_t k) override {
+  std::unique_ptr<LayerKernel> createKernel(const Network& net, const std::vector<LayerCost>&,
+                                            int layer, std::int64_t k) override {
     return cpu::createCpuKernel(m_context, net, layer, k);
   }
   std::int64_t otherBytes() const override { return m_context.bytes(); }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @brief The checked-call macro for the CUDA runtime: a failing call throws Error(Runtime) that
 /// carries the call, the error name and text, the file and the line. Never exit(): the GUI hosts
-/// the engine.
+/// the engine. The cuDNN, cuBLAS (dnn_check.h) and CUPTI (collectors/cupti_check.h) macros throw
+/// through the same throwLibraryError.
 #pragma once
 
 #include <string>
@@ -12,11 +13,28 @@
 
 namespace swapscope::detail {
 
+/// "<call> failed: <library> <status> at <file>:<line>" as Error(Runtime).
+[[noreturn]] inline void throwLibraryError(const char* library, const std::string& status,
+                                           const char* call, const char* file, int line) {
+  std::string message = call;
+  message += " failed: ";
+  message += library;
+  message += " ";
+  message += status;
+  message += " at ";
+  message += file;
+  message += ":";
+  message += std::to_string(line);
+  throw Error(ErrorKind::Runtime, message);
+}
+
 [[noreturn]] inline void throwCudaError(cudaError_t status, const char* call, const char* file,
                                         int line) {
-  throw Error(ErrorKind::Runtime, std::string(call) + " failed: " + cudaGetErrorName(status) +
-                                      " (" + cudaGetErrorString(status) + ") at " + file + ":" +
-                                      std::to_string(line));
+  std::string text = cudaGetErrorName(status);
+  text += " (";
+  text += cudaGetErrorString(status);
+  text += ")";
+  throwLibraryError("CUDA", text, call, file, line);
 }
 
 }  // namespace swapscope::detail

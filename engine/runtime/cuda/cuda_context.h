@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include <cublas_v2.h>
@@ -24,12 +23,10 @@ struct CudaContext {
   cudaStream_t compute = nullptr;
   cudnnHandle_t cudnn = nullptr;
   cublasHandle_t cublas = nullptr;
-  /// Layer costs of the network kernels are being created for (which inputs need a gradient).
-  std::string costs_hash;  ///< structureHash() of that network
-  std::vector<LayerCost> costs;
 };
 
-std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net, int layer,
+std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net,
+                                              const std::vector<LayerCost>& costs, int layer,
                                               std::int64_t k);
 
 }  // namespace swapscope::rt::cuda

@@ -64,12 +64,9 @@ class CudaDevice final : public Device {
   }
 
   ~CudaDevice() override {
-    try {
-      for (Stream& s : m_streams)
-        (void)cudaStreamSynchronize(s.get());
-    } catch (...) {
-      // Nothing to report from a destructor; the owners below free what is left.
-    }
+    // Let enqueued work finish before the owners below free what it uses.
+    for (Stream& s : m_streams)
+      (void)cudaStreamSynchronize(s.get());
   }
 
   std::string backendName() const override { return "cuda"; }
@@ -209,10 +206,10 @@ class CudaDevice final : public Device {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - m_epoch).count();
   }
 
-  std::unique_ptr<LayerKernel> createKernel(const Network& net, int layer,
-                                            std::int64_t k) override {
+  std::unique_ptr<LayerKernel> createKernel(const Network& net, const std::vector<LayerCost>& costs,
+                                            int layer, std::int64_t k) override {
     select();
-    return createCudaKernel(m_ctx, net, layer, k);
+    return createCudaKernel(m_ctx, net, costs, layer, k);
   }
 
   void fillZero(void* dst, std::int64_t bytes) override {

@@ -49,13 +49,9 @@ const float* beta(bool accumulate) {
   return accumulate ? &kOne : &kZero;
 }
 
-bool inputNeedsGrad(CudaContext& ctx, const Network& net, int layer, std::size_t input = 0) {
-  const std::string hash = net.structureHash();
-  if (hash != ctx.costs_hash) {
-    ctx.costs = computeLayerCosts(net);
-    ctx.costs_hash = hash;
-  }
-  return ctx.costs.at(static_cast<std::size_t>(net.inputsOf(layer).at(input))).needs_grad;
+/// Whether the first input of `layer` needs a gradient (the analyzer's needs_grad).
+bool inputNeedsGrad(const Network& net, const std::vector<LayerCost>& costs, int layer) {
+  return costs.at(static_cast<std::size_t>(net.inputsOf(layer).at(0))).needs_grad;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,7 +195,9 @@ std::string describeChoice(const char* pass, const AlgoChoice& c) {
 // ---------------------------------------------------------------------------------------------
 class ConvKernel final : public LayerKernel {
  public:
-  ConvKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t k) : m_ctx(ctx) {
+  ConvKernel(CudaContext& ctx, const Network& net, const std::vector<LayerCost>& costs, int layer,
+             std::int64_t k)
+      : m_ctx(ctx) {
     const Layer& l = net.layer(layer);
     const auto& a = l.as<Conv2dAttrs>();
     const Shape& in = net.inputShape(layer);
@@ -236,7 +234,7 @@ class ConvKernel final : public LayerKernel {
                                                        CUDNN_DATA_FLOAT, 1,
                                                        toInt(a.out_channels, net, layer), 1, 1));
     }
-    m_needsDataGrad = inputNeedsGrad(ctx, net, layer);
+    m_needsDataGrad = inputNeedsGrad(net, costs, layer);
     chooseAlgorithms(l.name);
   }
 
@@ -405,7 +403,9 @@ class LinearKernel final : public LayerKernel {
 /// variance. Saved state: batch mean and inverse standard deviation, as the analyzer counts.
 class BatchNormKernel final : public LayerKernel {
  public:
-  BatchNormKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t k) : m_ctx(ctx) {
+  BatchNormKernel(CudaContext& ctx, const Network& net, const std::vector<LayerCost>& costs,
+                  int layer, std::int64_t k)
+      : m_ctx(ctx) {
     const auto& a = net.layer(layer).as<BatchNormAttrs>();
     const Shape& s = net.outputShape(layer);
     if (a.eps < CUDNN_BN_MIN_EPSILON) {
@@ -421,7 +421,7 @@ class BatchNormKernel final : public LayerKernel {
     SWAPSCOPE_CUDNN_CHECK(
         cudnnDeriveBNTensorDescriptor(m_stat.get(), m_x.get(), CUDNN_BATCHNORM_SPATIAL));
     // Where the input needs no gradient, cuDNN still writes one: into the step's workspace.
-    if (!inputNeedsGrad(ctx, net, layer)) m_scratchBytes = k * s.numel() * kFloatBytes;
+    if (!inputNeedsGrad(net, costs, layer)) m_scratchBytes = k * s.numel() * kFloatBytes;
   }
 
   void forward(const KernelArgs& a) override {
@@ -678,15 +678,16 @@ class SoftmaxXentKernel final : public LayerKernel {
 
 }  // namespace
 
-std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net, int layer,
+std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net,
+                                              const std::vector<LayerCost>& costs, int layer,
                                               std::int64_t k) {
   switch (net.layer(layer).kind) {
     case LayerKind::Input:
       return nullptr;
     case LayerKind::Conv2d:
-      return std::make_unique<ConvKernel>(ctx, net, layer, k);
+      return std::make_unique<ConvKernel>(ctx, net, costs, layer, k);
     case LayerKind::BatchNorm2d:
-      return std::make_unique<BatchNormKernel>(ctx, net, layer, k);
+      return std::make_unique<BatchNormKernel>(ctx, net, costs, layer, k);
     case LayerKind::ReLU:
       return std::make_unique<ReluKernel>(ctx, net, layer, k);
     case LayerKind::MaxPool2d:

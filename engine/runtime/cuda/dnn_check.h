@@ -9,23 +9,9 @@
 #include <cublas_v2.h>
 #include <cudnn.h>
 
-#include "common/error.h"
+#include "runtime/cuda/check.h"
 
 namespace swapscope::detail {
-
-[[noreturn]] inline void throwLibraryError(const char* library, const std::string& status,
-                                           const char* call, const char* file, int line) {
-  std::string message = call;
-  message += " failed: ";
-  message += library;
-  message += " ";
-  message += status;
-  message += " at ";
-  message += file;
-  message += ":";
-  message += std::to_string(line);
-  throw Error(ErrorKind::Runtime, message);
-}
 
 inline std::string cublasStatusName(cublasStatus_t s) {
   return cublasGetStatusName(s) + std::string(" (") + cublasGetStatusString(s) + ")";
