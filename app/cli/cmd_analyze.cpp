@@ -5,6 +5,7 @@
 #include "analysis/network_analysis.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/file_options.h"
 #include "cli/network_options.h"
 #include "cli/table.h"
 #include "common/bytes.h"
@@ -230,18 +231,21 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--policy", "P", "swap policy for the table and curve (default keep-all)");
   args.flag("--json", "print a JSON document instead of tables");
   args.option("--dump-net", "FILE", "also write the network as network JSON to FILE");
+  addForceFlag(args, "the --dump-net file");
   args.flag("--gmap", "also print the GMAP (every allocate/release/offload/prefetch) for --policy");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
   }
+  const files::OutputRules rules = outputRules(args, {"--net"});
+  checkOutputOption(args, "--dump-net", "the network file --dump-net", rules);
   const Network net = loadNetwork(args);
   const std::int64_t k = batchOption(args, kMaxBatch);
   std::optional<std::int64_t> budget;
   if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");
   const SwapPolicy policy = policyOption(args);
   const std::string policyName(swapPolicyName(policy));
-  if (auto file = args.value("--dump-net")) writeNetworkFile(net, *file);
+  if (auto file = args.value("--dump-net")) writeNetworkFile(net, *file, rules);
 
   const NetworkAnalysis a = analyzeNetwork(net);
   // Everything printed is a per-sample count times k: refuse a k that overflows any of them.

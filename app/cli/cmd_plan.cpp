@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/file_options.h"
 #include "cli/network_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
@@ -57,12 +58,15 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--k-base", "K", "minibatch of the base learning rate (default 256)");
   args.option("--lr-c", "C", "eq. 9's c (default 0: linear scaling)");
   args.option("--out", "FILE", "write the plan JSON (docs/plan-json.md)");
+  addForceFlag(args, "the --out file");
   args.flag("--json", "print the plan JSON instead of text");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
   }
   const std::string dbPath = args.required("--db");
+  const files::OutputRules rules = outputRules(args, {"--db", "--net"});
+  checkOutputOption(args, "--out", "the plan file --out", rules);
   store::RunReader reader(dbPath);
   const store::RunData run = reader.load();
   const Network net = args.has("--model") || args.has("--net")
@@ -104,7 +108,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   const perf::Evaluation& e = r.best;
   const store::PlanFile planFile = perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
   const auto doc = store::planToJson(planFile);
-  if (auto f = args.value("--out")) store::writePlanFile(planFile, *f);
+  if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, rules);
   if (args.has("--json")) {
     out << doc.dump(2) << '\n';
     return kExitOk;

@@ -10,8 +10,9 @@
 #include <sstream>
 
 #include "cli/args.h"
-#include "cli/device_options.h"
 #include "cli/commands.h"
+#include "cli/device_options.h"
+#include "cli/file_options.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
 #include "cli/run_output.h"
@@ -50,13 +51,17 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
               "cap k_max at K (default on the CPU backend: " + std::to_string(kCpuDefaultMaxBatch) +
                   "; elsewhere no cap)");
   args.option("--seed", "S", "seed of initialisation and the synthetic data (default 1)");
-  args.flag("--force", "replace --db if it exists");
+  addForceFlag(args, "--db");
   args.flag("--json", "print a JSON summary instead of text");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
   }
 
+  // Nothing is created before the output is known to be safe: an existing database needs
+  // --force, and the network file is never replaced by its own profile.
+  const files::OutputRules rules = outputRules(args, {"--net"});
+  files::checkOutputPath(args.required("--db"), "the run database --db", rules);
   const Network net = loadNetwork(args);
   collect::ProfileConfig cfg;
   cfg.budget = parseByteSize(args.required("--budget"), "--budget");

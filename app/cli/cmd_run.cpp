@@ -14,6 +14,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/device_options.h"
+#include "cli/file_options.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
 #include "cli/run_output.h"
@@ -165,13 +166,15 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
               "events and says why), events, or off. With a collector the measured iterations "
               "run once more under it: per-step kernel time, transfers, and its overhead");
   args.option("--db", "FILE", "record the run in this run database");
-  args.flag("--force", "replace --db if it exists");
+  addForceFlag(args, "--db");
   args.flag("--json", "print JSON");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
   }
   const std::string planPath = args.required("--plan");
+  const files::OutputRules rules = outputRules(args, {"--plan", "--net"});
+  checkOutputOption(args, "--db", "the run database --db", rules);
   const store::PlanFile plan = store::readPlanFile(planPath);
   const std::int64_t k = plan.k;
   const std::int64_t budget = plan.budget;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /// @brief `swapscope trace`: one recorded iteration of a run database as Chrome trace JSON for
 /// Perfetto (ui.perfetto.dev) or chrome://tracing.
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/file_options.h"
 #include "common/error.h"
+#include "common/files.h"
 #include "store/chrome_trace.h"
 #include "store/run_db.h"
 
@@ -22,12 +23,15 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--k", "K", "the minibatch (default: the largest recorded)");
   args.option("--iteration", "I", "the recorded iteration at that k, from 0 (default 0)");
   args.option("--out", "FILE", "the trace file to write (required)");
+  addForceFlag(args, "the --out file");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
   }
   const std::string path = args.required("--db");
   const std::string outPath = args.required("--out");
+  const files::OutputRules rules = outputRules(args, {"--db"});
+  files::checkOutputPath(outPath, "the trace file --out", rules);
   store::RunReader reader(path);
   const store::RunData run = reader.load();
   if (run.iterations.empty()) throwBadInput("'" + path + "' holds no recorded iterations");
@@ -46,11 +50,7 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out) {
     }
   }
   const auto trace = store::chromeTrace(run, k, iteration);
-  std::ofstream file(outPath);
-  if (!file) throw Error(ErrorKind::Runtime, "cannot write '" + outPath + "'");
-  file << trace.dump() << '\n';
-  file.close();
-  if (!file) throw Error(ErrorKind::Runtime, "writing '" + outPath + "' failed");
+  files::writeOutputFile(outPath, "the trace file --out", trace.dump() + '\n', rules);
   out << "wrote " << outPath << ": " << run.network.name << " at k = " << k << ", iteration "
       << iteration << ", " << trace["traceEvents"].size() << " events (open in ui.perfetto.dev)\n";
   return kExitOk;

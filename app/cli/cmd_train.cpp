@@ -12,8 +12,9 @@
 
 #include "analysis/swap_policy.h"
 #include "cli/args.h"
-#include "cli/device_options.h"
 #include "cli/commands.h"
+#include "cli/device_options.h"
+#include "cli/file_options.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
 #include "common/bytes.h"
@@ -67,12 +68,16 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--synthetic-size", "N", "samples of synthetic data (default 4 minibatches)");
   args.option("--load-weights", "FILE", "start from weights saved by --save-weights");
   args.option("--save-weights", "FILE", "write the trained weights to FILE");
+  addForceFlag(args, "the --save-weights file");
   args.flag("--json", "print a JSON document instead of text");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
   }
 
+  // The output is checked before the training, so that hours of work never end in a refusal.
+  const files::OutputRules rules = outputRules(args, {"--net", "--load-weights"});
+  checkOutputOption(args, "--save-weights", "the weight file --save-weights", rules);
   const Network net = loadNetwork(args);
   const std::string dataName = args.required("--data");
   if (dataName != "fashion-mnist" && dataName != "synthetic") {
@@ -148,7 +153,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   std::optional<rt::EvalResult> test;
   if (hasTest) test = rt::evaluate(ex, data.test);
   if (auto f = args.value("--save-weights")) {
-    rt::saveWeights(*f, net, ex.readWeights(), ex.readRunningStats());
+    rt::saveWeights(*f, net, ex.readWeights(), ex.readRunningStats(), rules);
   }
 
   const rt::PoolStats& pool = ex.poolStats();

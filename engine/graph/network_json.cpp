@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/files.h"
 
 namespace swapscope {
 namespace {
@@ -318,22 +319,20 @@ std::string networkToText(const Network& net) {
 }
 
 Network readNetworkFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throwBadInput(path.string() + ": cannot open the network file");
+  const std::string text =
+      files::readInputFile(path.string(), "the network file", files::kMaxJsonFileBytes);
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throwBadInput(path.string() + ": not valid JSON: " + e.what());
   }
   return networkFromJson(doc, path.string());
 }
 
-void writeNetworkFile(const Network& net, const std::filesystem::path& path) {
-  std::ofstream out(path);
-  if (!out) throw Error(ErrorKind::Runtime, path.string() + ": cannot open for writing");
-  out << networkToText(net);
-  if (!out) throw Error(ErrorKind::Runtime, path.string() + ": write failed");
+void writeNetworkFile(const Network& net, const std::filesystem::path& path,
+                      const files::OutputRules& rules) {
+  files::writeOutputFile(path.string(), "the network file", networkToText(net), rules);
 }
 
 }  // namespace swapscope

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/files.h"
 #include "graph/network.h"
 
 namespace swapscope {
@@ -26,6 +27,8 @@ Network networkFromJson(const nlohmann::ordered_json& doc, const std::string& or
 std::string networkToText(const Network& net);
 
 Network readNetworkFile(const std::filesystem::path& path);
-void writeNetworkFile(const Network& net, const std::filesystem::path& path);
+/// Writes through files::writeOutputFile: an existing file only with rules.force, never an input.
+void writeNetworkFile(const Network& net, const std::filesystem::path& path,
+                      const files::OutputRules& rules = {});
 
 }  // namespace swapscope

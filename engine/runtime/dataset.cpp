@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "common/files.h"
 #include "runtime/rng.h"
 
 namespace swapscope::rt {
@@ -17,9 +18,9 @@ namespace {
 class GzFile {
  public:
   explicit GzFile(const std::string& path) : m_path(path) {
-    if (!std::filesystem::is_regular_file(path)) throwBadInput(path + ": no such file");
+    files::checkInputFile(path, "the data set file");
     m_file = gzopen(path.c_str(), "rb");
-    if (!m_file) throwBadInput(path + ": cannot open the file");
+    if (!m_file) throwBadInput("cannot open the data set file '" + path + "'");
   }
   ~GzFile() {
     if (m_file) gzclose(m_file);

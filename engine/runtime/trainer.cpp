@@ -10,6 +10,7 @@
 
 #include "analysis/layer_cost.h"
 #include "common/error.h"
+#include "common/files.h"
 #include "runtime/rng.h"
 
 namespace swapscope::rt {
@@ -122,16 +123,15 @@ namespace {
 constexpr char kWeightMagic[8] = {'S', 'W', 'S', 'W', 'G', 'T', '0', '1'};
 
 struct Writer {
-  std::ofstream& out;
-  void u64(std::uint64_t v) { out.write(reinterpret_cast<const char*>(&v), sizeof v); }
+  files::AtomicFile& out;
+  void u64(std::uint64_t v) { out.write(&v, sizeof v); }
   void str(const std::string& s) {
     u64(s.size());
-    out.write(s.data(), static_cast<std::streamsize>(s.size()));
+    out.write(s);
   }
   void floats(const std::vector<float>& v) {
     u64(v.size());
-    out.write(reinterpret_cast<const char*>(v.data()),
-              static_cast<std::streamsize>(v.size() * sizeof(float)));
+    out.write(v.data(), v.size() * sizeof(float));
   }
 };
 
@@ -159,40 +159,36 @@ struct Reader {
 
 void saveWeights(const std::string& path, const Network& net,
                  const std::vector<std::vector<float>>& weights,
-                 const std::vector<std::vector<float>>& running_stats) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ErrorKind::BadInput, path + ": cannot write the weight file");
-    out.write(kWeightMagic, sizeof kWeightMagic);
-    Writer w{out};
-    w.str(net.structureHash());
-    std::size_t wi = 0, ri = 0;
-    const auto costs = computeLayerCosts(net);
-    std::uint64_t count = 0;
-    for (int i = 0; i < net.size(); ++i)
-      count += (costs[i].params > 0 ? 1u : 0u) + (costs[i].running_stats > 0 ? 1u : 0u);
-    w.u64(count);
-    for (int i = 0; i < net.size(); ++i) {
-      if (costs[i].params > 0) {
-        w.str(net.layer(i).name + ".weights");
-        w.floats(weights.at(wi++));
-      }
-      if (costs[i].running_stats > 0) {
-        w.str(net.layer(i).name + ".running_stats");
-        w.floats(running_stats.at(ri++));
-      }
+                 const std::vector<std::vector<float>>& running_stats,
+                 const files::OutputRules& rules) {
+  files::checkOutputPath(path, "the weight file", rules);
+  files::AtomicFile out(path, "the weight file", rules.force);
+  out.write(kWeightMagic, sizeof kWeightMagic);
+  Writer w{out};
+  w.str(net.structureHash());
+  std::size_t wi = 0, ri = 0;
+  const auto costs = computeLayerCosts(net);
+  std::uint64_t count = 0;
+  for (int i = 0; i < net.size(); ++i)
+    count += (costs[i].params > 0 ? 1u : 0u) + (costs[i].running_stats > 0 ? 1u : 0u);
+  w.u64(count);
+  for (int i = 0; i < net.size(); ++i) {
+    if (costs[i].params > 0) {
+      w.str(net.layer(i).name + ".weights");
+      w.floats(weights.at(wi++));
     }
-    if (!out) throw Error(ErrorKind::Runtime, path + ": writing the weight file failed");
+    if (costs[i].running_stats > 0) {
+      w.str(net.layer(i).name + ".running_stats");
+      w.floats(running_stats.at(ri++));
+    }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error(ErrorKind::Runtime, path + ": cannot replace the file: " + ec.message());
+  out.commit();
 }
 
 WeightFile loadWeights(const std::string& path, const Network& net) {
+  files::checkInputFile(path, "the weight file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throwBadInput(path + ": cannot open the weight file");
+  if (!in) throwBadInput("cannot open the weight file '" + path + "'");
   Reader r{in, path};
   char magic[8] = {};
   in.read(magic, sizeof magic);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/files.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
 
@@ -67,10 +68,13 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
 EvalResult evaluate(SwapExecutor& ex, const Dataset& data);
 
 /// Weight files: "SWSWGT01", the network's structure hash, then each layer's learnable values
-/// and running statistics by name. Loading checks the hash, every name and every size.
+/// and running statistics by name. Loading checks the hash, every name and every size. Saving
+/// goes through a temporary file (files::AtomicFile): an existing file is replaced only with
+/// rules.force, an input never.
 void saveWeights(const std::string& path, const Network& net,
                  const std::vector<std::vector<float>>& weights,
-                 const std::vector<std::vector<float>>& running_stats);
+                 const std::vector<std::vector<float>>& running_stats,
+                 const files::OutputRules& rules = {});
 struct WeightFile {
   std::vector<std::vector<float>> weights, running_stats;
 };

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/files.h"
 
 namespace swapscope::store {
 
@@ -211,19 +212,13 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   return p;
 }
 
-void writePlanFile(const PlanFile& plan, const std::string& path) {
-  std::ofstream file(path);
-  file << planToJson(plan).dump(2) << '\n';
-  file.close();
-  if (!file) throw Error(ErrorKind::Runtime, "cannot write the plan to '" + path + "'");
+void writePlanFile(const PlanFile& plan, const std::string& path, const files::OutputRules& rules) {
+  files::writeOutputFile(path, "the plan file", planToJson(plan).dump(2) + '\n', rules);
 }
 
 PlanFile readPlanFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throwBadInput("plan '" + path + "' is a directory");
-  std::ifstream in(path);
-  if (!in) throwBadInput("cannot open plan '" + path + "'");
-  const json doc = json::parse(in, nullptr, false);
+  const std::string text = files::readInputFile(path, "the plan", files::kMaxJsonFileBytes);
+  const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded()) throwBadInput("plan '" + path + "' is not valid JSON");
   return planFromJson(doc, path);
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/files.h"
+
 namespace swapscope::store {
 
 inline constexpr int kPlanVersion = 1;
@@ -68,8 +70,10 @@ nlohmann::ordered_json planToJson(const PlanFile& plan);
 /// "predictions.stalls[2].seconds") and why, at the first problem found.
 PlanFile planFromJson(const nlohmann::json& doc, const std::string& source);
 
-/// Writes the plan as indented JSON; Error(Runtime) naming the file when it cannot.
-void writePlanFile(const PlanFile& plan, const std::string& path);
+/// Writes the plan as indented JSON through files::writeOutputFile (an existing file only with
+/// rules.force, never an input); Error(Runtime) naming the file and the reason when it cannot.
+void writePlanFile(const PlanFile& plan, const std::string& path,
+                   const files::OutputRules& rules = {});
 /// Reads and validates a plan file; Error(BadInput) naming the file when it is missing, not
 /// JSON, or fails validation.
 PlanFile readPlanFile(const std::string& path);

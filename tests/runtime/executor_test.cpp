@@ -193,7 +193,7 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
   EXPECT_GE(before.accuracy(), 0.75) << "it memorises 8 samples";
 
   const std::string path = ::testing::TempDir() + "/fmnist.weights";
-  saveWeights(path, net, ex.readWeights(), ex.readRunningStats());
+  saveWeights(path, net, ex.readWeights(), ex.readRunningStats(), {.force = true});
   auto device2 = createCpuDevice();
   SwapExecutor fresh(*device2, net, k, swapSet(net, SwapPolicy::KeepAll),
                      analyzerPeak(net, SwapPolicy::KeepAll, k));
