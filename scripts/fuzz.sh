@@ -8,7 +8,8 @@
 #        scripts/fuzz.sh --check                 only say whether clang++ and libFuzzer are here
 # Targets: network_json plan_json options run_db (default: all). Logs and findings go to
 # build/fuzz/runs/<target>/ (FUZZ_OUT overrides build/fuzz/runs). Extra libFuzzer flags can be
-# given in FUZZ_FLAGS, e.g. FUZZ_FLAGS="-jobs=2 -workers=2".
+# given in FUZZ_FLAGS, e.g. FUZZ_FLAGS="-jobs=2 -workers=2"; FUZZ_BUILD=0 skips the configure and
+# build steps (for several runs at once on one build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,8 +51,11 @@ check_toolchain >&2 || exit 1
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake --preset fuzz "${launcher[@]}" >/dev/null
-cmake --build --preset fuzz -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}")
+if [ "${FUZZ_BUILD:-1}" != 0 ]; then
+  cmake --preset fuzz "${launcher[@]}" >/dev/null
+  cmake --build --preset fuzz -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") |
+    sed -E '/^\[ *[0-9]+%\] Built target/d'
+fi
 
 # The largest input per format: network and plan files are small JSON, run databases of a few
 # minibatches are tens to hundreds of KiB, option words are short.
