@@ -26,14 +26,18 @@ std::string_view fitFormName(FitForm f) {
 
 namespace {
 
-std::vector<FitPoint> usable(const std::vector<FitPoint>& in) {
+std::vector<FitPoint> usable(const std::vector<FitPoint>& in, std::string_view source) {
   std::vector<FitPoint> out;
   for (const FitPoint& p : in) {
     if (p.x > 0 && p.t > 0 && std::isfinite(p.x) && std::isfinite(p.t)) out.push_back(p);
   }
-  if (out.empty())
+  if (out.empty()) {
     throw Error(ErrorKind::BadInput,
-                "a fit needs at least one point with work and time above zero");
+                (source.empty() ? std::string() : std::string(source) + ": ") +
+                    "a fit needs at least one point with work and time above zero, and none of "
+                    "the " +
+                    std::to_string(in.size()) + " given has both");
+  }
   return out;
 }
 
@@ -233,16 +237,16 @@ std::string Curve::paramsJson() const {
   return j.dump();
 }
 
-Curve fitCurve(FitForm form, const std::vector<FitPoint>& points) {
-  const auto pts = usable(points);
+Curve fitCurve(FitForm form, const std::vector<FitPoint>& points, std::string_view source) {
+  const auto pts = usable(points, source);
   Curve c = fitForm(form, pts);
   finish(c, pts);
   c.cv_rel_error = relError(c, pts);
   return c;
 }
 
-FitChoice fitBest(const std::vector<FitPoint>& points) {
-  const auto pts = usable(points);
+FitChoice fitBest(const std::vector<FitPoint>& points, std::string_view source) {
+  const auto pts = usable(points, source);
   std::set<std::int64_t> ks;
   for (const FitPoint& p : pts)
     ks.insert(p.k);
@@ -274,8 +278,8 @@ FitChoice fitBest(const std::vector<FitPoint>& points) {
   return choice;
 }
 
-LinkFit fitLink(const std::vector<FitPoint>& points) {
-  const auto pts = usable(points);
+LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source) {
+  const auto pts = usable(points, source);
   const auto [a, b] = relativeLine(pts);
   LinkFit f;
   f.latency = a;

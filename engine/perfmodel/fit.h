@@ -46,8 +46,9 @@ struct Curve {
   std::string paramsJson() const;
 };
 
-/// Fits one form. Points with x or t <= 0 are ignored; at least one point must remain.
-Curve fitCurve(FitForm form, const std::vector<FitPoint>& points);
+/// Fits one form. Points with x or t <= 0 are ignored; at least one point must remain, else
+/// Error(BadInput) that starts with `source` (the file and the points it names).
+Curve fitCurve(FitForm form, const std::vector<FitPoint>& points, std::string_view source = {});
 
 struct FitChoice {
   std::vector<Curve> curves;  ///< affine, saturating, loglog
@@ -57,7 +58,7 @@ struct FitChoice {
 
 /// All three forms with residuals. Cross-validation leaves one minibatch out at a time; with
 /// fewer than three minibatches it falls back to the in-sample error.
-FitChoice fitBest(const std::vector<FitPoint>& points);
+FitChoice fitBest(const std::vector<FitPoint>& points, std::string_view source = {});
 
 /// Least squares `t = latency + bytes / bandwidth` (relative error weighted).
 struct LinkFit {
@@ -68,6 +69,6 @@ struct LinkFit {
   double max_rel_error = 0;
   double seconds(double bytes) const { return bandwidth > 0 ? latency + bytes / bandwidth : 0; }
 };
-LinkFit fitLink(const std::vector<FitPoint>& points);
+LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source = {});
 
 }  // namespace swapscope::perf

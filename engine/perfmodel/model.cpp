@@ -111,7 +111,7 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     for (const auto& p : pts)
       any = any || (p.x > 0 && p.t > 0);
     if (!any) continue;
-    g.fit = fitBest(pts);
+    g.fit = fitBest(pts, "'" + run.path + "': the samples of " + kk);
     m.m_index[kk] = m.m_groups.size();
     m.m_groups.push_back(std::move(g));
   }
@@ -149,7 +149,9 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     fittedAlone[d] = alone[d].size() >= 2;
     const auto& fitPts = fittedAlone[d] ? alone[d] : both[d];
     if (fitPts.empty()) continue;
-    (d ? m.m_d2h : m.m_h2d) = fitLink(fitPts);
+    (d ? m.m_d2h : m.m_h2d) =
+        fitLink(fitPts, "'" + run.path + "': the " + (d ? "device-to-host" : "host-to-device") +
+                            " copies in table transfers");
   }
   std::vector<double> ratios;
   for (int d = 0; d < 2; ++d) {

@@ -222,6 +222,26 @@ TEST(LearningRate, Equation9) {
   EXPECT_DOUBLE_EQ(allReduceSeconds(1000, 4, 1e9, 1e-6), 2.0 * 3 / 4 * 1000 / 1e9 + 1e-6);
 }
 
+TEST(Fit, AnEmptyFitNamesTheDatabase) {
+  store::RunData run =
+      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
+          .load();
+  ASSERT_FALSE(run.transfers.empty());
+  for (store::TransferRow& t : run.transfers) {
+    if (!t.to_host) t.end_ns = t.start_ns;  // every host-to-device copy took no time
+  }
+  try {
+    PerfModel::fit(run);
+    FAIL() << "fitted a link to copies of zero duration";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    const std::string what = e.what();
+    EXPECT_NE(what.find(run.path), std::string::npos) << what;
+    EXPECT_NE(what.find("host-to-device copies"), std::string::npos) << what;
+    EXPECT_NE(what.find("at least one point"), std::string::npos) << what;
+  }
+}
+
 class PlannerOnSampleRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
