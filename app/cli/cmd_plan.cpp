@@ -103,7 +103,9 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   const perf::Planner planner(model, net);
   const perf::PlanResult r = planner.plan(req);
   if (!r.trainable) {
-    throw Error(ErrorKind::BadInput, r.reason);
+    // A budget or k that cannot train is the user's input; a paper-mode search that finds no k
+    // meeting constraint (6) is the model's answer (exit 1).
+    throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
   }
   const perf::Evaluation& e = r.best;
   const store::PlanFile planFile = perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
@@ -113,7 +115,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     out << doc.dump(2) << '\n';
     return kExitOk;
   }
-  // Swap-set summary: how many FMs, how many bytes cross the link each way, and which swappable
+  // Swap-set summary: how many FMs, the bytes the swaps move per iteration, and which swappable
   // FMs stay on the device.
   const std::vector<bool> canSwap = swappableFms(net, planner.costs());
   std::size_t swappable = 0;
@@ -122,13 +124,6 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     if (!canSwap[static_cast<std::size_t>(i)]) continue;
     ++swappable;
     if (!e.swapped[static_cast<std::size_t>(i)]) kept.push_back(net.layer(i).name);
-  }
-  std::int64_t swappedBytes = 0;
-  for (const GmapBuffer& b : r.gmap.buffers) {
-    if (b.kind == BufferKind::FeatureMap && b.layer >= 0 &&
-        e.swapped[static_cast<std::size_t>(b.layer)] && b.layer != net.inputLayer()) {
-      swappedBytes += b.size.at(e.k);
-    }
   }
   out << "plan for " << net.name() << " in " << formatBytes(req.budget) << " on " << model.device()
       << " (model from " << dbPath << ")\n"
@@ -142,7 +137,13 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
       << "  stall             " << ms(e.sim.stall) << " over " << planFile.predictions.stalls.size()
       << " steps\n"
       << "  swap set          " << planFile.swap_set.size() << " of " << swappable
-      << " swappable FMs, " << formatBytes(swappedBytes) << " each way per iteration\n";
+      << " swappable FMs, " << formatBytes(e.bytesMoved()) << " moved per iteration ("
+      << formatBytes(e.offload_bytes) << " to host, " << formatBytes(e.prefetch_bytes)
+      << " to device)\n";
+  if (!req.batch && req.mode == perf::PlanMode::Paper) {
+    out << "  constraint (6)    met by Algorithm 1's t_ready at all " << e.sim.steps.size() - 1
+        << " steps (pinned area budget - M_peak(k): " << formatBytes(r.pinned_area) << ")\n";
+  }
   if (!kept.empty() && !planFile.swap_set.empty()) {
     out << "  kept on device    ";
     for (std::size_t i = 0; i < kept.size() && i < 8; ++i)

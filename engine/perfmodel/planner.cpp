@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "analysis/prefetch_schedule.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/format.h"
 #include "perfmodel/paper.h"
 
 namespace swapscope::perf {
@@ -176,6 +178,14 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   e.reuse_delay = chooseDelay(reuseDelay, budget, peak);
   const SimInput in = simInput(ctx, p, times, peak, e.reuse_delay);
   e.sim = simulate(in);
+  const int n = p.gmap.forward_steps;
+  for (const GmapOp& op : p.gmap.ops) {
+    if (op.kind == GmapOpKind::Offload) {
+      e.offload_bytes += p.gmap.buffers[static_cast<std::size_t>(op.buffer)].size.at(e.k);
+    } else if (op.kind == GmapOpKind::Prefetch && op.step > n) {
+      e.prefetch_bytes += p.gmap.buffers[static_cast<std::size_t>(op.buffer)].size.at(e.k);
+    }
+  }
   for (int v : in.prefetch_issue)
     e.hoisted += v > 0;
   e.extrapolated = times.extrapolated;
@@ -196,9 +206,79 @@ double removableStall(const SimResult& r) {
 
 namespace {
 
-/// accudnn at k from a prepared swap-all plan. Pins change the simulator's inputs in place (no
-/// transfer for a pinned FM) and the resident bytes between its forward release and backward
-/// prefetch; the final set is then evaluated exactly.
+/// Resident bytes per step under pins: range add and range maximum in O(log steps).
+class StepMax {
+ public:
+  explicit StepMax(const std::vector<std::int64_t>& v)
+      : m_n(static_cast<int>(v.size())), m_max(4 * v.size() + 4, 0), m_add(4 * v.size() + 4, 0) {
+    if (m_n > 0) build(1, 0, m_n, v);
+  }
+  /// Adds d to the steps [lo, hi).
+  void add(int lo, int hi, std::int64_t d) {
+    if (lo < hi) add(1, 0, m_n, std::max(0, lo), std::min(m_n, hi), d);
+  }
+  /// The maximum over [lo, hi); nullopt when empty.
+  std::optional<std::int64_t> max(int lo, int hi) const {
+    lo = std::max(0, lo);
+    hi = std::min(m_n, hi);
+    if (lo >= hi) return std::nullopt;
+    return query(1, 0, m_n, lo, hi);
+  }
+
+ private:
+  void build(std::size_t node, int l, int r, const std::vector<std::int64_t>& v) {
+    if (r - l == 1) {
+      m_max[node] = v[static_cast<std::size_t>(l)];
+      return;
+    }
+    const int m = l + (r - l) / 2;
+    build(2 * node, l, m, v);
+    build(2 * node + 1, m, r, v);
+    m_max[node] = std::max(m_max[2 * node], m_max[2 * node + 1]);
+  }
+  void add(std::size_t node, int l, int r, int a, int b, std::int64_t d) {
+    if (b <= l || r <= a) return;
+    if (a <= l && r <= b) {
+      m_max[node] += d;
+      m_add[node] += d;
+      return;
+    }
+    const int m = l + (r - l) / 2;
+    add(2 * node, l, m, a, b, d);
+    add(2 * node + 1, m, r, a, b, d);
+    m_max[node] = std::max(m_max[2 * node], m_max[2 * node + 1]) + m_add[node];
+  }
+  /// Requires [a, b) to intersect [l, r).
+  std::int64_t query(std::size_t node, int l, int r, int a, int b) const {
+    if (a <= l && r <= b) return m_max[node];
+    const int m = l + (r - l) / 2;
+    std::optional<std::int64_t> best;
+    if (a < m) best = query(2 * node, l, m, a, b);
+    if (b > m) {
+      const std::int64_t right = query(2 * node + 1, m, r, a, b);
+      best = best ? std::max(*best, right) : right;
+    }
+    return *best + m_add[node];
+  }
+  int m_n;
+  std::vector<std::int64_t> m_max, m_add;
+};
+
+/// Predicted times equal up to rounding: `t` is no worse than `reference`.
+bool noWorse(double t, double reference) {
+  return t <= reference * (1 + 1e-9) + 1e-12;
+}
+
+/// accudnn at k from a prepared swap-all plan, in two phases:
+/// 1. while the simulation stalls, pin the FM prefetched for a stalled step that removes the most
+///    stall per byte (digest G15);
+/// 2. then keep pinning, largest FM first, every FM whose bytes fit the budget between its
+///    forward release and its backward prefetch, as long as the predicted time does not grow:
+///    of the plans with the same predicted time, the one that moves the fewest bytes. A budget
+///    that holds keep-all at k ends with nothing swapped.
+/// Pins change the simulator's inputs in place (no transfer for a pinned FM) and the resident
+/// bytes between its forward release and backward prefetch; the final set is then evaluated
+/// exactly, and phase 2's pins are given back where the exact plan would be slower.
 std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& swapAll,
                                           const StepTimes& times, std::int64_t budget,
                                           int reuseDelay, int* evaluated) {
@@ -215,44 +295,50 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   SimResult sim = simulate(schedule, in);
   int count = 1;
 
-  // Per swapped FM buffer: forward release step, backward prefetch step, size.
+  // Per swapped FM buffer: forward release step, backward prefetch step (0 when it is offloaded
+  // but never leaves the device), size. The minibatch is one too: it is loaded at step 1 whatever
+  // the set, so only phase 2 keeps it (its backward prefetch is then dropped).
   struct Fm {
     int buffer, layer, release = 0, prefetch = 0;
     std::int64_t bytes;
+    bool minibatch = false;
   };
   std::vector<Fm> fms;
   std::vector<int> fmOfBuffer(g.buffers.size(), -1);
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     const GmapBuffer& buf = g.buffers[b];
-    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 || buf.layer == net.inputLayer() ||
+    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 ||
         !swapAll.set[static_cast<std::size_t>(buf.layer)]) {
       continue;
     }
     fmOfBuffer[b] = static_cast<int>(fms.size());
-    fms.push_back({static_cast<int>(b), buf.layer, 0, 0, buf.size.at(k)});
+    fms.push_back(
+        {static_cast<int>(b), buf.layer, 0, 0, buf.size.at(k), buf.layer == net.inputLayer()});
   }
   std::vector<std::vector<int>> readsAt(static_cast<std::size_t>(2 * n + 2));
   for (const GmapOp& op : g.ops) {
     const int f = op.buffer >= 0 ? fmOfBuffer[static_cast<std::size_t>(op.buffer)] : -1;
     if (f < 0) continue;
-    if (op.kind == GmapOpKind::Release && op.step <= n)
-      fms[static_cast<std::size_t>(f)].release = op.step;
+    Fm& fm = fms[static_cast<std::size_t>(f)];
+    if (op.kind == GmapOpKind::Release && op.step <= n) fm.release = op.step;
     if (op.kind == GmapOpKind::Prefetch && op.step > n) {
-      fms[static_cast<std::size_t>(f)].prefetch = op.step;
-      readsAt[static_cast<std::size_t>(op.step)].push_back(f);
+      fm.prefetch = op.step;
+      if (!fm.minibatch) readsAt[static_cast<std::size_t>(op.step)].push_back(f);
     }
   }
-  std::vector<std::int64_t> resident(static_cast<std::size_t>(2 * n + 2), 0);
+  std::vector<std::int64_t> residentAt(static_cast<std::size_t>(2 * n + 2), 0);
   for (int s = 1; s <= 2 * n; ++s)
-    resident[static_cast<std::size_t>(s)] =
+    residentAt[static_cast<std::size_t>(s)] =
         swapAll.curve.resident[static_cast<std::size_t>(s)].at(k);
+  StepMax resident(residentAt);
+  // An FM kept on the device occupies its bytes from after its release to before its prefetch.
   auto fits = [&](const Fm& f) {
-    for (int s = f.release + 1; s < f.prefetch; ++s) {
-      if (resident[static_cast<std::size_t>(s)] + f.bytes > budget) return false;
-    }
-    return f.prefetch > 0;
+    if (f.prefetch == 0) return !f.minibatch;  // never leaves: keeping it costs nothing
+    const auto m = resident.max(f.release + 1, f.prefetch);
+    return !m || *m + f.bytes <= budget;
   };
   auto setPinned = [&](SimInput& x, const Fm& f, bool pinned) {
+    if (f.minibatch) return;  // its buffer's time is also the step-1 load
     const auto b = static_cast<std::size_t>(f.buffer);
     x.offload_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, true);
     x.prefetch_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, false);
@@ -260,6 +346,23 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
 
   std::vector<bool> pinned(fms.size(), false);
   std::vector<int> order;
+  auto pin = [&](int f) {
+    const Fm& fm = fms[static_cast<std::size_t>(f)];
+    pinned[static_cast<std::size_t>(f)] = true;
+    order.push_back(f);
+    setPinned(in, fm, true);
+    if (fm.prefetch > 0) resident.add(fm.release + 1, fm.prefetch, fm.bytes);
+  };
+  auto unpinLast = [&] {
+    const int f = order.back();
+    const Fm& fm = fms[static_cast<std::size_t>(f)];
+    pinned[static_cast<std::size_t>(f)] = false;
+    order.pop_back();
+    setPinned(in, fm, false);
+    if (fm.prefetch > 0) resident.add(fm.release + 1, fm.prefetch, -fm.bytes);
+  };
+
+  // Phase 1: remove stall.
   SimResult trial, bestSim;  // reused: trials allocate nothing once warm
   constexpr double kEps = 1e-9;
   while (removableStall(sim) > kEps) {
@@ -284,7 +387,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
     for (const int f : candidates) {
       if (!tried.insert(f).second) continue;
       const Fm& fm = fms[static_cast<std::size_t>(f)];
-      if (!fits(fm)) continue;
+      if (fm.prefetch == 0 || !fits(fm)) continue;
       setPinned(in, fm, true);
       simulate(schedule, in, trial);
       ++count;
@@ -298,31 +401,78 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
       }
     }
     if (best < 0) break;
-    const Fm& fm = fms[static_cast<std::size_t>(best)];
-    pinned[static_cast<std::size_t>(best)] = true;
-    order.push_back(best);
-    setPinned(in, fm, true);
-    for (int s = fm.release + 1; s < fm.prefetch; ++s)
-      resident[static_cast<std::size_t>(s)] += fm.bytes;
+    pin(best);
     std::swap(sim, bestSim);
   }
 
-  // The exact plan for the chosen set; pins are dropped, last first, if the exact peak is over.
-  for (;;) {
-    SwapSet set = swapAll.set;
-    for (std::size_t f = 0; f < fms.size(); ++f) {
-      if (pinned[f]) set[static_cast<std::size_t>(fms[f].layer)] = false;
-    }
-    std::optional<Prepared> storage;
-    auto e = evaluatePrepared(ctx, ctx.prepared(set, storage), times, budget, reuseDelay);
-    ++count;
-    if (e || order.empty()) {
-      if (evaluated) *evaluated += count;
-      return e;
-    }
-    pinned[static_cast<std::size_t>(order.back())] = false;
-    order.pop_back();
+  // Phase 2: keep what fits, largest first (ties: the earlier buffer), while the predicted time
+  // stays. Usually one simulation checks them all; one at a time only if that one is slower.
+  const std::size_t phase1 = order.size();
+  const double phase1Time = sim.t_iter;
+  std::vector<int> rest;
+  for (std::size_t f = 0; f < fms.size(); ++f) {
+    if (!pinned[f]) rest.push_back(static_cast<int>(f));
   }
+  std::sort(rest.begin(), rest.end(), [&](int x, int y) {
+    const Fm& a = fms[static_cast<std::size_t>(x)];
+    const Fm& b = fms[static_cast<std::size_t>(y)];
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.buffer < b.buffer;
+  });
+  for (const int f : rest) {
+    if (fits(fms[static_cast<std::size_t>(f)])) pin(f);
+  }
+  if (order.size() > phase1) {
+    simulate(schedule, in, trial);
+    ++count;
+    if (!noWorse(trial.t_iter, phase1Time)) {
+      while (order.size() > phase1)
+        unpinLast();
+      for (const int f : rest) {
+        if (!fits(fms[static_cast<std::size_t>(f)])) continue;
+        pin(f);
+        simulate(schedule, in, trial);
+        ++count;
+        if (!noWorse(trial.t_iter, phase1Time)) unpinLast();
+      }
+    }
+  }
+
+  // The exact plan of the first `pins` pins.
+  auto exact = [&](std::size_t pins) {
+    SwapSet set = swapAll.set;
+    for (std::size_t i = 0; i < pins; ++i)
+      set[static_cast<std::size_t>(fms[static_cast<std::size_t>(order[i])].layer)] = false;
+    std::optional<Prepared> storage;
+    ++count;
+    return evaluatePrepared(ctx, ctx.prepared(set, storage), times, budget, reuseDelay);
+  };
+  // Pins are dropped, last first, if the exact peak is over.
+  std::size_t pins = order.size();
+  std::optional<Evaluation> e = exact(pins);
+  while (!e && pins > 0)
+    e = exact(--pins);
+  // Phase 2 must not cost time in the exact plan either (a higher peak can shorten the reuse
+  // delay, for one): if it does, the most phase-2 pins that do not, by bisection.
+  if (e && pins > phase1) {
+    std::optional<Evaluation> base = exact(phase1);
+    if (base && !noWorse(e->sim.t_iter, base->sim.t_iter)) {
+      const double reference = base->sim.t_iter;
+      std::size_t lo = phase1, hi = pins;
+      while (hi - lo > 1) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        auto m = exact(mid);
+        if (m && noWorse(m->sim.t_iter, reference)) {
+          lo = mid;
+          base = std::move(m);
+        } else {
+          hi = mid;
+        }
+      }
+      e = std::move(base);
+    }
+  }
+  if (evaluated) *evaluated += count;
+  return e;
 }
 
 /// The argmin objective for an iteration time at k: whole-training time with a dataset size,
@@ -531,47 +681,68 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   } else {
     // Algorithm 2: the largest k whose t_ready meets (6) after pinning. Fixed policies run
     // Algorithm 1 on their own GMAP without pinning. Every k uses the split of Algorithm 2: an
-    // active area of M_peak(k) and a pinned area of the rest of the budget.
+    // active area of M_peak(k) and a pinned area of the rest of the budget; where the budget
+    // holds keep-all at k, every FM can stay (keep-all's exact peak fits), and the area is no
+    // limit.
     const Prepared& base = fixed ? *fixed : swapAll;
+    const Gmap& g = base.gmap;
+    const int n = g.forward_steps;
+    const auto steps = static_cast<std::size_t>(2 * n + 1);
+    // Per buffer: the backward step it is prefetched for (0: none).
+    std::vector<int> prefetchStep(g.buffers.size(), 0);
+    std::vector<std::vector<int>> prefetchedAt(steps);
+    for (const GmapOp& op : g.ops) {
+      if (op.kind != GmapOpKind::Prefetch || op.step <= n || op.step > 2 * n) continue;
+      prefetchStep[static_cast<std::size_t>(op.buffer)] = op.step;
+      prefetchedAt[static_cast<std::size_t>(op.step)].push_back(op.buffer);
+    }
+    std::map<std::int64_t, std::pair<PaperResult, std::int64_t>> timelines;  // feasible k
+    std::string failure;  // the last infeasible k: its first violation and the cause
     auto paperAt = [&](std::int64_t k) -> std::optional<Evaluation> {
       const std::int64_t peak = base.curve.peak(k);
-      const StepTimes times = stepTimes(ctx, base.gmap, k);
-      SimInput in = simInput(ctx, base, times, peak, 0);
-      const Gmap& g = base.gmap;
-      const int n = g.forward_steps;
+      const StepTimes times = stepTimes(ctx, g, k);
+      const SimInput in = simInput(ctx, base, times, peak, 0);
       PaperInput pin;
       pin.budget = peak;
-      pin.allocate.assign(static_cast<std::size_t>(2 * n + 1), 0);
-      pin.release.assign(static_cast<std::size_t>(2 * n + 1), 0);
-      pin.prefetch.assign(static_cast<std::size_t>(2 * n + 1), 0.0);
+      pin.resident = base.curve.persistent.at(k);
+      pin.allocate.assign(steps, 0);
+      pin.release.assign(steps, 0);
+      pin.prefetch.assign(steps, 0.0);
       pin.compute = in.step_seconds;
-      std::vector<std::vector<int>> prefetchedAt(static_cast<std::size_t>(2 * n + 1));
       for (const GmapOp& op : g.ops) {
         if (op.step < 1 || op.step > 2 * n) continue;
         const auto s = static_cast<std::size_t>(op.step);
         const auto b = static_cast<std::size_t>(op.buffer < 0 ? 0 : op.buffer);
         if (op.kind == GmapOpKind::Allocate) pin.allocate[s] += g.buffers[b].size.at(k);
         if (op.kind == GmapOpKind::Release) pin.release[s] += g.buffers[b].size.at(k);
-        if (op.kind == GmapOpKind::Prefetch) {
-          pin.prefetch[s] += in.prefetch_seconds[b];
-          if (op.step > n) prefetchedAt[s].push_back(op.buffer);
-        }
+        if (op.kind == GmapOpKind::Prefetch) pin.prefetch[s] += in.prefetch_seconds[b];
       }
       PaperResult pr = algorithm1(pin);
       ++out.evaluated;
+      const bool keepAllFits = !fixed && ctx.keepAll.curve.peak(k) <= req.budget;
       std::int64_t area = fixed ? 0 : req.budget - peak;
       SwapSet set = base.set;
+      auto bytesOf = [&](int b) { return g.buffers[static_cast<std::size_t>(b)].size.at(k); };
+      auto pinnable = [&](int b) {
+        const int layer = g.buffers[static_cast<std::size_t>(b)].layer;
+        return !fixed && layer >= 0 && set[static_cast<std::size_t>(layer)] &&
+               (keepAllFits || bytesOf(b) <= area);
+      };
+      auto pinBuffer = [&](int b) {
+        const auto bb = static_cast<std::size_t>(b);
+        area -= bytesOf(b);
+        set[static_cast<std::size_t>(g.buffers[bb].layer)] = false;
+        pin.prefetch[static_cast<std::size_t>(prefetchStep[bb])] -= in.prefetch_seconds[bb];
+      };
       // Pin FMs prefetched for violating steps, largest time saved per byte first (G15).
       while (!pr.violations.empty()) {
         int bestBuf = -1;
         double bestScore = 0;
         for (const int j : pr.violations) {
           for (const int b : prefetchedAt[static_cast<std::size_t>(j)]) {
-            const std::int64_t bytes = g.buffers[static_cast<std::size_t>(b)].size.at(k);
-            const int layer = g.buffers[static_cast<std::size_t>(b)].layer;
-            if (bytes > area || layer < 0 || !set[static_cast<std::size_t>(layer)]) continue;
+            if (!pinnable(b)) continue;
             const double score = in.prefetch_seconds[static_cast<std::size_t>(b)] /
-                                 static_cast<double>(std::max<std::int64_t>(1, bytes));
+                                 static_cast<double>(std::max<std::int64_t>(1, bytesOf(b)));
             if (score > bestScore) {
               bestScore = score;
               bestBuf = b;
@@ -579,29 +750,94 @@ PlanResult Planner::plan(const PlanRequest& req) const {
           }
         }
         if (bestBuf < 0) break;
-        const auto b = static_cast<std::size_t>(bestBuf);
-        const std::int64_t bytes = g.buffers[b].size.at(k);
-        area -= bytes;
-        set[static_cast<std::size_t>(g.buffers[b].layer)] = false;
-        for (std::size_t s = 1; s < pin.prefetch.size(); ++s) {
-          for (const int q : prefetchedAt[s]) {
-            if (q == bestBuf) pin.prefetch[s] -= in.prefetch_seconds[b];
-          }
-        }
+        pinBuffer(bestBuf);
         pr = algorithm1(pin);
         ++out.evaluated;
       }
-      if (!pr.violations.empty()) return std::nullopt;
+      if (!pr.violations.empty()) {
+        // Why: the first violating step, what made it late, and why no pin moves it.
+        const int j = pr.violations.front();
+        const auto js = static_cast<std::size_t>(j);
+        auto stepName = [&](int s) {
+          return "step " + std::to_string(s) + " (" +
+                 ctx.net.layer(g.step_layer[static_cast<std::size_t>(s)]).name + ", " +
+                 (g.isBackwardStep(s) ? "bwd" : "fwd") + ")";
+        };
+        std::string why = "at k = " + std::to_string(k) + ", " + stepName(j) + " is ready at " +
+                          formatMilliseconds(pr.t_ready[js]) + " ms, after " + stepName(j - 1) +
+                          " ends at " + formatMilliseconds(pr.finish[js - 1]) +
+                          " ms on the stall-free timeline: ";
+        if (pr.waited_for[js] > 0) {
+          why += "its " + formatBytes(pin.allocate[js]) + " do not fit the active area of " +
+                 formatBytes(peak) + " (M_peak(k)) until " + stepName(pr.waited_for[js]) +
+                 " releases memory";
+        } else {
+          why +=
+              "the swap-in stream reaches it at " + formatMilliseconds(pr.t_ready[js - 1]) + " ms";
+        }
+        if (pin.prefetch[js] > 0) {
+          why += ", and its prefetches take " + formatMilliseconds(pin.prefetch[js]) + " ms";
+        }
+        std::string blocked;
+        for (const int b : prefetchedAt[js]) {
+          const GmapBuffer& buf = g.buffers[static_cast<std::size_t>(b)];
+          if (buf.layer >= 0 && !set[static_cast<std::size_t>(buf.layer)]) continue;  // pinned
+          blocked += (blocked.empty() ? "" : "; ") + buf.name + " needs " + formatBytes(bytesOf(b));
+        }
+        if (fixed) {
+          why += "; " + std::string(planPolicyName(req.policy)) + " pins nothing";
+        } else if (!blocked.empty()) {
+          why += "; no pin fits the pinned area (budget - M_peak(k)), " +
+                 formatBytes(std::max<std::int64_t>(0, area)) + " left: " + blocked;
+        } else if (pin.prefetch[js] <= 0) {
+          why += "; it prefetches nothing, so no pin can move it";
+        }
+        failure = why;
+        return std::nullopt;
+      }
+      if (!fixed) {
+        // Fill the rest of the pinned area, largest FM first: of the plans that meet (6), the
+        // one that moves the fewest bytes (t_ready only falls as prefetches go).
+        std::vector<int> rest;
+        for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+          if (prefetchStep[b] > 0 && pinnable(static_cast<int>(b))) {
+            rest.push_back(static_cast<int>(b));
+          }
+        }
+        std::sort(rest.begin(), rest.end(), [&](int x, int y) {
+          return bytesOf(x) != bytesOf(y) ? bytesOf(x) > bytesOf(y) : x < y;
+        });
+        for (const int b : rest) {
+          if (pinnable(b)) pinBuffer(b);
+        }
+        if (keepAllFits) set = ctx.keepAll.set;
+        if (!rest.empty()) {
+          pr = algorithm1(pin);
+          ++out.evaluated;
+        }
+      }
       std::optional<Prepared> storage;
       ++out.evaluated;
-      return evaluatePrepared(ctx, ctx.prepared(set, storage), times, req.budget, req.reuse_delay);
+      auto e =
+          evaluatePrepared(ctx, ctx.prepared(set, storage), times, req.budget, req.reuse_delay);
+      if (e) timelines[k] = {std::move(pr), fixed ? 0 : req.budget - peak};
+      return e;
     };
     best = largestFeasibleK(top, req.paper_scan_all, paperAt);
+    if (best) {
+      auto& [timeline, area] = timelines.at(best->k);
+      out.paper = std::move(timeline);
+      out.pinned_area = area;
+    } else {
+      out.infeasible = true;
+      out.reason = "Algorithm 2 found no feasible k: no k from " + std::to_string(top) +
+                   " down to 1 satisfies constraint (6) in " + formatBytes(req.budget) + "; " +
+                   failure;
+      return out;
+    }
   }
   if (!best) {
-    out.reason = req.mode == PlanMode::Paper
-                     ? "no k satisfies constraint (6) in this budget (Algorithm 2)"
-                     : "no k up to " + std::to_string(top) + " fits";
+    out.reason = "no k up to " + std::to_string(top) + " fits";
     return out;
   }
   out.trainable = true;

@@ -23,6 +23,7 @@
 #include "analysis/swap_policy.h"
 #include "graph/network.h"
 #include "perfmodel/model.h"
+#include "perfmodel/paper.h"
 #include "perfmodel/simulator.h"
 #include "store/plan_file.h"
 
@@ -68,6 +69,10 @@ struct Evaluation {
   bool extrapolated = false;  ///< some step's curve was used outside its profiled range
   bool transferred = false;   ///< some step used another network's per-type curve
   int missing = 0;            ///< steps without any curve (0 s assumed)
+  /// Bytes the swaps move per iteration: offloaded to the host, and prefetched back in backward
+  /// (the minibatch's load at step 1, which every plan has, is not counted).
+  std::int64_t offload_bytes = 0, prefetch_bytes = 0;
+  std::int64_t bytesMoved() const { return offload_bytes + prefetch_bytes; }
 };
 
 struct PlanResult {
@@ -82,6 +87,14 @@ struct PlanResult {
   double t_whole = 0;  ///< seconds for E epochs of m samples (0 without m)
   double lr = 0;       ///< eq. 9
   int evaluated = 0;   ///< (k, swap set) simulations run
+  /// Paper mode: Algorithm 2 found no k whose t_ready meets (6); `reason` names the first
+  /// violating step at the last k tried (k = 1) and its cause. The budget trains (k_max >= 1):
+  /// the model predicts that every k stalls.
+  bool infeasible = false;
+  /// Paper mode: Algorithm 1's t_ready at the chosen k with its pins (free of violations), and
+  /// the pinned area budget - M_peak(k) of Algorithm 2.
+  PaperResult paper;
+  std::int64_t pinned_area = 0;
 };
 
 /// The planner for one network and one fitted model. Construction does the work every plan

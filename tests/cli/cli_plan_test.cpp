@@ -161,6 +161,30 @@ namespace {
 const std::string kResnet56 =
     std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
 
+TEST(CliPlanPaper, SaysWhyNoKMeetsConstraint6AndExits1) {
+  // swap-all pins nothing: on resnet56 in 64 MiB some backward step waits for a prefetch at
+  // every k. That is the model's answer, not bad input.
+  auto r = testing::run({"plan", "--db", kResnet56, "--budget", "64MiB", "--mode", "paper",
+                         "--policy", "swap-all"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.err.find("Algorithm 2 found no feasible k"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at k = 1, step "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("swap-all pins nothing"), std::string::npos) << r.err;
+  // accudnn pins into the rest of the budget: a k that meets (6), and the bytes it moves.
+  r = testing::run({"plan", "--db", kResnet56, "--budget", "4GiB", "--mode", "paper"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("constraint (6)    met by Algorithm 1's t_ready at all 400 steps"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("moved per iteration"), std::string::npos) << r.out;
+  // 4 GiB holds keep-all at argmin's k: nothing is swapped.
+  r = testing::run({"plan", "--db", kResnet56, "--budget", "4GiB"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("swap set          0 of 115 swappable FMs, 0 B moved per iteration"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CliCompare, ARunAgainstItselfDiffersNowhere) {
   const auto r = testing::run({"compare", kSample, kSample, "--json", "--top", "5"});
   ASSERT_EQ(r.code, 0) << r.err;

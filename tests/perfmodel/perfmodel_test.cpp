@@ -3,6 +3,7 @@
 // known answers; Algorithm 1 as written; the planner's invariants on a real profile.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/network_analysis.h"
@@ -212,6 +213,52 @@ TEST(Algorithm1, AgreesWithTheSimulatorWhereThePapersAssumptionsHold) {
   EXPECT_GT(simulate(in).steps[static_cast<std::size_t>(j)].stall, 0.0);
 }
 
+TEST(Algorithm1, TheMinibatchLoadDelaysEveryStepAndIsNoViolation) {
+  // Four steps of 1 s; the minibatch takes 5 s to load before step 1. Layer 1 can start at 5 s,
+  // so step 1 ends at 6 s and step 2 (which prefetches nothing) is ready in time.
+  PaperInput p;
+  p.compute = {0, 1, 1, 1, 1};
+  p.prefetch = {0, 5, 0, 0, 0};
+  p.allocate.assign(5, 0);
+  p.release.assign(5, 0);
+  p.budget = 1 << 20;
+  const PaperResult a = algorithm1(p);
+  EXPECT_TRUE(a.violations.empty());
+  EXPECT_DOUBLE_EQ(a.compute_start, 5.0);
+  EXPECT_DOUBLE_EQ(a.t_ready[2], 5.0);
+  EXPECT_DOUBLE_EQ(a.finish[1], 6.0);
+  EXPECT_DOUBLE_EQ(a.finish[4], 9.0);
+  // A 3 s prefetch for step 3 starts at 5 s, when the swap-in stream is done with the load, and
+  // arrives at 8 s, one second after step 2 ends: a violation at step 3 only.
+  p.prefetch[3] = 3;
+  const PaperResult b = algorithm1(p);
+  EXPECT_EQ(b.violations, std::vector<int>{3});
+  EXPECT_DOUBLE_EQ(b.t_ready[3], 8.0);
+  EXPECT_DOUBLE_EQ(b.finish[2], 7.0);
+}
+
+TEST(Algorithm1, ReleasedMemoryIsUsedAgain) {
+  // Every step allocates 10 bytes and releases 10 after it; the area holds 20. Memory in use
+  // falls with each release, so step 3 waits for step 1's release and step 4 for step 2's:
+  // t_ready = 0, 0, 1, 2, each in time for a stall-free timeline of 1 s steps.
+  PaperInput p;
+  p.compute = {0, 1, 1, 1, 1};
+  p.prefetch.assign(5, 0.0);
+  p.allocate = {0, 10, 10, 10, 10};
+  p.release = {0, 10, 10, 10, 10};
+  p.budget = 20;
+  const PaperResult a = algorithm1(p);
+  EXPECT_TRUE(a.violations.empty());
+  EXPECT_EQ(a.t_ready, (std::vector<double>{0, 0, 0, 1, 2}));
+  EXPECT_EQ(a.waited_for, (std::vector<int>{0, 0, 0, 1, 2}));
+  // Bytes in use before step 1 count: with 10 of them, step 2 already waits for step 1.
+  p.resident = 10;
+  const PaperResult b = algorithm1(p);
+  EXPECT_TRUE(b.violations.empty());
+  EXPECT_EQ(b.waited_for, (std::vector<int>{0, 0, 1, 2, 3}));
+  EXPECT_EQ(b.t_ready, (std::vector<double>{0, 0, 1, 2, 3}));
+}
+
 TEST(LearningRate, Equation9) {
   EXPECT_DOUBLE_EQ(scaledLearningRate(0.1, 256, 0, 512), 0.2);  // c -> 0: linear scaling
   // c = 0.75, q = 592/256: [1 - (1 - 0.075)^q] / c
@@ -220,6 +267,156 @@ TEST(LearningRate, Equation9) {
   EXPECT_THROW(scaledLearningRate(2, 256, 1, 512), Error);
   EXPECT_DOUBLE_EQ(allReduceSeconds(1000, 1, 1e9, 0), 0.0);
   EXPECT_DOUBLE_EQ(allReduceSeconds(1000, 4, 1e9, 1e-6), 2.0 * 3 / 4 * 1000 / 1e9 + 1e-6);
+}
+
+/// A run database made by hand for the chain network: every step takes `stepNs` per sample, the
+/// SGD update the same per layer, and the link moves `bytesPerSecond` each way without latency.
+/// The fitted curves are then exact lines, so plans on it have answers known in advance.
+store::RunData syntheticRun(const Network& net, double stepNs, double bytesPerSecond) {
+  const std::vector<LayerCost> costs = computeLayerCosts(net);
+  store::RunData run;
+  run.path = "synthetic.swapdb";
+  run.meta.device = "test device";
+  run.network.name = net.name();
+  run.network.structure_hash = net.structureHash();
+  for (int i = 0; i < net.size(); ++i) {
+    const LayerCost& c = costs[static_cast<std::size_t>(i)];
+    store::LayerRow row;
+    row.id = i;
+    row.name = net.layer(i).name;
+    row.kind = std::string(layerKindName(net.layer(i).kind));
+    row.params = c.params;
+    row.fwd_flops = c.fwd_flops;
+    row.bwd_data_flops = c.bwd_data_flops;
+    row.bwd_weight_flops = c.bwd_weight_flops;
+    row.fm = c.fm;
+    run.layers.push_back(row);
+  }
+  for (const std::int64_t k : {1, 2, 4, 8}) {
+    run.iterations.push_back({k, 0, 0, 1, 0, 0, 0, 0, 0});
+    const auto ns = static_cast<std::int64_t>(stepNs * static_cast<double>(k));
+    for (int i = 0; i < net.size(); ++i) {
+      if (i == net.inputLayer()) continue;
+      for (const store::Direction d : {store::Direction::Forward, store::Direction::Backward}) {
+        run.samples.push_back({k, 0, 0, i, d, 0, 0, ns, 0});
+      }
+      if (costs[static_cast<std::size_t>(i)].params > 0) {
+        run.samples.push_back({k, 0, 0, i, store::Direction::Update, 0, 0, ns, 0});
+      }
+    }
+    // Copies of about 1 and 3 ms (at least 1000 bytes) per sample. Each direction is recorded in
+    // an iteration of its own, so that no copy overlaps one in the other direction.
+    const double unit = std::max(1000.0, bytesPerSecond * 1e-3) * static_cast<double>(k);
+    for (const bool toHost : {true, false}) {
+      for (const double bytes : {unit, 3 * unit}) {
+        store::TransferRow t;
+        t.k = k;
+        t.iteration = toHost ? 0 : 1;
+        t.to_host = toHost;
+        t.kind = toHost ? store::TransferKind::Offload : store::TransferKind::Prefetch;
+        t.bytes = static_cast<std::int64_t>(bytes);
+        t.end_ns = static_cast<std::int64_t>(bytes * 1e9 / bytesPerSecond);
+        run.transfers.push_back(t);
+      }
+    }
+  }
+  return run;
+}
+
+/// The bytes swap-all prefetches in backward at k: what Algorithm 2 must keep on the device when
+/// every prefetch violates (6).
+std::int64_t backwardPrefetchBytes(const Gmap& g, std::int64_t k) {
+  std::int64_t sum = 0;
+  for (const GmapOp& op : g.ops) {
+    if (op.kind == GmapOpKind::Prefetch && g.isBackwardStep(op.step)) {
+      sum += g.buffers[static_cast<std::size_t>(op.buffer)].size.at(k);
+    }
+  }
+  return sum;
+}
+
+TEST(Algorithm2, AFastLinkMeetsConstraint6AtTheLargestK) {
+  // 1 ms per sample per step; the link moves 1 PB/s, so no prefetch is ever late: the answer is
+  // the top of the range.
+  const Chain c;
+  const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1e15));
+  const Planner planner(model, c.net);
+  PlanRequest req;
+  req.mode = PlanMode::Paper;
+  req.budget = 1 << 20;
+  req.max_batch = 300;
+  const PlanResult r = planner.plan(req);
+  ASSERT_TRUE(r.trainable) << r.reason;
+  EXPECT_EQ(r.best.k, 300);
+  EXPECT_TRUE(r.paper.violations.empty());
+}
+
+TEST(Algorithm2, ASlowLinkKeepsEveryPrefetchedFmAndTheLargestKWhereTheyFit) {
+  // 1 ms per sample per step and 1 byte per second: any prefetch outlasts the whole iteration, so
+  // (6) holds at k exactly when every FM prefetched in backward can stay on the device: in the
+  // pinned area budget - M_peak(k), or anywhere when keep-all's peak fits the budget.
+  const Chain c;
+  const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1.0));
+  const Planner planner(model, c.net);
+  const MemoryCurve keepAll = computeMemoryCurve(
+      buildGmap(c.net, c.costs, makeSwapSet(SwapPolicy::KeepAll, c.net, c.costs)));
+  for (const std::int64_t budget : {std::int64_t{40'000}, std::int64_t{100'000}}) {
+    std::int64_t expected = 0;
+    for (std::int64_t k = 1; c.curve.peak(k) <= budget; ++k) {
+      if (keepAll.peak(k) <= budget ||
+          backwardPrefetchBytes(c.gmap, k) <= budget - c.curve.peak(k)) {
+        expected = k;
+      }
+    }
+    ASSERT_GT(expected, 1) << budget;
+    ASSERT_LT(expected, c.curve.kMax(budget)) << budget;  // the descent has work to do
+    PlanRequest req;
+    req.mode = PlanMode::Paper;
+    req.budget = budget;
+    for (const bool scanAll : {false, true}) {
+      req.paper_scan_all = scanAll;
+      const PlanResult r = planner.plan(req);
+      ASSERT_TRUE(r.trainable) << r.reason;
+      EXPECT_EQ(r.best.k, expected) << budget << (scanAll ? " scanning every k" : "");
+      EXPECT_TRUE(r.paper.violations.empty());
+      EXPECT_EQ(r.best.bytesMoved(), 0);  // nothing left to prefetch
+      EXPECT_LE(r.best.peak, budget);
+    }
+  }
+}
+
+TEST(Algorithm2, NoFeasibleKIsReportedWithTheFirstViolatingStep) {
+  // Swap-all pins nothing: with a slow link every k violates (6), first at the first backward
+  // step that prefetches.
+  const Chain c;
+  const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1.0));
+  PlanRequest req;
+  req.mode = PlanMode::Paper;
+  req.policy = PlanPolicy::SwapAll;
+  req.budget = 100'000;
+  const PlanResult r = plan(model, c.net, req);
+  EXPECT_FALSE(r.trainable);
+  EXPECT_TRUE(r.infeasible);
+  EXPECT_GT(r.k_max, 1);
+  int first = 0;
+  for (const GmapOp& op : c.gmap.ops) {
+    if (op.kind == GmapOpKind::Prefetch && c.gmap.isBackwardStep(op.step)) {
+      first = first == 0 ? op.step : std::min(first, op.step);
+    }
+  }
+  ASSERT_GT(first, 0);
+  const std::string layer = c.net.layer(c.gmap.step_layer[static_cast<std::size_t>(first)]).name;
+  EXPECT_NE(r.reason.find("Algorithm 2 found no feasible k"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("at k = 1, step " + std::to_string(first) + " (" + layer + ", bwd)"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_NE(r.reason.find("its prefetches take"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("swap-all pins nothing"), std::string::npos) << r.reason;
+  // A budget below swap-all's peak at k = 1 is another matter: untrainable, not infeasible.
+  req.budget = r.min_budget - 1;
+  const PlanResult u = plan(model, c.net, req);
+  EXPECT_FALSE(u.trainable);
+  EXPECT_FALSE(u.infeasible);
 }
 
 TEST(Fit, AnEmptyFitNamesTheDatabase) {
@@ -345,6 +542,73 @@ TEST_F(PlannerOnSampleRun, PaperModeBisectionAgreesWithTheFullDescent) {
   EXPECT_GT(fewer, 0);  // some case needed the descent below the top
 }
 
+TEST_F(PlannerOnSampleRun, ABudgetThatHoldsKeepAllSwapsNothing) {
+  const PerfModel model = PerfModel::fit(s_run);
+  const Network net = buildZooModelForTest();
+  const Planner planner(model, net);
+  const auto& costs = planner.costs();
+  const MemoryCurve keepAll =
+      planMemory(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs)).curve;
+  for (const std::int64_t k : {8, 32, 64}) {
+    const auto acc = planner.accudnnAt(k, keepAll.peak(k));
+    ASSERT_TRUE(acc) << k;
+    EXPECT_EQ(acc->swapped, makeSwapSet(SwapPolicy::KeepAll, net, costs)) << k;
+    EXPECT_EQ(acc->bytesMoved(), 0) << k;
+  }
+  // The argmin plan too, whatever k it picks, when the budget holds keep-all there.
+  PlanRequest req;
+  req.budget = 256 << 20;
+  req.max_batch = 64;
+  const PlanResult r = planner.plan(req);
+  ASSERT_TRUE(r.trainable);
+  ASSERT_LE(keepAll.peak(r.best.k), req.budget);
+  EXPECT_EQ(std::count(r.best.swapped.begin(), r.best.swapped.end(), true), 0);
+  EXPECT_EQ(r.best.bytesMoved(), 0);
+}
+
+TEST_F(PlannerOnSampleRun, NoSwappedFmCouldStayAtTheSamePredictedTime) {
+  // Between swap-all's and keep-all's peak: whatever accudnn still swaps either does not fit the
+  // budget when kept, or keeping it would make the predicted iteration slower.
+  const PerfModel model = PerfModel::fit(s_run);
+  const Network net = buildZooModelForTest();
+  const Planner planner(model, net);
+  const auto& costs = planner.costs();
+  const SwapSet swapAll = makeSwapSet(SwapPolicy::SwapAll, net, costs);
+  const MemoryCurve keepAllCurve =
+      planMemory(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs)).curve;
+  const MemoryCurve swapAllCurve = planMemory(net, costs, swapAll).curve;
+  int swappedLeft = 0, kept = 0;
+  for (const std::int64_t k : {16, 64}) {
+    const std::int64_t lo = swapAllCurve.peak(k), hi = keepAllCurve.peak(k);
+    ASSERT_LT(lo, hi);
+    for (const double f : {0.25, 0.5, 0.75}) {
+      const auto budget = lo + static_cast<std::int64_t>(f * static_cast<double>(hi - lo));
+      const auto acc = planner.accudnnAt(k, budget);
+      ASSERT_TRUE(acc);
+      const auto allSwapped = planner.evaluate(k, swapAll, budget);
+      ASSERT_TRUE(allSwapped);
+      EXPECT_LE(acc->bytesMoved(), allSwapped->bytesMoved());
+      EXPECT_LE(acc->sim.t_iter, allSwapped->sim.t_iter * (1 + 1e-9));
+      for (std::size_t layer = 0; layer < acc->swapped.size(); ++layer) {
+        if (!acc->swapped[layer]) {
+          kept += swapAll[layer];
+          continue;
+        }
+        ++swappedLeft;
+        SwapSet more = acc->swapped;
+        more[layer] = false;
+        const auto e = planner.evaluate(k, more, budget);
+        if (!e) continue;  // does not fit
+        EXPECT_GT(e->sim.t_iter, acc->sim.t_iter * (1 + 1e-9))
+            << net.layer(static_cast<int>(layer)).name << " could stay at k = " << k << " in "
+            << budget << " bytes";
+      }
+    }
+  }
+  EXPECT_GT(swappedLeft, 0);  // the budgets leave something swapped
+  EXPECT_GT(kept, 0);
+}
+
 TEST_F(PlannerOnSampleRun, ABudgetBelowKOneIsUntrainableWithTheMinimum) {
   const PerfModel model = PerfModel::fit(s_run);
   PlanRequest req;
@@ -353,6 +617,33 @@ TEST_F(PlannerOnSampleRun, ABudgetBelowKOneIsUntrainableWithTheMinimum) {
   EXPECT_FALSE(r.trainable);
   EXPECT_NE(r.reason.find("untrainable"), std::string::npos) << r.reason;
   EXPECT_GT(r.min_budget, req.budget);
+}
+
+TEST(PaperModeOnResNet56, AKThatKeepAllFitsMeetsConstraint6) {
+  // Where the budget holds keep-all at k, every FM can stay and no step waits for a prefetch, so
+  // Algorithm 2 may stop no lower than that k.
+  const store::RunData run = store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
+                                              "/resnet56-32x32-cpu-profile.swapdb")
+                                 .load();
+  const PerfModel model = PerfModel::fit(run);
+  const Network net = buildZooModel("resnet56");
+  const Planner planner(model, net);
+  const auto& costs = planner.costs();
+  const MemoryCurve keepAll =
+      planMemory(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs)).curve;
+  for (const std::int64_t mib : {256, 1024, 4096}) {
+    PlanRequest req;
+    req.mode = PlanMode::Paper;
+    req.budget = mib << 20;
+    const std::int64_t kKeep = keepAll.kMax(req.budget);
+    ASSERT_GE(kKeep, 32) << mib;
+    const PlanResult r = planner.plan(req);
+    ASSERT_TRUE(r.trainable) << mib << " MiB: " << r.reason;
+    EXPECT_GE(r.best.k, kKeep) << mib << " MiB";
+    EXPECT_LE(r.best.peak, req.budget);
+    EXPECT_TRUE(r.paper.violations.empty()) << mib << " MiB";
+    EXPECT_EQ(r.paper.t_ready.size(), r.best.sim.steps.size());
+  }
 }
 
 }  // namespace
