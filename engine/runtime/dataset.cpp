@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/files.h"
+#include "runtime/host_memory.h"
 #include "runtime/rng.h"
 
 namespace swapscope::rt {
@@ -80,6 +81,29 @@ std::string existing(const std::string& dir, const std::string& stem) {
                 "); install the Debian package dataset-fashion-mnist");
 }
 
+struct IdxHeader {
+  std::uint32_t n = 0, rows = 0, cols = 0;
+};
+
+/// Reads and checks the header of an IDX image file.
+IdxHeader readImageHeader(GzFile& img, const std::string& imagesPath) {
+  const std::uint32_t magic = img.readU32("the magic number");
+  if (magic != 0x00000803) {
+    throwBadInput(imagesPath + ": magic number " + hex(magic) +
+                  " is not that of an IDX file of uint8 images (0x00000803)");
+  }
+  IdxHeader h;
+  h.n = img.readU32("the image count");
+  h.rows = img.readU32("the row count");
+  h.cols = img.readU32("the column count");
+  if (h.n == 0 || h.rows == 0 || h.cols == 0 || h.rows > 4096 || h.cols > 4096 ||
+      h.n > (1u << 26)) {
+    throwBadInput(imagesPath + ": implausible dimensions " + std::to_string(h.n) + " x " +
+                  std::to_string(h.rows) + " x " + std::to_string(h.cols));
+  }
+  return h;
+}
+
 }  // namespace
 
 Dataset readIdxDataset(const std::string& imagesPath, const std::string& labelsPath,
@@ -87,17 +111,13 @@ Dataset readIdxDataset(const std::string& imagesPath, const std::string& labelsP
   Dataset d;
   d.classes = classes;
   GzFile img(imagesPath);
-  const std::uint32_t magic = img.readU32("the magic number");
-  if (magic != 0x00000803) {
-    throwBadInput(imagesPath + ": magic number " + hex(magic) +
-                  " is not that of an IDX file of uint8 images (0x00000803)");
-  }
-  const std::uint32_t n = img.readU32("the image count");
-  const std::uint32_t rows = img.readU32("the row count");
-  const std::uint32_t cols = img.readU32("the column count");
-  if (n == 0 || rows == 0 || cols == 0 || rows > 4096 || cols > 4096 || n > (1u << 26)) {
-    throwBadInput(imagesPath + ": implausible dimensions " + std::to_string(n) + " x " +
-                  std::to_string(rows) + " x " + std::to_string(cols));
+  const auto [n, rows, cols] = readImageHeader(img, imagesPath);
+  {
+    HostMemoryNeed need;
+    need.add("the data set " + imagesPath + " (" + std::to_string(n) + " images of " +
+                 std::to_string(rows) + "x" + std::to_string(cols) + ")",
+             idxLoadHostBytes(Shape{{1, rows, cols}}, n));
+    checkHostMemory(need, availableHostMemory());
   }
   const std::size_t pixels = std::size_t{n} * rows * cols;
   std::vector<unsigned char> raw(pixels);
@@ -136,6 +156,21 @@ Dataset readIdxDataset(const std::string& imagesPath, const std::string& labelsP
   return d;
 }
 
+IdxSize readIdxSize(const std::string& imagesPath) {
+  GzFile img(imagesPath);
+  const IdxHeader h = readImageHeader(img, imagesPath);
+  return {Shape{{1, h.rows, h.cols}}, h.n};
+}
+
+FashionMnistSize fashionMnistSize(const std::string& dir) {
+  // Resolve the four paths in order, so the first missing one is the one reported.
+  const std::string trainImages = existing(dir, "train-images-idx3-ubyte");
+  existing(dir, "train-labels-idx1-ubyte");
+  const std::string testImages = existing(dir, "t10k-images-idx3-ubyte");
+  existing(dir, "t10k-labels-idx1-ubyte");
+  return {readIdxSize(trainImages), readIdxSize(testImages)};
+}
+
 TrainTest loadFashionMnist(const std::string& dir) {
   constexpr float kMean = 0.2860f, kStd = 0.3530f;
   // Resolve the four paths in order, so the first missing one is the one reported.
@@ -154,6 +189,13 @@ TrainTest loadFashionMnist(const std::string& dir) {
 Dataset syntheticDataset(const Shape& sample, std::int64_t classes, std::int64_t count,
                          std::uint64_t seed) {
   if (classes < 1 || count < 1) throwBadInput("synthetic data needs at least one class and sample");
+  {
+    HostMemoryNeed need;
+    need.add("the synthetic data set (" + std::to_string(count) + " samples of " +
+                 sample.toString() + ")",
+             datasetHostBytes(sample, count));
+    checkHostMemory(need, availableHostMemory());
+  }
   Dataset d;
   d.name = "synthetic";
   d.sample = sample;

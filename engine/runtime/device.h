@@ -112,6 +112,14 @@ class Device {
   virtual void releasePool() = 0;
   virtual std::int64_t poolAlignment() const = 0;
   virtual HostMemory allocateHost(std::int64_t bytes) = 0;
+  /// Whether the pool is host memory (the CPU backend), so that it counts against the host's.
+  virtual bool poolInHostMemory() const { return false; }
+  /// Bytes of device memory a pool can take now (the CUDA backend: the free memory), or 0 when
+  /// unknown. The CPU backend's pool is checked against the host's memory instead.
+  virtual std::int64_t freeMemory() const { return totalMemory(); }
+  /// Host memory the backend has promised its kernels but not allocated yet; reservePool()
+  /// allocates it, so that a run is checked before anything large is allocated.
+  virtual std::int64_t pendingHostBytes() const { return 0; }
 
   /// Runs `work` on stream `s` after `waitFor`, in order with the stream's other tasks. Returns
   /// the task's sequence number. Work that throws fails the stream: synchronize() rethrows.

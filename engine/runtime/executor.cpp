@@ -52,7 +52,60 @@ std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>&
   return std::nullopt;
 }
 
+/// Throws PlanDoesNotFit where the peak of `curve` at k exceeds `budget`.
+void checkPeak(const Network& net, const Gmap& gmap, const MemoryCurve& curve, std::int64_t k,
+               std::int64_t budget) {
+  const std::int64_t peak = curve.peak(k);
+  if (peak <= budget) return;
+  const int step = curve.peakStep(k);
+  throw PlanDoesNotFit("the plan needs " + formatBytes(peak) + " (" + std::to_string(peak) +
+                           " bytes) at " + describeStep(net, gmap, step) + " but the budget is " +
+                           formatBytes(budget) + " (" + std::to_string(budget) +
+                           " bytes): " + std::to_string(peak - budget) + " bytes short",
+                       peak - budget, step);
+}
+
+/// The host memory of an executor on `device` and its caller, checked against what is
+/// available. `backend`: the backend's scratch still to allocate.
+void checkHost(const Device& device, const Network& net, const Gmap& gmap, std::int64_t k,
+               std::int64_t budget, std::int64_t backend, const ExecutorOptions& options) {
+  HostMemoryOptions host;
+  host.pool = device.poolInHostMemory() ? budget : 0;
+  host.backend = backend;
+  host.extra = options.host_extra;
+  const std::int64_t available =
+      options.host_available >= 0 ? options.host_available : availableHostMemory();
+  checkHostMemory(hostMemoryNeed(net, gmap, k, host), available);
+}
+
+/// checkRunFits; returns the GMAP without workspaces.
+Gmap checkFits(const Device& device, const Network& net, const std::vector<LayerCost>& costs,
+               const SwapSet& swapped, std::int64_t k, std::int64_t budget,
+               const ExecutorOptions& options) {
+  if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
+  if (budget < 0) throwBadInput("the budget cannot be negative: " + std::to_string(budget));
+  Gmap gmap = buildGmap(net, costs, swapped);
+  checkPeak(net, gmap, computeMemoryCurve(gmap), k, budget);
+  if (!device.poolInHostMemory()) {
+    const std::int64_t free = device.freeMemory();
+    if (free > 0 && budget > free) {
+      throwBadInput("the budget of " + formatBytes(budget) + " (" + std::to_string(budget) +
+                    " bytes) exceeds the free memory of " + device.deviceName() + ": " +
+                    formatBytes(free) + " (" + std::to_string(free) + " bytes) free of " +
+                    formatBytes(device.totalMemory()));
+    }
+  }
+  checkHost(device, net, gmap, k, budget, 0, options);
+  return gmap;
+}
+
 }  // namespace
+
+void checkRunFits(const Device& device, const Network& net, const std::vector<LayerCost>& costs,
+                  const SwapSet& swapped, std::int64_t k, std::int64_t budget,
+                  const ExecutorOptions& options) {
+  checkFits(device, net, costs, swapped, k, budget, options);
+}
 
 struct SwapExecutor::Impl {
   Impl(Device& d, const Network& n, std::int64_t kk, std::int64_t budget, ExecutorOptions o)
@@ -137,14 +190,16 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
                            const ExecutorOptions& options)
     : m_impl(std::make_unique<Impl>(device, net, k, budget, options)), m_device(device), m_k(k) {
   Impl& im = *m_impl;
-  if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
   im.costs = computeLayerCosts(net);
   const int layers = net.size();
-  // The kernels first: their workspaces enter the GMAP, so that they count against the budget.
+  // Nothing that grows with k or the network is allocated before the plan is checked against
+  // the budget and the host memory.
+  m_gmap = checkFits(device, net, im.costs, swapped, k, budget, options);
+  // The kernels (they only ask for scratch): their workspaces enter the GMAP, so that they count
+  // against the budget.
   im.kernels.resize(static_cast<std::size_t>(layers));
   for (int i = 0; i < layers; ++i)
     im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, im.costs, i, k);
-  m_gmap = buildGmap(net, im.costs, swapped);
   {
     const int steps = m_gmap.steps();
     std::vector<LinearBytes> workspace(static_cast<std::size_t>(steps + 2));
@@ -169,16 +224,11 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   }
   m_curve = computeMemoryCurve(m_gmap);
 
-  // Refuse a plan whose peak exceeds the budget.
+  // Refuse a plan whose peak with the workspaces exceeds the budget, and a run whose host memory
+  // with the kernels' scratch exceeds what is available.
+  checkPeak(net, m_gmap, m_curve, k, budget);
   const std::int64_t peak = m_curve.peak(k);
-  if (peak > budget) {
-    const int step = m_curve.peakStep(k);
-    throw PlanDoesNotFit(
-        "the plan needs " + formatBytes(peak) + " (" + std::to_string(peak) + " bytes) at " +
-            describeStep(net, m_gmap, step) + " but the budget is " + formatBytes(budget) + " (" +
-            std::to_string(budget) + " bytes): " + std::to_string(peak - budget) + " bytes short",
-        peak - budget, step);
-  }
+  checkHost(device, net, m_gmap, k, budget, device.pendingHostBytes(), options);
 
   // Split the GMAP into setup and the iteration; move prefetches earlier where the pool allows
   // without raising the peak (in backward order, never before the FM's device copy is released).
@@ -314,29 +364,40 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   im.lastUse.assign(m_gmap.buffers.size(), Fence{});
   im.pending.assign(m_gmap.buffers.size(), Fence{});
   im.offloadSeq.assign(m_gmap.buffers.size(), 0);
-  im.hostStore.resize(m_gmap.buffers.size());
-  for (std::size_t b = 0; b < m_gmap.buffers.size(); ++b) {
-    const GmapBuffer& buf = m_gmap.buffers[b];
-    if (buf.kind == BufferKind::FeatureMap && buf.layer != net.inputLayer() &&
-        swapped[static_cast<std::size_t>(buf.layer)]) {
-      im.hostStore[b] = device.allocateHost(buf.size.at(k));
-    }
-  }
-  im.hostScalars = device.allocateHost(64);
-  im.hostLogits = device.allocateHost(k * net.classes() * kFloatBytes);
-  im.hostImages = device.allocateHost(k * net.sampleShape().numel() * kFloatBytes);
-  im.hostLabels = device.allocateHost(k * kLabelBytes);
-
-  // The pool, and the persistent buffers with their initial values.
+  // The pool first (device memory is the scarcer), then host memory and the persistent buffers
+  // with their initial values. A failure after the pool is reserved releases it again.
   im.pool = device.reservePool(budget);
-  for (const GmapOp& op : im.setup)
-    im.allocate(op.buffer, 0);
-  std::vector<std::vector<float>> w, r;
-  for (int i = 0; i < layers; ++i) {
-    if (im.weights[i] >= 0) w.push_back(initialWeights(net, i, options.seed));
-    if (im.runningStats[i] >= 0) r.push_back(initialRunningStats(net, i));
+  try {
+    im.hostStore.resize(m_gmap.buffers.size());
+    for (std::size_t b = 0; b < m_gmap.buffers.size(); ++b) {
+      const GmapBuffer& buf = m_gmap.buffers[b];
+      if (buf.kind == BufferKind::FeatureMap && buf.layer != net.inputLayer() &&
+          swapped[static_cast<std::size_t>(buf.layer)]) {
+        im.hostStore[b] = device.allocateHost(buf.size.at(k));
+      }
+    }
+    im.hostScalars = device.allocateHost(64);
+    im.hostLogits = device.allocateHost(k * net.classes() * kFloatBytes);
+    im.hostImages = device.allocateHost(k * net.sampleShape().numel() * kFloatBytes);
+    im.hostLabels = device.allocateHost(k * kLabelBytes);
+
+    for (const GmapOp& op : im.setup)
+      im.allocate(op.buffer, 0);
+    std::vector<std::vector<float>> w, r;
+    for (int i = 0; i < layers; ++i) {
+      if (im.weights[i] >= 0) w.push_back(initialWeights(net, i, options.seed));
+      if (im.runningStats[i] >= 0) r.push_back(initialRunningStats(net, i));
+    }
+    writeWeights(w, r);
+  } catch (...) {
+    try {
+      device.synchronize();
+    } catch (...) {
+      // The first failure is the one reported.
+    }
+    device.releasePool();
+    throw;
   }
-  writeWeights(w, r);
   im.alloc.resetHighWater();
 }
 

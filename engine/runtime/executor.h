@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "graph/network.h"
 #include "runtime/device.h"
+#include "runtime/host_memory.h"
 
 namespace swapscope::rt {
 
@@ -94,11 +95,30 @@ struct KernelChoice {
 struct ExecutorOptions {
   bool hoist_prefetches = true;  ///< move prefetches earlier where the pool allows
   std::uint64_t seed = 1;        ///< initialisation and dropout
+  /// What the caller will hold in host memory beside the executor (data sets, its own buffers):
+  /// checked together with the executor's host memory before anything is allocated.
+  std::vector<HostMemoryItem> host_extra;
+  /// Bytes of host memory available to the run; -1: ask the machine (availableHostMemory()).
+  std::int64_t host_available = -1;
 };
+
+/// The checks a SwapExecutor makes before it allocates anything, for callers that must refuse a
+/// run before they create files or data: k >= 1; the plan's peak without kernel workspaces
+/// within `budget` (PlanDoesNotFit with the shortfall and the step); a pool in device memory
+/// within the device's memory; and the host memory of the run (hostMemoryNeed: the pool where it
+/// is host memory, the swapped FMs' host copies, staging, weights, options.host_extra) within
+/// options.host_available (Error(BadInput) naming the figures). The executor checks again, with
+/// the kernels' workspaces and scratch, once it has made its kernels.
+void checkRunFits(const Device& device, const Network& net, const std::vector<LayerCost>& costs,
+                  const SwapSet& swapped, std::int64_t k, std::int64_t budget,
+                  const ExecutorOptions& options = {});
 
 class SwapExecutor {
  public:
-  /// Reserves the pool, dry-runs the plan and initialises the parameters. Throws PlanDoesNotFit.
+  /// Checks the plan against the budget and the host memory (checkRunFits) before allocating
+  /// anything, makes the kernels, checks again with their workspaces and scratch, dry-runs the
+  /// placement, then reserves the pool and initialises the parameters. Throws PlanDoesNotFit, or
+  /// Error(BadInput) where the host memory or the device memory is too small.
   SwapExecutor(Device& device, const Network& net, std::int64_t k, const SwapSet& swapped,
                std::int64_t budget, const ExecutorOptions& options = {});
   ~SwapExecutor();

@@ -114,6 +114,54 @@ TEST(FashionMnist, TheDebianFilesHoldTheKnownSplits) {
       << "standardised with the split's mean";
 }
 
+TEST(IdxReader, ADataSetLargerThanTheHostMemoryIsRefusedFromItsHeader) {
+  // 2^26 images of 4096x4096 pixels: 5 PiB once read and converted. The header alone says so.
+  const auto img = write("huge-images", idx(0x803, {1u << 26, 4096, 4096}, {1, 2, 3}), true);
+  const auto lab = write("huge-labels", idx(0x801, {1u << 26}, {1}), false);
+  const std::string m = messageOf(img, lab);
+  EXPECT_NE(m.find(img + " (67108864 images of 4096x4096)"), std::string::npos) << m;
+  EXPECT_NE(m.find("of host memory"), std::string::npos) << m;
+  EXPECT_NE(m.find("available"), std::string::npos) << m;
+  // The sizes come from the headers alone.
+  const IdxSize size = readIdxSize(img);
+  EXPECT_EQ(size.samples, std::int64_t{1} << 26);
+  EXPECT_EQ(size.sample, (Shape{{1, 4096, 4096}}));
+}
+
+TEST(FashionMnist, SizesComeFromTheHeadersAlone) {
+  if (!std::filesystem::exists(kFashionMnistDir)) {
+    GTEST_SKIP() << kFashionMnistDir << " is missing (Debian package dataset-fashion-mnist)";
+  }
+  const FashionMnistSize size = fashionMnistSize();
+  EXPECT_EQ(size.train.samples, 60000);
+  EXPECT_EQ(size.test.samples, 10000);
+  EXPECT_EQ(size.train.sample, (Shape{{1, 28, 28}}));
+  const std::string dir = ::testing::TempDir() + "/no-fashion";
+  std::filesystem::create_directories(dir);
+  try {
+    fashionMnistSize(dir);
+    FAIL() << "an empty directory was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/train-images-idx3-ubyte.gz"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Synthetic, ADataSetLargerThanTheHostMemoryIsRefusedBeforeAllocating) {
+  try {
+    syntheticDataset(Shape{{1, 28, 28}}, 10, std::int64_t{1} << 40, 1);
+    FAIL() << "2^40 samples were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    const std::string m = e.what();
+    // 2^40 samples of 784 floats and a label: 3140 TiB.
+    EXPECT_NE(m.find("the synthetic data set (1099511627776 samples of [1,28,28]): 3140 TiB"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("available"), std::string::npos) << m;
+  }
+}
+
 TEST(Synthetic, IsSeededAndCoversTheClasses) {
   const Dataset a = syntheticDataset(Shape{{3, 4, 4}}, 5, 100, 1);
   const Dataset b = syntheticDataset(Shape{{3, 4, 4}}, 5, 100, 1);

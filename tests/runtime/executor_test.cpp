@@ -6,13 +6,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
 
 #include "analysis/network_analysis.h"
 #include "graph/builder.h"
 #include "graph/zoo.h"
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/dataset.h"
+#include "runtime/host_memory.h"
 #include "runtime/test_networks.h"
 #include "runtime/trainer.h"
 
@@ -95,8 +99,10 @@ std::vector<std::vector<float>> trainWeights(SwapPolicy policy, int iterations,
   const Network net = everyKind();
   const std::int64_t k = 5;
   auto device = createCpuDevice();
+  ExecutorOptions options;
+  options.seed = 11;
   SwapExecutor ex(*device, net, k, swapSet(net, policy), analyzerPeak(net, policy, k) + (1 << 20),
-                  {true, 11});
+                  options);
   const Dataset data = syntheticDataset(net.sampleShape(), 10, 4 * k, 5);
   TrainConfig cfg;
   cfg.iterations = iterations;
@@ -210,6 +216,149 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("resnet20"), std::string::npos) << e.what();
   }
+}
+
+/// input 1x4x4 -> conv 2x3x3 pad 1 (2x4x4) -> relu -> flatten (32) -> linear 10 -> loss.
+Network handCounted() {
+  NetworkBuilder b("hand");
+  auto x = b.input("data", Shape{{1, 4, 4}});
+  x = b.conv("c", x, 2, 3, 1, 1);
+  x = b.relu("r", x);
+  x = b.flatten("f", x);
+  x = b.linear("fc", x, 10);
+  b.loss("loss", x);
+  return std::move(b).build();
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return {};
+}
+
+TEST(HostMemory, TheNeedIsTheHandCountedSumOfItsParts) {
+  const Network net = handCounted();
+  const auto costs = computeLayerCosts(net);
+  SwapSet swapped(static_cast<std::size_t>(net.size()), false);
+  swapped[static_cast<std::size_t>(net.indexOf("r"))] = true;
+  swapped[static_cast<std::size_t>(net.indexOf("f"))] = true;
+  const Gmap gmap = buildGmap(net, costs, swapped);
+  const std::int64_t k = 5;
+  HostMemoryOptions o;
+  o.pool = 1000;
+  o.backend = 300;
+  o.extra = {{"the data", 777}, {"nothing", 0}};
+  const HostMemoryNeed need = hostMemoryNeed(net, gmap, k, o);
+  // By hand: the FMs of r and f, 2x4x4 = 32 floats a sample each; the staged 1x4x4 images, int32
+  // labels and 10 logits a sample, and 64 bytes for the loss; the weights of c (2*1*3*3 + 2) and
+  // fc (32*10 + 10) floats.
+  const std::int64_t copies = 2 * (2 * 4 * 4) * 4 * k;
+  const std::int64_t staging = (16 * 4 + 4 + 10 * 4) * k + 64;
+  const std::int64_t weights = (2 * 9 + 2 + 32 * 10 + 10) * 4;
+  ASSERT_EQ(need.items.size(), 6u) << "the part of 0 bytes is left out";
+  EXPECT_EQ(need.items[0].bytes, 1000);
+  EXPECT_EQ(need.items[1].what, "host copies of 2 swapped feature maps");
+  EXPECT_EQ(need.items[1].bytes, copies);
+  EXPECT_EQ(need.items[2].bytes, staging);
+  EXPECT_EQ(need.items[3].bytes, weights);
+  EXPECT_EQ(need.items[4].bytes, 300);
+  EXPECT_EQ(need.items[5].what, "the data");
+  const std::int64_t total = 1000 + copies + staging + weights + 300 + 777;
+  EXPECT_EQ(total, 5361);
+  EXPECT_EQ(need.total(), total);
+
+  EXPECT_NO_THROW(checkHostMemory(need, total));
+  EXPECT_NO_THROW(checkHostMemory(need, 0)) << "unknown availability is not checked";
+  const std::string m = errorOf([&] { checkHostMemory(need, total - 1); });
+  EXPECT_NE(m.find("needs 5.24 KiB (5361 bytes) of host memory"), std::string::npos) << m;
+  EXPECT_NE(m.find("the machine has 5.23 KiB (5360 bytes) available: 1 bytes short"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("host copies of 2 swapped feature maps: 1.25 KiB"), std::string::npos) << m;
+  EXPECT_NE(m.find("the data: 777 B"), std::string::npos) << m;
+
+  // Data sets: fp32 values and an int32 label a sample; the trainer adds a minibatch and an
+  // 8-byte index a sample; reading IDX adds a byte a value and a label.
+  EXPECT_EQ(datasetHostBytes(Shape{{1, 28, 28}}, 60000), 60000 * (784 * 4 + 4));
+  EXPECT_EQ(trainerHostBytes(Shape{{1, 28, 28}}, 64, 60000), 64 * (784 * 4 + 4) + 60000 * 8);
+  EXPECT_EQ(idxLoadHostBytes(Shape{{1, 28, 28}}, 10), 10 * (784 * 5 + 5));
+}
+
+TEST(HostMemory, PartsBeyondSixtyFourBitsSaturateInsteadOfWrapping) {
+  const Network net = handCounted();
+  const auto costs = computeLayerCosts(net);
+  const Gmap gmap = buildGmap(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  const std::int64_t k = std::int64_t{1} << 60;
+  const HostMemoryNeed need = hostMemoryNeed(net, gmap, k);
+  EXPECT_EQ(need.total(), std::numeric_limits<std::int64_t>::max());
+  for (const HostMemoryItem& i : need.items)
+    EXPECT_GT(i.bytes, 0) << i.what;
+  const std::string m = errorOf([&] { checkHostMemory(need, std::int64_t{1} << 40); });
+  EXPECT_NE(m.find("needs more than 8388608 TiB"), std::string::npos) << m;
+  EXPECT_GT(availableHostMemory(), 0) << "/proc/meminfo is readable on Linux";
+}
+
+TEST(SwapExecutor, AHugeMinibatchIsRefusedBeforeTheKernelsAskForScratch) {
+  // At k = 2^20 the first convolution's output alone is 4.5 GiB: the plan is refused against
+  // the budget before any kernel is made or anything is allocated.
+  const Network net = everyKind();
+  auto device = createCpuDevice();
+  try {
+    SwapExecutor ex(*device, net, std::int64_t{1} << 20, swapSet(net, SwapPolicy::SwapAll),
+                    64 << 20);
+    FAIL() << "accepted";
+  } catch (const PlanDoesNotFit& e) {
+    EXPECT_GT(e.shortfall(), std::int64_t{4} << 30);
+  }
+  EXPECT_EQ(device->otherBytes(), 0) << "no kernel was made";
+}
+
+TEST(SwapExecutor, RefusesARunOverTheHostMemoryBeforeAllocatingAndCountsTheScratch) {
+  const Network net = everyKind();
+  const std::int64_t k = 64;
+  const SwapSet swapped = swapSet(net, SwapPolicy::SwapAll);
+  const std::int64_t budget = analyzerPeak(net, SwapPolicy::SwapAll, k) + (1 << 20);
+  const auto costs = computeLayerCosts(net);
+  HostMemoryOptions host;
+  host.pool = budget;  // the CPU backend's pool is host memory
+  host.extra = {{"the caller's data", 12345}};
+  const std::int64_t withoutScratch =
+      hostMemoryNeed(net, buildGmap(net, costs, swapped), k, host).total();
+
+  auto device = createCpuDevice();
+  ExecutorOptions options;
+  options.host_extra = host.extra;
+  options.host_available = withoutScratch - 1;
+  const std::string before =
+      errorOf([&] { SwapExecutor(*device, net, k, swapped, budget, options); });
+  EXPECT_NE(before.find(std::to_string(withoutScratch) + " bytes) of host memory"),
+            std::string::npos)
+      << before;
+  EXPECT_NE(before.find("the caller's data: 12.1 KiB"), std::string::npos) << before;
+  EXPECT_EQ(device->otherBytes(), 0) << "refused before the kernels were made";
+
+  // Exactly that much: the kernels are made, and their scratch does not fit any more.
+  options.host_available = withoutScratch;
+  const std::string after =
+      errorOf([&] { SwapExecutor(*device, net, k, swapped, budget, options); });
+  EXPECT_NE(after.find("the backend's scratch outside the pool"), std::string::npos) << after;
+  EXPECT_GT(device->otherBytes(), 0);
+  EXPECT_EQ(device->pendingHostBytes(), device->otherBytes()) << "no scratch was allocated";
+  EXPECT_NE(after.find(": " + std::to_string(device->otherBytes()) + " bytes short"),
+            std::string::npos)
+      << after;
+
+  // Nothing was left reserved: the same device runs the plan with the machine's memory.
+  options.host_available = -1;
+  SwapExecutor ex(*device, net, k, swapped, budget, options);
+  EXPECT_EQ(device->pendingHostBytes(), 0);
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 3);
+  EXPECT_TRUE(std::isfinite(ex.trainIteration(data.images.data(), data.labels.data(), 0, {}).loss));
 }
 
 TEST(Devices, OpeningADeviceThatIsNotThereIsAClearError) {

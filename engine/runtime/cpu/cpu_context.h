@@ -25,18 +25,30 @@ class CpuContext {
   dnnl::stream stream;
 
   enum Slot { kGradTemp = 0, kPoolDst = 1, kPoolWorkspace = 2, kSlots = 3 };
-  /// Grows scratch slot `slot` to at least `bytes`. Call only while no kernel runs (at kernel
-  /// creation); the slots are then stable for the run.
+  /// Asks for scratch slot `slot` of at least `bytes`. Nothing is allocated here (kernels are
+  /// made before the run is checked against the host's memory); allocate() does it.
   void reserve(int slot, std::size_t bytes);
-  std::byte* slot(int s) { return m_slots[static_cast<std::size_t>(s)].get(); }
+  /// Allocates every slot that is smaller than asked for. Call only while no kernel runs; the
+  /// slots are then stable for the run. Throws Error(Runtime) where the host cannot give them.
+  void allocate();
+  /// A slot's memory; allocated here where allocate() was not called (kernels run one at a time
+  /// on the compute stream, so this never races).
+  std::byte* slot(int s) {
+    if (m_allocated[static_cast<std::size_t>(s)] < m_sizes[static_cast<std::size_t>(s)]) allocate();
+    return m_slots[static_cast<std::size_t>(s)].get();
+  }
   void reserveScratchpad(std::size_t bytes) { reserve(kScratchpadSlot, bytes); }
   std::byte* scratchpad() { return slot(kScratchpadSlot); }
+  /// Bytes of scratch asked for, allocated or not.
   std::int64_t bytes() const { return m_total; }
+  /// Bytes asked for beyond what is allocated.
+  std::int64_t pendingBytes() const;
 
  private:
   static constexpr int kScratchpadSlot = kSlots;
   std::unique_ptr<std::byte[]> m_slots[kSlots + 1];
   std::size_t m_sizes[kSlots + 1] = {};
+  std::size_t m_allocated[kSlots + 1] = {};
   std::int64_t m_total = 0;
 };
 

@@ -39,9 +39,32 @@ namespace cpu {
 void CpuContext::reserve(int slot, std::size_t bytes) {
   const auto s = static_cast<std::size_t>(slot);
   if (bytes <= m_sizes[s]) return;
-  m_slots[s] = std::make_unique<std::byte[]>(bytes);
   m_total += static_cast<std::int64_t>(bytes - m_sizes[s]);
   m_sizes[s] = bytes;
+}
+
+void CpuContext::allocate() {
+  for (int s = 0; s <= kSlots; ++s) {
+    const std::size_t want = m_sizes[s];
+    if (m_allocated[s] >= want) continue;
+    m_slots[s].reset();
+    m_allocated[s] = 0;
+    try {
+      m_slots[s] = std::make_unique<std::byte[]>(want);
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::Runtime, "cannot allocate " + std::to_string(want) +
+                                          " bytes of host memory for the kernels' scratch");
+    }
+    m_allocated[s] = want;
+  }
+}
+
+std::int64_t CpuContext::pendingBytes() const {
+  std::int64_t pending = 0;
+  for (int s = 0; s <= kSlots; ++s) {
+    if (m_allocated[s] < m_sizes[s]) pending += static_cast<std::int64_t>(m_sizes[s]);
+  }
+  return pending;
 }
 
 namespace {
@@ -187,6 +210,10 @@ class CpuDevice final : public Device {
     return pages > 0 && size > 0 ? static_cast<std::int64_t>(pages) * size : 0;
   }
 
+  bool poolInHostMemory() const override { return true; }
+  std::int64_t pendingHostBytes() const override { return m_context.pendingBytes(); }
+
+  /// Reserves the pool, then the kernels' scratch outside it.
   std::byte* reservePool(std::int64_t bytes) override {
     if (m_pool) throw Error(ErrorKind::Runtime, "the pool of this device is already reserved");
     const std::int64_t total = totalMemory();
@@ -203,6 +230,12 @@ class CpuDevice final : public Device {
                   "cannot reserve a pool of " + std::to_string(bytes) + " bytes of host memory");
     }
     m_pool.reset(static_cast<std::byte*>(p));
+    try {
+      m_context.allocate();
+    } catch (...) {
+      m_pool.reset();
+      throw;
+    }
     return m_pool.get();
   }
   void releasePool() override { m_pool.reset(); }

@@ -79,6 +79,15 @@ class CudaDevice final : public Device {
   std::int64_t totalMemory() const override {
     return static_cast<std::int64_t>(m_prop.totalGlobalMem);
   }
+  std::int64_t freeMemory() const override {
+    select();
+    std::size_t freeBytes = 0, total = 0;
+    if (cudaMemGetInfo(&freeBytes, &total) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return static_cast<std::int64_t>(freeBytes);
+  }
   std::vector<std::pair<std::string, std::string>> libraryVersions() const override {
     int runtime = 0, driver = 0, blasMajor = 0, blasMinor = 0, blasPatch = 0;
     cudaRuntimeGetVersion(&runtime);
