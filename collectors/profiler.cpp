@@ -14,6 +14,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "runtime/dataset.h"
+#include "runtime/host_memory.h"
 #include "store/sqlite.h"
 
 namespace swapscope::collect {
@@ -70,6 +71,33 @@ std::string hostCpu() {
 
 }  // namespace
 
+namespace {
+/// The profiling minibatches of `cfg` below the swap-all k_max.
+std::vector<std::int64_t> batchesOf(const ProfileConfig& cfg, std::int64_t kMax) {
+  return profileBatches(cfg.max_batch > 0 ? std::min(kMax, cfg.max_batch) : kMax);
+}
+
+/// The executor's options for the profile at minibatch k: its synthetic data set of k samples.
+rt::ExecutorOptions executorOptions(const Network& net, const ProfileConfig& cfg, std::int64_t k,
+                                    std::int64_t available) {
+  rt::ExecutorOptions options;
+  options.seed = cfg.seed;
+  options.host_available = available;
+  options.host_extra.push_back({"the synthetic data set (" + std::to_string(k) + " samples)",
+                                rt::datasetHostBytes(net.sampleShape(), k)});
+  return options;
+}
+}  // namespace
+
+void checkProfileFits(const rt::Device& device, const Network& net, const ProfileConfig& cfg,
+                      std::int64_t available) {
+  const std::vector<std::int64_t> ks = batchesOf(cfg, swapAllKMax(net, cfg.budget));
+  const auto costs = computeLayerCosts(net);
+  const std::int64_t k = ks.back();
+  rt::checkRunFits(device, net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs), k, cfg.budget,
+                   executorOptions(net, cfg, k, available));
+}
+
 store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::int64_t budget,
                        const std::string& policy) {
   store::RunMeta m;
@@ -105,8 +133,8 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
 
   ProfileResult result;
   result.k_max = swapAllKMax(net, cfg.budget);
-  const std::int64_t top = cfg.max_batch > 0 ? std::min(result.k_max, cfg.max_batch) : result.k_max;
-  result.batches = profileBatches(top);
+  result.batches = batchesOf(cfg, result.k_max);
+  checkProfileFits(device, net, cfg);
 
   db.setMeta("k_max", std::to_string(result.k_max));
   db.setMeta("max_batch", std::to_string(cfg.max_batch));
@@ -121,9 +149,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   try {
     for (std::size_t bi = 0; bi < result.batches.size() && !stopped(); ++bi) {
       const std::int64_t k = result.batches[bi];
-      rt::ExecutorOptions options;
-      options.seed = cfg.seed;
-      rt::SwapExecutor ex(device, net, k, swapAll, cfg.budget, options);
+      rt::SwapExecutor ex(device, net, k, swapAll, cfg.budget, executorOptions(net, cfg, k, -1));
       const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k,
                                                     cfg.seed + static_cast<std::uint64_t>(k));
       int recorded = 0;

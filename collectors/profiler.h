@@ -53,6 +53,13 @@ struct ProfileResult {
   store::RunStatus status = store::RunStatus::Running;
 };
 
+/// Refuses, before anything is allocated or recorded, a profile whose largest profiling
+/// minibatch does not fit (the need grows with k): its plan against the budget, a device pool
+/// against the device's memory, and the host memory with that minibatch's synthetic data against
+/// `available` bytes (-1: what the machine has). See rt::checkRunFits.
+void checkProfileFits(const rt::Device& device, const Network& net, const ProfileConfig& config,
+                      std::int64_t available = -1);
+
 /// The meta of a run on `device`: backend, device, versions (the backend's libraries and
 /// SQLite), the start time, the host CPU. The caller adds the command line and its own version.
 store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::int64_t budget,
@@ -61,7 +68,8 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 /// Runs the profiling stage and records it in `db`, whose meta the caller wrote. On return the
 /// database is finished: complete, or incomplete when `cancel` stopped it (after the current
 /// iteration). An error marks it failed with the message and is rethrown. Throws Error(BadInput)
-/// before recording anything when the budget cannot hold k = 1 under swap-all.
+/// before recording anything when the budget cannot hold k = 1 under swap-all or the profile
+/// does not fit the machine (checkProfileFits).
 ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileConfig& config,
                          store::RunWriter& db, const ProfileProgressFn& progress = {},
                          const std::atomic<bool>* cancel = nullptr);

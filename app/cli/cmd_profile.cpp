@@ -80,6 +80,8 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
 
   // A budget that cannot run k = 1 is refused before any file is created.
   const std::int64_t kMax = collect::swapAllKMax(net, cfg.budget);
+  // So is a profile whose largest minibatch does not fit the budget, the device or the host.
+  collect::checkProfileFits(*device, net, cfg);
   const bool json = args.has("--json");
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (!json) {

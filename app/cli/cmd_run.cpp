@@ -28,6 +28,7 @@
 #include "graph/network_json.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
+#include "runtime/host_memory.h"
 #include "runtime/trainer.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
@@ -218,18 +219,30 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   }
   rt::ExecutorOptions options;
   options.seed = seed;
-  rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
-  checkSwapSteps(plan, planPath, ex.gmap());
+  // The data's size first: the engine checks the run's host memory with it before it or the
+  // data allocates anything.
   const std::string dataName = args.value("--data").value_or("synthetic");
-  rt::Dataset data;
+  const std::string dataDir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
   if (dataName == "fashion-mnist") {
-    data = rt::loadFashionMnist(args.value("--data-dir").value_or(rt::kFashionMnistDir)).train;
-    rt::checkData(net, data, k);
+    const rt::FashionMnistSize size = rt::fashionMnistSize(dataDir);
+    options.host_extra.push_back(
+        {"Fashion-MNIST (" + std::to_string(size.train.samples + size.test.samples) + " samples)",
+         rt::idxLoadHostBytes(size.train.sample, size.train.samples + size.test.samples)});
   } else if (dataName == "synthetic") {
-    data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, seed);
+    options.host_extra.push_back({"the synthetic data set (" + std::to_string(k) + " samples)",
+                                  rt::datasetHostBytes(net.sampleShape(), k)});
   } else {
     throwBadInput("--data: unknown data set '" + dataName +
                   "' (choose synthetic or fashion-mnist)");
+  }
+  rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
+  checkSwapSteps(plan, planPath, ex.gmap());
+  rt::Dataset data;
+  if (dataName == "fashion-mnist") {
+    data = rt::loadFashionMnist(dataDir).train;
+    rt::checkData(net, data, k);
+  } else {
+    data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, seed);
   }
   const std::int64_t batches = data.size() / k;  // whole minibatches, used in turn
   const std::int64_t sampleValues = net.sampleShape().numel();

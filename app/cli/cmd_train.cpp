@@ -22,6 +22,7 @@
 #include "common/format.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
+#include "runtime/host_memory.h"
 #include "runtime/trainer.h"
 
 namespace swapscope::cli {
@@ -106,24 +107,44 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     cfg.sgd.weight_decay = static_cast<float>(parseNumber(*v, "--weight-decay", 0, 1));
   }
 
-  // The engine.
+  // Nothing large is allocated before the checks: the plan against the budget, then the whole
+  // run's host memory with the data's size (sizes only; the data comes after the engine).
   const std::unique_ptr<rt::Device> device = openDevice(args);
   const auto costs = computeLayerCosts(net);
   rt::ExecutorOptions options;
   options.seed = seed;
-  rt::SwapExecutor ex(*device, net, k, makeSwapSet(policy, net, costs), budget, options);
+  const SwapSet swapped = makeSwapSet(policy, net, costs);
+  const std::string dataDir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
+  const bool hasTest = dataName == "fashion-mnist";
+  std::int64_t trainSamples = 0;
+  if (hasTest) {
+    const rt::FashionMnistSize size = rt::fashionMnistSize(dataDir);
+    trainSamples = size.train.samples;
+    options.host_extra.push_back(
+        {"Fashion-MNIST's training set (" + std::to_string(size.train.samples) + " samples)",
+         rt::idxLoadHostBytes(size.train.sample, size.train.samples)});
+    options.host_extra.push_back(
+        {"its test set (" + std::to_string(size.test.samples) + " samples)",
+         rt::idxLoadHostBytes(size.test.sample, size.test.samples)});
+  } else {
+    trainSamples = args.positiveInt("--synthetic-size").value_or(4 * k);
+    options.host_extra.push_back(
+        {"the synthetic data set (" + std::to_string(trainSamples) + " samples)",
+         rt::datasetHostBytes(net.sampleShape(), trainSamples)});
+  }
+  options.host_extra.push_back({"the trainer's minibatch and shuffled order",
+                                rt::trainerHostBytes(net.sampleShape(), k, trainSamples)});
+  rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
   // Data.
   rt::TrainTest data;
-  bool hasTest = false;
-  if (dataName == "fashion-mnist") {
-    data = rt::loadFashionMnist(args.value("--data-dir").value_or(rt::kFashionMnistDir));
-    hasTest = true;
+  if (hasTest) {
+    data = rt::loadFashionMnist(dataDir);
   } else {
-    const std::int64_t count = args.positiveInt("--synthetic-size").value_or(4 * k);
-    if (count > (std::int64_t{1} << 31) / std::max<std::int64_t>(1, net.sampleShape().numel())) {
-      throwBadInput("--synthetic-size: " + std::to_string(count) + " samples is too many");
+    if (trainSamples >
+        (std::int64_t{1} << 31) / std::max<std::int64_t>(1, net.sampleShape().numel())) {
+      throwBadInput("--synthetic-size: " + std::to_string(trainSamples) + " samples is too many");
     }
-    data.train = rt::syntheticDataset(net.sampleShape(), net.classes(), count, seed);
+    data.train = rt::syntheticDataset(net.sampleShape(), net.classes(), trainSamples, seed);
   }
 
   if (auto f = args.value("--load-weights")) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/network_analysis.h"
 #include "analysis/swap_policy.h"
 #include "graph/zoo.h"
 #include "run_cli.h"
@@ -318,6 +319,51 @@ TEST(CliRunCollector, ProfilesAgainUnderTheCollectorAndReportsItsOverhead) {
   EXPECT_NE(text.out.find("collector: cpu task timers"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("overhead"), std::string::npos) << text.out;
   fs::remove(plan);
+}
+
+}  // namespace
+}  // namespace swapscope::cli
+
+namespace swapscope::cli {
+namespace {
+
+TEST_F(CliPlan, RunRefusesAHugeKFromThePlanAtOnceAndCreatesNoDatabase) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const fs::path hugePlan = scratch("huge-k.json");
+  const fs::path db = scratch("huge-k.swapdb");
+  fs::remove(db);
+  json j = readJson(s_plan);
+  j["k"] = 1000000000;
+  writeJson(hugePlan, j);
+  // The shortfall from the analysis of the plan's own swap set.
+  const store::PlanFile plan = store::readPlanFile(hugePlan.string());
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto costs = computeLayerCosts(net);
+  std::vector<std::string> names;
+  for (const store::PlanSwap& w : plan.swap_set)
+    names.push_back(w.fm);
+  const std::int64_t peak =
+      planMemory(net, costs, swapSetFromNames(net, costs, names)).curve.peak(1000000000);
+  auto r = run({"run", "--plan", hugePlan.string(), "--iters", "1", "--db", db.string()});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(": " + std::to_string(peak - plan.budget) + " bytes short"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(db));
+
+  // A budget that holds that k: the host memory cannot, and the figures say so.
+  j["budget"] = std::int64_t{1} << 62;
+  writeJson(hugePlan, j);
+  r = run({"run", "--plan", hugePlan.string(), "--iters", "1", "--db", db.string()});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("of host memory ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the pool, in host memory on this device: 4194304 TiB"), std::string::npos)
+      << r.err;
+  // k samples of 784 floats and a label.
+  EXPECT_NE(r.err.find("the synthetic data set (1000000000 samples): 2.86 TiB"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(db));
+  fs::remove(hugePlan);
 }
 
 }  // namespace

@@ -268,3 +268,26 @@ TEST(CliProfileKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
 
 }  // namespace
 }  // namespace swapscope::cli
+
+namespace swapscope::cli {
+namespace {
+
+TEST(CliProfileErrors, ABudgetBeyondTheHostMemoryIsRefusedBeforeAnyFileIsCreated) {
+  const std::string db = scratch("huge-budget.swapdb").string();
+  fs::remove(db);
+  const auto r =
+      run({"profile", "--model", "fmnist-cnn", "--budget", "9223372036854775807", "--db", db});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("of host memory ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the pool, in host memory on this device: 8388608 TiB"), std::string::npos)
+      << r.err;
+  // The largest profiling minibatch, the CPU backend's cap of 128: its synthetic data.
+  EXPECT_NE(r.err.find("the synthetic data set (128 samples): 392 KiB"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" available: "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(db));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+}  // namespace
+}  // namespace swapscope::cli

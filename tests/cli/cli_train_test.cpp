@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /// `swapscope train` in-process: a short synthetic run with its JSON report, the same weights
 /// whatever the policy, a budget below the plan refused with its shortfall, and bad options.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,8 +13,8 @@
 #include <sstream>
 
 #include "analysis/network_analysis.h"
-#include "run_cli.h"
 #include "graph/zoo.h"
+#include "run_cli.h"
 
 namespace swapscope::cli {
 namespace {
@@ -42,6 +46,8 @@ TEST(CliTrain, ReportsLossThroughputPoolAndSwapTraffic) {
 
 TEST(CliTrain, SavedWeightsAreIdenticalUnderKeepAllAndVdnnConv) {
   const std::string dir = ::testing::TempDir();
+  std::filesystem::remove(dir + "/keep.w");  // an earlier run's: --save-weights never replaces
+  std::filesystem::remove(dir + "/vdnn.w");
   auto keep = trainArgs("keep-all", "64MiB");
   keep.insert(keep.end(), {"--save-weights", dir + "/keep.w"});
   auto vdnn = trainArgs("vdnn-conv", "64MiB");
@@ -106,6 +112,96 @@ TEST(CliTrain, BadOptionsAreUsageErrors) {
     EXPECT_EQ(r.code, kExitUsage) << message;
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
+}
+
+TEST(CliTrain, AHugeMinibatchIsRefusedAtOnceWithTheShortfall) {
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto costs = computeLayerCosts(net);
+  const MemoryCurve curve =
+      planMemory(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs)).curve;
+  const std::int64_t budget = 64 << 20;
+  for (const std::int64_t k : {100000, 200000, 1048576}) {
+    const Result r = run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch",
+                          std::to_string(k), "--iters", "1", "--budget", "64MiB"});
+    EXPECT_EQ(r.code, kExitUsage) << k << ": " << r.err;
+    EXPECT_NE(r.err.find(": " + std::to_string(curve.peak(k) - budget) + " bytes short"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(" at step "), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "refused before the run";
+  }
+}
+
+TEST(CliTrain, ABudgetBeyondTheHostMemoryIsRefusedNamingTheFigures) {
+  // On the CPU backend the pool is host memory: 2^63 - 1 bytes is more than any machine has.
+  const Result r = run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8",
+                        "--iters", "1", "--budget", "9223372036854775807"});
+  EXPECT_EQ(r.code, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("of host memory ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the pool, in host memory on this device: 8388608 TiB"), std::string::npos)
+      << r.err;
+  // 32 samples (4 minibatches) of 784 floats and a label.
+  EXPECT_NE(r.err.find("the synthetic data set (32 samples): 98.1 KiB"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" available: "), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+/// Runs the real program with its address space limited to `limit` bytes, so that a large
+/// allocation fails at once instead of being made. Returns the exit status and the standard
+/// error.
+testing::Result runWithAddressSpaceLimit(const std::vector<std::string>& args, rlim_t limit) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {-1, "", "pipe failed"};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    rlimit lim{limit, limit};
+    ::setrlimit(RLIMIT_AS, &lim);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(SWAPSCOPE_CLI_BINARY));
+    for (const std::string& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(SWAPSCOPE_CLI_BINARY, argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string err;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+    err.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), "", err};
+}
+
+TEST(CliTrainBinary, UnderATwoGibAddressSpaceHugeRunsAreRefusedNotOutOfMemory) {
+  constexpr rlim_t kLimit = rlim_t{2} << 30;
+  const std::vector<std::string> train = {"train",     "--model", "fmnist-cnn", "--data",
+                                          "synthetic", "--iters", "1"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = train;
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  // The limit leaves room for a normal run.
+  const auto small = runWithAddressSpaceLimit(with({"--batch", "8", "--budget", "64MiB"}), kLimit);
+  ASSERT_EQ(small.code, 0) << small.err;
+  for (const char* batch : {"100000", "200000", "1048576"}) {
+    const auto r = runWithAddressSpaceLimit(with({"--batch", batch, "--budget", "64MiB"}), kLimit);
+    EXPECT_EQ(r.code, 2) << batch << ": " << r.err;
+    EXPECT_NE(r.err.find("bytes short"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << r.err;
+  }
+  const auto host =
+      runWithAddressSpaceLimit(with({"--batch", "8", "--budget", "9223372036854775807"}), kLimit);
+  EXPECT_EQ(host.code, 2) << host.err;
+  EXPECT_NE(host.err.find("of host memory"), std::string::npos) << host.err;
 }
 
 }  // namespace
