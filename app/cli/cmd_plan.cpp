@@ -71,7 +71,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   const store::RunData run = reader.load();
   const Network net = args.has("--model") || args.has("--net")
                           ? loadNetwork(args)
-                          : networkFromJson(json::parse(run.network.json), dbPath + " (network)");
+                          : networkFromText(run.network.json, dbPath + " (network)");
   const perf::PerfModel model = perf::PerfModel::fit(run);
 
   perf::PlanRequest req;

@@ -190,8 +190,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
                     "' names no source_db to take the network from: give --model or --net");
     }
     store::RunReader reader(plan.source_db);
-    return networkFromJson(nlohmann::json::parse(reader.network().json),
-                           plan.source_db + " (network)");
+    return networkFromText(reader.network().json, plan.source_db + " (network)");
   }();
   if (net.structureHash() != plan.structure_hash) {
     throwBadInput("plan '" + planPath + "' was made for network " + plan.network_name +

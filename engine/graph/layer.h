@@ -30,6 +30,10 @@ enum class LayerKind {
   SoftmaxCrossEntropy,
 };
 
+/// The largest value of an integer attribute (sizes, channels, kernel, stride, padding, groups,
+/// input dimensions): the 32-bit limit of the libraries that run the layers.
+inline constexpr std::int64_t kMaxLayerInteger = 2147483647;
+
 /// The JSON spelling of a kind: "conv2d", "batchnorm2d", "softmax_cross_entropy", ...
 std::string_view layerKindName(LayerKind kind);
 /// The kind for a JSON spelling, or nullopt.

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "graph/json_guard.h"
 #include "graph/shape_inference.h"
 
 namespace swapscope {
@@ -145,7 +146,7 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
     for (const std::string& src : layers[i].inputs) {
       auto it = byName.find(src);
       if (it == byName.end()) {
-        throwBadInput(who(layers[i]) + ": input '" + src + "' does not name any layer");
+        throwBadInput(who(layers[i]) + ": input '" + echoText(src) + "' does not name any layer");
       }
       if (it->second == i) throwBadInput(who(layers[i]) + ": reads its own output (a cycle)");
       in[i].push_back(it->second);

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/files.h"
+#include "graph/json_guard.h"
 
 namespace swapscope {
 namespace {
@@ -111,8 +112,10 @@ class FieldReader {
     const json& v = get(field);
     if (!v.is_array()) fail(typeError(field, "an array of integers", v));
     std::vector<std::int64_t> out;
-    for (const json& e : v)
+    for (const json& e : v) {
+      if (!e.is_number_integer()) fail(typeError(field, "an array of integers", v));
       out.push_back(asInt(field, e));
+    }
     return out;
   }
   std::vector<std::string> stringList(const char* field) {
@@ -121,7 +124,12 @@ class FieldReader {
     std::vector<std::string> out;
     for (const json& e : v) {
       if (!e.is_string()) fail(typeError(field, "an array of layer names", v));
-      out.push_back(e.get<std::string>());
+      const auto& name = e.get_ref<const std::string&>();
+      if (name.size() > kMaxNameBytes) {
+        fail("field '" + std::string(field) + "' holds a name of " + std::to_string(name.size()) +
+             " bytes, more than " + std::to_string(kMaxNameBytes));
+      }
+      out.push_back(name);
     }
     return out;
   }
@@ -129,23 +137,36 @@ class FieldReader {
   void rejectUnknownFields() const {
     for (auto it = m_obj.begin(); it != m_obj.end(); ++it) {
       if (!m_known.count(it.key())) {
-        fail("unknown field '" + it.key() + "' (known fields: " + knownList() + ")");
+        fail("unknown field '" + echoText(it.key()) + "' (known fields: " + knownList() + ")");
       }
     }
   }
 
  private:
   std::string typeError(const char* field, const char* expected, const json& v) const {
-    return "field '" + std::string(field) + "' must be " + expected + ", got " + v.dump();
+    return "field '" + std::string(field) + "' must be " + expected + ", got " + echoJson(v);
   }
+  /// Every integer field is a size, count or offset that the kernels hold in 32 bits: a value
+  /// beyond that range is refused as written, never truncated or wrapped.
   std::int64_t asInt(const char* field, const json& v) const {
     if (!v.is_number_integer()) fail(typeError(field, "an integer", v));
+    const bool tooLarge = v.is_number_unsigned()
+                              ? v.get<std::uint64_t>() > std::uint64_t{kMaxLayerInteger}
+                              : v.get<std::int64_t>() > kMaxLayerInteger;
+    if (tooLarge) {
+      fail("field '" + std::string(field) + "' must be at most " +
+           std::to_string(kMaxLayerInteger) + ", got " + v.dump());
+    }
+    if (v.get<std::int64_t>() < -kMaxLayerInteger - 1) {
+      fail("field '" + std::string(field) + "' must be at least " +
+           std::to_string(-kMaxLayerInteger - 1) + ", got " + v.dump());
+    }
     return v.get<std::int64_t>();
   }
   std::pair<std::int64_t, std::int64_t> asHw(const char* field, const json& v) const {
-    if (v.is_number_integer()) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
+    if (v.is_number_integer()) return {asInt(field, v), asInt(field, v)};
     if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer()) {
-      return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
+      return {asInt(field, v[0]), asInt(field, v[1])};
     }
     fail(typeError(field, "an integer or an [h, w] pair of integers", v));
   }
@@ -163,22 +184,28 @@ class FieldReader {
 
 Layer layerFromJson(const json& j, std::size_t index) {
   const std::string where = "layer #" + std::to_string(index);
-  if (!j.is_object()) throwBadInput(where + ": must be a JSON object, got " + j.dump());
+  if (!j.is_object()) throwBadInput(where + ": must be a JSON object, got " + echoJson(j));
   if (!j.contains("name")) throwBadInput(where + ": missing required field 'name'");
-  if (!j.at("name").is_string() || j.at("name").get<std::string>().empty()) {
-    throwBadInput(where + ": field 'name' must be a non-empty string, got " + j.at("name").dump());
+  if (!j.at("name").is_string() || j.at("name").get_ref<const std::string&>().empty()) {
+    throwBadInput(where + ": field 'name' must be a non-empty string, got " +
+                  echoJson(j.at("name")));
+  }
+  if (const std::size_t size = j.at("name").get_ref<const std::string&>().size();
+      size > kMaxNameBytes) {
+    throwBadInput(where + ": field 'name' is " + std::to_string(size) + " bytes long, more than " +
+                  std::to_string(kMaxNameBytes));
   }
   Layer l;
   l.name = j.at("name").get<std::string>();
   const std::string named = "layer '" + l.name + "'";
   if (!j.contains("type")) throwBadInput(named + ": missing required field 'type'");
   if (!j.at("type").is_string()) {
-    throwBadInput(named + ": field 'type' must be a string, got " + j.at("type").dump());
+    throwBadInput(named + ": field 'type' must be a string, got " + echoJson(j.at("type")));
   }
   const std::string type = j.at("type").get<std::string>();
   const auto kind = layerKindFromName(type);
   if (!kind) {
-    throwBadInput(named + ": unknown layer type '" + type +
+    throwBadInput(named + ": unknown layer type '" + echoText(type) +
                   "' (known types: " + allLayerKindNames() + ")");
   }
   l.kind = *kind;
@@ -272,22 +299,34 @@ json networkToJson(const Network& net) {
 
 Network networkFromJson(const json& doc, const std::string& origin) {
   try {
+    // Nothing below recurses over the document, but a caller may: refuse what no network needs.
+    if (jsonTooDeep(doc)) {
+      throwBadInput("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
     if (!doc.is_object()) throwBadInput("a network must be a JSON object");
     if (!doc.contains("format") || doc.at("format") != kNetworkFormat) {
       throwBadInput(
           std::string("field 'format' must be \"") + kNetworkFormat + "\"" +
-          (doc.contains("format") ? ", got " + doc.at("format").dump() : ", it is missing"));
+          (doc.contains("format") ? ", got " + echoJson(doc.at("format")) : ", it is missing"));
     }
-    if (!doc.contains("version") || !doc.at("version").is_number_integer()) {
+    const json* version = doc.contains("version") ? &doc.at("version") : nullptr;
+    if (version == nullptr || !version->is_number_integer()) {
       throwBadInput("field 'version' must be an integer");
     }
-    if (doc.at("version").get<int>() != kNetworkFormatVersion) {
-      throwBadInput("network format version " + doc.at("version").dump() +
+    if (version->is_number_unsigned()
+            ? version->get<std::uint64_t>() != std::uint64_t{kNetworkFormatVersion}
+            : version->get<std::int64_t>() != std::int64_t{kNetworkFormatVersion}) {
+      throwBadInput("network format version " + version->dump() +
                     " is not supported (this build reads version " +
                     std::to_string(kNetworkFormatVersion) + ")");
     }
     if (!doc.contains("name") || !doc.at("name").is_string()) {
       throwBadInput("field 'name' must be a string");
+    }
+    if (const std::size_t size = doc.at("name").get_ref<const std::string&>().size();
+        size > kMaxNameBytes) {
+      throwBadInput("field 'name' is " + std::to_string(size) + " bytes long, more than " +
+                    std::to_string(kMaxNameBytes));
     }
     if (!doc.contains("layers") || !doc.at("layers").is_array()) {
       throwBadInput("field 'layers' must be an array of layer objects");
@@ -301,6 +340,22 @@ Network networkFromJson(const json& doc, const std::string& origin) {
     if (origin.empty()) throw;
     throw Error(e.kind(), origin + ": " + e.what());
   }
+}
+
+Network networkFromText(std::string_view text, const std::string& origin) {
+  const std::string prefix = origin.empty() ? "" : origin + ": ";
+  // Checked on the text, before the parser allocates a level per bracket.
+  if (const auto at = jsonTooDeepAt(text)) {
+    throwBadInput(prefix + "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                  " levels at " + describeTextOffset(text, *at));
+  }
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throwBadInput(prefix + "not valid JSON: " + boundedParseError(e.what()));
+  }
+  return networkFromJson(doc, origin);
 }
 
 std::string networkToText(const Network& net) {
@@ -321,13 +376,7 @@ std::string networkToText(const Network& net) {
 Network readNetworkFile(const std::filesystem::path& path) {
   const std::string text =
       files::readInputFile(path.string(), "the network file", files::kMaxJsonFileBytes);
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throwBadInput(path.string() + ": not valid JSON: " + e.what());
-  }
-  return networkFromJson(doc, path.string());
+  return networkFromText(text, path.string());
 }
 
 void writeNetworkFile(const Network& net, const std::filesystem::path& path,

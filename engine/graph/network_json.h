@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -22,6 +23,9 @@ nlohmann::ordered_json networkToJson(const Network& net);
 /// Builds a network from JSON. Errors name the layer and field; `origin` (a file name) prefixes
 /// every message when given.
 Network networkFromJson(const nlohmann::ordered_json& doc, const std::string& origin = "");
+/// Parses network JSON text (a file's or a run database's) and builds the network; errors are
+/// prefixed with `origin`.
+Network networkFromText(std::string_view text, const std::string& origin);
 
 /// The canonical text of a network file: the header fields, then one layer per line.
 std::string networkToText(const Network& net);

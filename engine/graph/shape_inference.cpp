@@ -17,10 +17,18 @@ std::string who(const Layer& l) {
                 " from '" + *got.producer + "'");
 }
 
+void requireAtMostLimit(const Layer& l, const char* field, std::int64_t v) {
+  if (v > kMaxLayerInteger) {
+    throwBadInput(who(l) + ": field '" + field + "' must be at most " +
+                  std::to_string(kMaxLayerInteger) + ", got " + std::to_string(v));
+  }
+}
+
 void requirePositive(const Layer& l, const char* field, std::int64_t v) {
   if (v <= 0) {
     throwBadInput(who(l) + ": field '" + field + "' must be positive, got " + std::to_string(v));
   }
+  requireAtMostLimit(l, field, v);
 }
 
 void requireNonNegative(const Layer& l, const char* field, std::int64_t v) {
@@ -28,14 +36,19 @@ void requireNonNegative(const Layer& l, const char* field, std::int64_t v) {
     throwBadInput(who(l) + ": field '" + field + "' must not be negative, got " +
                   std::to_string(v));
   }
+  requireAtMostLimit(l, field, v);
 }
 
-/// Kernel and stride positive, padding not negative (convolution and pooling windows).
+/// Kernel and stride positive, padding not negative (convolution and pooling windows), all
+/// within the 32-bit limit.
 void requireWindow(const Layer& l, std::int64_t kh, std::int64_t kw, std::int64_t sh,
                    std::int64_t sw, std::int64_t ph, std::int64_t pw) {
   requirePositive(l, "kernel", std::min(kh, kw));
   requirePositive(l, "stride", std::min(sh, sw));
   requireNonNegative(l, "padding", std::min(ph, pw));
+  requireAtMostLimit(l, "kernel", std::max(kh, kw));
+  requireAtMostLimit(l, "stride", std::max(sh, sw));
+  requireAtMostLimit(l, "padding", std::max(ph, pw));
 }
 
 const Shape& requireImage(const Layer& l, const InputShape& in) {
@@ -110,7 +123,9 @@ Shape concat(const Layer& l, const std::vector<InputShape>& in) {
         e += "," + std::to_string(first.dims[d]);
       mismatch(l, e + "]", x);
     }
-    channels += x.shape->dims[0];
+    if (__builtin_add_overflow(channels, x.shape->dims[0], &channels)) {
+      throwBadInput(who(l) + ": the channels of its inputs add up beyond 64-bit integers");
+    }
   }
   Shape outShape = first;
   outShape.dims[0] = channels;
@@ -137,6 +152,10 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       }
       for (auto d : s.dims) {
         if (d <= 0) throwBadInput(who(l) + ": field 'shape' must be positive, got " + s.toString());
+        if (d > kMaxLayerInteger) {
+          throwBadInput(who(l) + ": field 'shape' must be at most " +
+                        std::to_string(kMaxLayerInteger) + ", got " + s.toString());
+        }
       }
       return s;
     }

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/files.h"
+#include "graph/json_guard.h"
 
 namespace swapscope::store {
 
@@ -55,6 +56,7 @@ ojson planToJson(const PlanFile& p) {
 namespace {
 
 constexpr std::int64_t kMaxStep = std::int64_t{1} << 30;  // the schema's maximum for steps
+constexpr std::size_t kMaxPathBytes = 4096;               // the schema's maxLength of source_db
 
 /// Reads fields of one JSON object, naming each by its path in errors.
 class Reader {
@@ -64,11 +66,17 @@ class Reader {
     if (!m_obj.is_object()) fail(m_path.empty() ? "the document" : m_path, "is not an object");
   }
 
-  std::string str(const char* name, bool nonEmpty = true) const {
+  /// A string of at most `maxBytes` bytes (the schema's maxLength).
+  std::string str(const char* name, bool nonEmpty = true,
+                  std::size_t maxBytes = kMaxNameBytes) const {
     const json& v = get(name);
     if (!v.is_string()) wrongType(name, "a string", v);
-    std::string s = v.get<std::string>();
+    const auto& s = v.get_ref<const std::string&>();
     if (nonEmpty && s.empty()) fail(at(name), "is empty");
+    if (s.size() > maxBytes) {
+      fail(at(name),
+           "is " + std::to_string(s.size()) + " bytes long, more than " + std::to_string(maxBytes));
+    }
     return s;
   }
   std::int64_t integer(const char* name, std::int64_t min,
@@ -78,8 +86,8 @@ class Reader {
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{INT64_MAX})
       fail(at(name), "is too large");
     const auto x = v.get<std::int64_t>();
-    if (x < min) fail(at(name), "must be at least " + std::to_string(min) + ", got " + v.dump());
-    if (x > max) fail(at(name), "must be at most " + std::to_string(max) + ", got " + v.dump());
+    if (x < min) fail(at(name), "must be at least " + std::to_string(min) + ", got " + echoJson(v));
+    if (x > max) fail(at(name), "must be at most " + std::to_string(max) + ", got " + echoJson(v));
     return x;
   }
   /// An integer that fits an int: steps and delays.
@@ -90,7 +98,7 @@ class Reader {
     const json& v = get(name);
     if (!v.is_number()) wrongType(name, "a number", v);
     const double x = v.get<double>();
-    if (!(x >= 0)) fail(at(name), "must be a number >= 0, got " + v.dump());
+    if (!(x >= 0)) fail(at(name), "must be a number >= 0, got " + echoJson(v));
     return x;
   }
   bool boolean(const char* name) const {
@@ -105,7 +113,7 @@ class Reader {
       if (s == a) return s;
       list += std::string(list.empty() ? "" : ", ") + a;
     }
-    fail(at(name), "is '" + s + "', not one of " + list);
+    fail(at(name), "is '" + echoText(s) + "', not one of " + list);
   }
   Reader object(const char* name) const {
     const json& v = get(name);
@@ -138,6 +146,11 @@ class Reader {
 }  // namespace
 
 PlanFile planFromJson(const json& doc, const std::string& source) {
+  // Nothing here recurses over the document, but callers may (a copy, a dump): refuse first.
+  if (jsonTooDeep(doc)) {
+    throwBadInput("plan '" + source + "': JSON nested deeper than " +
+                  std::to_string(kMaxJsonDepth) + " levels");
+  }
   const Reader top(doc, source, "");
   if (top.str("format") != "swapscope-plan") {
     top.fail("format", "is not \"swapscope-plan\"");
@@ -154,7 +167,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   const Reader dev = top.object("device");
   p.device_name = dev.str("name");
   p.backend = dev.oneOf("backend", {"cpu", "cuda"});
-  p.source_db = top.str("source_db", false);
+  p.source_db = top.str("source_db", false, kMaxPathBytes);
   p.policy = top.oneOf("policy", {"keep-all", "swap-all", "vdnn-conv", "accudnn"});
   p.mode = top.oneOf("mode", {"argmin", "paper", "fixed"});
   p.budget = top.integer("budget", 1);
@@ -177,7 +190,9 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
       top.fail(path + ".prefetch_step",
                "must come after release_step (" + std::to_string(w.release_step) + ")");
     }
-    if (!seen.insert(w.fm).second) top.fail(path + ".fm", "names '" + w.fm + "' twice");
+    if (!seen.insert(w.fm).second) {
+      top.fail(path + ".fm", "names '" + echoText(w.fm) + "' twice");
+    }
     p.swap_set.push_back(std::move(w));
   }
 
@@ -218,6 +233,11 @@ void writePlanFile(const PlanFile& plan, const std::string& path, const files::O
 
 PlanFile readPlanFile(const std::string& path) {
   const std::string text = files::readInputFile(path, "the plan", files::kMaxJsonFileBytes);
+  // Checked on the text, before the parser allocates a level per bracket.
+  if (const auto at = jsonTooDeepAt(text)) {
+    throwBadInput("plan '" + path + "': JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                  " levels at " + describeTextOffset(text, *at));
+  }
   const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded()) throwBadInput("plan '" + path + "' is not valid JSON");
   return planFromJson(doc, path);

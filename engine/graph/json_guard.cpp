@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+#include "graph/json_guard.h"
+
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace swapscope {
+namespace {
+
+/// Containers nested deeper than this inside an echoed value are shown as [...] or {...}.
+constexpr int kEchoDepth = 3;
+
+template <typename Json>
+bool tooDeep(const Json& doc, int max_depth) {
+  // Depth-first over the containers only, with an explicit stack of (container, depth).
+  std::vector<std::pair<const Json*, int>> stack;
+  if (doc.is_structured()) stack.emplace_back(&doc, 1);
+  while (!stack.empty()) {
+    const auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (depth > max_depth) return true;
+    for (const Json& child : *node) {
+      if (child.is_structured()) stack.emplace_back(&child, depth + 1);
+    }
+  }
+  return false;
+}
+
+/// Appends `text` escaped, at most `budget` characters of it, and a length note when cut.
+void appendEscaped(std::string& out, std::string_view text, std::size_t budget) {
+  std::size_t i = 0;
+  std::size_t written = 0;
+  for (; i < text.size() && written < budget; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++written;
+  }
+  if (i == text.size()) return;
+  // Never end inside a UTF-8 character: drop its lead byte and the continuation bytes kept.
+  while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
+    out.pop_back();
+  if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+  out += "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+template <typename Json>
+void echoInto(std::string& out, const Json& v, int depth, std::size_t limit) {
+  if (out.size() > limit) return;
+  if (v.is_string()) {
+    const auto& s = v.template get_ref<const std::string&>();
+    out += '"';
+    appendEscaped(out, s, limit > out.size() ? limit - out.size() : 1);
+    out += '"';
+    return;
+  }
+  if (!v.is_structured()) {
+    out += v.dump();  // numbers, booleans and null: a few characters
+    return;
+  }
+  const bool array = v.is_array();
+  if (v.empty()) {
+    out += array ? "[]" : "{}";
+    return;
+  }
+  if (depth >= kEchoDepth) {
+    out += array ? "[...]" : "{...}";
+    return;
+  }
+  out += array ? '[' : '{';
+  bool first = true;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (!first) out += ',';
+    first = false;
+    if (out.size() > limit) {
+      out += "...";
+      break;
+    }
+    if (!array) {
+      out += '"';
+      appendEscaped(out, it.key(), limit > out.size() ? limit - out.size() : 1);
+      out += "\":";
+    }
+    echoInto(out, *it, depth + 1, limit);
+  }
+  out += array ? ']' : '}';
+}
+
+template <typename Json>
+std::string echo(const Json& v, std::size_t max_chars) {
+  std::string out;
+  echoInto(out, v, 0, max_chars);
+  if (out.size() > max_chars + 40) {
+    // A container cut short: keep the start and say so.
+    std::string cut = out.substr(0, max_chars);
+    while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80)
+      cut.pop_back();
+    if (!cut.empty() && static_cast<unsigned char>(cut.back()) >= 0xC0) cut.pop_back();
+    return cut + "...";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::size_t> jsonTooDeepAt(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool inString = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        inString = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+bool jsonTooDeep(const nlohmann::json& doc, int max_depth) {
+  return tooDeep(doc, max_depth);
+}
+bool jsonTooDeep(const nlohmann::ordered_json& doc, int max_depth) {
+  return tooDeep(doc, max_depth);
+}
+
+std::string describeTextOffset(std::string_view text, std::size_t offset) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+std::string echoText(std::string_view text, std::size_t max_chars) {
+  std::string out;
+  appendEscaped(out, text, max_chars);
+  return out;
+}
+
+std::string echoJson(const nlohmann::json& value, std::size_t max_chars) {
+  return echo(value, max_chars);
+}
+std::string echoJson(const nlohmann::ordered_json& value, std::size_t max_chars) {
+  return echo(value, max_chars);
+}
+
+std::string boundedParseError(const char* what) {
+  const std::string_view msg(what);
+  constexpr std::string_view kLastRead = "; last read: '";
+  const std::size_t at = msg.find(kLastRead);
+  if (at == std::string_view::npos) return echoText(msg, 4 * kMaxEchoChars);
+  std::string_view token = msg.substr(at + kLastRead.size());
+  if (!token.empty() && token.back() == '\'') token.remove_suffix(1);
+  return echoText(msg.substr(0, at), 4 * kMaxEchoChars) + std::string(kLastRead) + echoText(token) +
+         "'";
+}
+
+}  // namespace swapscope

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/// Network JSON from a hostile user: nesting 100,000 deep (a crash if anything recursed over it),
+/// 20 MB strings (a 20 MB message if echoed whole), integers beyond the 32-bit sizes and beyond
+/// 64 bits, and the bounded echo and depth helpers themselves.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "graph/json_guard.h"
+#include "graph/network_json.h"
+
+namespace swapscope {
+namespace {
+
+using json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+/// Messages stay short whatever the input: about the echo limit plus the fixed text around it.
+constexpr std::size_t kMaxMessage = 400;
+
+std::string nested(int depth, const std::string& inner = "1") {
+  return std::string(static_cast<std::size_t>(depth), '[') + inner +
+         std::string(static_cast<std::size_t>(depth), ']');
+}
+
+/// A small valid network as text, with `shape`, `out_channels` and `layers` replaceable.
+std::string netText(const std::string& shape = "[3, 8, 8]", const std::string& outChannels = "4",
+                    const std::string& layers = "") {
+  if (!layers.empty()) {
+    return R"({"format": "swapscope-network", "version": 1, "name": "small", "layers": )" + layers +
+           "}";
+  }
+  return R"({"format": "swapscope-network", "version": 1, "name": "small", "layers": [
+    {"name": "data", "type": "input", "shape": )" +
+         shape + R"(},
+    {"name": "conv", "type": "conv2d", "inputs": ["data"], "out_channels": )" +
+         outChannels + R"(, "kernel": 3, "padding": 1},
+    {"name": "flat", "type": "flatten", "inputs": ["conv"]},
+    {"name": "fc", "type": "linear", "inputs": ["flat"], "out_features": 5},
+    {"name": "loss", "type": "softmax_cross_entropy", "inputs": ["fc"]}]})";
+}
+
+fs::path writeTemp(const std::string& name, const std::string& text) {
+  const fs::path p =
+      fs::temp_directory_path() / ("swapscope-hostile-" + std::to_string(getpid()) + "-" + name);
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+template <typename F>
+std::string badInput(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return {};
+}
+
+void expectContains(const std::string& msg, const std::string& part) {
+  EXPECT_NE(msg.find(part), std::string::npos)
+      << "message: " << msg.substr(0, 1000) << "\nexpected: " << part;
+}
+
+// --- nesting -----------------------------------------------------------------------------------
+
+class DeepNesting : public ::testing::TestWithParam<std::string> {};
+
+std::string deepNetwork(const std::string& where) {
+  const std::string deep = nested(100000);
+  if (where == "layers") return netText("", "", "[" + deep + "]");
+  if (where == "shape") return netText(deep);
+  return netText("[3, 8, 8]", deep);
+}
+
+TEST_P(DeepNesting, FileIsRefusedWithTheDepthNamed) {
+  const fs::path p = writeTemp(GetParam() + ".json", deepNetwork(GetParam()));
+  const std::string msg = badInput([&] { readNetworkFile(p); });
+  fs::remove(p);
+  expectContains(msg, p.string() + ": JSON nested deeper than 64 levels at line ");
+  EXPECT_LT(msg.size(), kMaxMessage);
+}
+
+/// 100,000 arrays around 1, built without recursion. (Parsing such text into an ordered_json
+/// recurses as soon as a key follows the deep value: the object's storage grows by copying.)
+json deepValue() {
+  json v = 1;
+  for (int i = 0; i < 100000; ++i) {
+    json a = json::array();
+    a.push_back(std::move(v));
+    v = std::move(a);
+  }
+  return v;
+}
+
+TEST_P(DeepNesting, DocumentIsRefusedWithoutRecursing) {
+  json doc = json::parse(netText());
+  if (GetParam() == "layers") doc["layers"][0] = deepValue();
+  if (GetParam() == "shape") doc["layers"][0]["shape"] = deepValue();
+  if (GetParam() == "out_channels") doc["layers"][1]["out_channels"] = deepValue();
+  const std::string msg = badInput([&] { networkFromJson(doc, "net.json"); });
+  expectContains(msg, "net.json: JSON nested deeper than 64 levels");
+  EXPECT_LT(msg.size(), kMaxMessage);
+}
+
+TEST_P(DeepNesting, TextIsRefusedBeforeParsing) {
+  const std::string msg =
+      badInput([&] { networkFromText(deepNetwork(GetParam()), "db.swapdb (network)"); });
+  expectContains(msg, "db.swapdb (network): JSON nested deeper than 64 levels at line ");
+}
+
+INSTANTIATE_TEST_SUITE_P(Fields, DeepNesting, ::testing::Values("layers", "shape", "out_channels"));
+
+TEST(JsonDepth, SixtyFourLevelsAreReadAndSixtyFiveRefused) {
+  // The document is level 1, "layers" 2, a layer 3, its "shape" 4: 60 more arrays inside the
+  // shape make 64 levels, which the depth check lets through to the field check.
+  const std::string at64 = netText("[" + nested(60) + "]");
+  EXPECT_FALSE(jsonTooDeepAt(at64));
+  expectContains(badInput([&] { networkFromText(at64, "n.json"); }),
+                 "field 'shape' must be an array of integers");
+  const std::string at65 = netText("[" + nested(61) + "]");
+  ASSERT_TRUE(jsonTooDeepAt(at65));
+  EXPECT_EQ(at65[*jsonTooDeepAt(at65)], '[');
+  expectContains(badInput([&] { networkFromText(at65, "n.json"); }),
+                 "n.json: JSON nested deeper than 64 levels");
+  EXPECT_FALSE(jsonTooDeep(json::parse(at64)));
+  EXPECT_TRUE(jsonTooDeep(json::parse(at65)));
+}
+
+TEST(JsonDepth, BracketsInsideStringsDoNotCount) {
+  const std::string text = R"({"a": "[[[[[[[[\"[[[[[[", "b": [1]})";
+  EXPECT_FALSE(jsonTooDeepAt(text, 2));
+  EXPECT_EQ(jsonTooDeepAt(text, 1), text.find("[1]"));
+}
+
+TEST(NetworkText, NotJsonIsNamedWithABoundedMessage) {
+  // An unterminated 20 MB string: the parser's message quotes the whole token.
+  const std::string text = R"({"format": ")" + std::string(20 << 20, 'x');
+  const std::string msg = badInput([&] { networkFromText(text, "net.json"); });
+  expectContains(msg, "net.json: not valid JSON: ");
+  expectContains(msg, "xxx... (");
+  EXPECT_LT(msg.size(), kMaxMessage);
+}
+
+// --- long strings --------------------------------------------------------------------------------
+
+TEST(LongStrings, TwentyMegabyteValuesGiveShortMessages) {
+  const std::string big(20 << 20, 'a');
+  const std::string quoted = "\"" + big + "\"";
+  const struct {
+    std::string text, expected;
+  } cases[] = {
+      {netText("[3, 8, " + quoted + "]"), "field 'shape' must be an array of integers, got "},
+      {netText("[3, 8, 8]", quoted), "field 'out_channels' must be an integer, got \"aaa"},
+      {netText("", "", R"([{"name": )" + quoted + R"(, "type": "input", "shape": [1]}])"),
+       "layer #0: field 'name' is 20971520 bytes long, more than 256"},
+      {netText("", "", R"([{"name": "data", "type": )" + quoted + "}]"),
+       "layer 'data': unknown layer type 'aaa"},
+      {netText("", "", R"([{"name": "data", "type": "input", "shape": [1], )" + quoted + ": 1}]"),
+       "layer 'data' (input): unknown field 'aaa"},
+      {netText("", "", R"([{"name": "data", "type": "relu", "inputs": [)" + quoted + "]}]"),
+       "layer 'data' (relu): field 'inputs' holds a name of 20971520 bytes, more than 256"},
+      {R"({"format": )" + quoted + "}", "field 'format' must be \"swapscope-network\", got \"aaa"},
+      {R"({"format": "swapscope-network", "version": 1, "layers": [], "name": )" + quoted + "}",
+       "field 'name' is 20971520 bytes long, more than 256"},
+  };
+  for (const auto& c : cases) {
+    const std::string msg = badInput([&] { networkFromText(c.text, "net.json"); });
+    expectContains(msg, c.expected);
+    EXPECT_LT(msg.size(), kMaxMessage) << msg.substr(0, 200);
+  }
+}
+
+TEST(LongStrings, NamesUpToTheLimitAreAccepted) {
+  const std::string name(kMaxNameBytes, 'n');
+  std::string text = netText();
+  text.replace(text.find("\"fc\""), 4, "\"" + name + "\"");
+  text.replace(text.find("[\"fc\"]"), 6, "[\"" + name + "\"]");
+  EXPECT_EQ(networkFromText(text, "n.json").layer(3).name, name);
+}
+
+// --- integers ------------------------------------------------------------------------------------
+
+TEST(IntegerFields, ValuesBeyondThirtyTwoBitsAreRefusedNotTruncated) {
+  const struct {
+    std::string text, expected;
+  } cases[] = {
+      {netText("[8589934592]"),
+       "layer 'data' (input): field 'shape' must be at most 2147483647, got 8589934592"},
+      {netText("[3, 8, 8]", "2147483648"),
+       "layer 'conv' (conv2d): field 'out_channels' must be at most 2147483647, got 2147483648"},
+      // Beyond 64 bits signed: once read as -1 ("must be positive, got -1").
+      {netText("[3, 8, 8]", "18446744073709551615"),
+       "field 'out_channels' must be at most 2147483647, got 18446744073709551615"},
+      {netText("[3, 8, 8]", "-2147483649"),
+       "field 'out_channels' must be at least -2147483648, got -2147483649"},
+  };
+  for (const auto& c : cases)
+    expectContains(badInput([&] { networkFromText(c.text, "net.json"); }), c.expected);
+
+  std::string pair = netText();
+  pair.replace(pair.find("\"kernel\": 3"), 11, "\"kernel\": [3, 4294967299]");
+  expectContains(badInput([&] { networkFromText(pair, "net.json"); }),
+                 "field 'kernel' must be at most 2147483647, got 4294967299");
+}
+
+TEST(IntegerFields, AVersionBeyondThirtyTwoBitsIsNotReadAsOne) {
+  std::string text = netText();
+  text.replace(text.find("\"version\": 1"), 12, "\"version\": 4294967297");
+  expectContains(badInput([&] { networkFromText(text, "net.json"); }),
+                 "network format version 4294967297 is not supported");
+}
+
+TEST(IntegerFields, TheLargestThirtyTwoBitSizesAreRead) {
+  // Within range, then refused for its size by the network's own rule, not by the reader.
+  expectContains(badInput([&] { networkFromText(netText("[2147483647, 64, 64]"), "n.json"); }),
+                 "layer 'data' (input): output [2147483647,64,64] has more than 2^36 elements");
+}
+
+// --- the echo helpers ---------------------------------------------------------------------------
+
+TEST(Echo, TextIsEscapedAndCut) {
+  EXPECT_EQ(echoText("conv1"), "conv1");
+  EXPECT_EQ(echoText("a\nb\tc\x01"), "a\\nb\\tc\\x01");
+  const std::string cut = echoText(std::string(1000, 'z'), 10);
+  EXPECT_EQ(cut, std::string(10, 'z') + "... (1000 bytes)");
+  // Never inside a UTF-8 character: "é" is two bytes.
+  std::string accents;
+  for (int i = 0; i < 100; ++i)
+    accents += "\xc3\xa9";
+  const std::string e = echoText(accents, 11);
+  EXPECT_EQ(e.substr(0, e.find("...")).size() % 2, 0u) << e;
+  EXPECT_EQ(e.substr(e.find("...")), "... (200 bytes)");
+}
+
+TEST(Echo, JsonIsBoundedInDepthAndLength) {
+  EXPECT_EQ(echoJson(json::parse(R"({"a": [1, 2], "b": "x"})")), R"({"a":[1,2],"b":"x"})");
+  EXPECT_EQ(echoJson(json::parse(nested(100000))), "[[[[...]]]]");
+  json wide = json::array();
+  for (int i = 0; i < 100000; ++i)
+    wide.push_back(i);
+  const std::string w = echoJson(wide);
+  EXPECT_LE(w.size(), kMaxEchoChars + 30) << w;
+  EXPECT_EQ(w.substr(0, 8), "[0,1,2,3");
+  const std::string s = echoJson(json(std::string(20 << 20, 'q')));
+  EXPECT_LE(s.size(), kMaxEchoChars + 30);
+  EXPECT_EQ(s.substr(s.size() - 17), "(20971520 bytes)\"");
+}
+
+}  // namespace
+}  // namespace swapscope
