@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "analysis/layer_cost.h"
 
+#include <initializer_list>
+#include <numeric>
+#include <string>
+
+#include "common/checked.h"
+#include "common/error.h"
+#include "graph/json_guard.h"
 #include "graph/shape_inference.h"
 
 namespace swapscope {
@@ -21,43 +28,88 @@ constexpr PerElement kReLU{1, 1, 0};
 constexpr PerElement kDropout{2, 1, 0};
 constexpr PerElement kSoftmaxXent{4, 5, 0};
 
-/// Sum over output positions of the pooling window area (the adds or compares forward).
-std::int64_t adaptiveWindowArea(std::int64_t in_h, std::int64_t in_w, std::int64_t out_h,
-                                std::int64_t out_w) {
-  std::int64_t rows = 0;
-  for (std::int64_t i = 0; i < out_h; ++i) {
-    rows += adaptiveEnd(i, in_h, out_h) - adaptiveStart(i, in_h, out_h);
+/// Counts of one layer in checked 64-bit arithmetic: an overflow is Error(BadInput) naming the
+/// layer and what was counted, never a wrapped number.
+class Counter {
+ public:
+  explicit Counter(const Layer& l) : m_layer(l) {}
+
+  std::int64_t mul(const char* what, std::initializer_list<std::int64_t> factors) const {
+    std::int64_t r = 1;
+    for (std::int64_t f : factors) {
+      const auto p = checkedMul(r, f);
+      if (!p) overflow(what);
+      r = *p;
+    }
+    return r;
   }
-  std::int64_t cols = 0;
-  for (std::int64_t j = 0; j < out_w; ++j) {
-    cols += adaptiveEnd(j, in_w, out_w) - adaptiveStart(j, in_w, out_w);
+  std::int64_t add(const char* what, std::int64_t a, std::int64_t b) const {
+    const auto s = checkedAdd(a, b);
+    if (!s) overflow(what);
+    return *s;
   }
-  return rows * cols;
+  [[noreturn]] void overflow(const char* what) const {
+    throwBadInput("layer '" + echoText(m_layer.name) + "' (" +
+                  std::string(layerKindName(m_layer.kind)) + "): " + what +
+                  " do not fit in 64-bit integers");
+  }
+
+ private:
+  const Layer& m_layer;
+};
+
+/// Sum over the output positions of one axis of the adaptive window extents: in + out -
+/// gcd(in, out) (each output adds its window; a window boundary that falls between inputs is
+/// shared by two windows, which happens out - gcd(in, out) times). Closed form: no loop over a
+/// user's output size, no (i + 1) * in to overflow.
+std::int64_t adaptiveAxisSum(std::int64_t in, std::int64_t out) {
+  return in + out - std::gcd(in, out);
 }
 
 /// Conv and linear: 2 FLOPs per MAC in each direction, plus the bias adds forward and the bias
 /// gradient's sums backward. They read their input in backward for the weight gradient. The data
 /// gradient is cleared later where no input needs one.
-void setMatmulCosts(LayerCost& c, std::int64_t macs, std::int64_t biasFlops) {
+void setMatmulCosts(const Counter& n, LayerCost& c, std::int64_t macs, std::int64_t biasFlops) {
   c.fwd_macs = macs;
-  c.fwd_flops = 2 * macs + biasFlops;
-  c.bwd_data_flops = 2 * macs;
-  c.bwd_weight_flops = 2 * macs + biasFlops;
+  const std::int64_t twice = n.mul("its FLOPs", {2, macs});
+  c.fwd_flops = n.add("its FLOPs", twice, biasFlops);
+  c.bwd_data_flops = twice;
+  c.bwd_weight_flops = c.fwd_flops;
   c.reads.inputs = true;
 }
+
+/// Running totals over the layers, so that sumCosts() and every per-sample total fit.
+struct Totals {
+  CostTotals t;
+  void add(const Counter& n, const LayerCost& c) {
+    const char* what = "the network's totals up to this layer";
+    t.params = n.add(what, t.params, c.params);
+    t.running_stats = n.add(what, t.running_stats, c.running_stats);
+    t.fwd_macs = n.add(what, t.fwd_macs, c.fwd_macs);
+    t.fwd_flops = n.add(what, t.fwd_flops, c.fwd_flops);
+    t.bwd_flops = n.add(what, t.bwd_flops, n.add(what, c.bwd_data_flops, c.bwd_weight_flops));
+    n.add(what, t.fwd_flops, t.bwd_flops);  // trainFlops()
+    // Weights, their gradients and momentum, and the statistics, in fp32 bytes.
+    n.add(what, n.mul(what, {t.params, 3 * kFloatBytes}),
+          n.mul(what, {t.running_stats, kFloatBytes}));
+  }
+};
 
 }  // namespace
 
 std::vector<LayerCost> computeLayerCosts(const Network& net) {
   const int n = net.size();
   std::vector<LayerCost> costs(n);
+  Totals totals;
   for (int i = 0; i < n; ++i) {
     const Layer& l = net.layer(i);
+    const Counter count(l);
     const Shape& out = net.outputShape(i);
     LayerCost& c = costs[i];
-    const std::int64_t outElems = out.numel();
-    c.fm = l.kind == LayerKind::SoftmaxCrossEntropy ? LinearBytes{kFloatBytes, 0}
-                                                    : LinearBytes{0, outElems * kFloatBytes};
+    const std::int64_t outElems = out.numel();  // at most 2^36: Network::build checks it
+    c.fm = l.kind == LayerKind::SoftmaxCrossEntropy
+               ? LinearBytes{kFloatBytes, 0}
+               : LinearBytes{0, count.mul("its feature-map bytes", {outElems, kFloatBytes})};
 
     // A gradient flows into a layer's input only if something before it has parameters.
     bool inputNeedsGrad = false;
@@ -70,44 +122,48 @@ std::vector<LayerCost> computeLayerCosts(const Network& net) {
       case LayerKind::Conv2d: {
         const auto& a = l.as<Conv2dAttrs>();
         const std::int64_t inC = net.inputShape(i).channels();
-        const std::int64_t weights = a.out_channels * (inC / a.groups) * a.kernel_h * a.kernel_w;
-        c.params = weights + (a.bias ? a.out_channels : 0);
-        setMatmulCosts(c, outElems * (inC / a.groups) * a.kernel_h * a.kernel_w,
+        const std::int64_t weights =
+            count.mul("its parameters", {a.out_channels, inC / a.groups, a.kernel_h, a.kernel_w});
+        c.params = count.add("its parameters", weights, a.bias ? a.out_channels : 0);
+        setMatmulCosts(count, c,
+                       count.mul("its multiply-accumulates",
+                                 {outElems, inC / a.groups, a.kernel_h, a.kernel_w}),
                        a.bias ? outElems : 0);
         break;
       }
       case LayerKind::Linear: {
         const auto& a = l.as<LinearAttrs>();
         const std::int64_t inF = net.inputShape(i).dims[0];
-        c.params = inF * a.out_features + (a.bias ? a.out_features : 0);
-        setMatmulCosts(c, inF * a.out_features, a.bias ? a.out_features : 0);
+        const std::int64_t weights = count.mul("its parameters", {inF, a.out_features});
+        c.params = count.add("its parameters", weights, a.bias ? a.out_features : 0);
+        setMatmulCosts(count, c, weights, a.bias ? a.out_features : 0);
         break;
       }
       case LayerKind::BatchNorm2d: {
         const std::int64_t channels = out.channels();
-        c.params = 2 * channels;         // gamma, beta
-        c.running_stats = 2 * channels;  // running mean, running variance
-        c.fwd_flops = kBatchNorm.fwd * outElems;
-        c.bwd_data_flops = kBatchNorm.bwd_data * outElems;
-        c.bwd_weight_flops = kBatchNorm.bwd_weight * outElems;
+        c.params = count.mul("its parameters", {2, channels});  // gamma, beta
+        c.running_stats = c.params;                             // running mean, running variance
+        c.fwd_flops = count.mul("its FLOPs", {kBatchNorm.fwd, outElems});
+        c.bwd_data_flops = count.mul("its FLOPs", {kBatchNorm.bwd_data, outElems});
+        c.bwd_weight_flops = count.mul("its FLOPs", {kBatchNorm.bwd_weight, outElems});
         c.reads.inputs = true;
-        c.reads.saved = {2 * channels * kFloatBytes, 0};  // batch mean and inverse std
+        c.reads.saved = {count.mul("its saved bytes", {c.params, kFloatBytes}), 0};  // mean, 1/std
         break;
       }
       case LayerKind::ReLU:
-        c.fwd_flops = kReLU.fwd * outElems;
-        c.bwd_data_flops = kReLU.bwd_data * outElems;
+        c.fwd_flops = count.mul("its FLOPs", {kReLU.fwd, outElems});
+        c.bwd_data_flops = count.mul("its FLOPs", {kReLU.bwd_data, outElems});
         c.reads.output = true;
         break;
       case LayerKind::Dropout:
-        c.fwd_flops = kDropout.fwd * outElems;
-        c.bwd_data_flops = kDropout.bwd_data * outElems;
-        c.reads.saved = {0, outElems * kMaskBytes};
+        c.fwd_flops = count.mul("its FLOPs", {kDropout.fwd, outElems});
+        c.bwd_data_flops = count.mul("its FLOPs", {kDropout.bwd_data, outElems});
+        c.reads.saved = {0, count.mul("its saved bytes", {outElems, kMaskBytes})};
         break;
       case LayerKind::MaxPool2d:
       case LayerKind::AvgPool2d: {
         const auto& a = l.as<PoolAttrs>();
-        const std::int64_t window = a.kernel_h * a.kernel_w * outElems;
+        const std::int64_t window = count.mul("its FLOPs", {a.kernel_h, a.kernel_w, outElems});
         c.fwd_flops = window;
         c.bwd_data_flops = window;
         // Max pooling's backward finds each window's maximum again from its input and output.
@@ -117,21 +173,23 @@ std::vector<LayerCost> computeLayerCosts(const Network& net) {
       case LayerKind::AdaptiveAvgPool2d: {
         const Shape& in = net.inputShape(i);
         const std::int64_t window =
-            in.channels() * adaptiveWindowArea(in.height(), in.width(), out.height(), out.width());
+            count.mul("its FLOPs", {in.channels(), adaptiveAxisSum(in.height(), out.height()),
+                                    adaptiveAxisSum(in.width(), out.width())});
         c.fwd_flops = window;
         c.bwd_data_flops = window;
         break;
       }
       case LayerKind::Add:
-        c.fwd_flops = static_cast<std::int64_t>(net.inputsOf(i).size() - 1) * outElems;
+        c.fwd_flops = count.mul("its FLOPs",
+                                {static_cast<std::int64_t>(net.inputsOf(i).size() - 1), outElems});
         break;
       case LayerKind::Concat:
       case LayerKind::Flatten:
         break;
       case LayerKind::SoftmaxCrossEntropy: {
         const std::int64_t logits = net.inputShape(i).numel();
-        c.fwd_flops = kSoftmaxXent.fwd * logits;
-        c.bwd_data_flops = kSoftmaxXent.bwd_data * logits;
+        c.fwd_flops = count.mul("its FLOPs", {kSoftmaxXent.fwd, logits});
+        c.bwd_data_flops = count.mul("its FLOPs", {kSoftmaxXent.bwd_data, logits});
         c.reads.inputs = true;
         break;
       }
@@ -144,19 +202,27 @@ std::vector<LayerCost> computeLayerCosts(const Network& net) {
     } else if (!inputNeedsGrad) {
       c.bwd_data_flops = 0;
     }
+    totals.add(count, c);
   }
   return costs;
 }
 
 CostTotals sumCosts(const std::vector<LayerCost>& costs) {
+  // computeLayerCosts() checked these sums; costs made elsewhere are checked here.
+  auto add = [](std::int64_t a, std::int64_t b) {
+    const auto s = checkedAdd(a, b);
+    if (!s) throwBadInput("the network's cost totals do not fit in 64-bit integers");
+    return *s;
+  };
   CostTotals t;
   for (const LayerCost& c : costs) {
-    t.params += c.params;
-    t.running_stats += c.running_stats;
-    t.fwd_macs += c.fwd_macs;
-    t.fwd_flops += c.fwd_flops;
-    t.bwd_flops += c.bwd_data_flops + c.bwd_weight_flops;
+    t.params = add(t.params, c.params);
+    t.running_stats = add(t.running_stats, c.running_stats);
+    t.fwd_macs = add(t.fwd_macs, c.fwd_macs);
+    t.fwd_flops = add(t.fwd_flops, c.fwd_flops);
+    t.bwd_flops = add(t.bwd_flops, add(c.bwd_data_flops, c.bwd_weight_flops));
   }
+  add(t.fwd_flops, t.bwd_flops);
   return t;
 }
 

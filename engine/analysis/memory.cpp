@@ -3,21 +3,40 @@
 
 #include <algorithm>
 
+#include "common/checked.h"
 #include "common/error.h"
 
 namespace swapscope {
+namespace {
+
+/// Bytes at minibatch k; Error(BadInput) when they do not fit in 64 bits.
+std::int64_t bytesAt(const LinearBytes& b, std::int64_t k, std::size_t step) {
+  const auto v = checkedAt(b, k);
+  if (!v) {
+    throwBadInput("minibatch k = " + std::to_string(k) + ": the bytes resident at step " +
+                  std::to_string(step) + " do not fit in 64-bit integers");
+  }
+  return *v;
+}
+
+}  // namespace
 
 std::int64_t MemoryCurve::peak(std::int64_t k) const {
-  std::int64_t best = persistent.at(k);
+  std::int64_t best = bytesAt(persistent, k, 0);
   for (std::size_t s = 1; s < resident.size(); ++s)
-    best = std::max(best, resident[s].at(k));
+    best = std::max(best, bytesAt(resident[s], k, s));
   return best;
 }
 
 int MemoryCurve::peakStep(std::int64_t k) const {
   int best = 0;
+  std::int64_t bestBytes = resident.empty() ? 0 : bytesAt(resident[0], k, 0);
   for (std::size_t s = 1; s < resident.size(); ++s) {
-    if (resident[s].at(k) > resident[best].at(k)) best = static_cast<int>(s);
+    const std::int64_t bytes = bytesAt(resident[s], k, s);
+    if (bytes > bestBytes) {
+      best = static_cast<int>(s);
+      bestBytes = bytes;
+    }
   }
   return best;
 }
@@ -25,7 +44,8 @@ int MemoryCurve::peakStep(std::int64_t k) const {
 std::int64_t MemoryCurve::kMax(std::int64_t budget, std::int64_t unboundedK) const {
   std::int64_t k = unboundedK;
   for (const LinearBytes& r : resident) {
-    if (r.fixed + std::max<std::int64_t>(r.per_sample, 0) > budget) return 0;  // k = 1 fails
+    const auto atOne = checkedAdd(r.fixed, std::max<std::int64_t>(r.per_sample, 0));
+    if (!atOne || *atOne > budget) return 0;  // k = 1 fails
     if (r.per_sample > 0) k = std::min(k, (budget - r.fixed) / r.per_sample);
   }
   return k;
@@ -44,7 +64,13 @@ MemoryCurve computeMemoryCurve(const Gmap& gmap) {
                       "GMAP allocates '" + gmap.buffers[op.buffer].name + "' twice");
         }
         live[op.buffer] = true;
-        now += gmap.buffers[op.buffer].size;
+        if (const auto sum = checkedSum(now, gmap.buffers[op.buffer].size)) {
+          now = *sum;
+        } else {
+          throwBadInput("GMAP step " + std::to_string(op.step) + ": allocating '" +
+                        gmap.buffers[op.buffer].name +
+                        "' makes the resident bytes overflow 64-bit integers");
+        }
         break;
       case GmapOpKind::Release:
         if (!live[op.buffer]) {
@@ -68,18 +94,24 @@ MemoryCurve computeMemoryCurve(const Gmap& gmap) {
 }
 
 std::int64_t memoryLowerBound(const Gmap& gmap) {
+  auto add = [](std::int64_t a, std::int64_t b) {
+    const auto s = checkedAdd(a, b);
+    if (!s) throwBadInput("the memory lower bound's bytes do not fit in 64-bit integers");
+    return *s;
+  };
+  auto atOne = [&](const GmapBuffer& b) { return add(b.size.fixed, b.size.per_sample); };
   std::int64_t persistent = 0;
   for (const GmapBuffer& b : gmap.buffers) {
-    if (isPersistent(b.kind)) persistent += b.size.at(1);
+    if (isPersistent(b.kind)) persistent = add(persistent, atOne(b));
   }
   std::int64_t largestStep = 0;
   for (const auto& touched : gmap.step_touches) {
     std::int64_t bytes = 0;
     for (int b : touched)
-      bytes += gmap.buffers[b].size.at(1);
+      bytes = add(bytes, atOne(gmap.buffers[b]));
     largestStep = std::max(largestStep, bytes);
   }
-  return persistent + largestStep;
+  return add(persistent, largestStep);
 }
 
 }  // namespace swapscope

@@ -16,9 +16,11 @@ struct MemoryCurve {
   std::vector<LinearBytes> resident;  ///< bytes resident while step s computes, s = 1..2N
                                       ///< (index 0 holds the persistent bytes)
 
-  /// Peak resident bytes over the iteration at minibatch k.
+  /// Peak resident bytes over the iteration at minibatch k. Error(BadInput) naming k and the
+  /// step when a step's bytes at k do not fit in 64 bits.
   std::int64_t peak(std::int64_t k) const;
-  /// The step where the peak occurs at minibatch k (the first one if several tie).
+  /// The step where the peak occurs at minibatch k (the first one if several tie); the same
+  /// error as peak().
   int peakStep(std::int64_t k) const;
   /// The largest k whose peak fits in `budget` bytes; 0 when not even k = 1 fits. When no step
   /// grows with k the answer is unbounded and `unboundedK` is returned.
@@ -26,7 +28,8 @@ struct MemoryCurve {
 };
 
 /// Replays the GMAP's allocations and releases. Throws Error(Runtime) if the GMAP releases a
-/// buffer that is not allocated (a broken GMAP, never a user error).
+/// buffer that is not allocated (a broken GMAP, never a user error), and Error(BadInput) naming
+/// the buffer when the resident bytes overflow 64 bits (a network too large to count).
 MemoryCurve computeMemoryCurve(const Gmap& gmap);
 
 /// moDNN's lower bound at k = 1: the persistent bytes plus the largest set of buffers one step
