@@ -34,6 +34,11 @@ const ArgParser::Spec* ArgParser::find(const std::string& name) const {
   return nullptr;
 }
 
+bool ArgParser::isDeclaredOption(const std::string& word) const {
+  if (word.rfind("--", 0) != 0) return false;
+  return find(word.substr(0, word.find('='))) != nullptr;
+}
+
 bool ArgParser::parse(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string word = args[i];
@@ -59,7 +64,9 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       continue;
     }
     if (!inlineValue) {
-      if (i + 1 >= args.size()) {
+      // The next word is the value, unless it is one of this verb's options ("--model --batch 4"
+      // forgot the model). Other words are values, "-1" and "--not-an-option" included.
+      if (i + 1 >= args.size() || isDeclaredOption(args[i + 1])) {
         throwBadInput("option '" + word + "' needs a value (" + spec->metavar + ")");
       }
       inlineValue = args[++i];

@@ -41,6 +41,8 @@ class ArgParser {
     bool takesValue;
   };
   const Spec* find(const std::string& name) const;
+  /// "--batch" or "--batch=4" where --batch is declared.
+  bool isDeclaredOption(const std::string& word) const;
 
   std::string m_usage, m_summary;
   std::vector<Spec> m_specs;

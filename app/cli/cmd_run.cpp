@@ -201,7 +201,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   for (const store::PlanSwap& w : plan.swap_set)
     names.push_back(w.fm);
   const auto costs = computeLayerCosts(net);
-  const SwapSet swapped = swapSetFromNames(net, costs, names);
+  const SwapSet swapped = swapSetFromNames(net, costs, names, planPath + ": swap_set", ".fm");
   const std::int64_t iters = args.positiveInt("--iters").value_or(5);
   if (iters > 100000) throwBadInput("--iters: at most 100000, got " + std::to_string(iters));
   int warmup = 1;

@@ -2,6 +2,7 @@
 #include "analysis/swap_policy.h"
 
 #include "common/error.h"
+#include "graph/json_guard.h"
 
 namespace swapscope {
 
@@ -50,15 +51,18 @@ SwapSet makeSwapSet(SwapPolicy policy, const Network& net, const std::vector<Lay
 }
 
 SwapSet swapSetFromNames(const Network& net, const std::vector<LayerCost>& costs,
-                         const std::vector<std::string>& names) {
+                         const std::vector<std::string>& names, const std::string& where,
+                         const std::string& field) {
   SwapSet set(net.size(), false);
   const std::vector<bool> swappable = swappableFms(net, costs);
-  for (const std::string& name : names) {
-    const int id = net.indexOf(name);
-    if (id < 0) throwBadInput("swap set: '" + name + "' does not name a layer of " + net.name());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string entry =
+        where + "[" + std::to_string(i) + "]" + field + ": '" + echoText(names[i]) + "'";
+    const int id = net.indexOf(names[i]);
+    if (id < 0) throwBadInput(entry + " does not name a layer of '" + net.name() + "'");
     if (!swappable[id]) {
-      throwBadInput("swap set: the feature map of '" + name +
-                    "' is not read by any backward step, so it cannot be swapped");
+      throwBadInput(entry + ": its feature map is not read by any backward step, so it cannot " +
+                    "be swapped");
     }
     set[id] = true;
   }

@@ -31,8 +31,10 @@ std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>&
 
 SwapSet makeSwapSet(SwapPolicy policy, const Network& net, const std::vector<LayerCost>& costs);
 
-/// A swap set from FM (layer) names; every name must exist and be swappable, else Error(BadInput).
+/// A swap set from FM (layer) names; every name must exist and be swappable, else Error(BadInput)
+/// naming the entry as `where`[i]`field` ("plan.json: swap_set[0].fm"), the name and the network.
 SwapSet swapSetFromNames(const Network& net, const std::vector<LayerCost>& costs,
-                         const std::vector<std::string>& names);
+                         const std::vector<std::string>& names,
+                         const std::string& where = "swap set", const std::string& field = "");
 
 }  // namespace swapscope
