@@ -4,6 +4,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "analysis/layer_cost.h"
 #include "common/error.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
@@ -44,7 +45,14 @@ Network loadNetwork(const ArgParser& args) {
     if (args.has("--input") || args.has("--classes")) {
       throwBadInput("--input and --classes apply to zoo models; a network file sets them itself");
     }
-    return readNetworkFile(*file);
+    Network net = readNetworkFile(*file);
+    // Counted once here so that a network too large for 64-bit counts names its file.
+    try {
+      computeLayerCosts(net);
+    } catch (const Error& e) {
+      throw Error(e.kind(), *file + ": " + e.what());
+    }
+    return net;
   }
   ZooOptions options;
   if (auto input = args.value("--input")) options.input = parseShape(*input, "--input");

@@ -135,8 +135,9 @@ TEST(HostileSizes, AnInputBeyondThirtyTwoBitsIsRefusedNotWrapped) {
 TEST(HostileSizes, ParameterCountsBeyondSixtyFourBitsNameTheLayer) {
   // 2147483647 x 2 x 2 inputs flattened, times 2147483647 outputs: about 2^64 weights.
   const fs::path net = writeText("params.json", linearNetwork("[2147483647, 2, 2]", "2147483647"));
-  expectRefused(run({"analyze", "--net", net.string(), "--batch", "1"}),
-                "layer 'fc' (linear): its parameters do not fit in 64-bit integers");
+  expectRefused(
+      run({"analyze", "--net", net.string(), "--batch", "1"}),
+      net.string() + ": layer 'fc' (linear): its parameters do not fit in 64-bit integers");
   fs::remove(net);
 }
 
