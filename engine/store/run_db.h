@@ -6,8 +6,13 @@
 ///   writes in WAL mode, one transaction per call. The run's status is "running" until finish();
 ///   a run whose writer is gone without finishing reads back as incomplete. finish() also turns
 ///   WAL off, so the finished file is one self-contained file.
+///   If another process holds the file open when the run finishes, the file stays in WAL mode
+///   (with its -wal next to it) rather than failing the run.
 /// - A RunReader opens read-only and never writes to the file. Opening a missing, empty,
-///   non-SQLite, damaged, foreign or newer file throws Error(BadInput) naming the file and why.
+///   non-SQLite, damaged, foreign or newer file throws Error(BadInput) naming the file and why;
+///   so does a missing table or column, and load() refuses a value of the wrong type, out of
+///   range or pointing at a layer, step, tensor or iteration that does not exist, naming the
+///   table, the row and the value.
 ///
 /// Times are integer nanoseconds from the run's start; sizes are bytes.
 #pragma once
@@ -53,6 +58,10 @@ struct RunMeta {
   std::string status_message;
   std::int64_t writer_pid = 0;
   std::string writer_host;
+  /// The writing process's boot id and start time in clock ticks since boot, "BOOT/TICKS"
+  /// (Linux /proc); tells a live writer from a later process that got the same pid. Empty in
+  /// files written before it was recorded, or where /proc is missing.
+  std::string writer_start;
   std::map<std::string, std::string> extra;  ///< any other key the writer stored
 };
 
@@ -214,10 +223,29 @@ struct RunData {
 
 class Database;
 
+/// The process still writing a run database.
+struct LiveWriter {
+  std::int64_t pid = 0;
+  std::string host;
+  std::string kind;     ///< the run's kind: "profile", "run", ...
+  std::string started;  ///< when the process started, ISO 8601 UTC
+};
+
+/// The live writer of the run database at `path`: its status is "running" and its writer is a
+/// process on this host that is alive (not a zombie) and, where the file records it, has the
+/// same start time, so that a later process with the same pid does not count. nullopt for a
+/// finished or abandoned run and for a file that is not a readable run database.
+std::optional<LiveWriter> liveWriter(const std::string& path);
+
+/// Throws Error(BadInput) naming the writer's pid, host and start time if a live process is
+/// still writing `path` (see liveWriter).
+void refuseIfLiveWriter(const std::string& path);
+
 class RunWriter {
  public:
   /// Creates `path` and writes the meta (status "running"). An existing file is an error unless
-  /// `overwrite`, because a run database holds measurements that cannot be taken again for free.
+  /// `overwrite`, because a run database holds measurements that cannot be taken again for free;
+  /// even with `overwrite`, a file that a live process is still writing is refused.
   RunWriter(const std::string& path, const RunMeta& meta, bool overwrite = false);
   /// Marks a run that was never finished as incomplete.
   ~RunWriter();
@@ -236,6 +264,8 @@ class RunWriter {
   std::int64_t addPlan(const PlanRow& plan);
   void setMeta(const std::string& key, const std::string& value);
   /// Sets the final status, then checkpoints and leaves WAL mode. Nothing is written after.
+  /// While another connection holds the file open, WAL mode cannot be left: the run still
+  /// finishes, checkpoints what it can and leaves the file in WAL mode.
   void finish(RunStatus status, const std::string& message = "");
   const std::string& path() const;
 
@@ -249,7 +279,9 @@ class RunWriter {
 
 class RunReader {
  public:
-  /// Opens read-only and checks that `path` is a run database this version can read.
+  /// Opens read-only and checks that `path` is a run database this version can read: its
+  /// header, its size against the page count in the header, every table and column the reader
+  /// needs, and SQLite's quick_check.
   explicit RunReader(const std::string& path);
   ~RunReader();
   RunReader(const RunReader&) = delete;
@@ -259,13 +291,17 @@ class RunReader {
   /// The meta, with a "running" status resolved: if its writer process is gone, the run is
   /// incomplete.
   RunMeta meta();
+  /// The stored network, checked: its JSON builds a network with the stored structure hash.
+  /// Empty when the run ended before the network was written.
   NetworkInfo network();
   RowCounts counts();
-  /// Every table.
+  /// Every table, every value checked (type, range, references between tables).
   RunData load();
   const std::string& path() const;
 
  private:
+  /// network(), and the stored network's layer names in `layerNames` when given.
+  NetworkInfo readNetwork(std::vector<std::string>* layerNames);
   std::unique_ptr<Database> m_db;
   int m_version = 0;
 };

@@ -2,33 +2,163 @@
 #include "store/sqlite.h"
 
 #include <sqlite3.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace swapscope::store {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// SQLite's message and, where the operating system gave one, its reason ("unable to open
+/// database file (Permission denied)").
+std::string openFailure(sqlite3* db, int rc) {
+  std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  const int sys = db ? sqlite3_system_errno(db) : 0;
+  if (sys != 0) message += std::string(" (") + std::strerror(sys) + ")";
+  return message;
+}
+
+/// Whether the file's header marks it as a WAL-mode database (read and write versions 2).
+bool walModeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<unsigned char, 20> header{};
+  in.read(reinterpret_cast<char*>(header.data()), header.size());
+  return in.gcount() == static_cast<std::streamsize>(header.size()) && header[18] == 2 &&
+         header[19] == 2;
+}
+
+/// A URI filename (https://sqlite.org/uri.html) for an absolute path with `query`.
+std::string uriFor(const std::string& path, const char* query) {
+  std::string uri = "file://";
+  for (const char c : fs::absolute(path).string()) {
+    if (c == '?' || c == '#' || c == '%') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      uri += hex;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + query;
+}
+
+}  // namespace
 
 Database::Database(std::string path, Mode mode) : m_path(std::move(path)) {
-  const int flags = mode == Mode::ReadOnly
-                        ? SQLITE_OPEN_READONLY
-                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE;
+  if (mode == Mode::ReadOnly) {
+    openReadOnly();
+    return;
+  }
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE;
   const int rc = sqlite3_open_v2(m_path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    const std::string message = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
+    const std::string message = openFailure(m_db, rc);
+    const int sys = m_db ? sqlite3_system_errno(m_db) : 0;
     sqlite3_close(m_db);
     m_db = nullptr;
-    throw Error(mode == Mode::ReadOnly ? ErrorKind::BadInput : ErrorKind::Runtime,
-                "cannot open '" + m_path + "': " + message);
+    // A path that cannot hold a file is the caller's mistake; anything else is the system's.
+    const bool badPath = sys == ENOENT || sys == ENOTDIR || sys == EACCES || sys == EROFS ||
+                         sys == EISDIR || sys == ENAMETOOLONG;
+    std::string where;
+    if (sys == ENOENT) {
+      const fs::path dir = fs::path(m_path).parent_path();
+      std::error_code ec;
+      if (!dir.empty() && !fs::is_directory(dir, ec))
+        where = ": the directory '" + dir.string() + "' does not exist";
+    }
+    throw Error(badPath ? ErrorKind::BadInput : ErrorKind::Runtime,
+                "cannot create '" + m_path + "'" + (where.empty() ? ": " + message : where));
   }
   sqlite3_extended_result_codes(m_db, 1);
   // A reader waits a little for a writer's commit instead of failing with SQLITE_BUSY.
-  sqlite3_busy_timeout(m_db, 5000);
+  sqlite3_busy_timeout(m_db, kBusyTimeoutMs);
+}
+
+void Database::openReadOnly() {
+  // sqlite3_open_v2 opens lazily: the first read finds out whether the header, and in WAL mode
+  // the -wal and -shm files, can be read.
+  const auto attempt = [&](const std::string& name, int extraFlags, bool& opened) {
+    sqlite3_close(m_db);
+    m_db = nullptr;
+    int rc = sqlite3_open_v2(
+        name.c_str(), &m_db,
+        SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | extraFlags, nullptr);
+    opened = rc == SQLITE_OK;
+    if (!opened) return rc;
+    sqlite3_extended_result_codes(m_db, 1);
+    sqlite3_busy_timeout(m_db, kBusyTimeoutMs);
+    return sqlite3_exec(m_db, "PRAGMA schema_version", nullptr, nullptr, nullptr);
+  };
+  bool opened = false;
+  const int rc = attempt(m_path, 0, opened);
+  if (rc == SQLITE_OK) return;
+  const std::string first = openFailure(m_db, rc);
+  const int primary = rc & 0xff;
+  // A WAL-mode file in a directory this process cannot write to: SQLite cannot create the
+  // -shm (or the -wal). Without a -wal, or with an empty one, the main file holds everything
+  // and immutable=1 reads it as it is. A -wal with frames holds committed transactions that
+  // immutable=1 would ignore, so the file and its -wal are read from a private copy instead.
+  if ((primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY) && walModeFile(m_path)) {
+    std::error_code ec;
+    const auto walSize = fs::file_size(m_path + "-wal", ec);
+    const bool walFrames = !ec && walSize > 0;
+    bool fallbackOpened = false;
+    if (!walFrames) {
+      if (attempt(uriFor(m_path, "immutable=1"), SQLITE_OPEN_URI, fallbackOpened) == SQLITE_OK) {
+        return;
+      }
+    } else {
+      std::string tmpl = (fs::temp_directory_path(ec) / "swapscope-readonly-XXXXXX").string();
+      if (!ec && mkdtemp(tmpl.data()) != nullptr) {
+        m_copyDir = tmpl;
+        const fs::path copy = fs::path(m_copyDir) / fs::path(m_path).filename();
+        if (fs::copy_file(m_path, copy, ec) &&
+            fs::copy_file(m_path + "-wal", copy.string() + "-wal", ec) &&
+            attempt(copy.string(), 0, fallbackOpened) == SQLITE_OK) {
+          return;
+        }
+      }
+    }
+  }
+  sqlite3_close(m_db);
+  m_db = nullptr;
+  if (!m_copyDir.empty()) {
+    std::error_code ec;
+    fs::remove_all(m_copyDir, ec);
+  }
+  if (opened && (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)) {
+    // The file opened but its first page could not be read.
+    throw Error(ErrorKind::BadInput,
+                "'" + m_path + "' is damaged: " + first + " (while reading the header)");
+  }
+  if (opened && primary != SQLITE_CANTOPEN && primary != SQLITE_READONLY &&
+      primary != SQLITE_PERM) {
+    throw Error(ErrorKind::Runtime, "'" + m_path + "': reading the header failed: " + first);
+  }
+  throw Error(ErrorKind::BadInput, "cannot open '" + m_path + "': " + first);
 }
 
 Database::~Database() {
   sqlite3_close_v2(m_db);
+  if (!m_copyDir.empty()) {
+    std::error_code ec;
+    fs::remove_all(m_copyDir, ec);
+  }
 }
 
 void Database::fail(int rc, std::string_view what) const {
   const int primary = rc & 0xff;
-  const std::string message = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
+  const std::string message = primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR
+                                  ? openFailure(m_db, rc)
+                                  : (m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc));
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) {
     throw Error(ErrorKind::BadInput,
                 "'" + m_path + "' is damaged: " + message + " (while " + std::string(what) + ")");
@@ -41,6 +171,18 @@ void Database::exec(const char* sql) {
   const int rc = sqlite3_exec(m_db, sql, nullptr, nullptr, &err);
   sqlite3_free(err);  // sqlite3_errmsg still holds the message
   if (rc != SQLITE_OK) fail(rc, std::string("running \"") + sql + "\"");
+}
+
+int Database::tryExec(const char* sql) {
+  return sqlite3_exec(m_db, sql, nullptr, nullptr, nullptr);
+}
+
+std::string Database::lastError() const {
+  return m_db ? sqlite3_errmsg(m_db) : "no connection";
+}
+
+void Database::setBusyTimeout(int milliseconds) {
+  sqlite3_busy_timeout(m_db, milliseconds);
 }
 
 std::int64_t Database::queryInt(const char* sql) {
@@ -122,6 +264,40 @@ bool Statement::isNull(int column) const {
   return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
 }
 
+ValueType Statement::type(int column) const {
+  switch (sqlite3_column_type(m_stmt, column)) {
+    case SQLITE_INTEGER:
+      return ValueType::Integer;
+    case SQLITE_FLOAT:
+      return ValueType::Real;
+    case SQLITE_TEXT:
+      return ValueType::Text;
+    case SQLITE_BLOB:
+      return ValueType::Blob;
+    default:
+      return ValueType::Null;
+  }
+}
+
+std::string Statement::describe(int column) const {
+  switch (type(column)) {
+    case ValueType::Integer:
+      return "integer " + std::to_string(integer(column));
+    case ValueType::Real: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", real(column));
+      return std::string("real ") + buf;
+    }
+    case ValueType::Text:
+      return "text " + quoteBounded(text(column));
+    case ValueType::Blob:
+      return "a blob of " + std::to_string(sqlite3_column_bytes(m_stmt, column)) + " bytes";
+    case ValueType::Null:
+      break;
+  }
+  return "NULL";
+}
+
 Transaction::Transaction(Database& db) : m_db(db) {
   m_db.exec("BEGIN IMMEDIATE");
 }
@@ -137,6 +313,29 @@ void Transaction::commit() {
 
 std::string sqliteVersion() {
   return sqlite3_libversion();
+}
+
+std::string quoteBounded(std::string_view text, std::size_t max) {
+  std::size_t cut = std::min(text.size(), max);
+  // Never cut inside a UTF-8 sequence: back up over continuation bytes.
+  if (cut < text.size()) {
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+      --cut;
+  }
+  std::string out = "'";
+  for (std::size_t i = 0; i < cut; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += "'";
+  if (cut < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
 }
 
 }  // namespace swapscope::store

@@ -18,9 +18,15 @@ namespace swapscope::store {
 class Database {
  public:
   enum class Mode {
-    ReadOnly,  ///< never writes to the file; fails if it does not exist
-    Create,    ///< creates the file, which must not exist yet
+    /// Never writes to the file; fails if it does not exist. A WAL-mode file whose -shm and -wal
+    /// cannot be created (a read-only directory) is still read: with `immutable=1` when there
+    /// is no -wal to read, else through a private copy of the file and its -wal.
+    ReadOnly,
+    Create,  ///< creates the file, which must not exist yet
   };
+  /// How long a statement waits for another connection's lock before failing with "database
+  /// is locked".
+  static constexpr int kBusyTimeoutMs = 5000;
   Database(std::string path, Mode mode);
   ~Database();
   Database(const Database&) = delete;
@@ -28,6 +34,11 @@ class Database {
 
   /// Runs one or more statements that return no rows.
   void exec(const char* sql);
+  /// As exec(), but returns SQLite's result code instead of throwing.
+  int tryExec(const char* sql);
+  void setBusyTimeout(int milliseconds);
+  /// SQLite's message for the last failure on this connection.
+  std::string lastError() const;
   /// The single integer a query such as "PRAGMA user_version" returns.
   std::int64_t queryInt(const char* sql);
   const std::string& path() const { return m_path; }
@@ -37,9 +48,14 @@ class Database {
   [[noreturn]] void fail(int rc, std::string_view what) const;
 
  private:
+  void openReadOnly();
   std::string m_path;
   sqlite3* m_db = nullptr;
+  std::string m_copyDir;  ///< the private copy's directory, removed on close
 };
+
+/// The type SQLite stored a value with (sqlite3_column_type).
+enum class ValueType { Integer, Real, Text, Blob, Null };
 
 class Statement {
  public:
@@ -66,6 +82,10 @@ class Statement {
   double real(int column) const;
   std::string text(int column) const;
   bool isNull(int column) const;
+  ValueType type(int column) const;
+  /// The value for a message, at most about 80 characters: `integer 5`, `real 1.5`,
+  /// `text 'abc'`, `a blob of 3 bytes`, `NULL`.
+  std::string describe(int column) const;
 
  private:
   Database& m_db;
@@ -89,5 +109,9 @@ class Transaction {
 
 /// The SQLite library's version, e.g. "3.40.1".
 std::string sqliteVersion();
+
+/// `text` in single quotes for a message, cut to at most `max` bytes (then "..." and the full
+/// length), with control characters written as \xNN.
+std::string quoteBounded(std::string_view text, std::size_t max = 80);
 
 }  // namespace swapscope::store

@@ -3,134 +3,17 @@
 #include "store/run_db.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <random>
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/network_analysis.h"
-#include "common/error.h"
-#include "graph/network_json.h"
-#include "store/tiny_network.h"
+#include "store/run_db_fixture.h"
 
 namespace swapscope::store {
 namespace {
-
-namespace fs = std::filesystem;
-
-/// A fresh directory per test, removed afterwards.
-class RunDbTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() /
-            ("swapscope-store-" + std::to_string(getpid()) + "-" + info->name());
-    fs::remove_all(m_dir);
-    fs::create_directories(m_dir);
-  }
-  void TearDown() override { fs::remove_all(m_dir); }
-  std::string file(const std::string& name) const { return (m_dir / name).string(); }
-
-  static RunMeta sampleMeta() {
-    RunMeta m;
-    m.kind = "profile";
-    m.backend = "cpu";
-    m.device = "cpu:0 test device";
-    m.device_memory = 123456789;
-    m.versions = {{"oneDNN", "9.9.9"}, {"SQLite", "3.x"}};
-    m.command_line = "swapscope profile --model tiny --db 'a b.swapdb'";
-    m.started_utc = "2026-11-21T10:00:00Z";
-    m.budget = 64 << 20;
-    m.policy = "swap-all";
-    m.host_cpu = "test CPU, 2 logical cores";
-    m.extra = {{"k_max", "94"}};
-    return m;
-  }
-
-  /// A complete database with rows in every table; returns what was written.
-  RunData writeSample(const std::string& path) {
-    RunData d;
-    d.meta = sampleMeta();
-    const Network net = testing::tinyNetwork();
-    const auto costs = computeLayerCosts(net);
-    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
-    RunWriter w(path, d.meta);
-    w.writeNetwork(net, costs, plan.gmap);
-    d.batches = {{4, "swap-all", 1, 1000, 1000, 4, 2}, {8, "swap-all", 1, 2000, 2000, 1, 0}};
-    for (const auto& b : d.batches)
-      w.addBatch(b);
-    for (int it = 0; it < 2; ++it) {
-      IterationRows rows;
-      rows.iteration = {8, it, 1000 * it, 900, 2.25 - 0.5 * it, 10, 4096, 4000, 512};
-      rows.samples = {{8, it, 1, 1, Direction::Forward, 1 << 20, 1000 * it + 1, 50, 1},
-                      {8, it, 2 * plan.gmap.forward_steps + 1, 1, Direction::Update, 600,
-                       1000 * it + 800, 7, 0}};
-      // In time order: the reader returns rows of an iteration by start time.
-      rows.transfers = {
-          {8, it, TransferKind::Load, false, 0, 1, 512, 1000 * it, 1000 * it + 1, true, 0},
-          {8, it, TransferKind::Offload, true, 3, 1, 4096, 1000 * it + 60, 1000 * it + 90, false,
-           25}};
-      rows.memory = {{8, it, 1000 * it + 1, 777}, {8, it, 1000 * it + 900, 555}};
-      w.addIteration(rows);
-      d.iterations.push_back(rows.iteration);
-      d.samples.insert(d.samples.end(), rows.samples.begin(), rows.samples.end());
-      d.transfers.insert(d.transfers.end(), rows.transfers.begin(), rows.transfers.end());
-      d.memory.insert(d.memory.end(), rows.memory.begin(), rows.memory.end());
-    }
-    FitRow fit{0, "type", "conv", "fwd", "affine", R"({"a":1e-5,"P":2e12})", 5, 1e-6, 0.04, true};
-    fit.id = w.addFit(fit);
-    d.fits = {fit};
-    PlanRow plan1{0, "2026-11-21T10:01:00Z", "accudnn", "argmin", 1 << 30, 48, 123456, "{}"};
-    plan1.id = w.addPlan(plan1);
-    d.plans = {plan1};
-    w.finish(RunStatus::Complete);
-    d.network = {net.name(), net.structureHash(), networkToText(net)};
-    for (int i = 0; i < net.size(); ++i) {
-      const auto& c = costs[static_cast<std::size_t>(i)];
-      d.layers.push_back({i, net.layer(i).name, std::string(layerKindName(net.layer(i).kind)),
-                          net.inputsOf(i), net.outputShape(i).dims, c.params, c.fwd_flops,
-                          c.bwd_data_flops, c.bwd_weight_flops, c.fm});
-    }
-    return d;
-  }
-
-  fs::path m_dir;
-};
-
-std::string readBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void writeBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-/// Runs `sql` on the file with SQLite itself, bypassing Swapscope's writer.
-void execSql(const std::string& path, const char* sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
-}
-
-/// Expects opening `path` to fail with BadInput and a message naming the file and `reason`.
-void expectRejected(const std::string& path, const std::string& reason) {
-  try {
-    RunReader r(path);
-    r.load();
-    FAIL() << path << " was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
-    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
-  }
-}
 
 TEST_F(RunDbTest, EveryTableRoundTrips) {
   const std::string path = file("run.swapdb");

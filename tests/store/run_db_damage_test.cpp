@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+// Hostile run databases: dropped tables and columns, impossible values, values of the wrong
+// type, a file cut short, an invalid stored network, read-only storage, a reader holding the
+// file while the run finishes, and a live writer's file asked to be replaced. Damaged copies are
+// made in a temporary directory; sample_runs/ is only read, and checked byte for byte after.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/run_db.h"
+#include "store/run_db_fixture.h"
+#include "store/schema.h"
+#include "store/sqlite.h"
+
+namespace swapscope::store {
+namespace {
+
+/// Adds copies of the sample runs; every sample run it copied must be unchanged afterwards.
+class RunDbDamage : public RunDbTest {
+ protected:
+  void TearDown() override {
+    for (const auto& [path, bytes] : m_samples)
+      EXPECT_EQ(readBytes(path), bytes) << path << " changed";
+    RunDbTest::TearDown();
+  }
+  /// A copy of sample_runs/`name` in the test's directory.
+  std::string copySample(const std::string& name) {
+    const std::string from = std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/" + name;
+    if (!m_samples.count(from)) m_samples[from] = readBytes(from);
+    const std::string to = file(name);
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+    return to;
+  }
+  /// A complete tiny database with rows in every table.
+  std::string tinyDb(const std::string& name = "tiny.swapdb") {
+    const std::string path = file(name);
+    writeSample(path);
+    return path;
+  }
+  /// Expects the constructor itself (opening) to refuse `path` with BadInput and `reason`.
+  static void expectRefusedOnOpen(const std::string& path, const std::string& reason) {
+    try {
+      RunReader r(path);
+      FAIL() << path << " was opened";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'" + path + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  }
+  /// The message load() refuses `path` with (BadInput, naming the file), or "" if accepted.
+  static std::string loadError(const std::string& path) {
+    try {
+      RunReader(path).load();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      return e.what();
+    }
+    return "";
+  }
+  /// Re-creates `table` without STRICT, column types or constraints, so that any value of any
+  /// type can be stored in it and is stored as given.
+  static void loosen(const std::string& path, const std::string& table) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+    std::string columns;
+    while (sqlite3_step(st) == SQLITE_ROW)
+      columns += (columns.empty() ? "" : ", ") +
+                 std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    const std::string sql = "CREATE TABLE loose(" + columns +
+                            "); INSERT INTO loose SELECT * FROM " + table + "; DROP TABLE " +
+                            table + "; ALTER TABLE loose RENAME TO " + table + ";";
+    execSql(path, sql.c_str());
+  }
+
+ private:
+  std::map<std::string, std::string> m_samples;
+};
+
+std::vector<std::string> schemaTableNames() {
+  std::vector<std::string> names;
+  sqlite3* db = nullptr;
+  sqlite3_open(":memory:", &db);
+  sqlite3_exec(db, kSchemaSql, nullptr, nullptr, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE type = 'table'", -1, &st, nullptr);
+  while (sqlite3_step(st) == SQLITE_ROW)
+    names.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return names;
+}
+
+TEST_F(RunDbDamage, TheSampleRunsPassEveryCheck) {
+  for (const char* name : {"resnet56-32x32-cpu-profile.swapdb", "fmnist-cnn-cpu-profile.swapdb"}) {
+    const std::string path = copySample(name);
+    RunData d;
+    ASSERT_NO_THROW(d = RunReader(path).load()) << name;
+    EXPECT_GT(d.samples.size(), 500u);
+    EXPECT_EQ(d.meta.status, RunStatus::Complete);
+  }
+}
+
+// --- 9: a missing table or column is named when the file is opened -------------------------
+
+TEST_F(RunDbDamage, EveryDroppedTableIsNamedOnOpen) {
+  const std::vector<std::string> tables = schemaTableNames();
+  ASSERT_EQ(tables.size(), 12u);
+  const std::string original = tinyDb();
+  for (const std::string& table : tables) {
+    const std::string path = file("no-" + table + ".swapdb");
+    fs::copy_file(original, path);
+    execSql(path, ("DROP TABLE " + table).c_str());
+    expectRefusedOnOpen(path, "is damaged: table '" + table + "' is missing");
+  }
+}
+
+TEST_F(RunDbDamage, ADroppedColumnIsNamedOnOpen) {
+  const std::string path = tinyDb();
+  execSql(path, "ALTER TABLE batches DROP COLUMN policy");
+  expectRefusedOnOpen(path, "is damaged: table 'batches' has no column 'policy'");
+}
+
+TEST_F(RunDbDamage, ATableReplacedByAViewIsNamedOnOpen) {
+  const std::string path = tinyDb();
+  execSql(path,
+          "CREATE TABLE m2 AS SELECT * FROM memory; DROP TABLE memory; "
+          "CREATE VIEW memory AS SELECT * FROM m2;");
+  expectRefusedOnOpen(path, "'memory' is a 'view', not a table");
+}
+
+// --- 10: impossible values, values of the wrong type --------------------------------------
+
+struct BadValue {
+  const char* name;
+  const char* sql;       ///< run on a copy of the tiny database
+  const char* loosen;    ///< a table to re-create without types first, or nullptr
+  const char* expected;  ///< in the message
+};
+
+TEST_F(RunDbDamage, ImpossibleValuesAreRefusedNamingTableRowAndValue) {
+  const BadValue cases[] = {
+      {"negative duration", "UPDATE iterations SET duration_ns = -10800000 WHERE rowid = 2",
+       nullptr, "table 'iterations' row 2: duration_ns is -10800000; it cannot be negative"},
+      {"negative step time", "UPDATE samples SET time_ns = -5 WHERE rowid = 3", nullptr,
+       "table 'samples' row 3: time_ns is -5; it cannot be negative"},
+      {"negative transfer bytes", "UPDATE transfers SET bytes = -4096 WHERE rowid = 2", nullptr,
+       "table 'transfers' row 2: bytes is -4096; it cannot be negative"},
+      {"sample of a layer that does not exist", "UPDATE samples SET layer = 999 WHERE rowid = 1",
+       nullptr, "table 'samples' row 1: layer is 999, but table 'layers' has layers 0.."},
+      {"sample of a step that does not exist", "UPDATE samples SET step = 999 WHERE rowid = 1",
+       nullptr, "table 'samples' row 1: step is 999, but table 'steps' has steps 1.."},
+      {"sample whose layer is not its step's", "UPDATE samples SET layer = 2 WHERE rowid = 1",
+       nullptr, "table 'samples' row 1: layer 2 fwd does not match step 1 (layer 1 fwd)"},
+      {"sample of an iteration that does not exist",
+       "UPDATE samples SET iteration = 7 WHERE rowid = 1", nullptr,
+       "table 'samples' row 1: k 8 iteration 7 has no row in table 'iterations'"},
+      {"transfer of a tensor that does not exist",
+       "UPDATE transfers SET tensor = 100000 WHERE rowid = 1", nullptr,
+       "table 'transfers' row 1: tensor is 100000, but table 'tensors' has tensors 0.."},
+      {"transfer that ends before it starts",
+       "UPDATE transfers SET end_ns = start_ns - 1 WHERE rowid = 2", nullptr,
+       "table 'transfers' row 2: end_ns is 59; it must be 60 or more"},
+      {"offload going host to device", "UPDATE transfers SET direction = 'h2d' WHERE rowid = 2",
+       nullptr, "table 'transfers' row 2: direction is 'h2d', but an offload goes d2h"},
+      {"zero minibatch", "UPDATE batches SET k = 0 WHERE k = 4", nullptr,
+       "table 'batches' row 0: k is 0; it must be 1 or more"},
+      {"negative budget", "UPDATE meta SET value = '-1' WHERE key = 'budget'", nullptr,
+       "meta 'budget' is '-1', not an integer of 0 or more"},
+      {"negative fit error", "UPDATE fits SET rmse = -0.5 WHERE id = 1", nullptr,
+       "table 'fits' row 1: rmse is -0.5; it cannot be negative"},
+      {"fit parameters that are not JSON", "UPDATE fits SET params = '{\"a\": ' WHERE id = 1",
+       nullptr, "table 'fits' row 1: params is not valid JSON"},
+      {"plan that is not JSON", "UPDATE plans SET json = 'plan' WHERE id = 1", nullptr,
+       "table 'plans' row 1: json is not valid JSON"},
+      {"text in an integer column", "UPDATE iterations SET duration_ns = 'abc' WHERE rowid = 1",
+       "iterations", "table 'iterations' row 1: duration_ns holds text 'abc', not an integer"},
+      {"a number as text in an integer column",
+       "UPDATE iterations SET stall_ns = CAST(stall_ns AS TEXT) WHERE rowid = 1", "iterations",
+       "table 'iterations' row 1: stall_ns holds text '10', not an integer"},
+      {"blob in an integer column", "UPDATE samples SET flops = x'0102' WHERE rowid = 2", "samples",
+       "flops holds a blob of 2 bytes, not an integer"},
+      {"real in an integer column", "UPDATE memory SET in_use = 1.5 WHERE rowid = 1", "memory",
+       "in_use holds real 1.5, not an integer"},
+      {"NULL in an integer column", "UPDATE transfers SET start_ns = NULL WHERE rowid = 1",
+       "transfers", "start_ns holds NULL, not an integer"},
+      {"blob in a text column", "UPDATE layers SET name = x'00ff' WHERE id = 1", "layers",
+       "name holds a blob of 2 bytes, not text"},
+      {"text in a real column", "UPDATE iterations SET loss = 'low' WHERE rowid = 1", "iterations",
+       "loss holds text 'low', not a number"},
+      {"integer beyond int in an int field",
+       "UPDATE iterations SET iteration = 4294967296 WHERE rowid = 1", nullptr,
+       "iteration is 4294967296, outside 0..2147483647"},
+  };
+  const std::string original = tinyDb();
+  int n = 0;
+  for (const BadValue& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = file("bad-" + std::to_string(n++) + ".swapdb");
+    fs::copy_file(original, path);
+    if (c.loosen) loosen(path, c.loosen);
+    execSql(path, c.sql);
+    const std::string message = loadError(path);
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+  }
+}
+
+TEST_F(RunDbDamage, AHugeWrongValueIsQuotedBounded) {
+  const std::string path = tinyDb();
+  loosen(path, "memory");
+  execSql(path, "UPDATE memory SET time_ns = 'start' || printf('%.*c', 1000000, 'x') || 'end'");
+  const std::string message = loadError(path);
+  EXPECT_NE(message.find("time_ns holds text 'startxxx"), std::string::npos) << message;
+  EXPECT_NE(message.find("(1000008 bytes)"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 400u) << message;
+}
+
+// --- 11: a file cut short ------------------------------------------------------------------
+
+TEST_F(RunDbDamage, ASampleRunCutByOneByteIsDamaged) {
+  const std::string path = copySample("resnet56-32x32-cpu-profile.swapdb");
+  fs::resize_file(path, fs::file_size(path) - 1);
+  expectRefusedOnOpen(path,
+                      "is damaged: it is 1282047 bytes long, not a whole number of 4096-byte "
+                      "pages: it was cut short");
+}
+
+TEST_F(RunDbDamage, ASampleRunCutByOnePageIsDamaged) {
+  const std::string path = copySample("resnet56-32x32-cpu-profile.swapdb");
+  fs::resize_file(path, fs::file_size(path) - 4096);
+  expectRefusedOnOpen(path,
+                      "its header counts 313 pages of 4096 bytes (1282048 bytes), but it "
+                      "is 1277952 bytes long: it was cut short");
+}
+
+TEST_F(RunDbDamage, BytesAppendedToAFileAreDamage) {
+  const std::string path = tinyDb();
+  std::ofstream(path, std::ios::binary | std::ios::app) << "x";
+  expectRefusedOnOpen(path, "not a whole number of 4096-byte pages");
+}
+
+// --- 12: the stored network ----------------------------------------------------------------
+
+TEST_F(RunDbDamage, AnInvalidNetworkJsonIsNamedAndBounded) {
+  const std::string path = tinyDb();
+  execSql(path, "UPDATE network SET json = '{\"format\": \"' || printf('%.*c', 1000000, 'a')");
+  const std::string message = loadError(path);
+  EXPECT_NE(message.find("table 'network' row 1: json is not valid JSON"), std::string::npos)
+      << message.substr(0, 1000);
+  EXPECT_LT(message.size(), 400u) << message.substr(0, 1000);
+  // network() alone (what `run --plan` reads) checks it too.
+  EXPECT_THROW(RunReader(path).network(), Error);
+}
+
+TEST_F(RunDbDamage, ANetworkJsonThatIsNoNetworkIsNamed) {
+  const std::string path = tinyDb();
+  execSql(path, "UPDATE network SET json = '{\"format\": \"something else\"}'");
+  const std::string message = loadError(path);
+  EXPECT_NE(message.find(path + " (network): field 'format'"), std::string::npos) << message;
+}
+
+TEST_F(RunDbDamage, ANetworkThatDoesNotMatchItsHashOrLayersIsNamed) {
+  const std::string hash = tinyDb("hash.swapdb");
+  execSql(hash, "UPDATE network SET structure_hash = 'feedface'");
+  EXPECT_NE(loadError(hash).find("not the stored structure_hash 'feedface'"), std::string::npos);
+
+  const std::string layers = tinyDb("layers.swapdb");
+  execSql(layers, "UPDATE layers SET name = 'other' WHERE id = 2");
+  EXPECT_NE(loadError(layers).find("table 'layers' row 2: name is 'other', but layer 2 of the "
+                                   "stored network is 'bn1'"),
+            std::string::npos);
+}
+
+// --- 13: read-only storage, and a reader holding the file as the run finishes --------------
+
+/// Runs `body` in a child process as an unprivileged user when this process is root (root
+/// ignores file permissions, so a read-only directory would not be read-only to it), with
+/// TMPDIR set to `tmp`; the child exits 0 when `body` returns.
+template <typename Body>
+void asUnprivilegedUser(const std::string& tmp, Body body) {
+  if (geteuid() == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) {
+      std::fprintf(stderr, "cannot drop root\n");
+      std::_Exit(3);
+    }
+  }
+  setenv("TMPDIR", tmp.c_str(), 1);
+  body();
+  std::fflush(stderr);
+  std::_Exit(0);
+}
+
+/// Writes a run with two iterations and leaves it as a killed writer does (status running,
+/// the iterations in the -wal) while the returned writer lives.
+std::unique_ptr<RunWriter> startRun(const std::string& path) {
+  RunMeta meta;
+  meta.kind = "profile";
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  auto writer = std::make_unique<RunWriter>(path, meta);
+  writer->writeNetwork(net, costs, plan.gmap);
+  for (int it = 0; it < 2; ++it) {
+    IterationRows rows;
+    rows.iteration = {8, it, 1000 * it, 900, 2.0, 10, 0, 0, 0};
+    rows.samples = {{8, it, 1, 1, Direction::Forward, 100, 1000 * it + 1, 50, 1}};
+    writer->addIteration(rows);
+  }
+  return writer;
+}
+
+/// A read-only directory holding copies of `files` (read-only too).
+std::string readOnlyCopy(const fs::path& dir, const std::vector<std::string>& files) {
+  fs::create_directories(dir);
+  for (const std::string& f : files) {
+    const fs::path to = dir / fs::path(f).filename();
+    fs::copy_file(f, to);
+    fs::permissions(to, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  }
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                           fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  return (dir / fs::path(files.front()).filename()).string();
+}
+
+class RunDbReadOnly : public RunDbDamage {
+ protected:
+  void SetUp() override {
+    RunDbDamage::SetUp();
+    fs::permissions(m_dir, fs::perms::all);  // the unprivileged child reads from it
+    m_tmp = file("tmp");
+    fs::create_directories(m_tmp);
+    fs::permissions(m_tmp, fs::perms::all);
+  }
+  void TearDown() override {
+    for (const auto& e : fs::recursive_directory_iterator(m_dir)) {
+      std::error_code ec;
+      if (e.is_directory(ec)) fs::permissions(e.path(), fs::perms::all, ec);
+    }
+    RunDbDamage::TearDown();
+  }
+  std::string m_tmp;
+};
+
+TEST_F(RunDbReadOnly, AKilledRunWithItsWalInAReadOnlyDirectoryIsReadInFull) {
+  const std::string live = file("killed.swapdb");
+  const auto writer = startRun(live);
+  ASSERT_GT(fs::file_size(live + "-wal"), 0u);  // the iterations are in the -wal
+  // Copied without its -shm, which SQLite cannot create in a read-only directory.
+  const std::string path = readOnlyCopy(m_dir / "ro", {live, live + "-wal"});
+  EXPECT_EXIT(asUnprivilegedUser(m_tmp,
+                                 [&] {
+                                   RunReader r(path);
+                                   const RunData d = r.load();
+                                   std::fprintf(stderr, "iterations %zu samples %zu\n",
+                                                d.iterations.size(), d.samples.size());
+                                 }),
+              ::testing::ExitedWithCode(0), "iterations 2 samples 2");
+  // The private copy it read through is gone.
+  EXPECT_TRUE(fs::is_empty(m_tmp));
+  EXPECT_FALSE(fs::exists(m_dir / "ro" / "killed.swapdb-shm"));
+}
+
+TEST_F(RunDbReadOnly, AWalModeFileWithoutItsWalInAReadOnlyDirectoryIsRead) {
+  const std::string live = file("killed.swapdb");
+  const auto writer = startRun(live);
+  execSql(live, "PRAGMA wal_checkpoint(TRUNCATE)");  // everything in the main file
+  const std::string path = readOnlyCopy(m_dir / "ro", {live});
+  EXPECT_EXIT(asUnprivilegedUser(m_tmp,
+                                 [&] {
+                                   const RunData d = RunReader(path).load();
+                                   std::fprintf(stderr, "iterations %zu\n", d.iterations.size());
+                                 }),
+              ::testing::ExitedWithCode(0), "iterations 2");
+}
+
+TEST_F(RunDbReadOnly, AnUnreadableFileSaysWhy) {
+  const std::string path = tinyDb();
+  fs::permissions(path, fs::perms::none);
+  EXPECT_EXIT(asUnprivilegedUser(m_tmp,
+                                 [&] {
+                                   try {
+                                     RunReader r(path);
+                                   } catch (const Error& e) {
+                                     std::fprintf(stderr, "%s\n", e.what());
+                                   }
+                                 }),
+              ::testing::ExitedWithCode(0), "cannot open '.*': Permission denied");
+}
+
+TEST_F(RunDbDamage, CreatingInAMissingDirectorySaysWhy) {
+  const std::string path = file("no/such/dir/run.swapdb");
+  try {
+    RunWriter w(path, RunMeta{});
+    FAIL() << "created " << path;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+    EXPECT_NE(
+        std::string(e.what()).find("the directory '" + file("no/such/dir") + "' does not exist"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(RunDbDamage, FinishingWhileAReaderHoldsTheFileKeepsWalAndSucceeds) {
+  const std::string path = file("held.swapdb");
+  const auto writer = startRun(path);
+  {
+    RunReader reader(path);  // holds the file open, as the app or a slow `info` does
+    EXPECT_EQ(reader.counts().iterations, 2);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_NO_THROW(writer->finish(RunStatus::Complete));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
+    EXPECT_TRUE(fs::exists(path + "-wal"));  // still in WAL mode
+    const RunData d = RunReader(path).load();
+    EXPECT_EQ(d.meta.status, RunStatus::Complete);
+    EXPECT_EQ(d.iterations.size(), 2u);
+  }
+  const RunData d = RunReader(path).load();
+  EXPECT_EQ(d.meta.status, RunStatus::Complete);
+  EXPECT_EQ(d.samples.size(), 2u);
+}
+
+// --- 3: a live writer's file is not replaced -----------------------------------------------
+
+TEST_F(RunDbDamage, ALiveWritersFileIsNotReplaced) {
+  const std::string path = file("live.swapdb");
+  const auto writer = startRun(path);
+  const auto w = liveWriter(path);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->pid, getpid());
+  EXPECT_EQ(w->kind, "profile");
+  EXPECT_FALSE(w->started.empty());
+  try {
+    RunWriter again(path, RunMeta{}, /*overwrite=*/true);
+    FAIL() << "a live writer's file was replaced";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("still being written by a running swapscope profile "
+                                         "(pid " +
+                                         std::to_string(getpid())),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(", started " + w->started), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(RunReader(path).counts().iterations, 2);  // untouched
+  writer->finish(RunStatus::Complete);
+  EXPECT_FALSE(liveWriter(path).has_value());
+  RunWriter replaced(path, RunMeta{}, /*overwrite=*/true);
+  replaced.finish(RunStatus::Complete);
+  EXPECT_EQ(RunReader(path).counts().iterations, 0);
+}
+
+TEST_F(RunDbDamage, AReusedPidIsNotTheWriter) {
+  const std::string path = tinyDb();
+  // A file whose writer pid is this live process, but recorded with another start time: the
+  // pid was reused, the writer is gone.
+  execSql(path, ("UPDATE meta SET value = 'running' WHERE key = 'status';"
+                 "UPDATE meta SET value = '" +
+                 std::to_string(getpid()) +
+                 "' WHERE key = 'writer_pid';"
+                 "UPDATE meta SET value = 'another-boot/12345' WHERE key = 'writer_start';")
+                    .c_str());
+  EXPECT_FALSE(liveWriter(path).has_value());
+  EXPECT_EQ(RunReader(path).meta().status, RunStatus::Incomplete);
+}
+
+}  // namespace
+}  // namespace swapscope::store
