@@ -62,6 +62,8 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   // --force, and the network file is never replaced by its own profile.
   const files::OutputRules rules = outputRules(args, {"--net"});
   files::checkOutputPath(args.required("--db"), "the run database --db", rules);
+  // Not even --force replaces a database that a live profile or run is still writing.
+  if (rules.force) store::refuseIfLiveWriter(args.required("--db"));
   const Network net = loadNetwork(args);
   collect::ProfileConfig cfg;
   cfg.budget = parseByteSize(args.required("--budget"), "--budget");

@@ -176,6 +176,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const std::string planPath = args.required("--plan");
   const files::OutputRules rules = outputRules(args, {"--plan", "--net"});
   checkOutputOption(args, "--db", "the run database --db", rules);
+  // Not even --force replaces a database that a live profile or run is still writing.
+  if (const auto db = args.value("--db"); db && rules.force) store::refuseIfLiveWriter(*db);
   const store::PlanFile plan = store::readPlanFile(planPath);
   const std::int64_t k = plan.k;
   const std::int64_t budget = plan.budget;

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -264,6 +267,91 @@ TEST(CliProfileKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
   EXPECT_NE(m.status_message.find("interrupted after"), std::string::npos) << m.status_message;
   EXPECT_GE(reader.counts().iterations, 2);
   fs::remove(db);
+}
+
+TEST(CliProfileKilled, ForceDoesNotReplaceTheDatabaseOfALiveProfile) {
+  const std::string db = scratch("live.swapdb").string();
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(db + suffix);
+  const pid_t pid = startLongProfile(db);
+  ASSERT_GT(pid, 0);
+  const bool started = waitForIterations(db, 1);
+  const std::vector<std::string> again = {
+      "profile", "--model",  "fmnist-cnn", "--budget", "16MiB", "--max-batch", "2", "--iters",
+      "1",       "--warmup", "0",          "--db",     db,      "--force"};
+  const auto refused = run(again);
+  const auto iterations = store::RunReader(db).counts().iterations;
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(started) << "the profile recorded no iterations within 60 s";
+  EXPECT_EQ(refused.code, 2) << refused.out << refused.err;
+  std::array<char, 256> host{};
+  gethostname(host.data(), host.size() - 1);
+  EXPECT_NE(refused.err.find("still being written by a running swapscope profile (pid " +
+                             std::to_string(pid) + " on " + host.data() + ", started "),
+            std::string::npos)
+      << refused.err;
+  EXPECT_GE(iterations, 1);  // the live run's database was left alone
+  // Once that process is gone, --force replaces its database.
+  const auto replaced = run(again);
+  EXPECT_EQ(replaced.code, 0) << replaced.err;
+  EXPECT_EQ(store::RunReader(db).meta().status, store::RunStatus::Complete);
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(db + suffix);
+}
+
+std::string fileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(CliRunDbDamage, EveryReadingVerbRefusesADamagedDatabaseWithExitTwo) {
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string before = fileBytes(sample);
+  struct Damage {
+    const char* sql;  ///< nullptr: cut the file by one byte instead
+    const char* expected;
+  };
+  const Damage damages[] = {
+      {"DROP TABLE batches", "is damaged: table 'batches' is missing"},
+      {"UPDATE iterations SET duration_ns = -10800000 WHERE rowid = 1",
+       "is damaged: table 'iterations' row 1: duration_ns is -10800000; it cannot be negative"},
+      {"UPDATE samples SET layer = 99 WHERE rowid = 5",
+       "is damaged: table 'samples' row 5: layer is 99, but table 'layers' has layers 0..14"},
+      {nullptr, "is damaged: it is 163839 bytes long, not a whole number of 4096-byte pages"},
+      {"UPDATE network SET json = substr(json, 1, 100)",
+       "is damaged: table 'network' row 1: json is not valid JSON"},
+  };
+  const std::string trace = scratch("damaged-trace.json").string();
+  int n = 0;
+  for (const Damage& d : damages) {
+    SCOPED_TRACE(d.expected);
+    const std::string db = scratch("damaged-" + std::to_string(n++) + ".swapdb").string();
+    fs::copy_file(sample, db, fs::copy_options::overwrite_existing);
+    if (d.sql) {
+      sqlite3* h = nullptr;
+      ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+      EXPECT_EQ(sqlite3_exec(h, d.sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+      sqlite3_close(h);
+    } else {
+      fs::resize_file(db, fs::file_size(db) - 1);
+    }
+    for (const std::vector<std::string>& verb : {std::vector<std::string>{"info", "--db", db},
+                                                 {"trace", "--db", db, "--out", trace},
+                                                 {"plan", "--db", db, "--budget", "16MiB"},
+                                                 {"compare", db, sample}}) {
+      const auto r = run(verb);
+      EXPECT_EQ(r.code, 2) << verb[0] << ": " << r.err;
+      EXPECT_NE(r.err.find("'" + db + "' " + d.expected), std::string::npos)
+          << verb[0] << ": " << r.err;
+      EXPECT_LT(r.err.size(), 400u) << verb[0];
+    }
+    EXPECT_FALSE(fs::exists(trace));
+    fs::remove(db);
+  }
+  EXPECT_EQ(fileBytes(sample), before);  // sample_runs/ is only read
 }
 
 }  // namespace
