@@ -11,6 +11,7 @@
 
 #include "store/run_db.h"
 #include "store/run_summary.h"
+#include "store/sqlite.h"
 
 namespace {
 
@@ -111,6 +112,43 @@ void BM_OpenAndLoadSampleRun(benchmark::State& state, const char* file) {
   state.counters["rows"] = static_cast<double>(rows);
   state.counters["MiB"] = static_cast<double>(fs::file_size(path)) / (1 << 20);
 }
+/// Opens a sample run read-only with the checks made on every open (header and file size, every
+/// table and column, SQLite's quick_check), without loading it.
+void BM_OpenSampleRun(benchmark::State& state, const char* file) {
+  const std::string path = std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/" + file;
+  if (!fs::exists(path)) {
+    state.SkipWithError(("no " + path).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    store::RunReader reader(path);
+    benchmark::DoNotOptimize(reader.schemaVersion());
+  }
+}
+BENCHMARK_CAPTURE(BM_OpenSampleRun, resnet56, "resnet56-32x32-cpu-profile.swapdb")
+    ->Unit(benchmark::kMillisecond);
+
+/// One SQLite check alone on the resnet56 sample run, on a connection opened once: what
+/// quick_check costs on every open, and what integrity_check would cost instead.
+void BM_SqliteCheck(benchmark::State& state, const char* pragma) {
+  const std::string path =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  if (!fs::exists(path)) {
+    state.SkipWithError(("no " + path).c_str());
+    return;
+  }
+  store::Database db(path, store::Database::Mode::ReadOnly);
+  for (auto _ : state) {
+    store::Statement check(db, pragma);
+    const bool row = check.step();
+    if (!row || check.text(0) != "ok") state.SkipWithError("the check did not say ok");
+  }
+}
+BENCHMARK_CAPTURE(BM_SqliteCheck, quick_check, "PRAGMA quick_check(1)")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SqliteCheck, integrity_check, "PRAGMA integrity_check(1)")
+    ->Unit(benchmark::kMillisecond);
+
 BENCHMARK_CAPTURE(BM_OpenAndLoadSampleRun, resnet56, "resnet56-32x32-cpu-profile.swapdb")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_OpenAndLoadSampleRun, fmnist_cnn, "fmnist-cnn-cpu-profile.swapdb")
