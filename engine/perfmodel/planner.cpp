@@ -278,10 +278,13 @@ bool noWorse(double t, double reference) {
 ///    that holds keep-all at k ends with nothing swapped.
 /// Pins change the simulator's inputs in place (no transfer for a pinned FM) and the resident
 /// bytes between its forward release and backward prefetch; the final set is then evaluated
-/// exactly, and phase 2's pins are given back where the exact plan would be slower.
+/// exactly, and phase 2's pins are given back where the exact plan would be slower (a kept FM
+/// takes headroom that prefetches would have been moved into). Phase 2 never makes the plan
+/// slower than phase 1's, so the argmin search runs phase 1 only and phase 2 at the k it picks.
 std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& swapAll,
                                           const StepTimes& times, std::int64_t budget,
-                                          int reuseDelay, int* evaluated) {
+                                          int reuseDelay, int* evaluated, bool keepWhatFits,
+                                          const Evaluation* phase1Plan = nullptr) {
   const PerfModel& model = ctx.model;
   const Network& net = ctx.net;
   const std::int64_t k = times.k;
@@ -362,10 +365,17 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
     if (fm.prefetch > 0) resident.add(fm.release + 1, fm.prefetch, -fm.bytes);
   };
 
-  // Phase 1: remove stall.
+  // Phase 1: remove stall, or take the pins of a phase-1 plan made before at this k.
   SimResult trial, bestSim;  // reused: trials allocate nothing once warm
   constexpr double kEps = 1e-9;
-  while (removableStall(sim) > kEps) {
+  if (phase1Plan) {
+    for (std::size_t f = 0; f < fms.size(); ++f) {
+      if (!phase1Plan->swapped[static_cast<std::size_t>(fms[f].layer)]) pin(static_cast<int>(f));
+    }
+    simulate(schedule, in, sim);
+    ++count;
+  }
+  while (!phase1Plan && removableStall(sim) > kEps) {
     // Candidates: FMs prefetched for the stalled steps, the earliest stalls first.
     std::vector<int> candidates;
     for (std::size_t j = 2; j < sim.steps.size() && candidates.size() < 8; ++j) {
@@ -406,7 +416,8 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   }
 
   // Phase 2: keep what fits, largest first (ties: the earlier buffer), while the predicted time
-  // stays. Usually one simulation checks them all; one at a time only if that one is slower.
+  // stays. Where the budget holds keep-all at k, that is every FM. Usually one simulation checks
+  // them all; one at a time only if that one is slower.
   const std::size_t phase1 = order.size();
   const double phase1Time = sim.t_iter;
   std::vector<int> rest;
@@ -419,7 +430,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.buffer < b.buffer;
   });
   for (const int f : rest) {
-    if (fits(fms[static_cast<std::size_t>(f)])) pin(f);
+    if (keepWhatFits && fits(fms[static_cast<std::size_t>(f)])) pin(f);
   }
   if (order.size() > phase1) {
     simulate(schedule, in, trial);
@@ -454,7 +465,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   // Phase 2 must not cost time in the exact plan either (a higher peak can shorten the reuse
   // delay, for one): if it does, the most phase-2 pins that do not, by bisection.
   if (e && pins > phase1) {
-    std::optional<Evaluation> base = exact(phase1);
+    std::optional<Evaluation> base = phase1Plan ? *phase1Plan : exact(phase1);
     if (base && !noWorse(e->sim.t_iter, base->sim.t_iter)) {
       const double reference = base->sim.t_iter;
       std::size_t lo = phase1, hi = pins;
@@ -569,10 +580,10 @@ std::optional<Evaluation> Planner::evaluate(std::int64_t k, const SwapSet& swapp
 }
 
 std::optional<Evaluation> Planner::accudnnAt(std::int64_t k, std::int64_t budget, int reuse_delay,
-                                             int* evaluated) const {
+                                             int* evaluated, bool keep_what_fits) const {
   const Context& ctx = m_impl->ctx;
   return accudnnPrepared(ctx, ctx.swapAll, stepTimes(ctx, ctx.swapAll.gmap, k), budget, reuse_delay,
-                         evaluated);
+                         evaluated, keep_what_fits);
 }
 
 PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& req) {
@@ -619,17 +630,19 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   }
   const std::int64_t top = req.max_batch > 0 ? std::min(out.k_max, req.max_batch) : out.k_max;
 
-  auto at = [&](const StepTimes& times) -> std::optional<Evaluation> {
+  auto at = [&](const StepTimes& times, bool keepWhatFits,
+                const Evaluation* phase1Plan = nullptr) -> std::optional<Evaluation> {
     if (fixed) {
       ++out.evaluated;
       return evaluatePrepared(ctx, *fixed, times, req.budget, req.reuse_delay);
     }
-    return accudnnPrepared(ctx, swapAll, times, req.budget, req.reuse_delay, &out.evaluated);
+    return accudnnPrepared(ctx, swapAll, times, req.budget, req.reuse_delay, &out.evaluated,
+                           keepWhatFits, phase1Plan);
   };
 
   std::optional<Evaluation> best;
   if (req.batch) {
-    best = at(stepTimes(ctx, swapAll.gmap, *req.batch));
+    best = at(stepTimes(ctx, swapAll.gmap, *req.batch), true);
   } else if (req.mode == PlanMode::Argmin) {
     // Branch and bound over k: no plan at k beats its compute time (the compute stream runs every
     // step and the update, stalls only add), so k values are simulated in order of that bound and
@@ -655,7 +668,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       });
       for (const Candidate& c : candidates) {
         if (c.bound > bestObj) break;
-        auto e = at(c.times);
+        auto e = at(c.times, false);
         if (!e) continue;
         const double obj = objective(e->k, e->sim.t_iter, req, out.delta);
         if (obj < bestObj || (obj == bestObj && best && e->k < best->k)) {
@@ -677,6 +690,10 @@ PlanResult Planner::plan(const PlanRequest& req) const {
         if (k != best->k) fine.push_back(k);
       }
       search(fine);
+    }
+    // At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved.
+    if (best && !fixed) {
+      if (auto e = at(stepTimes(ctx, swapAll.gmap, best->k), true, &*best)) best = std::move(e);
     }
   } else {
     // Algorithm 2: the largest k whose t_ready meets (6) after pinning. Fixed policies run
@@ -830,9 +847,12 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       out.pinned_area = area;
     } else {
       out.infeasible = true;
-      out.reason = "Algorithm 2 found no feasible k: no k from " + std::to_string(top) +
-                   " down to 1 satisfies constraint (6) in " + formatBytes(req.budget) + "; " +
-                   failure;
+      out.reason = "Algorithm 2 found no feasible k: " +
+                   (top == 1 ? std::string("k = 1, the only k that fits,") +
+                                   " does not satisfy constraint (6) in "
+                             : "no k from " + std::to_string(top) +
+                                   " down to 1 satisfies constraint (6) in ") +
+                   formatBytes(req.budget) + "; " + failure;
       return out;
     }
   }

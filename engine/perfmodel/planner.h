@@ -5,7 +5,8 @@
 ///
 /// Policies: keep-all, swap-all, vdnn-conv, and accudnn, which starts from swap-all and keeps
 /// ("pins") FMs greedily by simulated stall removed per byte kept, until no stall remains or no
-/// pin fits the budget (digest G15). Modes:
+/// pin fits the budget (digest G15), then keeps every FM that still fits, largest first, where
+/// that does not make the predicted iteration slower (fewest bytes moved at equal time). Modes:
 /// - argmin: scan k and minimise the simulated whole-training time ceil(E m / k) (t_iter + Δ);
 /// - paper: Algorithm 2 as written: from swap-all's k_max down, the largest k whose Algorithm 1
 ///   t_ready satisfies (6) after pinning into the area budget - M_peak(k).
@@ -113,9 +114,10 @@ class Planner {
   /// Simulates one k and swap set; nullopt when its peak exceeds the budget.
   std::optional<Evaluation> evaluate(std::int64_t k, const SwapSet& swapped, std::int64_t budget,
                                      int reuse_delay = -1) const;
-  /// accudnn at one k: swap-all, then greedy pins. nullopt when swap-all does not fit.
+  /// accudnn at one k: swap-all, then greedy pins that remove stall, then (keep_what_fits) every
+  /// FM that fits the budget without a slower prediction. nullopt when swap-all does not fit.
   std::optional<Evaluation> accudnnAt(std::int64_t k, std::int64_t budget, int reuse_delay = -1,
-                                      int* evaluated = nullptr) const;
+                                      int* evaluated = nullptr, bool keep_what_fits = true) const;
   /// Swap-all's peak at k = 1: no policy trains in less.
   std::int64_t minBudget() const;
   const std::vector<LayerCost>& costs() const;

@@ -488,7 +488,8 @@ TEST_F(PlannerOnSampleRun, AccudnnIsNeverPredictedSlowerThanSwapAll) {
 
 TEST_F(PlannerOnSampleRun, ArgminPicksTheBestOfEveryK) {
   // With at most 48 candidate k the planner's grid is every k; its pruned search must return the
-  // k a brute-force scan of accudnnAt finds (objective: time per sample).
+  // k a brute-force scan of accudnnAt's stall-removing plans finds (objective: time per sample).
+  // At that k it then keeps what fits, which is never slower.
   const PerfModel model = PerfModel::fit(s_run);
   const Network net = buildZooModelForTest();
   const Planner planner(model, net);
@@ -502,7 +503,7 @@ TEST_F(PlannerOnSampleRun, ArgminPicksTheBestOfEveryK) {
     std::int64_t bestK = 0;
     double bestPerSample = 1e300;
     for (std::int64_t k = 1; k <= std::min<std::int64_t>(40, r.k_max); ++k) {
-      const auto e = planner.accudnnAt(k, budget);
+      const auto e = planner.accudnnAt(k, budget, -1, nullptr, false);
       if (!e) continue;
       const double perSample = e->sim.t_iter / static_cast<double>(k);
       if (perSample < bestPerSample) {
@@ -511,7 +512,10 @@ TEST_F(PlannerOnSampleRun, ArgminPicksTheBestOfEveryK) {
       }
     }
     EXPECT_EQ(r.best.k, bestK) << mib << " MiB";
-    EXPECT_DOUBLE_EQ(r.best.sim.t_iter / static_cast<double>(r.best.k), bestPerSample);
+    EXPECT_LE(r.best.sim.t_iter / static_cast<double>(r.best.k), bestPerSample * (1 + 1e-9));
+    const auto kept = planner.accudnnAt(bestK, budget);
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(r.best.swapped, kept->swapped);
   }
 }
 
