@@ -168,6 +168,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
               "run once more under it: per-step kernel time, transfers, and its overhead");
   args.option("--db", "FILE", "record the run in this run database");
   addForceFlag(args, "--db");
+  args.flag("--strict-device",
+            "refuse to run a plan whose model was fitted on another device (default: warn)");
   args.flag("--json", "print JSON");
   if (!args.parse(argv)) {
     out << args.help();
@@ -212,6 +214,18 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const std::uint64_t seed = seedOption(args);
 
   const std::unique_ptr<rt::Device> device = openDevice(args);
+  // Predictions describe the device whose profile the model was fitted on.
+  std::optional<std::string> deviceWarning;
+  if (plan.backend != device->backendName() || plan.device_name != device->deviceName()) {
+    const std::string text = "the plan's model was fitted on " + plan.device_name + " (" +
+                             plan.backend + "), but this run is on " + device->deviceName() +
+                             " (" + device->backendName() +
+                             "): predictions from another device are not comparable with this "
+                             "run's measurement";
+    if (args.has("--strict-device")) throwBadInput("--strict-device: " + text);
+    deviceWarning = text;
+    if (!args.has("--json")) out << "warning: " << text << '\n';
+  }
   std::string collectorName = args.value("--collector").value_or("auto");
   if (collectorName == "auto") collectorName = device->backendName() == "cuda" ? "cupti" : "off";
   if (collectorName != "cupti" && collectorName != "events" && collectorName != "off") {
@@ -322,6 +336,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
               {{"predicted", peak}, {"with_workspace", ex.predictedPeak()}, {"measured", mPeak}}},
              {"stall_s", {{"predicted", stall}, {"measured", mStall}}},
              {"kernel_choices", kernelChoicesJson(net, ex)}};
+    if (deviceWarning) doc["warnings"] = json::array({*deviceWarning});
     if (collector) {
       doc["collector"] = profileJson(profile, collector->source(), mIter, median(profiledTimes),
                                      profiledTimes.size());

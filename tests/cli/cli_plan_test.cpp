@@ -327,6 +327,42 @@ TEST(CliRunCollector, ProfilesAgainUnderTheCollectorAndReportsItsOverhead) {
 namespace swapscope::cli {
 namespace {
 
+TEST_F(CliPlan, WarnsWhenThePlanWasFittedOnAnotherDeviceAndStrictRefuses) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  // The same plan, as a plan fitted on a GPU would record it.
+  const fs::path gpuPlan = scratch("gpu-plan.json");
+  json j = readJson(s_plan);
+  j["device"] = {{"name", "NVIDIA H100 80GB HBM3"}, {"backend", "cuda"}};
+  writeJson(gpuPlan, j);
+  auto r = run({"run", "--plan", gpuPlan.string(), "--iters", "1", "--warmup", "0"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("warning: the plan's model was fitted on NVIDIA H100 80GB HBM3 (cuda)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("not comparable"), std::string::npos) << r.out;
+  r = run({"run", "--plan", gpuPlan.string(), "--iters", "1", "--warmup", "0", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["warnings"].size(), 1u) << r.out;
+  const std::string thisDevice = json::parse(r.out)["device"];
+  r = run({"run", "--plan", gpuPlan.string(), "--iters", "1", "--strict-device"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--strict-device: the plan's model was fitted on"), std::string::npos)
+      << r.err;
+  // A plan fitted on this very device: no warning.
+  j["device"] = {{"name", thisDevice}, {"backend", "cpu"}};
+  writeJson(gpuPlan, j);
+  r = run({"run", "--plan", gpuPlan.string(), "--iters", "1", "--warmup", "0", "--strict-device"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+  fs::remove(gpuPlan);
+}
+
+}  // namespace
+}  // namespace swapscope::cli
+
+namespace swapscope::cli {
+namespace {
+
 TEST_F(CliPlan, RunRefusesAHugeKFromThePlanAtOnceAndCreatesNoDatabase) {
   ASSERT_EQ(s_result.code, 0) << s_result.err;
   const fs::path hugePlan = scratch("huge-k.json");
