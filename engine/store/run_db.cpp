@@ -19,7 +19,9 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "graph/json_guard.h"
 #include "graph/network_json.h"
+#include "store/plan_file.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
 
@@ -752,12 +754,14 @@ RunMeta RunReader::meta() {
   m.device_memory = takeInt("device_memory");
   {
     const std::string text = take("versions");
-    const json v = json::parse(text, nullptr, false);
+    // Depth first: a deeply nested value would overflow the stack when parsed or echoed.
+    const json v =
+        jsonTooDeepAt(text) ? json(json::value_t::discarded) : json::parse(text, nullptr, false);
     if (v.is_discarded() || !v.is_object()) {
       damaged(path(), "meta 'versions' is " + quoteBounded(text) + ", not a JSON object");
     }
     for (const auto& [name, value] : v.items()) {
-      m.versions[name] = value.is_string() ? value.get<std::string>() : value.dump();
+      m.versions[name] = value.is_string() ? value.get<std::string>() : echoJson(value);
     }
   }
   m.command_line = take("command_line");
@@ -1068,6 +1072,12 @@ RunData RunReader::load() {
       d.plans.push_back({rows.integer(0), rows.text(1), rows.text(2), rows.text(3),
                          rows.nonNegative(4), rows.integer(5, 1), rows.nonNegative(6),
                          rows.jsonText(7)});
+      // A recorded plan is read as a plan file is: compare and the app take its predictions.
+      try {
+        planFromJson(json::parse(d.plans.back().json), "plan");
+      } catch (const Error& e) {
+        damaged(path(), "table 'plans' row " + std::to_string(d.plans.back().id) + ": " + e.what());
+      }
     }
   }
   return d;

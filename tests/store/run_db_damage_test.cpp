@@ -267,6 +267,27 @@ TEST_F(RunDbDamage, AnInvalidNetworkJsonIsNamedAndBounded) {
   EXPECT_THROW(RunReader(path).network(), Error);
 }
 
+TEST_F(RunDbDamage, DeeplyNestedMetaVersionsAreRefusedNotRecursedInto) {
+  const std::string path = tinyDb();
+  execSql(path,
+          "UPDATE meta SET value = '{\"a\": ' || printf('%.*c', 100000, '[') || "
+          "printf('%.*c', 100000, ']') || '}' WHERE key = 'versions'");
+  const std::string message = loadError(path);
+  EXPECT_NE(message.find("meta 'versions' is"), std::string::npos) << message.substr(0, 500);
+  EXPECT_LT(message.size(), 400u) << message.substr(0, 500);
+}
+
+TEST_F(RunDbDamage, ARecordedPlanThatIsNoPlanIsNamed) {
+  const std::string path = tinyDb();
+  // What `compare` reads as the run's predictions: t_iter_s must be a number.
+  execSql(path,
+          "INSERT INTO plans(created_utc, policy, mode, budget, k, predicted_iter_ns, json) "
+          "VALUES ('2026-11-21T10:00:00Z', 'swap-all', 'argmin', 1000, 8, 5, "
+          "'{\"format\": \"swapscope-plan\", \"predictions\": {\"t_iter_s\": [1]}}')");
+  const std::string message = loadError(path);
+  EXPECT_NE(message.find("is damaged: table 'plans' row 1: "), std::string::npos) << message;
+}
+
 TEST_F(RunDbDamage, ANetworkJsonThatIsNoNetworkIsNamed) {
   const std::string path = tinyDb();
   execSql(path, "UPDATE network SET json = '{\"format\": \"something else\"}'");
