@@ -147,7 +147,7 @@ void printJson(const Context& c, std::ostream& out) {
            {"memory", memoryJson(c)},
            {"k_max", kMaxJson(c)}};
   if (c.withGmap) doc["gmap"] = gmapJson(c);
-  out << doc.dump(2) << '\n';
+  out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
 }
 
 void printText(const Context& c, std::ostream& out) {

@@ -108,7 +108,7 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
                 {"same_network", c.same_network},
                 {"curves", curves},
                 {"steps", {{"k", c.step_k}, {"total", c.steps_total}, {"largest", steps}}}}
-               .dump(2)
+               .dump(2, ' ', false, kReplaceInvalidUtf8)
         << '\n';
     return kExitOk;
   }

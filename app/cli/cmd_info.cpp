@@ -95,7 +95,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
                             {"k", p.k},
                             {"predicted_iter_s", static_cast<double>(p.predicted_iter_ns) * 1e-9}});
     }
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
 

@@ -46,7 +46,7 @@ int cmdModels(const std::vector<std::string>& argv, std::ostream& out) {
                formatSi(static_cast<double>(t.fwd_macs)), e.description});
   }
   if (args.has("--json")) {
-    out << list.dump(2) << '\n';
+    out << list.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
   } else {
     table.print(out);
   }

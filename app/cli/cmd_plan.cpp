@@ -112,7 +112,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   const auto doc = store::planToJson(planFile);
   if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, rules);
   if (args.has("--json")) {
-    out << doc.dump(2) << '\n';
+    out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
   // Swap-set summary: how many FMs, the bytes the swaps move per iteration, and which swappable

@@ -142,7 +142,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
                                {"transfers", counts.transfers},
                                {"memory", counts.memory},
                                {"iterations", counts.iterations}}}};
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
   printBatches(out, summary);

@@ -218,8 +218,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   std::optional<std::string> deviceWarning;
   if (plan.backend != device->backendName() || plan.device_name != device->deviceName()) {
     const std::string text = "the plan's model was fitted on " + plan.device_name + " (" +
-                             plan.backend + "), but this run is on " + device->deviceName() +
-                             " (" + device->backendName() +
+                             plan.backend + "), but this run is on " + device->deviceName() + " (" +
+                             device->backendName() +
                              "): predictions from another device are not comparable with this "
                              "run's measurement";
     if (args.has("--strict-device")) throwBadInput("--strict-device: " + text);
@@ -341,7 +341,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       doc["collector"] = profileJson(profile, collector->source(), mIter, median(profiledTimes),
                                      profiledTimes.size());
     }
-    out << doc.dump(2) << '\n';
+    out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
   out << "ran " << planPath << ": " << net.name() << ", k = " << k << ", " << plan.policy << ", "

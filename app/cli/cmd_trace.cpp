@@ -50,7 +50,8 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out) {
     }
   }
   const auto trace = store::chromeTrace(run, k, iteration);
-  files::writeOutputFile(outPath, "the trace file --out", trace.dump() + '\n', rules);
+  files::writeOutputFile(outPath, "the trace file --out",
+                         trace.dump(-1, ' ', false, kReplaceInvalidUtf8) + '\n', rules);
   out << "wrote " << outPath << ": " << run.network.name << " at k = " << k << ", iteration "
       << iteration << ", " << trace["traceEvents"].size() << " events (open in ui.perfetto.dev)\n";
   return kExitOk;

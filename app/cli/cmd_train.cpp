@@ -211,7 +211,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
       j["test"] = {
           {"samples", test->samples}, {"accuracy", test->accuracy()}, {"loss", test->loss}};
     }
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
   out << std::fixed << std::setprecision(4);

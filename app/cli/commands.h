@@ -2,6 +2,7 @@
 /// @brief The CLI's verbs, callable in-process (tests use this instead of spawning the binary).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -10,6 +11,10 @@ namespace swapscope::cli {
 
 /// Exit codes of every verb.
 enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+
+/// JSON printed or written by a verb replaces bytes that are not UTF-8 (a device name, a command
+/// line or a file name recorded in a run database may hold them) instead of failing to print.
+inline constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
 /// Runs `swapscope <args...>` (args excludes the program name). Errors go to `err` with the exit
 /// code of their kind: 2 for bad usage or bad input, 1 for runtime failures.

@@ -99,10 +99,22 @@ std::string describeCycle(const std::vector<Layer>& layers, const std::vector<st
 
 /// Records the inferred input sizes in the optional check fields (in_channels, num_features,
 /// in_features), so that a network built from code equals the same network read from JSON.
+/// They are integer fields of the network JSON, so they must fit what the reader accepts: a
+/// network that is accepted must read back from its own file.
 void fillInferredChecks(Layer& l, const std::vector<InputShape>& in) {
-  if (auto* c = std::get_if<Conv2dAttrs>(&l.attrs)) c->in_channels = in[0].shape->channels();
-  if (auto* b = std::get_if<BatchNormAttrs>(&l.attrs)) b->num_features = in[0].shape->channels();
-  if (auto* f = std::get_if<LinearAttrs>(&l.attrs)) f->in_features = in[0].shape->dims[0];
+  const auto stateable = [&](std::int64_t v, const char* what) {
+    if (v > kMaxLayerInteger) {
+      throwBadInput(who(l) + ": its input has " + std::to_string(v) + " " + what + ", more than " +
+                    std::to_string(kMaxLayerInteger));
+    }
+    return v;
+  };
+  if (auto* c = std::get_if<Conv2dAttrs>(&l.attrs))
+    c->in_channels = stateable(in[0].shape->channels(), "channels");
+  if (auto* b = std::get_if<BatchNormAttrs>(&l.attrs))
+    b->num_features = stateable(in[0].shape->channels(), "channels");
+  if (auto* f = std::get_if<LinearAttrs>(&l.attrs))
+    f->in_features = stateable(in[0].shape->dims[0], "features");
 }
 
 /// Sizes are computed in 64-bit bytes at minibatch k; a per-sample output beyond 2^36 elements

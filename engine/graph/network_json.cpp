@@ -354,6 +354,9 @@ Network networkFromText(std::string_view text, const std::string& origin) {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throwBadInput(prefix + "not valid JSON: " + boundedParseError(e.what()));
+  } catch (const json::exception& e) {
+    // e.g. out_of_range.406: a number such as 1e400 that no double holds.
+    throwBadInput(prefix + "not valid JSON: " + boundedParseError(e.what()));
   }
   return networkFromJson(doc, origin);
 }

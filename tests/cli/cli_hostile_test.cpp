@@ -133,12 +133,57 @@ TEST(HostileSizes, AnInputBeyondThirtyTwoBitsIsRefusedNotWrapped) {
 }
 
 TEST(HostileSizes, ParameterCountsBeyondSixtyFourBitsNameTheLayer) {
-  // 2147483647 x 2 x 2 inputs flattened, times 2147483647 outputs: about 2^64 weights.
-  const fs::path net = writeText("params.json", linearNetwork("[2147483647, 2, 2]", "2147483647"));
+  // 2147483647 input channels, 2147483647 output channels, a 2x2 kernel: about 2^64 weights.
+  const fs::path net =
+      writeText("params.json",
+                R"({"format": "swapscope-network", "version": 1, "name": "huge", "layers": [
+    {"name": "data", "type": "input", "shape": [2147483647, 2, 2]},
+    {"name": "conv", "type": "conv2d", "inputs": ["data"], "out_channels": 2147483647, "kernel": 2},
+    {"name": "flat", "type": "flatten", "inputs": ["conv"]},
+    {"name": "loss", "type": "softmax_cross_entropy", "inputs": ["flat"]}]})");
   expectRefused(
       run({"analyze", "--net", net.string(), "--batch", "1"}),
-      net.string() + ": layer 'fc' (linear): its parameters do not fit in 64-bit integers");
+      net.string() + ": layer 'conv' (conv2d): its parameters do not fit in 64-bit integers");
   fs::remove(net);
+}
+
+TEST(HostileSizes, AnInferredSizeBeyondWhatAFileCanStateIsRefused) {
+  // 2147483647 x 2 x 2 inputs flattened: a linear layer of 8589934588 input features would be
+  // accepted and then written in a form its own reader refuses.
+  const fs::path net = writeText("features.json", linearNetwork("[2147483647, 2, 2]", "10"));
+  expectRefused(run({"analyze", "--net", net.string(), "--batch", "1"}),
+                net.string() +
+                    ": layer 'fc' (linear): its input has 8589934588 features, more "
+                    "than 2147483647");
+  fs::remove(net);
+}
+
+TEST(HostileNumbers, ANumberNoDoubleHoldsIsInvalidJsonNotAnInternalError) {
+  // nlohmann's parser throws out_of_range, not parse_error, for 1e400.
+  const fs::path net = writeText(
+      "1e400.json",
+      R"({"format":"swapscope-network","version":1,"name":"n","layers":[{"name":"x","type":"input","shape":[1e400]}]})");
+  expectRefused(run({"analyze", "--net", net.string(), "--batch", "1"}), "not valid JSON");
+  fs::remove(net);
+}
+
+TEST(HostileText, BytesThatAreNotUtf8InADatabasePrintAsReplacementCharacters) {
+  const fs::path db = scratch("not-utf8.swapdb");
+  fs::copy_file(kSample, db, fs::copy_options::overwrite_existing);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(h, "UPDATE meta SET value = CAST(X'41FF42' AS TEXT) WHERE key = 'host_cpu'",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(h);
+  const Result r = run({"info", "--db", db.string(), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("A\xEF\xBF\xBD"
+                       "B"),
+            std::string::npos)
+      << r.out.substr(0, 2000);
+  fs::remove(db);
 }
 
 TEST(HostileSizes, AHugeBatchIsRefused) {

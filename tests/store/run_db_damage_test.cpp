@@ -280,10 +280,10 @@ TEST_F(RunDbDamage, DeeplyNestedMetaVersionsAreRefusedNotRecursedInto) {
 TEST_F(RunDbDamage, ARecordedPlanThatIsNoPlanIsNamed) {
   const std::string path = tinyDb();
   // What `compare` reads as the run's predictions: t_iter_s must be a number.
+  ASSERT_NO_THROW(RunReader(path).load());
   execSql(path,
-          "INSERT INTO plans(created_utc, policy, mode, budget, k, predicted_iter_ns, json) "
-          "VALUES ('2026-11-21T10:00:00Z', 'swap-all', 'argmin', 1000, 8, 5, "
-          "'{\"format\": \"swapscope-plan\", \"predictions\": {\"t_iter_s\": [1]}}')");
+          "UPDATE plans SET json = json_set(json, '$.predictions.t_iter_s', json('[1]')) "
+          "WHERE id = 1");
   const std::string message = loadError(path);
   EXPECT_NE(message.find("is damaged: table 'plans' row 1: "), std::string::npos) << message;
 }

@@ -15,6 +15,7 @@
 #include "analysis/network_analysis.h"
 #include "common/error.h"
 #include "graph/network_json.h"
+#include "store/plan_file.h"
 #include "store/run_db.h"
 #include "store/tiny_network.h"
 
@@ -84,7 +85,20 @@ class RunDbTest : public ::testing::Test {
     FitRow fit{0, "type", "conv", "fwd", "affine", R"({"a":1e-5,"P":2e12})", 5, 1e-6, 0.04, true};
     fit.id = w.addFit(fit);
     d.fits = {fit};
-    PlanRow plan1{0, "2026-11-21T10:01:00Z", "accudnn", "argmin", 1 << 30, 48, 123456, "{}"};
+    // A recorded plan is a plan file's JSON: the reader checks it as one.
+    PlanFile planFile;
+    planFile.network_name = net.name();
+    planFile.structure_hash = net.structureHash();
+    planFile.device_name = d.meta.device;
+    planFile.backend = d.meta.backend;
+    planFile.policy = "accudnn";
+    planFile.mode = "argmin";
+    planFile.budget = 1 << 30;
+    planFile.k = 48;
+    planFile.predictions.t_iter_s = 123456e-9;
+    planFile.predictions.peak_bytes = 1 << 20;
+    PlanRow plan1{0,      "2026-11-21T10:01:00Z",     "accudnn", "argmin", 1 << 30, 48,
+                  123456, planToJson(planFile).dump()};
     plan1.id = w.addPlan(plan1);
     d.plans = {plan1};
     w.finish(RunStatus::Complete);
