@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "graph/zoo.h"
@@ -82,6 +83,34 @@ void BM_ReplanResNet152(benchmark::State& state) {
   report(state, r);
 }
 BENCHMARK(BM_ReplanResNet152)->Unit(benchmark::kMillisecond);
+
+/// A drag of the app's budget slider: 200 re-plans at budgets from 6 to 10 GiB (log-spaced,
+/// one after another) on a planner that is new for each drag (built outside the timing), so
+/// that its caches start empty. `per_plan` is the time of one re-plan.
+void BM_DragResNet152(benchmark::State& state) {
+  constexpr int kPositions = 200;
+  int trainable = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto planner = std::make_unique<Planner>(sampleModel(), resnet152());
+    state.ResumeTiming();
+    trainable = 0;
+    for (int i = 0; i < kPositions; ++i) {
+      const double budget = 6.0 * kGiB * std::pow(10.0 / 6.0, i / double(kPositions - 1));
+      const PlanResult r = planner->plan(
+          request(PlanPolicy::AccUdnn, PlanMode::Argmin, static_cast<std::int64_t>(budget)));
+      trainable += r.trainable;
+      benchmark::DoNotOptimize(r.best.k);
+    }
+    state.PauseTiming();
+    planner.reset();
+    state.ResumeTiming();
+  }
+  state.counters["trainable"] = trainable;
+  state.counters["per_plan"] = benchmark::Counter(
+      kPositions, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_DragResNet152)->Unit(benchmark::kMillisecond);
 
 /// 64 budgets, geometric from the minimum (swap-all at k = 1) to 16 GiB, accudnn argmin, with
 /// one planner (built inside the timed loop).

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "analysis/prefetch_schedule.h"
 #include "common/bytes.h"
@@ -77,6 +80,8 @@ int chooseDelay(int requested, std::int64_t budget, std::int64_t peak) {
   return static_cast<double>(budget) >= 1.05 * static_cast<double>(peak) ? 4 : 0;
 }
 
+struct StepTimes;
+
 /// What every plan of one network shares; owned by Planner::Impl, never moved (the bound
 /// model points into `costs`).
 struct Context {
@@ -100,13 +105,55 @@ struct Context {
   const Prepared swapAll, keepAll, vdnnConv;
   std::int64_t paramBytes = 0;
 
-  /// The prepared plan of a set: one of the three policies' as it is, else built in `storage`.
-  const Prepared& prepared(const SwapSet& set, std::optional<Prepared>& storage) const {
+  /// The prepared plan of a set: one of the three policies' as it is, else the one built for
+  /// the same set before (by any call, on any thread), else built now and kept. The GMAP and
+  /// memory curve of a set do not depend on k or the budget, and the k search meets the same
+  /// pinned sets again and again (across k, and across budgets while the app's budget is
+  /// dragged), so building each once is most of the planner's speed.
+  /// Compute times at k (the same for every swap set), kept like prepared plans: the k search of
+  /// each budget meets many of the k values of the budgets before it.
+  std::shared_ptr<const StepTimes> timesAt(std::int64_t k) const;
+
+  std::shared_ptr<const Prepared> prepared(const SwapSet& set) const {
     for (const Prepared* p : {&swapAll, &keepAll, &vdnnConv}) {
-      if (p->set == set) return *p;
+      if (p->set == set) return {std::shared_ptr<const Prepared>(), p};  // not owned
     }
-    return storage.emplace(prepare(net, costs, set));
+    {
+      const std::lock_guard<std::mutex> lock(cacheMutex);
+      if (auto it = cache.find(set); it != cache.end()) {
+        it->second.last_use = ++cacheTick;
+        return it->second.prepared;
+      }
+    }
+    auto built = std::make_shared<const Prepared>(prepare(net, costs, set));  // unlocked
+    const std::lock_guard<std::mutex> lock(cacheMutex);
+    auto [it, inserted] = cache.try_emplace(set, CacheEntry{built, ++cacheTick});
+    if (!inserted) return it->second.prepared;  // another thread built it meanwhile
+    if (cache.size() > kCacheEntries) {
+      auto oldest = cache.begin();
+      for (auto i = cache.begin(); i != cache.end(); ++i) {
+        if (i->second.last_use < oldest->second.last_use) oldest = i;
+      }
+      cache.erase(oldest);
+    }
+    return built;
   }
+
+ private:
+  /// Enough for every set of a k search and of the budgets around the current one; a Prepared
+  /// of ResNet-152 takes a few hundred KiB.
+  static constexpr std::size_t kCacheEntries = 64;
+  struct CacheEntry {
+    std::shared_ptr<const Prepared> prepared;
+    std::uint64_t last_use = 0;
+  };
+  mutable std::mutex cacheMutex;
+  mutable std::unordered_map<SwapSet, CacheEntry> cache;
+  mutable std::uint64_t cacheTick = 0;
+  /// 2N + 1 doubles each: 8 KiB for ResNet-152.
+  static constexpr std::size_t kTimesEntries = 1024;
+  mutable std::mutex timesMutex;
+  mutable std::unordered_map<std::int64_t, std::shared_ptr<const StepTimes>> times;
 };
 
 /// Compute times at one k. They do not depend on the swap set (step j is the same layer in
@@ -143,6 +190,17 @@ StepTimes stepTimes(const Context& ctx, const Gmap& g, std::int64_t k) {
     }
   }
   return t;
+}
+
+std::shared_ptr<const StepTimes> Context::timesAt(std::int64_t k) const {
+  {
+    const std::lock_guard<std::mutex> lock(timesMutex);
+    if (auto it = times.find(k); it != times.end()) return it->second;
+  }
+  auto t = std::make_shared<const StepTimes>(stepTimes(*this, swapAll.gmap, k));  // unlocked
+  const std::lock_guard<std::mutex> lock(timesMutex);
+  if (times.size() >= kTimesEntries) times.clear();  // a new network scale: start again
+  return times.try_emplace(k, std::move(t)).first->second;
 }
 
 SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times, std::int64_t peak,
@@ -398,6 +456,8 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
       if (!tried.insert(f).second) continue;
       const Fm& fm = fms[static_cast<std::size_t>(f)];
       if (fm.prefetch == 0 || !fits(fm)) continue;
+      // No pin removes more than all the stall: skip a candidate that could at best tie.
+      if (before / static_cast<double>(std::max<std::int64_t>(1, fm.bytes)) <= bestScore) continue;
       setPinned(in, fm, true);
       simulate(schedule, in, trial);
       ++count;
@@ -453,9 +513,8 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
     SwapSet set = swapAll.set;
     for (std::size_t i = 0; i < pins; ++i)
       set[static_cast<std::size_t>(fms[static_cast<std::size_t>(order[i])].layer)] = false;
-    std::optional<Prepared> storage;
     ++count;
-    return evaluatePrepared(ctx, ctx.prepared(set, storage), times, budget, reuseDelay);
+    return evaluatePrepared(ctx, *ctx.prepared(set), times, budget, reuseDelay);
   };
   // Pins are dropped, last first, if the exact peak is over.
   std::size_t pins = order.size();
@@ -574,16 +633,15 @@ const std::vector<LayerCost>& Planner::costs() const {
 std::optional<Evaluation> Planner::evaluate(std::int64_t k, const SwapSet& swapped,
                                             std::int64_t budget, int reuse_delay) const {
   const Context& ctx = m_impl->ctx;
-  std::optional<Prepared> storage;
-  const Prepared& p = ctx.prepared(swapped, storage);
-  return evaluatePrepared(ctx, p, stepTimes(ctx, p.gmap, k), budget, reuse_delay);
+  const auto p = ctx.prepared(swapped);
+  return evaluatePrepared(ctx, *p, *ctx.timesAt(k), budget, reuse_delay);
 }
 
 std::optional<Evaluation> Planner::accudnnAt(std::int64_t k, std::int64_t budget, int reuse_delay,
                                              int* evaluated, bool keep_what_fits) const {
   const Context& ctx = m_impl->ctx;
-  return accudnnPrepared(ctx, ctx.swapAll, stepTimes(ctx, ctx.swapAll.gmap, k), budget, reuse_delay,
-                         evaluated, keep_what_fits);
+  return accudnnPrepared(ctx, ctx.swapAll, *ctx.timesAt(k), budget, reuse_delay, evaluated,
+                         keep_what_fits);
 }
 
 PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& req) {
@@ -642,33 +700,42 @@ PlanResult Planner::plan(const PlanRequest& req) const {
 
   std::optional<Evaluation> best;
   if (req.batch) {
-    best = at(stepTimes(ctx, swapAll.gmap, *req.batch), true);
+    best = at(*ctx.timesAt(*req.batch), true);
   } else if (req.mode == PlanMode::Argmin) {
-    // Branch and bound over k: no plan at k beats its compute time (the compute stream runs every
-    // step and the update, stalls only add), so k values are simulated in order of that bound and
-    // the search stops once the bound reaches the best simulated objective. Same answer as
-    // simulating every k, in a fraction of the simulations.
+    // Branch and bound over k: no plan at k beats the minibatch's load followed by its compute
+    // time (step 1 waits for the load whatever the swap set, the compute stream then runs every
+    // step and the update, and stalls only add), so k values are simulated in order of that
+    // bound and the search stops once the bound reaches the best simulated objective. Same
+    // answer as simulating every k, in a fraction of the simulations.
+    std::vector<std::size_t> loads;  // the buffers loaded before step 1: minibatch, labels
+    for (const GmapOp& op : swapAll.gmap.ops) {
+      if (op.kind == GmapOpKind::Prefetch && op.step == 1 && op.buffer >= 0) {
+        loads.push_back(static_cast<std::size_t>(op.buffer));
+      }
+    }
     double bestObj = std::numeric_limits<double>::infinity();
     auto search = [&](const std::vector<std::int64_t>& ks) {
       struct Candidate {
         double bound;
-        StepTimes times;
+        std::shared_ptr<const StepTimes> times;
       };
       std::vector<Candidate> candidates;
       candidates.reserve(ks.size());
       for (const std::int64_t k : ks) {
-        StepTimes t = stepTimes(ctx, swapAll.gmap, k);
-        double compute = t.update_seconds;
-        for (const double v : t.step_seconds)
+        std::shared_ptr<const StepTimes> t = ctx.timesAt(k);
+        double compute = t->update_seconds;
+        for (const double v : t->step_seconds)
           compute += v;
+        for (const std::size_t b : loads)
+          compute += ctx.model.transfer(swapAll.gmap.buffers[b].size.at(k), false);
         candidates.push_back({objective(k, compute, req, out.delta), std::move(t)});
       }
       std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
-        return std::tie(x.bound, x.times.k) < std::tie(y.bound, y.times.k);
+        return std::tie(x.bound, x.times->k) < std::tie(y.bound, y.times->k);
       });
       for (const Candidate& c : candidates) {
         if (c.bound > bestObj) break;
-        auto e = at(c.times, false);
+        auto e = at(*c.times, false);
         if (!e) continue;
         const double obj = objective(e->k, e->sim.t_iter, req, out.delta);
         if (obj < bestObj || (obj == bestObj && best && e->k < best->k)) {
@@ -693,7 +760,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     }
     // At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved.
     if (best && !fixed) {
-      if (auto e = at(stepTimes(ctx, swapAll.gmap, best->k), true, &*best)) best = std::move(e);
+      if (auto e = at(*ctx.timesAt(best->k), true, &*best)) best = std::move(e);
     }
   } else {
     // Algorithm 2: the largest k whose t_ready meets (6) after pinning. Fixed policies run
@@ -717,7 +784,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     std::string failure;  // the last infeasible k: its first violation and the cause
     auto paperAt = [&](std::int64_t k) -> std::optional<Evaluation> {
       const std::int64_t peak = base.curve.peak(k);
-      const StepTimes times = stepTimes(ctx, g, k);
+      const StepTimes& times = *ctx.timesAt(k);
       const SimInput in = simInput(ctx, base, times, peak, 0);
       PaperInput pin;
       pin.budget = peak;
@@ -833,10 +900,8 @@ PlanResult Planner::plan(const PlanRequest& req) const {
           ++out.evaluated;
         }
       }
-      std::optional<Prepared> storage;
       ++out.evaluated;
-      auto e =
-          evaluatePrepared(ctx, ctx.prepared(set, storage), times, req.budget, req.reuse_delay);
+      auto e = evaluatePrepared(ctx, *ctx.prepared(set), times, req.budget, req.reuse_delay);
       if (e) timelines[k] = {std::move(pr), fixed ? 0 : req.budget - peak};
       return e;
     };
@@ -862,10 +927,9 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   }
   out.trainable = true;
   out.best = std::move(*best);
-  std::optional<Prepared> storage;
-  const Prepared& final = ctx.prepared(out.best.swapped, storage);
-  out.gmap = final.gmap;
-  out.curve = final.curve;
+  const auto final = ctx.prepared(out.best.swapped);
+  out.gmap = final->gmap;
+  out.curve = final->curve;
   if (req.dataset_size > 0)
     out.t_whole = objective(out.best.k, out.best.sim.t_iter, req, out.delta);
   out.lr = scaledLearningRate(req.lr_base, req.k_base, req.lr_c, out.best.k);

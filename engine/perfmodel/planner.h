@@ -101,8 +101,11 @@ struct PlanResult {
 /// The planner for one network and one fitted model. Construction does the work every plan
 /// shares (layer costs, the model's curves resolved per step, the keep-all, swap-all and
 /// vdnn-conv GMAPs and memory curves); plan() then searches k and swap sets. All methods are
-/// const and keep no state between calls, so one Planner serves many budgets and many threads
-/// at once (the desktop app re-plans on every drag of the budget). `model` must outlive it.
+/// const and safe to call from many threads at once, so one Planner serves many budgets (the
+/// desktop app re-plans on every drag of the budget). The only state kept between calls is a
+/// bounded, locked cache of the GMAPs and memory curves of swap sets built before, which depend
+/// on neither k nor the budget: a result never depends on what was planned before. `model`
+/// must outlive it.
 class Planner {
  public:
   Planner(const PerfModel& model, const Network& net);

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "analysis/network_analysis.h"
 #include "analysis/prefetch_schedule.h"
@@ -516,6 +519,52 @@ TEST_F(PlannerOnSampleRun, ArgminPicksTheBestOfEveryK) {
     const auto kept = planner.accudnnAt(bestK, budget);
     ASSERT_TRUE(kept);
     EXPECT_EQ(r.best.swapped, kept->swapped);
+  }
+}
+
+TEST_F(PlannerOnSampleRun, APlanDoesNotDependOnWhatThePlannerPlannedBeforeOrBeside) {
+  // The planner keeps the GMAPs and step times it built; a result must still equal a fresh
+  // planner's, whatever was planned before and whatever other threads plan at the same time.
+  const PerfModel model = PerfModel::fit(s_run);
+  const Network net = buildZooModelForTest();
+  std::vector<PlanRequest> requests;
+  for (PlanMode mode : {PlanMode::Argmin, PlanMode::Paper}) {
+    for (std::int64_t mib : {12, 14, 17, 20, 24, 32, 48}) {
+      PlanRequest req;
+      req.mode = mode;
+      req.budget = mib << 20;
+      req.max_batch = 200;
+      requests.push_back(req);
+    }
+  }
+  auto same = [](const PlanResult& a, const PlanResult& b, const std::string& what) {
+    ASSERT_EQ(a.trainable, b.trainable) << what;
+    EXPECT_EQ(a.best.k, b.best.k) << what;
+    EXPECT_EQ(a.best.swapped, b.best.swapped) << what;
+    EXPECT_EQ(a.best.peak, b.best.peak) << what;
+    EXPECT_EQ(a.best.sim.t_iter, b.best.sim.t_iter) << what;  // bit for bit
+  };
+  std::vector<PlanResult> fresh;
+  for (const PlanRequest& r : requests)
+    fresh.push_back(Planner(model, net).plan(r));
+  const Planner shared(model, net);
+  for (std::size_t i = requests.size(); i-- > 0;)  // the other way round
+    same(shared.plan(requests[i]), fresh[i], "reverse " + std::to_string(i));
+  std::vector<std::vector<PlanResult>> perThread(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < perThread.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < requests.size(); ++i)
+        perThread[t].push_back(shared.plan(requests[(i + 3 * t) % requests.size()]));
+    });
+  }
+  for (auto& th : threads)
+    th.join();
+  for (std::size_t t = 0; t < perThread.size(); ++t) {
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      same(perThread[t][i], fresh[(i + 3 * t) % requests.size()],
+           "thread " + std::to_string(t) + " request " + std::to_string(i));
+    }
   }
 }
 
