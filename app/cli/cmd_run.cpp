@@ -164,8 +164,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--data-dir", "DIR", "where fashion-mnist is (default: the Debian package's)");
   args.option("--collector", "C",
               "auto (default: cupti on a CUDA device, off elsewhere), cupti (falls back to CUDA "
-              "events and says why), events, or off. With a collector the measured iterations "
-              "run once more under it: per-step kernel time, transfers, and its overhead");
+              "events and says why; records only the launch and copy API calls), cupti-all-api "
+              "(also every other runtime and driver API call, to compare the overhead), events, "
+              "or off. With a collector the measured iterations run once more under it: "
+              "per-step kernel time, transfers, and its overhead");
   args.option("--db", "FILE", "record the run in this run database");
   addForceFlag(args, "--db");
   args.flag("--strict-device",
@@ -228,9 +230,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   }
   std::string collectorName = args.value("--collector").value_or("auto");
   if (collectorName == "auto") collectorName = device->backendName() == "cuda" ? "cupti" : "off";
-  if (collectorName != "cupti" && collectorName != "events" && collectorName != "off") {
+  if (collectorName != "cupti" && collectorName != "cupti-all-api" && collectorName != "events" &&
+      collectorName != "off") {
     throwBadInput("--collector: unknown collector '" + collectorName +
-                  "' (choose auto, cupti, events or off)");
+                  "' (choose auto, cupti, cupti-all-api, events or off)");
   }
   rt::ExecutorOptions options;
   options.seed = seed;
@@ -303,7 +306,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   std::vector<double> profiledTimes;
   collect::KernelProfile profile;
   if (collectorName != "off") {
-    collector = collect::KernelCollector::create(*device, collectorName == "cupti");
+    collector = collect::KernelCollector::create(
+        *device, collectorName != "events",
+        collectorName == "cupti-all-api" ? collect::CuptiApiRecords::All
+                                         : collect::CuptiApiRecords::Launches);
     collector->attach();
     for (std::int64_t it = 0; it < iters && !interrupt.flag().load(); ++it) {
       const std::int64_t first = ((warmup + iters + it) % batches) * k;
@@ -340,6 +346,11 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     if (collector) {
       doc["collector"] = profileJson(profile, collector->source(), mIter, median(profiledTimes),
                                      profiledTimes.size());
+      // Whether the profile covers every step 1..2N+1 (copies-only steps named as allowed).
+      const collect::StepCoverage cov =
+          collect::checkStepCoverage(profile, net, ex.gmap(), costs);
+      doc["collector"]["step_coverage"] = {
+          {"missing", cov.missing}, {"problems", cov.problems}, {"allowed", cov.allowed}};
     }
     out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
