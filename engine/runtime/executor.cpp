@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "analysis/prefetch_schedule.h"
+#include "analysis/reuse_delay.h"
 #include "common/bytes.h"
 #include "runtime/params.h"
 #include "runtime/placement.h"
@@ -243,7 +244,6 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
 
   // Split the GMAP into setup and the iteration; move prefetches earlier where the pool allows
   // without raising the peak (in backward order, never before the FM's device copy is released).
-  const int n = m_gmap.forward_steps;
   for (const GmapOp& op : m_gmap.ops) {
     if (op.step == 0) im.setup.push_back(op);
   }
@@ -253,33 +253,16 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
     moveTo = std::move(h.move_to);
     m_hoisted = h.moved;
   }
-  std::vector<std::vector<int>> hoistAt(static_cast<std::size_t>(2 * n + 2));
-  for (const GmapOp& op : m_gmap.ops) {
-    if (op.kind == GmapOpKind::Prefetch && op.step > n && moveTo[op.buffer] != 0)
-      hoistAt[moveTo[op.buffer]].push_back(op.buffer);  // in backward order
-  }
   // Steps 1..2N in GMAP order; with `hoist`, moved prefetches open the step they moved to.
   auto buildSchedule = [&](bool hoist) {
-    std::vector<GmapOp> out;
-    int current = 0;
-    for (const GmapOp& op : m_gmap.ops) {
-      if (op.step < 1 || op.step > 2 * n) continue;
-      if (hoist && op.step != current) {
-        current = op.step;
-        for (const int b : hoistAt[current]) {
-          out.push_back({GmapOpKind::Allocate, current, b});
-          out.push_back({GmapOpKind::Prefetch, current, b});
-        }
-      }
-      const bool moved = hoist && op.step > n && op.buffer >= 0 && moveTo[op.buffer] != 0 &&
-                         (op.kind == GmapOpKind::Allocate || op.kind == GmapOpKind::Prefetch);
-      if (!moved) out.push_back(op);
-    }
+    std::vector<GmapOp> out = executionOrder(m_gmap, hoist ? moveTo : std::vector<int>{});
+    out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(im.setup.size()));
     return out;
   };
   // Where the buffers go. The first attempt that fits the pool wins, each tried with the
   // prefetches moved and then without:
-  // 1. placed ahead, offloaded memory kept from reuse for 4, then 1 steps (needs room);
+  // 1. placed ahead, offloaded memory kept from reuse for the delay analysis/reuse_delay.h
+  //    chooses (the planner simulates with the same one);
   // 2. placed ahead with the device's alignment, then with the smallest the device allows (fp32's
   //    on the CPU, 16 bytes on CUDA; workspaces keep the device's workspace alignment);
   // 3. run-time best fit, if a dry run shows it fits.
@@ -289,8 +272,14 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
     bool planned;
   };
   std::vector<Attempt> attempts;
-  for (const int delay : {4, 1})
-    attempts.push_back({delay, device.poolAlignment(), true});
+  {
+    std::vector<GmapOp> order = im.setup;
+    const std::vector<GmapOp> iteration = buildSchedule(m_hoisted > 0);
+    order.insert(order.end(), iteration.begin(), iteration.end());
+    m_plannedReuseDelay = chooseReuseDelay(im.poolGmap, order, k, budget, device.poolAlignment());
+  }
+  if (m_plannedReuseDelay > 0)
+    attempts.push_back({m_plannedReuseDelay, device.poolAlignment(), true});
   const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
   for (const std::int64_t align : {device.poolAlignment(), minAlign})
     attempts.push_back({0, align, true});
@@ -535,6 +524,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   std::vector<bool> gradWritten(static_cast<std::size_t>(net.size()), false);
   std::vector<std::pair<std::uint64_t, std::int64_t>> inUse;  // compute seq -> pool in use
   std::vector<std::uint64_t> stepSeq(static_cast<std::size_t>(2 * n + 2), 0);
+  std::vector<Fence> stepWait(static_cast<std::size_t>(2 * n + 2), Fence{});  // for t_ready
   float* lossHost = reinterpret_cast<float*>(im.hostScalars.get());
   const int input = net.inputLayer();
   // The minibatch goes through (pinned) staging memory, so that its copies run asynchronously and
@@ -638,6 +628,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
                                          },
                                          {TaskKind::Compute, s, -1, 0});
         stepSeq[s] = seq;
+        stepWait[static_cast<std::size_t>(s)] = wait;
         inUse.emplace_back(seq, im.alloc.stats().in_use);
         for (int t : m_gmap.step_touches[s])
           im.use(t, StreamKind::Compute, seq);
@@ -710,6 +701,25 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
     computeFree = std::max(computeFree, t.end_ns);
   }
   rec.pool.push_back({rec.duration_ns, im.alloc.stats().in_use});
+  // t_ready: when the swap-stream tasks each step waited on had ended (its prefetches, and the
+  // offloads its memory's previous users had to finish).
+  std::vector<std::pair<std::uint64_t, std::int64_t>> ends[3];  // per stream: (seq, end)
+  for (const TaskTiming& t : timings)
+    ends[static_cast<int>(t.stream)].emplace_back(t.seq, t.end_ns - rec.start_ns);
+  for (auto& e : ends)
+    std::sort(e.begin(), e.end());
+  rec.ready_ns.assign(static_cast<std::size_t>(2 * n + 1), 0);
+  for (int s = 1; s <= 2 * n; ++s) {
+    for (const StreamKind other : {StreamKind::SwapOut, StreamKind::SwapIn}) {
+      const auto& e = ends[static_cast<int>(other)];
+      const std::uint64_t seq = stepWait[static_cast<std::size_t>(s)][static_cast<int>(other)];
+      const auto it = std::lower_bound(e.begin(), e.end(), std::pair{seq, std::int64_t{0}});
+      if (seq > 0 && it != e.end() && it->first == seq) {
+        rec.ready_ns[static_cast<std::size_t>(s)] =
+            std::max(rec.ready_ns[static_cast<std::size_t>(s)], it->second);
+      }
+    }
+  }
   return rec;
 }
 
