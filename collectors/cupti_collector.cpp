@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 // CUPTI Activity API collection: CONCURRENT_KERNEL and MEMCPY records, joined to the engine's
-// tasks through EXTERNAL_CORRELATION records. The runtime and driver API kinds are enabled too:
-// CUPTI emits an external-correlation record for an API record, and cuDNN and cuBLAS launch
-// through both APIs. Buffers are parsed in the completion callback, which takes the state's
-// mutex; the mutex is never held across cuptiActivityFlushAll, which calls that callback.
+// tasks through EXTERNAL_CORRELATION records. CUPTI emits an external-correlation record only
+// for an API activity record made inside the pushed region, so API records are needed; cuDNN and
+// cuBLAS launch through both the runtime and the driver API. By default only the API calls that
+// launch a kernel or copy or set memory are recorded (cuptiActivityEnableRuntimeApi and
+// EnableDriverApi); CuptiApiRecords::All records every API call (the RUNTIME and DRIVER kinds),
+// which costs more and is kept for comparing the overhead. Buffers are parsed in the completion
+// callback, which takes the state's mutex; the mutex is never held across
+// cuptiActivityFlushAll, which calls that callback.
 #include "collectors/cupti_collector.h"
 
 #include <cupti.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,8 +28,43 @@ namespace {
 constexpr std::size_t kBufferBytes = std::size_t{4} << 20;  // CUPTI advises 1 to 10 MiB
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                          CUPTI_ACTIVITY_KIND_MEMCPY,
-                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-                                         CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+constexpr CUpti_ActivityKind kAllApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
+                                               CUPTI_ACTIVITY_KIND_DRIVER};
+/// The runtime API calls that launch work on a stream: the engine's own kernels and copies, and
+/// cuDNN's and cuBLAS's where they launch through the runtime.
+constexpr CUpti_CallbackId kRuntimeLaunches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+};
+/// The driver API calls that launch work, for libraries that call the driver directly.
+constexpr CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+};
 
 struct KernelRec {
   std::uint32_t correlation;
@@ -121,9 +162,14 @@ int idBuffer(std::uint64_t id) {
 
 class CuptiCollector final : public KernelCollector {
  public:
-  explicit CuptiCollector(rt::Device& device)
-      : KernelCollector(true, "CUPTI activity (concurrent kernels, memcpy, external correlation)"),
-        m_device(device) {}
+  CuptiCollector(rt::Device& device, CuptiApiRecords api)
+      : KernelCollector(true, api == CuptiApiRecords::All
+                                  ? "CUPTI activity (concurrent kernels, memcpy, external "
+                                    "correlation; every runtime and driver API call)"
+                                  : "CUPTI activity (concurrent kernels, memcpy, external "
+                                    "correlation; launch and copy API calls only)"),
+        m_device(device),
+        m_api(api) {}
   ~CuptiCollector() override {
     try {
       detach();
@@ -144,10 +190,14 @@ class CuptiCollector final : public KernelCollector {
     for (const CUpti_ActivityKind k : kKinds) {
       const CUptiResult status = cuptiActivityEnable(k);
       if (status != CUPTI_SUCCESS) {
-        for (const CUpti_ActivityKind j : kKinds)
-          cuptiActivityDisable(j);
+        disableAll();
         detail::throwCuptiError(status, "cuptiActivityEnable", __FILE__, __LINE__);
       }
+    }
+    const CUptiResult status = enableApiRecords(true);
+    if (status != CUPTI_SUCCESS) {
+      disableAll();
+      detail::throwCuptiError(status, "enabling CUPTI's API records", __FILE__, __LINE__);
     }
     m_device.setTaskObserver(this);
     m_attached = true;
@@ -157,8 +207,7 @@ class CuptiCollector final : public KernelCollector {
     if (!m_attached) return;
     m_device.setTaskObserver(nullptr);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (const CUpti_ActivityKind k : kKinds)
-      cuptiActivityDisable(k);
+    disableAll();
     std::lock_guard lock(records().mutex);
     records().kernels.clear();
     records().copies.clear();
@@ -203,21 +252,22 @@ class CuptiCollector final : public KernelCollector {
         ++p.untagged_kernels;
         continue;
       }
-      StepKernels& s = perStep[idStep(it->second)];
-      s.step = idStep(it->second);
+      StepKernels& s = stepOf(perStep, idStep(it->second));
       s.kernel_ns += k.end - k.start;
       s.kernels = std::max(s.kernels, 0) + 1;
       busy.emplace_back(k.start, k.end);
     }
-    for (const auto& [step, s] : perStep)
-      p.steps.push_back(s);
-    std::sort(p.steps.begin(), p.steps.end(),
-              [](const StepKernels& a, const StepKernels& b) { return a.step < b.step; });
     std::sort(busy.begin(), busy.end());
     for (const CopyRec& c : copies) {
       const auto it = external.find(c.correlation);
       if (it == external.end()) continue;
       const rt::TaskKind kind = idKind(it->second);
+      if (kind == rt::TaskKind::Compute && c.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) {
+        // A step that copies on the device (flatten, concat) without a kernel.
+        StepKernels& s = stepOf(perStep, idStep(it->second));
+        ++s.memcpys;
+        continue;
+      }
       if (kind != rt::TaskKind::Offload && kind != rt::TaskKind::Prefetch) continue;
       const bool toDevice = c.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
       const std::uint8_t hostKind = toDevice ? c.src_kind : c.dst_kind;
@@ -226,17 +276,52 @@ class CuptiCollector final : public KernelCollector {
                              c.start - origin, c.end - origin,
                              hostKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED, overlapped});
     }
+    for (const auto& [step, s] : perStep)
+      p.steps.push_back(s);
+    std::sort(p.steps.begin(), p.steps.end(),
+              [](const StepKernels& a, const StepKernels& b) { return a.step < b.step; });
     return p;
   }
 
  private:
+  static StepKernels& stepOf(std::unordered_map<int, StepKernels>& perStep, int step) {
+    StepKernels& s = perStep[step];
+    s.step = step;
+    s.kernels = std::max(s.kernels, 0);  // counted: 0 until a kernel is seen
+    return s;
+  }
+  CUptiResult enableApiRecords(bool enable) const {
+    const auto on = static_cast<std::uint8_t>(enable ? 1 : 0);
+    if (m_api == CuptiApiRecords::All) {
+      for (const CUpti_ActivityKind k : kAllApiKinds) {
+        const CUptiResult r = enable ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
+        if (r != CUPTI_SUCCESS) return r;
+      }
+      return CUPTI_SUCCESS;
+    }
+    for (const CUpti_CallbackId id : kRuntimeLaunches) {
+      if (const CUptiResult r = cuptiActivityEnableRuntimeApi(id, on); r != CUPTI_SUCCESS) return r;
+    }
+    for (const CUpti_CallbackId id : kDriverLaunches) {
+      if (const CUptiResult r = cuptiActivityEnableDriverApi(id, on); r != CUPTI_SUCCESS) return r;
+    }
+    return CUPTI_SUCCESS;
+  }
+  void disableAll() const {
+    (void)enableApiRecords(false);
+    for (const CUpti_ActivityKind k : kKinds)
+      cuptiActivityDisable(k);
+  }
+
   rt::Device& m_device;
+  CuptiApiRecords m_api;
   bool m_attached = false;
 };
 
 }  // namespace
 
-std::unique_ptr<KernelCollector> createCuptiCollector(rt::Device& device, std::string& why) {
+std::unique_ptr<KernelCollector> createCuptiCollector(rt::Device& device, std::string& why,
+                                                      CuptiApiRecords api) {
   {
     std::lock_guard lock(records().mutex);
     if (records().in_use) {
@@ -245,7 +330,7 @@ std::unique_ptr<KernelCollector> createCuptiCollector(rt::Device& device, std::s
     }
     records().in_use = true;
   }
-  auto c = std::make_unique<CuptiCollector>(device);
+  auto c = std::make_unique<CuptiCollector>(device, api);
   try {
     c->attach();  // proves CUPTI works here; the caller attaches again when it measures
     c->detach();

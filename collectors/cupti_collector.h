@@ -13,6 +13,7 @@ namespace swapscope::collect {
 /// A started CUPTI collector for `device`, or nullptr with the reason in `why` (not built in,
 /// no driver, insufficient privileges, another CUPTI subscriber, ...). Only one can exist per
 /// process: CUPTI's activity buffers are process-wide.
-std::unique_ptr<KernelCollector> createCuptiCollector(rt::Device& device, std::string& why);
+std::unique_ptr<KernelCollector> createCuptiCollector(rt::Device& device, std::string& why,
+                                                      CuptiApiRecords api);
 
 }  // namespace swapscope::collect

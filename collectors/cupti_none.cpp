@@ -3,7 +3,8 @@
 
 namespace swapscope::collect {
 
-std::unique_ptr<KernelCollector> createCuptiCollector(rt::Device&, std::string& why) {
+std::unique_ptr<KernelCollector> createCuptiCollector(rt::Device&, std::string& why,
+                                                      CuptiApiRecords) {
   why = "this build has no CUPTI (configured without the CUDA toolkit)";
   return nullptr;
 }

@@ -68,7 +68,46 @@ KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned) {
   return p;
 }
 
-std::unique_ptr<KernelCollector> KernelCollector::create(rt::Device& device, bool want_cupti) {
+StepCoverage checkStepCoverage(const KernelProfile& p, const Network& net, const Gmap& gmap,
+                               const std::vector<LayerCost>& costs) {
+  StepCoverage c;
+  const int n = gmap.forward_steps;
+  std::map<int, const StepKernels*> byStep;
+  for (const StepKernels& s : p.steps)
+    byStep[s.step] = &s;
+  for (int step = 1; step <= 2 * n + 1; ++step) {
+    std::string name = "step " + std::to_string(step);
+    int layer = -1;
+    bool backward = false;
+    if (step <= 2 * n) {
+      layer = gmap.step_layer.at(static_cast<std::size_t>(step));
+      backward = gmap.isBackwardStep(step);
+      name += std::string(" (") + (backward ? "backward" : "forward") + " of '" +
+              net.layer(layer).name + "')";
+    } else {
+      name += " (the SGD update)";
+    }
+    const auto it = byStep.find(step);
+    const StepKernels* s = it == byStep.end() ? nullptr : it->second;
+    if (s && s->kernels != 0) continue;  // kernels, or a task ran (-1: not counted)
+    if (layer >= 0 && backward && !costs.at(static_cast<std::size_t>(layer)).backward_active) {
+      c.allowed.push_back(name + ": launches nothing (no gradient is needed there)");
+      continue;
+    }
+    const LayerKind kind = layer >= 0 ? net.layer(layer).kind : LayerKind::Input;
+    if (s && s->memcpys > 0 && (kind == LayerKind::Flatten || kind == LayerKind::Concat)) {
+      c.allowed.push_back(name + ": device-to-device copies only (" + std::to_string(s->memcpys) +
+                          "), no kernel");
+      continue;
+    }
+    c.missing.push_back(step);
+    c.problems.push_back(name + ": " + (s ? "no kernel and no copy recorded" : "nothing recorded"));
+  }
+  return c;
+}
+
+std::unique_ptr<KernelCollector> KernelCollector::create(rt::Device& device, bool want_cupti,
+                                                         CuptiApiRecords api) {
   const std::string fallback =
       device.backendName() == "cuda" ? "CUDA events" : device.backendName() + " task timers";
   if (!want_cupti) {
@@ -79,7 +118,7 @@ std::unique_ptr<KernelCollector> KernelCollector::create(rt::Device& device, boo
         device, fallback + " (CUPTI unavailable: the device is not a CUDA device)");
   }
   std::string why;
-  auto cupti = createCuptiCollector(device, why);
+  auto cupti = createCuptiCollector(device, why, api);
   if (cupti) return cupti;
   return std::make_unique<TimelineCollector>(device,
                                              fallback + " (CUPTI unavailable: " + why + ")");

@@ -25,6 +25,7 @@ struct StepKernels {
   int step = 0;                ///< GMAP step; the SGD update is 2N+1
   std::int64_t kernel_ns = 0;  ///< summed kernel durations (events: the tasks' durations)
   int kernels = -1;            ///< kernels launched; -1 where the collector cannot count them
+  int memcpys = 0;             ///< device-to-device copies the step made (CUPTI only)
 };
 
 struct TransferRecord {
@@ -46,11 +47,18 @@ struct KernelProfile {
   std::int64_t kernelTotalNs() const;
 };
 
+/// Which CUDA API calls CUPTI records. The external-correlation join needs an API record per
+/// launch, so Launches enables only the runtime and driver calls that launch kernels or copy
+/// (cuptiActivityEnableRuntimeApi / EnableDriverApi); All enables the RUNTIME and DRIVER kinds,
+/// a record for every API call, for comparing the collector's overhead.
+enum class CuptiApiRecords { Launches, All };
+
 class KernelCollector : public rt::TaskObserver {
  public:
   /// CUPTI when `want_cupti`, the build has it, the device is a CUDA device and CUPTI starts;
   /// otherwise the task-timing fallback, with the reason in source(). Call attach() to start.
-  static std::unique_ptr<KernelCollector> create(rt::Device& device, bool want_cupti);
+  static std::unique_ptr<KernelCollector> create(rt::Device& device, bool want_cupti,
+                                                 CuptiApiRecords api = CuptiApiRecords::Launches);
 
   ~KernelCollector() override = default;
   bool usesCupti() const { return m_cupti; }
@@ -77,5 +85,19 @@ bool overlapsAny(const std::vector<std::pair<std::int64_t, std::int64_t>>& busy,
 
 /// The fallback's profile, from an iteration's task timeline alone (exposed for tests).
 KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned);
+
+/// The check that a profile covers the whole iteration: every step 1..2N+1 (2N+1: the SGD
+/// update) must have run. With kernel counts (CUPTI), a step passes with a kernel; a step of a
+/// flatten or concat layer also with device-to-device copies alone (they copy without a kernel);
+/// a backward step whose layer needs no gradient launches nothing. Without counts (task timers)
+/// a step passes when its task ran.
+struct StepCoverage {
+  std::vector<int> missing;           ///< steps with nothing recorded, in order
+  std::vector<std::string> problems;  ///< one line per missing step, naming it
+  std::vector<std::string> allowed;   ///< steps that passed without a kernel, and why
+  bool ok() const { return missing.empty(); }
+};
+StepCoverage checkStepCoverage(const KernelProfile& p, const Network& net, const Gmap& gmap,
+                               const std::vector<LayerCost>& costs);
 
 }  // namespace swapscope::collect

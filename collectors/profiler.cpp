@@ -112,6 +112,7 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
   m.budget = budget;
   m.policy = policy;
   m.host_cpu = hostCpu();
+  m.extra["pool_alignment"] = std::to_string(device.poolAlignment());
   if (device.backendName() == "cuda") {
     const rt::DeviceOptions& o = device.options();
     m.extra["conv_algo"] = std::string(rt::convAlgoPolicyName(o.conv_algo));
@@ -153,6 +154,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
       const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k,
                                                     cfg.seed + static_cast<std::uint64_t>(k));
       int recorded = 0;
+      std::vector<std::vector<std::int64_t>> gaps;  // the compute stream's hand-offs
       for (int it = 0; it < perK && !stopped(); ++it) {
         const rt::IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(),
                                                           static_cast<std::uint64_t>(it), cfg.sgd);
@@ -161,6 +163,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
               &net,         &ex.gmap(), &costs, k, recorded, runStart, device.hostMemoryPinned(),
               recorded == 0};
           db.addIteration(iterationRows(rec, ctx));
+          gaps.push_back(dispatchGaps(rec));
           ++recorded;
           ++result.recorded_iterations;
         }
@@ -172,7 +175,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
       if (recorded > 0) {
         db.addBatch({k, std::string(swapPolicyName(SwapPolicy::SwapAll)), cfg.warmup,
                      ex.predictedPeak(), ex.poolStats().high_water, ex.reuseDelay(),
-                     ex.hoistedPrefetches()});
+                     ex.hoistedPrefetches(), medianDispatch(gaps)});
       }
     }
   } catch (const std::exception& e) {

@@ -20,7 +20,48 @@ std::int64_t covered(const std::vector<Interval>& busy, std::int64_t lo, std::in
   return total;
 }
 
+/// The intervals of the copies on the swap streams, merged into a sorted disjoint union.
+std::vector<Interval> copyUnion(const rt::IterationRecord& rec) {
+  std::vector<Interval> copies;
+  for (const rt::TimelineOp& op : rec.ops) {
+    if (op.stream != rt::StreamKind::Compute && op.end_ns > op.start_ns)
+      copies.emplace_back(op.start_ns, op.end_ns);
+  }
+  std::sort(copies.begin(), copies.end());
+  std::vector<Interval> merged;
+  for (const Interval& c : copies) {
+    if (!merged.empty() && c.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, c.second);
+    } else {
+      merged.push_back(c);
+    }
+  }
+  return merged;
+}
+
 }  // namespace
+
+std::vector<std::int64_t> dispatchGaps(const rt::IterationRecord& rec) {
+  const std::vector<Interval> copies = copyUnion(rec);
+  std::vector<std::int64_t> gaps;
+  std::int64_t computeFree = -1;  // the previous compute-stream task's end; -1: none yet
+  for (const rt::TimelineOp& op : rec.ops) {
+    if (op.stream != rt::StreamKind::Compute) continue;
+    const bool step = op.kind == rt::TaskKind::Compute && op.step >= 1 &&
+                      static_cast<std::size_t>(op.step) < rec.ready_ns.size();
+    if ((step || op.kind == rt::TaskKind::Update) && computeFree >= 0) {
+      const std::int64_t ready =
+          step ? std::max(computeFree, rec.ready_ns[static_cast<std::size_t>(op.step)])
+               : computeFree;
+      // A copy running when the step could start may hold it back (the CPU backend's copies
+      // share its cores): that gap is contention, not dispatch.
+      if (op.start_ns >= ready && covered(copies, ready, ready + 1) == 0)
+        gaps.push_back(op.start_ns - ready);
+    }
+    computeFree = std::max(computeFree, op.end_ns);
+  }
+  return gaps;
+}
 
 store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowContext& ctx) {
   const Gmap& gmap = *ctx.gmap;
@@ -44,6 +85,7 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
     if (op.stream == rt::StreamKind::Compute) busy.emplace_back(op.start_ns, op.end_ns);
   }
   std::sort(busy.begin(), busy.end());
+  const std::vector<Interval> copies = copyUnion(rec);
 
   // The minibatch load: the labels, and the input FM at step 1. The input FM's later prefetch
   // (swap-all swaps the minibatch too) is a prefetch like any other.
@@ -64,7 +106,11 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
                                 bwd ? store::Direction::Backward : store::Direction::Forward,
                                 ctx.k * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
                                 origin + op.start_ns, op.end_ns - op.start_ns,
-                                rec.stall_ns.at(static_cast<std::size_t>(op.step))});
+                                rec.stall_ns.at(static_cast<std::size_t>(op.step)),
+                                origin + (static_cast<std::size_t>(op.step) < rec.ready_ns.size()
+                                              ? rec.ready_ns[static_cast<std::size_t>(op.step)]
+                                              : 0),
+                                covered(copies, op.start_ns, op.end_ns)});
         break;
       }
       case rt::TaskKind::Update: {
@@ -74,7 +120,8 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
             layer >= 0 ? costs.at(static_cast<std::size_t>(layer)).params : 0;
         rows.samples.push_back({ctx.k, ctx.iteration, op.step, layer, store::Direction::Update,
                                 params * kSgdFlopsPerParam, origin + op.start_ns,
-                                op.end_ns - op.start_ns, 0});
+                                op.end_ns - op.start_ns, 0, origin,
+                                covered(copies, op.start_ns, op.end_ns)});
         break;
       }
       case rt::TaskKind::Offload:
@@ -108,6 +155,16 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
     }
   }
   return rows;
+}
+
+std::int64_t medianDispatch(const std::vector<std::vector<std::int64_t>>& gaps) {
+  std::vector<std::int64_t> all;
+  for (const auto& g : gaps)
+    all.insert(all.end(), g.begin(), g.end());
+  if (all.empty()) return -1;
+  const auto mid = all.begin() + static_cast<std::ptrdiff_t>(all.size() / 2);
+  std::nth_element(all.begin(), mid, all.end());
+  return *mid;
 }
 
 }  // namespace swapscope::collect

@@ -26,10 +26,20 @@ struct RowContext {
 };
 
 /// Rows of one iteration:
-/// - a sample per compute step (FLOPs at k, time, stall before it) and per layer's SGD update;
+/// - a sample per compute step (FLOPs at k, time, stall before it, t_ready, time beside a copy)
+///   and per layer's SGD update;
 /// - a transfer per offload, prefetch, minibatch load and loss readback, with the time it ran
 ///   beside compute;
 /// - the pool bytes in use over time, when `ctx.memory`.
 store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowContext& ctx);
+
+/// The compute stream's hand-off cost in one iteration: for every step, the gap between the
+/// moment it could start (the previous compute task's end or its t_ready, whichever is later)
+/// and its start, where no copy was running at that moment (a copy then may hold the step back,
+/// which is contention, not hand-off). Measured the same way on every backend.
+std::vector<std::int64_t> dispatchGaps(const rt::IterationRecord& rec);
+
+/// The median of the gaps of `recs` (dispatchGaps); -1 when there are none.
+std::int64_t medianDispatch(const std::vector<std::vector<std::int64_t>>& gaps);
 
 }  // namespace swapscope::collect

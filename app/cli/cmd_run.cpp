@@ -26,6 +26,7 @@
 #include "common/format.h"
 #include "common/stats.h"
 #include "graph/network_json.h"
+#include "perfmodel/compare.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
 #include "runtime/host_memory.h"
@@ -141,6 +142,22 @@ void printProfile(std::ostream& out, const collect::KernelProfile& p, const std:
   }
 }
 
+/// The per-step stall and start of one iteration (steps 1..2N, index 0 unused).
+perf::MeasuredIteration measuredIteration(const rt::IterationRecord& rec) {
+  perf::MeasuredIteration m;
+  m.t_iter = static_cast<double>(rec.duration_ns) * 1e-9;
+  m.stall.assign(rec.stall_ns.size(), 0.0);
+  m.start.assign(rec.stall_ns.size(), 0.0);
+  for (std::size_t j = 1; j < rec.stall_ns.size(); ++j)
+    m.stall[j] = static_cast<double>(rec.stall_ns[j]) * 1e-9;
+  for (const rt::TimelineOp& op : rec.ops) {
+    if (op.kind == rt::TaskKind::Compute && op.step >= 1 &&
+        static_cast<std::size_t>(op.step) < m.start.size())
+      m.start[static_cast<std::size_t>(op.step)] = static_cast<double>(op.start_ns) * 1e-9;
+  }
+  return m;
+}
+
 }  // namespace
 
 int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
@@ -164,8 +181,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--data-dir", "DIR", "where fashion-mnist is (default: the Debian package's)");
   args.option("--collector", "C",
               "auto (default: cupti on a CUDA device, off elsewhere), cupti (falls back to CUDA "
-              "events and says why), events, or off. With a collector the measured iterations "
-              "run once more under it: per-step kernel time, transfers, and its overhead");
+              "events and says why; records only the launch and copy API calls), cupti-all-api "
+              "(also every other runtime and driver API call, to compare the overhead), events, "
+              "or off. With a collector the measured iterations run once more under it: "
+              "per-step kernel time, transfers, and its overhead");
   args.option("--db", "FILE", "record the run in this run database");
   addForceFlag(args, "--db");
   args.flag("--strict-device",
@@ -228,9 +247,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   }
   std::string collectorName = args.value("--collector").value_or("auto");
   if (collectorName == "auto") collectorName = device->backendName() == "cuda" ? "cupti" : "off";
-  if (collectorName != "cupti" && collectorName != "events" && collectorName != "off") {
+  if (collectorName != "cupti" && collectorName != "cupti-all-api" && collectorName != "events" &&
+      collectorName != "off") {
     throwBadInput("--collector: unknown collector '" + collectorName +
-                  "' (choose auto, cupti, events or off)");
+                  "' (choose auto, cupti, cupti-all-api, events or off)");
   }
   rt::ExecutorOptions options;
   options.seed = seed;
@@ -275,6 +295,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   InterruptScope interrupt;
   const std::int64_t runStart = device->nowNs();
   std::vector<double> times, stalls;
+  std::vector<perf::MeasuredIteration> measured;  // per step: stall and start
+  std::vector<std::vector<std::int64_t>> gaps;    // the compute stream's hand-offs
   for (int it = 0; it < warmup + iters && !interrupt.flag().load(); ++it) {
     const std::int64_t first = (it % batches) * k;
     const rt::IterationRecord rec =
@@ -283,6 +305,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     if (it < warmup) continue;
     times.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
     stalls.push_back(static_cast<double>(rec.stall_total_ns) * 1e-9);
+    measured.push_back(measuredIteration(rec));
+    gaps.push_back(collect::dispatchGaps(rec));
     if (db) {
       collect::RowContext ctx{&net,
                               &ex.gmap(),
@@ -303,7 +327,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   std::vector<double> profiledTimes;
   collect::KernelProfile profile;
   if (collectorName != "off") {
-    collector = collect::KernelCollector::create(*device, collectorName == "cupti");
+    collector = collect::KernelCollector::create(
+        *device, collectorName != "events",
+        collectorName == "cupti-all-api" ? collect::CuptiApiRecords::All
+                                         : collect::CuptiApiRecords::Launches);
     collector->attach();
     for (std::int64_t it = 0; it < iters && !interrupt.flag().load(); ++it) {
       const std::int64_t first = ((warmup + iters + it) % batches) * k;
@@ -324,9 +351,23 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     }
     db->setMeta("kernel_choices", kernelChoicesJson(net, ex).dump());
     db->addBatch({k, plan.policy, warmup, ex.predictedPeak(), mPeak, ex.reuseDelay(),
-                  ex.hoistedPrefetches()});
+                  ex.hoistedPrefetches(), collect::medianDispatch(gaps)});
     db->finish(interrupt.flag().load() ? store::RunStatus::Incomplete : store::RunStatus::Complete);
   }
+  // Per step: the plan's predicted stalls and starts against the measured iterations.
+  const std::size_t steps = static_cast<std::size_t>(ex.gmap().steps()) + 1;
+  std::vector<double> predictedStall(steps, 0.0), predictedStart;
+  for (const store::PlanStall& st : plan.predictions.stalls) {
+    if (st.step >= 1 && static_cast<std::size_t>(st.step) < steps)
+      predictedStall[static_cast<std::size_t>(st.step)] = st.seconds;
+  }
+  if (plan.predictions.start_s.size() + 1 == steps) {
+    predictedStart.push_back(0.0);
+    predictedStart.insert(predictedStart.end(), plan.predictions.start_s.begin(),
+                          plan.predictions.start_s.end());
+  }
+  const perf::StallMetrics sm = perf::compareStalls(tIter, predictedStall, predictedStart, measured);
+  const std::int64_t dispatchNs = collect::medianDispatch(gaps);
   if (args.has("--json")) {
     json doc{{"k", k},
              {"device", device->deviceName()},
@@ -335,11 +376,31 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
              {"peak_bytes",
               {{"predicted", peak}, {"with_workspace", ex.predictedPeak()}, {"measured", mPeak}}},
              {"stall_s", {{"predicted", stall}, {"measured", mStall}}},
+             {"stalled_steps",
+              {{"threshold", sm.threshold},
+               {"predicted", sm.predicted_stalled},
+               {"measured", sm.measured_stalled},
+               {"precision", sm.precision},
+               {"recall", sm.recall},
+               {"f1", sm.f1}}},
+             {"start_error_s", sm.has_starts ? json{{"median", sm.start_error_median},
+                                                    {"p90", sm.start_error_p90},
+                                                    {"max", sm.start_error_max},
+                                                    {"max_step", sm.start_error_worst_step}}
+                                             : json(nullptr)},
+             {"dispatch_s", dispatchNs >= 0 ? json(static_cast<double>(dispatchNs) * 1e-9)
+                                            : json(nullptr)},
+             {"reuse_delay", {{"planned", plan.reuse_delay}, {"run", ex.reuseDelay()}}},
              {"kernel_choices", kernelChoicesJson(net, ex)}};
     if (deviceWarning) doc["warnings"] = json::array({*deviceWarning});
     if (collector) {
       doc["collector"] = profileJson(profile, collector->source(), mIter, median(profiledTimes),
                                      profiledTimes.size());
+      // Whether the profile covers every step 1..2N+1 (copies-only steps named as allowed).
+      const collect::StepCoverage cov =
+          collect::checkStepCoverage(profile, net, ex.gmap(), costs);
+      doc["collector"]["step_coverage"] = {
+          {"missing", cov.missing}, {"problems", cov.problems}, {"allowed", cov.allowed}};
     }
     out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
@@ -352,7 +413,26 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       << "  peak        " << std::setw(13) << peak << std::setw(13) << mPeak << "   "
       << formatRelativeError(static_cast<double>(peak), static_cast<double>(mPeak)) << "  (bytes)\n"
       << "  stall       " << std::setw(10) << stall * 1e3 << " ms" << std::setw(10) << mStall * 1e3
-      << " ms   " << formatRelativeError(stall, mStall) << "  (median)\n";
+      << " ms   " << formatRelativeError(stall, mStall) << "  (median)\n"
+      << "  stalled     " << std::setw(10) << sm.predicted_stalled.size() << " steps"
+      << std::setw(7) << sm.measured_stalled.size() << " steps   precision "
+      << formatFixed(sm.precision, 2) << ", recall " << formatFixed(sm.recall, 2) << ", F1 "
+      << formatFixed(sm.f1, 2) << "  (stall > " << formatFixed(sm.threshold * 100, 0)
+      << " % of t_iter; median over iterations)\n";
+  if (sm.has_starts) {
+    out << "  step start  error " << formatMilliseconds(sm.start_error_median) << " median, "
+        << formatMilliseconds(sm.start_error_p90) << " p90, "
+        << formatMilliseconds(sm.start_error_max) << " max (step " << sm.start_error_worst_step
+        << "), " << formatFixed(100 * sm.start_error_max / mIter, 1) << " % of t_iter\n";
+  } else {
+    out << "  step start  not compared: the plan holds no predicted starts (made by an older "
+           "Swapscope)\n";
+  }
+  if (ex.reuseDelay() != plan.reuse_delay) {
+    out << "  the run keeps offloaded memory from reuse for " << ex.reuseDelay()
+        << " steps, the plan for " << plan.reuse_delay
+        << ": the schedule differs from the predicted one\n";
+  }
   if (ex.predictedPeak() != peak) {
     out << "  the kernels' workspaces raise the predicted peak to " << ex.predictedPeak()
         << " bytes ("

@@ -20,6 +20,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
+#include "common/stats.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
 #include "runtime/host_memory.h"
@@ -61,6 +62,8 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--policy", "P", "keep-all (default), swap-all or vdnn-conv");
   addDeviceOptions(args);
   args.option("--seed", "S", "seed of initialisation, shuffling, dropout, data (default 1)");
+  args.option("--warmup", "N",
+              "iterations left out of the per-iteration median (default 1); they still train");
   args.option("--lr", "X", "learning rate (default 0.01)");
   args.option("--momentum", "M", "SGD momentum (default 0.9)");
   args.option("--weight-decay", "W", "L2 weight decay (default 5e-4)");
@@ -99,6 +102,9 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   cfg.epochs = epochs.value_or(0);
   const std::uint64_t seed = seedOption(args);
   cfg.seed = seed;
+  int warmup = 1;
+  if (auto w = args.value("--warmup"))
+    warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000000));
   if (auto v = args.value("--lr")) cfg.sgd.lr = static_cast<float>(parseNumber(*v, "--lr", 0, 100));
   if (auto v = args.value("--momentum")) {
     cfg.sgd.momentum = static_cast<float>(parseNumber(*v, "--momentum", 0, 1));
@@ -177,6 +183,13 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     rt::saveWeights(*f, net, ex.readWeights(), ex.readRunningStats(), rules);
   }
 
+  // The per-iteration median after the warm-up: the first iterations include one-off costs
+  // (lazily loaded kernels, first touches of host memory).
+  std::optional<double> medianIter;
+  if (r.iteration_seconds.size() > static_cast<std::size_t>(warmup)) {
+    medianIter = median(
+        std::vector<double>(r.iteration_seconds.begin() + warmup, r.iteration_seconds.end()));
+  }
   const rt::PoolStats& pool = ex.poolStats();
   if (json) {
     nlohmann::ordered_json j{
@@ -190,6 +203,10 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
         {"cancelled", r.cancelled},
         {"seconds", r.seconds},
         {"images_per_s", r.images_per_s},
+        {"warmup", warmup},
+        {"t_iter_median_s", medianIter ? nlohmann::ordered_json(*medianIter) : nullptr},
+        {"images_per_s_median",
+         medianIter ? nlohmann::ordered_json(static_cast<double>(k) / *medianIter) : nullptr},
         {"first_loss", r.first_loss},
         {"final_loss", r.final_loss},
         {"mean_loss_recent", r.mean_recent_loss},
@@ -223,7 +240,13 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     out << "  test accuracy       " << std::setprecision(2) << 100.0 * test->accuracy() << " % of "
         << test->samples << " (loss " << std::setprecision(4) << test->loss << ")\n";
   }
-  out << std::setprecision(1) << "  throughput          " << r.images_per_s << " images/s\n"
+  out << std::setprecision(1) << "  throughput          " << r.images_per_s << " images/s";
+  if (medianIter) {
+    out << " (median iteration " << std::setprecision(2) << *medianIter * 1e3 << " ms after "
+        << warmup << " warm-up: " << std::setprecision(1) << static_cast<double>(k) / *medianIter
+        << " images/s)";
+  }
+  out << "\n"
       << "  pool high-water     " << formatBytes(pool.high_water) << " (" << pool.high_water
       << " bytes; analyzer predicted " << ex.predictedPeak() << ")\n"
       << "  swapped out         " << formatBytes(r.offload_bytes) << '\n'

@@ -17,6 +17,9 @@ void addDeviceOptions(ArgParser& args) {
   args.option("--workspace-limit", "SIZE",
               "cuda: the largest workspace one convolution pass may take under --conv-algo "
               "performance (default 256MiB); workspaces count against the budget");
+  args.option("--device-headroom", "SIZE",
+              "cuda: device memory left free beside the pool for what allocates outside it "
+              "(default 1GiB); a budget above free memory less this is refused");
 }
 
 rt::DeviceOptions deviceOptions(const ArgParser& args) {
@@ -42,6 +45,8 @@ rt::DeviceOptions deviceOptions(const ArgParser& args) {
   o.deterministic = args.has("--deterministic");
   if (auto v = args.value("--workspace-limit"))
     o.workspace_limit = parseByteSize(*v, "--workspace-limit");
+  if (auto v = args.value("--device-headroom"))
+    o.device_headroom = parseByteSize(*v, "--device-headroom");
   return o;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /// @brief The options every verb that runs the engine uses to open its device: --device, and for
-/// the CUDA backend --conv-algo, --deterministic, --math and --workspace-limit.
+/// the CUDA backend --conv-algo, --deterministic, --math, --workspace-limit and --device-headroom.
 #pragma once
 
 #include <memory>

@@ -2,6 +2,8 @@
 #include "analysis/gmap.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "common/error.h"
 
@@ -316,6 +318,30 @@ std::vector<SwapSteps> swapSteps(const Gmap& g) {
       out[b] = {};
     }
   }
+  return out;
+}
+
+LinearBytes paddedSize(const LinearBytes& size, BufferKind kind, const PoolPadding& padding) {
+  const std::int64_t m = kind == BufferKind::Workspace ? padding.workspace : padding.buffer;
+  if (m <= 0)
+    throw Error(ErrorKind::Runtime, "pool padding must be positive, not " + std::to_string(m));
+  auto up = [m](std::int64_t v) {
+    const std::int64_t r = v % m;
+    if (r == 0) return v;
+    if (v > INT64_MAX - (m - r)) {
+      throwBadInput("a buffer of " + std::to_string(v) + " bytes padded to a multiple of " +
+                    std::to_string(m) + " does not fit in 64-bit integers");
+    }
+    return v + (m - r);
+  };
+  return {up(size.fixed), up(size.per_sample)};
+}
+
+Gmap padGmap(const Gmap& gmap, const PoolPadding& padding) {
+  Gmap out = gmap;
+  if (padding == PoolPadding{}) return out;
+  for (GmapBuffer& b : out.buffers)
+    b.size = paddedSize(b.size, b.kind, padding);
   return out;
 }
 

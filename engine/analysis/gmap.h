@@ -77,6 +77,23 @@ struct Gmap {
 Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
                const std::vector<LinearBytes>* workspace = nullptr);
 
+/// How a backend rounds buffers in its pool. A buffer of a + b·k bytes takes
+/// round_up(a, m) + round_up(b, m)·k bytes, m = `buffer` (`workspace` for kernel workspaces), and
+/// starts at a multiple of m: the memory curve stays exact in k, and the curve of the padded GMAP
+/// (padGmap) is the pool's measured high-water mark to the byte. 1 and 1: no padding (the CPU
+/// backend); the CUDA backend pads every buffer to 16 bytes and workspaces to 256.
+struct PoolPadding {
+  std::int64_t buffer = 1;
+  std::int64_t workspace = 1;
+  friend constexpr bool operator==(const PoolPadding&, const PoolPadding&) = default;
+};
+/// `size` rounded as `padding` rounds a buffer of `kind`. Error(BadInput) naming the bytes when
+/// the rounded size does not fit in 64 bits; Error(Runtime) for a multiple that is not positive.
+LinearBytes paddedSize(const LinearBytes& size, BufferKind kind, const PoolPadding& padding);
+/// `gmap` with every buffer's size rounded by `padding`: the sizes the pool holds. Copies move the
+/// unpadded sizes, so executors keep both.
+Gmap padGmap(const Gmap& gmap, const PoolPadding& padding);
+
 /// Where a swapped FM leaves and re-enters the device: the forward step whose end releases it
 /// and the backward step it is prefetched for. Both 0 for a buffer that is not swapped.
 struct SwapSteps {

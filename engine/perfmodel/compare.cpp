@@ -165,4 +165,84 @@ RunComparison compareRuns(const store::RunData& a, const store::RunData& b, std:
   return c;
 }
 
+namespace {
+
+struct SetScore {
+  double precision = 1, recall = 1, f1 = 1;
+};
+
+SetScore scoreSets(const std::vector<int>& predicted, const std::vector<int>& measured) {
+  std::size_t both = 0;
+  for (const int p : predicted)
+    both += std::binary_search(measured.begin(), measured.end(), p) ? 1 : 0;
+  SetScore s;
+  if (!predicted.empty()) s.precision = static_cast<double>(both) / static_cast<double>(predicted.size());
+  if (!measured.empty()) s.recall = static_cast<double>(both) / static_cast<double>(measured.size());
+  s.f1 = s.precision + s.recall > 0 ? 2 * s.precision * s.recall / (s.precision + s.recall) : 0;
+  return s;
+}
+
+}  // namespace
+
+StallMetrics compareStalls(double predictedTIter, const std::vector<double>& predictedStall,
+                           const std::vector<double>& predictedStart,
+                           const std::vector<MeasuredIteration>& measured, double threshold) {
+  StallMetrics m;
+  m.threshold = threshold;
+  m.iterations = static_cast<int>(measured.size());
+  for (std::size_t j = 1; j < predictedStall.size(); ++j) {
+    m.stall_predicted += predictedStall[j];
+    if (predictedStall[j] > threshold * predictedTIter) m.predicted_stalled.push_back(static_cast<int>(j));
+  }
+  if (measured.empty()) return m;
+  std::vector<double> totals, precision, recall, f1;
+  std::map<int, int> stalledCount;
+  for (const MeasuredIteration& it : measured) {
+    double total = 0;
+    std::vector<int> stalled;
+    for (std::size_t j = 1; j < it.stall.size(); ++j) {
+      total += it.stall[j];
+      if (it.stall[j] > threshold * it.t_iter) {
+        stalled.push_back(static_cast<int>(j));
+        ++stalledCount[static_cast<int>(j)];
+      }
+    }
+    totals.push_back(total);
+    const SetScore s = scoreSets(m.predicted_stalled, stalled);
+    precision.push_back(s.precision);
+    recall.push_back(s.recall);
+    f1.push_back(s.f1);
+  }
+  m.stall_measured = median(totals);
+  m.precision = median(precision);
+  m.recall = median(recall);
+  m.f1 = median(f1);
+  for (const auto& [step, count] : stalledCount) {
+    if (2 * count > m.iterations) m.measured_stalled.push_back(step);
+  }
+  const std::size_t steps = measured.front().start.size();
+  if (steps > 1 && predictedStart.size() == steps) {
+    m.has_starts = true;
+    std::vector<double> errors;
+    for (std::size_t j = 1; j < steps; ++j) {
+      std::vector<double> starts;
+      for (const MeasuredIteration& it : measured)
+        if (j < it.start.size()) starts.push_back(it.start[j]);
+      if (starts.empty()) continue;
+      const double e = std::abs(predictedStart[j] - median(starts));
+      if (errors.empty() || e > m.start_error_max) {
+        m.start_error_max = e;
+        m.start_error_worst_step = static_cast<int>(j);
+      }
+      errors.push_back(e);
+    }
+    if (!errors.empty()) {
+      m.start_error_median = median(errors);
+      std::sort(errors.begin(), errors.end());
+      m.start_error_p90 = errors[static_cast<std::size_t>(0.9 * static_cast<double>(errors.size() - 1))];
+    }
+  }
+  return m;
+}
+
 }  // namespace swapscope::perf

@@ -61,6 +61,37 @@ struct RunComparison {
   std::size_t steps_total = 0;  ///< before `top` cut the list
 };
 
+/// One measured iteration, per step 1..2N (index 0 unused): the compute stream's idle time
+/// before the step and its start, from the iteration's start.
+struct MeasuredIteration {
+  double t_iter = 0;
+  std::vector<double> stall, start;
+};
+
+/// A plan's per-step predictions against measured iterations. A step is stalled when its stall
+/// exceeds `threshold` x t_iter (the predicted t_iter for the prediction, each iteration's own
+/// for the measurement).
+struct StallMetrics {
+  double threshold = 0.01;
+  int iterations = 0;
+  double stall_predicted = 0, stall_measured = 0;  ///< seconds per iteration; measured: median
+  std::vector<int> predicted_stalled;              ///< steps
+  std::vector<int> measured_stalled;               ///< steps stalled in most iterations
+  /// Of the stalled sets, the median over the iterations. An empty set has precision (predicted
+  /// empty) or recall (measured empty) 1, so two empty sets agree perfectly.
+  double precision = 0, recall = 0, f1 = 0;
+  /// |predicted - measured| start per step (measured: the median over the iterations), seconds.
+  bool has_starts = false;  ///< false: the plan has no predicted starts
+  double start_error_median = 0, start_error_p90 = 0, start_error_max = 0;
+  int start_error_worst_step = 0;
+};
+
+/// `steps` is 2N; `predicted_stall` per step 1..2N (index 0 unused) and `predicted_start` (may be
+/// empty) likewise.
+StallMetrics compareStalls(double predicted_t_iter, const std::vector<double>& predicted_stall,
+                           const std::vector<double>& predicted_start,
+                           const std::vector<MeasuredIteration>& measured, double threshold = 0.01);
+
 /// Compares two loaded runs. A run without recorded iterations has no fits: its curves and PCIe
 /// figures are left empty rather than refused, so a failed run still shows its identity.
 RunComparison compareRuns(const store::RunData& a, const store::RunData& b, std::size_t top = 20);

@@ -288,10 +288,32 @@ LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source) {
   double sse = 0;
   for (const FitPoint& p : pts) {
     const double r = f.seconds(p.x) - p.t;
+    f.residuals.push_back(r);
     sse += r * r;
     f.max_rel_error = std::max(f.max_rel_error, std::abs(r) / p.t);
   }
   f.rmse = std::sqrt(sse / static_cast<double>(pts.size()));
+  return f;
+}
+
+ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy, double lo,
+                                double hi) {
+  ProportionalFit f;
+  double sxy = 0, sxx = 0;
+  for (const auto& [x, y] : xy) {
+    sxy += x * y;
+    sxx += x * x;
+  }
+  if (xy.empty() || sxx <= 0) return f;
+  f.slope = std::clamp(sxy / sxx, lo, hi);
+  f.points = static_cast<int>(xy.size());
+  double sse = 0;
+  for (const auto& [x, y] : xy) {
+    const double r = f.slope * x - y;
+    f.residuals.push_back(r);
+    sse += r * r;
+  }
+  f.rmse = std::sqrt(sse / static_cast<double>(xy.size()));
   return f;
 }
 

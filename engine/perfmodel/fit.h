@@ -67,8 +67,20 @@ struct LinkFit {
   int points = 0;
   double rmse = 0;
   double max_rel_error = 0;
+  std::vector<double> residuals;  ///< predicted - measured seconds, per point
   double seconds(double bytes) const { return bandwidth > 0 ? latency + bytes / bandwidth : 0; }
 };
 LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source = {});
+
+/// Least squares `y = slope x` through the origin over (x, y) pairs, the slope clamped to
+/// [lo, hi]; residuals are slope x - y. An empty input gives slope 0 and no points.
+struct ProportionalFit {
+  double slope = 0;
+  int points = 0;
+  std::vector<double> residuals;
+  double rmse = 0;
+};
+ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy, double lo,
+                                double hi);
 
 }  // namespace swapscope::perf

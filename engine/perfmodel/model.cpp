@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "common/error.h"
@@ -57,6 +58,136 @@ std::string key(const std::string& scope, const std::string& target, StepKind ki
   return scope + "/" + target + "/" + std::string(stepKindName(kind));
 }
 
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+/// The disjoint union of intervals, sorted.
+std::vector<Interval> mergeIntervals(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const Interval& i : v) {
+    if (!out.empty() && i.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, i.second);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+/// The copy of `copies` (disjoint, sorted) that runs at time t, if any.
+const Interval* copyAt(const std::vector<Interval>& copies, std::int64_t t) {
+  auto it = std::upper_bound(copies.begin(), copies.end(), t,
+                             [](std::int64_t v, const Interval& c) { return v < c.first; });
+  if (it == copies.begin()) return nullptr;
+  --it;
+  return t < it->second ? &*it : nullptr;
+}
+
+/// Whether a copy of `copies` runs anywhere in [lo, hi).
+bool copyWithin(const std::vector<Interval>& copies, std::int64_t lo, std::int64_t hi) {
+  if (copyAt(copies, lo)) return true;
+  auto it = std::upper_bound(copies.begin(), copies.end(), lo,
+                             [](std::int64_t v, const Interval& c) { return v < c.first; });
+  return it != copies.end() && it->first < hi;
+}
+
+/// The compute stream's hand-off cost and the contention between copies and compute, from the
+/// recorded timeline (t_ready and time beside a copy per step sample, schema version 2):
+/// - dispatch: the median gap between the moment a compute task could start (the previous
+///   task's end or its t_ready, whichever is later) and its start, where no copy ran meanwhile;
+/// - start_block: where a copy ran at the moment a task could start plus the dispatch, the wait
+///   beyond that moment against the copy's remaining time;
+/// - slowdown: a step's time beyond the median of its (layer, direction, k) samples without a
+///   copy beside them, against its time beside a copy.
+void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit& contention) {
+  if (run.schema_version < 2) return;
+  for (const auto& s : run.samples) {
+    if (s.ready_ns < 0 || s.copy_overlap_ns < 0) return;  // not recorded
+  }
+  std::map<std::pair<std::int64_t, int>, std::vector<Interval>> copies;
+  for (const auto& t : run.transfers) {
+    if (t.kind != store::TransferKind::Readback && t.end_ns > t.start_ns)
+      copies[{t.k, t.iteration}].emplace_back(t.start_ns, t.end_ns);
+  }
+  for (auto& [id, v] : copies)
+    v = mergeIntervals(std::move(v));
+  std::map<std::pair<std::int64_t, int>, std::vector<const store::SampleRow*>> byIteration;
+  for (const auto& s : run.samples)
+    byIteration[{s.k, s.iteration}].push_back(&s);
+  struct Candidate {
+    std::int64_t could = 0, start = 0;
+    const std::vector<Interval>* copies = nullptr;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<double> gaps;
+  static const std::vector<Interval> kNone;
+  for (auto& [id, samples] : byIteration) {
+    std::sort(samples.begin(), samples.end(), [](const auto* a, const auto* b) {
+      return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->step < b->step;
+    });
+    const auto c = copies.find(id);
+    const std::vector<Interval>& cs = c == copies.end() ? kNone : c->second;
+    for (std::size_t i = 1; i < samples.size(); ++i) {
+      const auto& prev = *samples[i - 1];
+      const auto& s = *samples[i];
+      const std::int64_t could = std::max(prev.start_ns + prev.time_ns,
+                                          s.direction == store::Direction::Update ? 0 : s.ready_ns);
+      if (s.start_ns < could) continue;  // overlapping records: not one stream
+      candidates.push_back({could, s.start_ns, &cs});
+      if (!copyWithin(cs, could, std::max(could + 1, s.start_ns)))
+        gaps.push_back(static_cast<double>(s.start_ns - could) * 1e-9);
+    }
+  }
+  if (!gaps.empty()) {
+    dispatch.present = true;
+    dispatch.seconds = median(gaps);
+    dispatch.points = static_cast<int>(gaps.size());
+    double sse = 0;
+    for (const double g : gaps) {
+      dispatch.residuals.push_back(g - dispatch.seconds);
+      sse += (g - dispatch.seconds) * (g - dispatch.seconds);
+    }
+    dispatch.rmse = std::sqrt(sse / static_cast<double>(gaps.size()));
+  }
+  const auto d = static_cast<std::int64_t>(std::llround(dispatch.seconds * 1e9));
+  std::vector<std::pair<double, double>> blocked;
+  for (const Candidate& c : candidates) {
+    const std::int64_t nominal = c.could + d;
+    if (const Interval* copy = copyAt(*c.copies, nominal)) {
+      blocked.emplace_back(static_cast<double>(copy->second - nominal) * 1e-9,
+                           static_cast<double>(c.start - nominal) * 1e-9);
+    }
+  }
+  const ProportionalFit block = fitProportional(blocked, 0.0, 1.0);
+
+  std::map<std::tuple<int, store::Direction, std::int64_t>, std::vector<double>> clean;
+  for (const auto& s : run.samples) {
+    if (s.copy_overlap_ns == 0)
+      clean[{s.layer, s.direction, s.k}].push_back(static_cast<double>(s.time_ns) * 1e-9);
+  }
+  std::map<std::tuple<int, store::Direction, std::int64_t>, double> cleanMedian;
+  for (auto& [id, v] : clean)
+    cleanMedian[id] = median(v);
+  std::vector<std::pair<double, double>> slowed;
+  for (const auto& s : run.samples) {
+    if (s.copy_overlap_ns <= 0) continue;
+    const auto it = cleanMedian.find({s.layer, s.direction, s.k});
+    if (it == cleanMedian.end()) continue;
+    slowed.emplace_back(static_cast<double>(s.copy_overlap_ns) * 1e-9,
+                        static_cast<double>(s.time_ns) * 1e-9 - it->second);
+  }
+  const ProportionalFit slow = fitProportional(slowed, 0.0, kMaxSlowdown);
+  contention.present = true;
+  contention.start_block = block.slope;
+  contention.start_block_points = block.points;
+  contention.start_block_residuals = block.residuals;
+  contention.start_block_rmse = block.rmse;
+  contention.slowdown = slow.slope;
+  contention.slowdown_points = slow.points;
+  contention.slowdown_residuals = slow.residuals;
+  contention.slowdown_rmse = slow.rmse;
+}
+
 }  // namespace
 
 PerfModel PerfModel::fit(const store::RunData& run) {
@@ -66,6 +197,14 @@ PerfModel PerfModel::fit(const store::RunData& run) {
   PerfModel m;
   m.m_hash = run.network.structure_hash;
   m.m_device = run.meta.device;
+  if (const auto it = run.meta.extra.find("pool_alignment"); it != run.meta.extra.end()) {
+    try {
+      m.m_poolAlignment = std::max<std::int64_t>(1, std::stoll(it->second));
+    } catch (const std::exception&) {
+      throwBadInput("'" + run.path + "': meta 'pool_alignment' is '" + it->second.substr(0, 40) +
+                    "', not a number of bytes");
+    }
+  }
   m.m_minK = run.iterations.front().k;
   for (const auto& it : run.iterations) {
     m.m_minK = std::min(m.m_minK, it.k);
@@ -83,11 +222,17 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     c.fm = l.fm;
   }
 
-  // The median time per layer, direction and k over the recorded iterations.
+  fitTimeline(run, m.m_dispatch, m.m_contention);
+
+  // The median time per layer, direction and k over the recorded iterations; with a fitted
+  // compute slowdown, each time without what the copies beside it added.
   std::map<std::tuple<int, StepKind, std::int64_t>, std::vector<double>> times;
   for (const auto& s : run.samples) {
     if (s.layer < 0 || static_cast<std::size_t>(s.layer) >= costs.size()) continue;
-    times[{s.layer, kindOf(s.direction), s.k}].push_back(static_cast<double>(s.time_ns) * 1e-9);
+    double t = static_cast<double>(s.time_ns) * 1e-9;
+    if (m.m_contention.present && s.copy_overlap_ns > 0)
+      t -= m.m_contention.slowdown * static_cast<double>(s.copy_overlap_ns) * 1e-9;
+    times[{s.layer, kindOf(s.direction), s.k}].push_back(t);
   }
   std::map<std::string, std::vector<FitPoint>> points;
   std::map<std::string, GroupFit> meta;
@@ -138,28 +283,47 @@ PerfModel PerfModel::fit(const store::RunData& run) {
                                     [](std::int64_t s, const auto& iv) { return s < iv.second; });
     return o != v.end() && o->first < t.end_ns;
   };
-  std::vector<FitPoint> alone[2], both[2];
+  // Per direction, per whether the copy ran beside compute (at least half its time), per
+  // whether it overlapped one in the other direction.
+  std::vector<FitPoint> pts[2][2][2];
   for (const auto* t : copies) {
-    const FitPoint p{static_cast<double>(t->bytes),
-                     static_cast<double>(t->end_ns - t->start_ns) * 1e-9, t->k};
-    (overlapsOther(*t) ? both : alone)[t->to_host ? 1 : 0].push_back(p);
+    const std::int64_t dur = t->end_ns - t->start_ns;
+    const FitPoint p{static_cast<double>(t->bytes), static_cast<double>(dur) * 1e-9, t->k};
+    const int beside = 2 * t->overlap_ns >= dur && dur > 0 ? 1 : 0;
+    pts[t->to_host ? 1 : 0][beside][overlapsOther(*t) ? 1 : 0].push_back(p);
   }
-  bool fittedAlone[2] = {false, false};
+  bool fittedAlone[2][2] = {{false, false}, {false, false}};
   for (int d = 0; d < 2; ++d) {
-    fittedAlone[d] = alone[d].size() >= 2;
-    const auto& fitPts = fittedAlone[d] ? alone[d] : both[d];
-    if (fitPts.empty()) continue;
-    (d ? m.m_d2h : m.m_h2d) =
-        fitLink(fitPts, "'" + run.path + "': the " + (d ? "device-to-host" : "host-to-device") +
-                            " copies in table transfers");
+    const std::string what = "'" + run.path + "': the " +
+                             (d ? "device-to-host" : "host-to-device") +
+                             " copies in table transfers";
+    auto fitClass = [&](int beside) -> std::optional<LinkFit> {
+      if (pts[d][beside][0].size() < 2) return std::nullopt;
+      fittedAlone[d][beside] = true;
+      return fitLink(pts[d][beside][0],
+                     what + (beside ? " that ran beside compute" : " that ran without compute"));
+    };
+    std::optional<LinkFit> without = fitClass(0), beside = fitClass(1);
+    if (!without && !beside) {  // too few copies apart: one line through all of them
+      std::vector<FitPoint> all;
+      for (const auto& byCompute : pts[d])
+        for (const auto& byDuplex : byCompute)
+          all.insert(all.end(), byDuplex.begin(), byDuplex.end());
+      if (all.empty()) continue;
+      without = fitLink(all, what);
+    }
+    (d ? m.m_d2h : m.m_h2d) = without ? *without : *beside;
+    (d ? m.m_d2hBeside : m.m_h2dBeside) = beside ? *beside : *without;
   }
   std::vector<double> ratios;
   for (int d = 0; d < 2; ++d) {
-    if (!fittedAlone[d]) continue;
-    const LinkFit& f = d ? m.m_d2h : m.m_h2d;
-    for (const FitPoint& p : both[d]) {
-      const double pred = f.seconds(p.x);
-      if (pred > 0) ratios.push_back(p.t / pred);
+    for (int beside = 0; beside < 2; ++beside) {
+      if (!fittedAlone[d][beside]) continue;
+      const LinkFit& f = beside ? (d ? m.m_d2hBeside : m.m_h2dBeside) : (d ? m.m_d2h : m.m_h2d);
+      for (const FitPoint& p : pts[d][beside][1]) {
+        const double pred = f.seconds(p.x);
+        if (pred > 0) ratios.push_back(p.t / pred);
+      }
     }
   }
   m.m_duplex = ratios.empty() ? 1.0 : std::max(1.0, median(ratios));
@@ -243,8 +407,10 @@ Estimate BoundModel::step(int layer, StepKind kind, std::int64_t k) const {
   return predictStep(e.curve, e.transferred, (*m_costs)[static_cast<std::size_t>(layer)], kind, k);
 }
 
-double PerfModel::transfer(std::int64_t bytes, bool to_host) const {
-  return bytes > 0 ? link(to_host).seconds(static_cast<double>(bytes)) : 0.0;
+double PerfModel::transfer(std::int64_t bytes, bool to_host, bool beside_compute) const {
+  if (bytes <= 0) return 0.0;
+  const LinkFit& f = beside_compute ? linkBesideCompute(to_host) : link(to_host);
+  return f.seconds(static_cast<double>(bytes));
 }
 
 std::vector<store::FitRow> PerfModel::fitRows() const {
@@ -264,6 +430,24 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
                                ",\"duplex_factor\":" + std::to_string(m_duplex) + "}";
     rows.push_back({0, "pcie", toHost ? "d2h" : "h2d", toHost ? "d2h" : "h2d", "affine", params,
                     f.points, f.rmse, f.max_rel_error, true});
+    const LinkFit& b = linkBesideCompute(toHost);
+    const std::string besideParams = "{\"latency_s\":" + std::to_string(b.latency) +
+                                     ",\"bytes_per_s\":" + std::to_string(b.bandwidth) + "}";
+    rows.push_back({0, "pcie", toHost ? "d2h+compute" : "h2d+compute", toHost ? "d2h" : "h2d",
+                    "affine", besideParams, b.points, b.rmse, b.max_rel_error, true});
+  }
+  if (m_dispatch.present) {
+    rows.push_back({0, "dispatch", "compute", "-", "median",
+                    "{\"seconds\":" + std::to_string(m_dispatch.seconds) + "}",
+                    m_dispatch.points, m_dispatch.rmse, 0, true});
+  }
+  if (m_contention.present) {
+    rows.push_back({0, "contention", "compute-slowdown", "-", "proportional",
+                    "{\"slowdown\":" + std::to_string(m_contention.slowdown) + "}",
+                    m_contention.slowdown_points, m_contention.slowdown_rmse, 0, true});
+    rows.push_back({0, "contention", "start-block", "-", "proportional",
+                    "{\"start_block\":" + std::to_string(m_contention.start_block) + "}",
+                    m_contention.start_block_points, m_contention.start_block_rmse, 0, true});
   }
   return rows;
 }

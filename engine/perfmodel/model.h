@@ -38,6 +38,39 @@ struct Estimate {
 
 class BoundModel;
 
+/// The compute stream's hand-off: seconds between the moment a task could start (the previous
+/// task's end or its t_ready, whichever is later) and its start, where no copy ran meanwhile.
+/// Measured the same way on every backend (on CUDA it is the launch and event overhead).
+struct DispatchFit {
+  bool present = false;  ///< false: no t_ready recorded (a schema-version-1 file)
+  double seconds = 0;    ///< the median gap
+  int points = 0;
+  std::vector<double> residuals;  ///< gap - seconds, per gap
+  double rmse = 0;
+};
+
+/// How copies on the swap streams and compute on the compute stream slow each other (both 0
+/// where they share nothing, as a GPU's copy engines should show). Fitted to the profile's
+/// timeline by least squares through the origin; each keeps its residuals.
+/// The largest compute slowdown fitted (a copy never stops compute entirely in the model).
+inline constexpr double kMaxSlowdown = 0.95;
+
+struct ContentionFit {
+  bool present = false;  ///< false: not recorded (a schema-version-1 file)
+  /// Compute slowed by copies: a step's time grows by `slowdown` x the time a copy runs beside
+  /// it (0: not at all, 1: compute stops while a copy runs; kept below 1).
+  double slowdown = 0;
+  int slowdown_points = 0;
+  std::vector<double> slowdown_residuals;  ///< seconds, per step sample with a copy beside it
+  double slowdown_rmse = 0;
+  /// A step that could start while a copy runs waits for `start_block` x the copy's remaining
+  /// time first (0: starts at once, 1: waits for the copy to end).
+  double start_block = 0;
+  int start_block_points = 0;
+  std::vector<double> start_block_residuals;  ///< seconds, per such step
+  double start_block_rmse = 0;
+};
+
 class PerfModel {
  public:
   /// Fits every group of the run's samples (the median per layer, direction and k) and its
@@ -51,15 +84,26 @@ class PerfModel {
   /// The curves for every step of `net`, resolved once (see BoundModel). `net` and `costs` must
   /// outlive the result.
   BoundModel bind(const Network& net, const std::vector<LayerCost>& costs) const;
-  /// One offload (to_host) or prefetch of `bytes`, alone on the link.
-  double transfer(std::int64_t bytes, bool to_host) const;
+  /// One offload (to_host) or prefetch of `bytes`, alone on the link; `beside_compute`: while
+  /// the compute stream runs (fitted apart: on the CPU backend the copies share its cores).
+  double transfer(std::int64_t bytes, bool to_host, bool beside_compute = false) const;
   /// Factor (>= 1) by which a transfer slows while the other direction is busy.
   double duplexFactor() const { return m_duplex; }
+  const DispatchFit& dispatch() const { return m_dispatch; }
+  const ContentionFit& contention() const { return m_contention; }
 
   const std::vector<GroupFit>& groups() const { return m_groups; }
+  /// The copies that ran without compute beside them (fallback: all of that direction).
   const LinkFit& link(bool to_host) const { return to_host ? m_d2h : m_h2d; }
+  /// The copies that ran beside compute (fallback: link()).
+  const LinkFit& linkBesideCompute(bool to_host) const {
+    return to_host ? m_d2hBeside : m_h2dBeside;
+  }
   const std::string& networkHash() const { return m_hash; }
   const std::string& device() const { return m_device; }
+  /// The byte alignment of the profiled device's pool (meta 'pool_alignment'; 1 where the run
+  /// did not record it): the planner places buffers as that pool does.
+  std::int64_t poolAlignment() const { return m_poolAlignment; }
   std::int64_t minK() const { return m_minK; }
   std::int64_t maxK() const { return m_maxK; }
   /// The fits as run-database rows (store::RunWriter::addFit).
@@ -72,10 +116,13 @@ class PerfModel {
 
   std::vector<GroupFit> m_groups;
   std::map<std::string, std::size_t> m_index;  ///< scope/target/kind -> m_groups
-  LinkFit m_h2d, m_d2h;
+  LinkFit m_h2d, m_d2h, m_h2dBeside, m_d2hBeside;
   double m_duplex = 1;
+  DispatchFit m_dispatch;
+  ContentionFit m_contention;
   std::string m_hash, m_device;
   std::int64_t m_minK = 0, m_maxK = 0;
+  std::int64_t m_poolAlignment = 1;
 };
 
 /// A PerfModel resolved for one network: per layer and step kind, the curve to use and its

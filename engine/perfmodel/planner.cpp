@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "analysis/prefetch_schedule.h"
+#include "analysis/reuse_delay.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
@@ -75,11 +76,6 @@ Prepared prepare(const Network& net, const std::vector<LayerCost>& costs, const 
   return p;
 }
 
-int chooseDelay(int requested, std::int64_t budget, std::int64_t peak) {
-  if (requested >= 0) return requested;
-  return static_cast<double>(budget) >= 1.05 * static_cast<double>(peak) ? 4 : 0;
-}
-
 struct StepTimes;
 
 /// What every plan of one network shares; owned by Planner::Impl, never moved (the bound
@@ -93,8 +89,10 @@ struct Context {
         swapAll(prepare(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs))),
         keepAll(prepare(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs))),
         vdnnConv(prepare(net, costs, makeSwapSet(SwapPolicy::VdnnConv, net, costs))) {
-    for (const auto& c : costs)
+    for (const auto& c : costs) {
       paramBytes += c.params * kFloatBytes;
+      updateTasks += c.params > 0 ? 1 : 0;  // the executor's SGD task per layer with weights
+    }
   }
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -104,6 +102,7 @@ struct Context {
   const BoundModel bound;
   const Prepared swapAll, keepAll, vdnnConv;
   std::int64_t paramBytes = 0;
+  int updateTasks = 0;
 
   /// The prepared plan of a set: one of the three policies' as it is, else the one built for
   /// the same set before (by any call, on any thread), else built now and kept. The GMAP and
@@ -155,6 +154,16 @@ struct Context {
   mutable std::mutex timesMutex;
   mutable std::unordered_map<std::int64_t, std::shared_ptr<const StepTimes>> times;
 };
+
+/// The reuse delay the executor will run `p` with at k (analysis/reuse_delay.h), unless the
+/// request fixes one.
+int chooseDelay(int requested, const Context& ctx, const Prepared& p, std::int64_t k,
+                std::int64_t budget, std::int64_t peak) {
+  if (requested >= 0) return requested;
+  const std::vector<int> moveTo = hoistPrefetches(p.gmap, p.curve, k, peak).move_to;
+  return chooseReuseDelay(p.gmap, executionOrder(p.gmap, moveTo), k, budget,
+                          ctx.model.poolAlignment());
+}
 
 /// Compute times at one k. They do not depend on the swap set (step j is the same layer in
 /// every GMAP of a network), so one k's times serve every set tried at that k.
@@ -211,14 +220,22 @@ SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,
   in.k = times.k;
   in.step_seconds = times.step_seconds;
   in.update_seconds = times.update_seconds;
-  in.offload_seconds.resize(p.gmap.buffers.size());
-  in.prefetch_seconds.resize(p.gmap.buffers.size());
-  for (std::size_t b = 0; b < p.gmap.buffers.size(); ++b) {
+  const std::size_t buffers = p.gmap.buffers.size();
+  for (auto* v : {&in.offload_seconds, &in.prefetch_seconds, &in.offload_beside_seconds,
+                  &in.prefetch_beside_seconds})
+    v->resize(buffers);
+  for (std::size_t b = 0; b < buffers; ++b) {
     const std::int64_t bytes = p.gmap.buffers[b].size.at(times.k);
     in.offload_seconds[b] = ctx.model.transfer(bytes, true);
     in.prefetch_seconds[b] = ctx.model.transfer(bytes, false);
+    in.offload_beside_seconds[b] = ctx.model.transfer(bytes, true, true);
+    in.prefetch_beside_seconds[b] = ctx.model.transfer(bytes, false, true);
   }
   in.duplex_factor = ctx.model.duplexFactor();
+  in.dispatch_seconds = ctx.model.dispatch().seconds;
+  in.update_tasks = ctx.updateTasks;
+  in.start_block = ctx.model.contention().start_block;
+  in.slowdown = ctx.model.contention().slowdown;
   in.prefetch_issue = hoistPrefetches(p.gmap, p.curve, times.k, peak).move_to;
   in.reuse_delay = delay;
   return in;
@@ -233,7 +250,7 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   e.k = times.k;
   e.swapped = p.set;
   e.peak = peak;
-  e.reuse_delay = chooseDelay(reuseDelay, budget, peak);
+  e.reuse_delay = chooseDelay(reuseDelay, ctx, p, times.k, budget, peak);
   const SimInput in = simInput(ctx, p, times, peak, e.reuse_delay);
   e.sim = simulate(in);
   const int n = p.gmap.forward_steps;
@@ -350,7 +367,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   if (peak > budget) return std::nullopt;
   const Gmap& g = swapAll.gmap;
   const int n = g.forward_steps;
-  const int delay = chooseDelay(reuseDelay, budget, peak);
+  const int delay = chooseDelay(reuseDelay, ctx, swapAll, k, budget, peak);
   SimInput in = simInput(ctx, swapAll, times, peak, delay);
   const SimSchedule schedule(in);  // pins change durations only
   SimResult sim = simulate(schedule, in);
@@ -964,7 +981,7 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
   pr.t_iter_s = e.sim.t_iter;
   pr.throughput = e.sim.throughput;
   pr.peak_bytes = e.peak;
-  pr.stall_s = e.sim.stall;
+  pr.stall_s = e.sim.idle();  // what a run measures: the compute stream's idle time
   pr.t_whole_s = r.t_whole;
   pr.delta_s = r.delta;
   pr.extrapolated = e.extrapolated;
@@ -974,8 +991,11 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
     const int layer = g.step_layer[j];
     pr.stalls.push_back({static_cast<int>(j), net.layer(layer).name,
                          g.isBackwardStep(static_cast<int>(j)) ? "bwd" : "fwd",
-                         e.sim.steps[j].stall});
+                         e.sim.steps[j].stall + e.sim.steps[j].dispatch});
   }
+  pr.start_s.reserve(e.sim.steps.size());
+  for (std::size_t j = 1; j < e.sim.steps.size(); ++j)
+    pr.start_s.push_back(e.sim.steps[j].start);
   return p;
 }
 

@@ -51,8 +51,8 @@ struct PlanRequest {
   double lr_base = 0.1;
   std::int64_t k_base = 256;
   double lr_c = 0;  ///< eq. 9's c; 0: the linear scaling rule
-  /// Steps offloaded memory is kept from reuse. -1: 4 when the budget leaves 5 % above the peak,
-  /// else 0 (what the CPU runtime chooses in practice).
+  /// Steps offloaded memory is kept from reuse. -1: the delay the executor chooses for the plan
+  /// (analysis/reuse_delay.h).
   int reuse_delay = -1;
   /// Paper mode: try every k from the top down, as Algorithm 2 is written, instead of the grid
   /// descent and bisection (see plan()). Slow on large k ranges; for checking the fast search.

@@ -28,6 +28,49 @@ double duplexSlowdown(const std::vector<BusyInterval>& other, double start, doub
   return dur + std::min(overlap, dur) * (factor - 1.0);
 }
 
+/// When `work` seconds of compute that start at `start` finish, progressing at 1 - `slowdown`
+/// while a copy of `a` or `b` runs.
+double advance(const std::vector<BusyInterval>& a, const std::vector<BusyInterval>& b,
+               double start, double work, double slowdown, std::vector<std::pair<double, double>>& scratch) {
+  if (slowdown <= 0 || work <= 0) return start + work;
+  scratch.clear();
+  for (const auto* list : {&a, &b}) {
+    for (auto it = list->rbegin(); it != list->rend() && it->end > start; ++it) {
+      if (it->end > it->start) scratch.emplace_back(it->start, it->end);
+    }
+  }
+  if (scratch.empty()) return start + work;
+  std::sort(scratch.begin(), scratch.end());
+  const double rate = 1.0 - slowdown;
+  double t = start, left = work;
+  for (std::size_t i = 0; i < scratch.size(); ++i) {
+    double lo = scratch[i].first, hi = scratch[i].second;
+    while (i + 1 < scratch.size() && scratch[i + 1].first <= hi)
+      hi = std::max(hi, scratch[++i].second);
+    if (hi <= t) continue;
+    lo = std::max(lo, t);
+    if (lo - t >= left) return t + left;
+    left -= lo - t;
+    t = lo;
+    if ((hi - t) * rate >= left) return t + left / rate;
+    left -= (hi - t) * rate;
+    t = hi;
+  }
+  return t + left;
+}
+
+/// The end of the latest copy of `a` or `b` that runs at time t; t where none does.
+double copyRunningUntil(const std::vector<BusyInterval>& a, const std::vector<BusyInterval>& b,
+                        double t) {
+  double until = t;
+  for (const auto* list : {&a, &b}) {
+    for (auto it = list->rbegin(); it != list->rend() && it->end > t; ++it) {
+      if (it->start <= t) until = std::max(until, it->end);
+    }
+  }
+  return until;
+}
+
 }  // namespace
 
 SimSchedule::PerStep SimSchedule::group(std::vector<std::pair<int, int>>& stepBuffer,
@@ -128,6 +171,15 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
 
   double ci = 0, co = 0, cc = 0;  // stream clocks: swap-in, swap-out, compute
   double loaded = 0;
+  r.dispatch = 0;
+  const double d = in.dispatch_seconds;
+  const bool yields = in.start_block >= 0.5;
+  const bool besideOff = in.offload_beside_seconds.size() >= g.buffers.size();
+  const bool besidePre = in.prefetch_beside_seconds.size() >= g.buffers.size();
+  // Whether a copy starting at `start` runs beside compute: not where compute yields to it and
+  // it starts while compute waits for its next step (compute clock `c` plus the hand-off).
+  auto beside = [&](double start, double c) { return !yields || start < c || start > c + d; };
+  std::vector<std::pair<double, double>> scratch;
   for (const int b : sc.m_loads) {
     const double dur = in.prefetch_seconds[static_cast<std::size_t>(b)];
     r.h2d.push_back({ci, ci + dur, b, 1});
@@ -142,7 +194,9 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
     each(sc.m_opens, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max({ci, prevFinish, offloadEnd[bb], memReady});
-      const double dur = duplexSlowdown(r.d2h, start, in.prefetch_seconds[bb], in.duplex_factor);
+      const double alone = besidePre && beside(start, cc) ? in.prefetch_beside_seconds[bb]
+                                                          : in.prefetch_seconds[bb];
+      const double dur = duplexSlowdown(r.d2h, start, alone, in.duplex_factor);
       prefetchEnd[bb] = start + dur;
       ci = prefetchEnd[bb];
       r.h2d.push_back({start, ci, b, static_cast<int>(j)});
@@ -152,22 +206,30 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
          [&](int b) { ready = std::max(ready, prefetchEnd[static_cast<std::size_t>(b)]); });
     StepTiming& t = r.steps[j];
     t.ready = ready;
-    t.start = std::max({cc, ready, memReady});
-    t.stall = t.start - cc;
-    t.finish = t.start + in.step_seconds[j];
+    const double could = std::max({cc, ready, memReady}) + d;
+    t.start = in.start_block > 0
+                  ? could + in.start_block * (copyRunningUntil(r.h2d, r.d2h, could) - could)
+                  : could;
+    t.dispatch = d;
+    t.stall = t.start - cc - d;
+    t.finish = advance(r.h2d, r.d2h, t.start, in.step_seconds[j], in.slowdown, scratch);
     cc = t.finish;
     r.stall += t.stall;
+    r.dispatch += d;
     each(sc.m_offloads, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max(co, t.finish);
-      const double dur = duplexSlowdown(r.h2d, start, in.offload_seconds[bb], in.duplex_factor);
+      const double alone = besideOff && beside(start, cc) ? in.offload_beside_seconds[bb]
+                                                          : in.offload_seconds[bb];
+      const double dur = duplexSlowdown(r.h2d, start, alone, in.duplex_factor);
       offloadEnd[bb] = start + dur;
       co = offloadEnd[bb];
       r.d2h.push_back({start, co, b, static_cast<int>(j)});
     });
     if (in.curve) r.pool.emplace_back(t.start, in.curve->resident[j].at(in.k));
   }
-  cc += in.update_seconds;
+  cc += in.update_seconds + d * in.update_tasks;
+  r.dispatch += d * in.update_tasks;
   r.t_iter = std::max({cc, ci, co});
   if (in.curve) r.pool.emplace_back(r.t_iter, in.curve->persistent.at(in.k));
   r.throughput = r.t_iter > 0 ? static_cast<double>(in.k) / r.t_iter : 0;

@@ -9,9 +9,16 @@
 /// - an offload starts on swap-out when its producer finishes; the FM's memory is reused
 ///   `reuse_delay` steps after its forward release, and the step that reuses it waits for the
 ///   offload;
-/// - step j starts at max(finish of j-1, t_ready[j], memory); the stall is the wait;
-/// - the SGD update follows the last backward step; the iteration ends when all streams drain.
-/// A transfer that runs while the other direction is busy is slowed by the duplex factor.
+/// - step j could start at max(finish of j-1, t_ready[j], memory); it starts the compute
+///   stream's hand-off (dispatch) later, and where a copy runs at that moment, `start_block` x
+///   the copy's remaining time later still; the stall is the wait beyond the hand-off;
+/// - while a copy runs beside a step, the step progresses at 1 - `slowdown` of its rate;
+/// - the SGD update's tasks follow the last backward step, each after a hand-off; the iteration
+///   ends when all streams drain.
+/// A transfer that runs while the other direction is busy is slowed by the duplex factor. A copy
+/// runs at its rate beside compute unless the compute stream yields to it (start_block >= 0.5)
+/// and it starts while compute waits for its next step (between the end of the step before and
+/// that end plus the hand-off): then it runs at its rate without compute.
 #pragma once
 
 #include <cstdint>
@@ -30,13 +37,21 @@ struct SimInput {
   double update_seconds = 0;             ///< the SGD update after backward
   std::vector<double> offload_seconds;   ///< per GMAP buffer, alone on the link
   std::vector<double> prefetch_seconds;  ///< per GMAP buffer, alone on the link
+  /// Per GMAP buffer, beside compute; empty: as offload_seconds / prefetch_seconds.
+  std::vector<double> offload_beside_seconds, prefetch_beside_seconds;
   double duplex_factor = 1;
   std::vector<int> prefetch_issue;  ///< per buffer: the step its prefetch opens, 0: its GMAP step
   int reuse_delay = 0;
+  double dispatch_seconds = 0;  ///< the compute stream's hand-off before each task
+  int update_tasks = 0;         ///< the SGD update's tasks, each after a hand-off
+  double start_block = 0;       ///< 0..1: how much of a running copy a starting step waits for
+  double slowdown = 0;          ///< 0..kMaxSlowdown: compute's lost rate beside a copy
 };
 
 struct StepTiming {
-  double ready = 0, start = 0, finish = 0, stall = 0;
+  double ready = 0, start = 0, finish = 0;
+  double stall = 0;     ///< the wait beyond the hand-off (for data, memory or a copy)
+  double dispatch = 0;  ///< the hand-off before it
 };
 
 struct BusyInterval {
@@ -50,7 +65,10 @@ struct SimResult {
   std::vector<BusyInterval> h2d, d2h;
   std::vector<std::pair<double, std::int64_t>> pool;  ///< (time, bytes resident from then on)
   double t_iter = 0;
-  double stall = 0;                  ///< total compute stall
+  double stall = 0;                  ///< total compute stall (waits beyond the hand-offs)
+  double dispatch = 0;               ///< total hand-off time of the compute stream
+  /// The compute stream's idle time per iteration, which is what a run measures as stall.
+  double idle() const { return stall + dispatch; }
   double throughput = 0;             ///< samples per second
   std::vector<double> transfer_end;  ///< scratch: per buffer, offload then prefetch end times
   std::vector<int> stalled_steps() const;

@@ -3,6 +3,7 @@
 
 #include <charconv>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/gpu_inventory.h"
@@ -38,6 +39,22 @@ std::string_view taskKindName(TaskKind k) {
       return "readback";
   }
   return "?";
+}
+
+void checkDeviceBudget(const std::string& device, std::int64_t free, std::int64_t total,
+                       std::int64_t headroom, std::int64_t budget) {
+  if (free <= 0) return;
+  if (headroom < 0) {
+    throwBadInput("the device headroom cannot be negative: " + std::to_string(headroom));
+  }
+  const std::int64_t usable = free - headroom;
+  if (budget <= usable) return;
+  auto both = [](std::int64_t v) { return formatBytes(v) + " (" + std::to_string(v) + " bytes)"; };
+  throwBadInput("the budget of " + both(budget) + " exceeds what " + device +
+                " can give the pool: " + both(free) + " free of " + formatBytes(total) +
+                " less the headroom of " + both(headroom) + " leaves " +
+                (usable > 0 ? both(usable) : std::string("nothing")) +
+                "; lower the budget or --device-headroom");
 }
 
 std::string_view convAlgoPolicyName(ConvAlgoPolicy p) {

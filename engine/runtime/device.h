@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/gmap.h"
 #include "analysis/layer_cost.h"
 #include "graph/network.h"
 #include "runtime/kernel.h"
@@ -82,7 +83,16 @@ struct DeviceOptions {
   bool deterministic = false;
   MathMode math = MathMode::Fp32;
   std::int64_t workspace_limit = std::int64_t{256} << 20;  ///< bytes, per convolution pass
+  /// Device memory left free beside the pool, for what allocates outside it (lazily loaded
+  /// kernel modules, cuDNN's internals): a budget above free memory less this is refused.
+  std::int64_t device_headroom = std::int64_t{1} << 30;
 };
+
+/// The device-memory check of a pool in device memory, before anything is allocated:
+/// Error(BadInput) when `budget` exceeds `free` less `headroom`, naming the device, the budget,
+/// the free and total memory and the headroom in bytes. `free` <= 0 means unknown: no check.
+void checkDeviceBudget(const std::string& device, std::int64_t free, std::int64_t total,
+                       std::int64_t headroom, std::int64_t budget);
 
 /// Memory the host can read and write; pinned on the CUDA backend.
 struct HostMemoryDeleter {
@@ -111,6 +121,10 @@ class Device {
   /// Frees the pool; the device can then reserve a new one. Call only when the streams are idle.
   virtual void releasePool() = 0;
   virtual std::int64_t poolAlignment() const = 0;
+  /// How the pool pads buffers (see PoolPadding): never below what the backend's kernels need.
+  /// Buffers are never placed below the padding's alignment, even where poolAlignment() does not
+  /// fit the budget. The CPU backend needs none; the CUDA backend pads to 16 and 256 bytes.
+  virtual PoolPadding poolPadding() const { return {}; }
   virtual HostMemory allocateHost(std::int64_t bytes) = 0;
   /// Whether the pool is host memory (the CPU backend), so that it counts against the host's.
   virtual bool poolInHostMemory() const { return false; }

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "analysis/prefetch_schedule.h"
+#include "analysis/reuse_delay.h"
 #include "common/bytes.h"
 #include "runtime/params.h"
 #include "runtime/placement.h"
@@ -31,15 +32,19 @@ struct DryRunFailure {
 };
 
 /// Replays the allocations and releases of `ops` on a fresh allocator of the pool's shape.
+/// Workspaces are aligned to `workspaceAlignment` where that is larger.
 std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>& ops,
-                                    std::int64_t k, std::int64_t budget, std::int64_t alignment) {
+                                    std::int64_t k, std::int64_t budget, std::int64_t alignment,
+                                    std::int64_t workspaceAlignment) {
   PoolAllocator alloc(budget, alignment);
   std::vector<std::optional<PoolBlock>> blocks(gmap.buffers.size());
   for (const GmapOp& op : ops) {
     if (op.kind == GmapOpKind::Allocate) {
-      const std::int64_t bytes = gmap.buffers[static_cast<std::size_t>(op.buffer)].size.at(k);
+      const GmapBuffer& buf = gmap.buffers[static_cast<std::size_t>(op.buffer)];
+      const std::int64_t bytes = buf.size.at(k);
       if (bytes == 0) continue;
-      blocks[static_cast<std::size_t>(op.buffer)] = alloc.allocate(bytes);
+      blocks[static_cast<std::size_t>(op.buffer)] =
+          alloc.allocate(bytes, buf.kind == BufferKind::Workspace ? workspaceAlignment : 0);
       if (!blocks[static_cast<std::size_t>(op.buffer)]) {
         return DryRunFailure{op.step, op.buffer, bytes, alloc.stats().largest_free};
       }
@@ -85,15 +90,11 @@ Gmap checkFits(const Device& device, const Network& net, const std::vector<Layer
   if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
   if (budget < 0) throwBadInput("the budget cannot be negative: " + std::to_string(budget));
   Gmap gmap = buildGmap(net, costs, swapped);
-  checkPeak(net, gmap, computeMemoryCurve(gmap), k, budget);
+  // The pool holds the buffers padded as the backend needs them.
+  checkPeak(net, gmap, computeMemoryCurve(padGmap(gmap, device.poolPadding())), k, budget);
   if (!device.poolInHostMemory()) {
-    const std::int64_t free = device.freeMemory();
-    if (free > 0 && budget > free) {
-      throwBadInput("the budget of " + formatBytes(budget) + " (" + std::to_string(budget) +
-                    " bytes) exceeds the free memory of " + device.deviceName() + ": " +
-                    formatBytes(free) + " (" + std::to_string(free) + " bytes) free of " +
-                    formatBytes(device.totalMemory()));
-    }
+    checkDeviceBudget(device.deviceName(), device.freeMemory(), device.totalMemory(),
+                      device.options().device_headroom, budget);
   }
   checkHost(device, net, gmap, k, budget, 0, options);
   return gmap;
@@ -125,7 +126,10 @@ struct SwapExecutor::Impl {
   std::vector<Fence> lastUse;
   std::vector<Fence> pending;  // per buffer: what its memory's previous users must finish
   std::vector<std::uint64_t> offloadSeq;
-  std::vector<HostMemory> hostStore;
+  // The host copies of the swapped FMs: one (pinned) arena at planned offsets, so that pinning
+  // is one call however many FMs are swapped.
+  HostMemory hostArena;
+  std::vector<std::byte*> hostStore;  // per buffer: its place in the arena, or null
   // Per layer: buffer indices (-1 where none).
   std::vector<int> fm, grad, saved, weights, weightGrad, momentum, runningStats;
   int labels = -1;
@@ -144,13 +148,16 @@ struct SwapExecutor::Impl {
     return gmapRef->buffers[static_cast<std::size_t>(buffer)].size.at(k);
   }
   const Gmap* gmapRef = nullptr;
+  Gmap poolGmap;                 // the GMAP with the sizes padded as the pool holds them
+  std::int64_t wsAlignment = 0;  // offsets of workspaces placed at run time
 
   std::vector<std::int64_t> offsets;  // planned placement per Allocate of setup + schedule
   std::size_t nextAlloc = 0;
 
   /// Allocates at the planned offset (`planned`), or by best fit.
   void allocate(int buffer, int step, bool planned = true) {
-    const std::int64_t bytes = bytesOf(buffer);
+    const GmapBuffer& buf = poolGmap.buffers[static_cast<std::size_t>(buffer)];
+    const std::int64_t bytes = buf.size.at(k);
     const bool usePlan = planned && !offsets.empty();
     const std::int64_t offset = usePlan ? offsets.at(nextAlloc++) : -1;
     if (bytes == 0) return;
@@ -159,7 +166,9 @@ struct SwapExecutor::Impl {
                                           gmapRef->buffers[static_cast<std::size_t>(buffer)].name +
                                           "' is allocated twice (a broken schedule)");
     }
-    auto block = usePlan ? alloc.allocateAt(offset, bytes) : alloc.allocate(bytes);
+    auto block = usePlan
+                     ? alloc.allocateAt(offset, bytes)
+                     : alloc.allocate(bytes, buf.kind == BufferKind::Workspace ? wsAlignment : 0);
     if (!block) {
       const PoolStats& s = alloc.stats();
       throw Error(ErrorKind::Runtime,
@@ -216,60 +225,46 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
     if (any) m_gmap = buildGmap(net, im.costs, swapped, &workspace);
   }
   im.gmapRef = &m_gmap;
+  // The sizes the pool holds: every buffer padded as the device needs (no padding on the CPU).
+  const PoolPadding padding = device.poolPadding();
+  im.poolGmap = padGmap(m_gmap, padding);
   im.workspaceAt.assign(static_cast<std::size_t>(m_gmap.steps() + 2), -1);
   for (const GmapOp& op : m_gmap.ops) {
     if (op.kind == GmapOpKind::Allocate &&
         m_gmap.buffers[static_cast<std::size_t>(op.buffer)].kind == BufferKind::Workspace)
       im.workspaceAt[static_cast<std::size_t>(op.step)] = op.buffer;
   }
-  m_curve = computeMemoryCurve(m_gmap);
+  m_curve = computeMemoryCurve(im.poolGmap);
 
   // Refuse a plan whose peak with the workspaces exceeds the budget, and a run whose host memory
   // with the kernels' scratch exceeds what is available.
-  checkPeak(net, m_gmap, m_curve, k, budget);
+  checkPeak(net, im.poolGmap, m_curve, k, budget);
   const std::int64_t peak = m_curve.peak(k);
   checkHost(device, net, m_gmap, k, budget, device.pendingHostBytes(), options);
 
   // Split the GMAP into setup and the iteration; move prefetches earlier where the pool allows
   // without raising the peak (in backward order, never before the FM's device copy is released).
-  const int n = m_gmap.forward_steps;
   for (const GmapOp& op : m_gmap.ops) {
     if (op.step == 0) im.setup.push_back(op);
   }
   std::vector<int> moveTo(m_gmap.buffers.size(), 0);
   if (options.hoist_prefetches) {
-    PrefetchHoisting h = hoistPrefetches(m_gmap, m_curve, k, peak);
+    PrefetchHoisting h = hoistPrefetches(im.poolGmap, m_curve, k, peak);
     moveTo = std::move(h.move_to);
     m_hoisted = h.moved;
   }
-  std::vector<std::vector<int>> hoistAt(static_cast<std::size_t>(2 * n + 2));
-  for (const GmapOp& op : m_gmap.ops) {
-    if (op.kind == GmapOpKind::Prefetch && op.step > n && moveTo[op.buffer] != 0)
-      hoistAt[moveTo[op.buffer]].push_back(op.buffer);  // in backward order
-  }
   // Steps 1..2N in GMAP order; with `hoist`, moved prefetches open the step they moved to.
   auto buildSchedule = [&](bool hoist) {
-    std::vector<GmapOp> out;
-    int current = 0;
-    for (const GmapOp& op : m_gmap.ops) {
-      if (op.step < 1 || op.step > 2 * n) continue;
-      if (hoist && op.step != current) {
-        current = op.step;
-        for (const int b : hoistAt[current]) {
-          out.push_back({GmapOpKind::Allocate, current, b});
-          out.push_back({GmapOpKind::Prefetch, current, b});
-        }
-      }
-      const bool moved = hoist && op.step > n && op.buffer >= 0 && moveTo[op.buffer] != 0 &&
-                         (op.kind == GmapOpKind::Allocate || op.kind == GmapOpKind::Prefetch);
-      if (!moved) out.push_back(op);
-    }
+    std::vector<GmapOp> out = executionOrder(m_gmap, hoist ? moveTo : std::vector<int>{});
+    out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(im.setup.size()));
     return out;
   };
   // Where the buffers go. The first attempt that fits the pool wins, each tried with the
   // prefetches moved and then without:
-  // 1. placed ahead, offloaded memory kept from reuse for 4, then 1 steps (needs room);
-  // 2. placed ahead with the device's alignment, then with fp32's (no padding at all);
+  // 1. placed ahead, offloaded memory kept from reuse for the delay analysis/reuse_delay.h
+  //    chooses (the planner simulates with the same one);
+  // 2. placed ahead with the device's alignment, then with the smallest the device allows (fp32's
+  //    on the CPU, 16 bytes on CUDA; workspaces keep the device's workspace alignment);
   // 3. run-time best fit, if a dry run shows it fits.
   struct Attempt {
     int delay;
@@ -277,11 +272,18 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
     bool planned;
   };
   std::vector<Attempt> attempts;
-  for (const int delay : {4, 1})
-    attempts.push_back({delay, device.poolAlignment(), true});
-  for (const std::int64_t align : {device.poolAlignment(), kFloatBytes})
+  {
+    std::vector<GmapOp> order = im.setup;
+    const std::vector<GmapOp> iteration = buildSchedule(m_hoisted > 0);
+    order.insert(order.end(), iteration.begin(), iteration.end());
+    m_plannedReuseDelay = chooseReuseDelay(im.poolGmap, order, k, budget, device.poolAlignment());
+  }
+  if (m_plannedReuseDelay > 0)
+    attempts.push_back({m_plannedReuseDelay, device.poolAlignment(), true});
+  const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
+  for (const std::int64_t align : {device.poolAlignment(), minAlign})
     attempts.push_back({0, align, true});
-  attempts.push_back({0, kFloatBytes, false});
+  attempts.push_back({0, minAlign, false});
 
   const int hoisted = m_hoisted;
   std::int64_t bestExtent = 0;
@@ -295,11 +297,12 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
       std::vector<GmapOp> all = im.setup;
       all.insert(all.end(), im.schedule.begin(), im.schedule.end());
       if (!a.planned) {
-        failure = dryRun(m_gmap, all, k, budget, a.alignment);
+        failure = dryRun(im.poolGmap, all, k, budget, a.alignment, padding.workspace);
         if (!failure) chosen = a;
         continue;
       }
-      Placement placement = planPlacement(m_gmap, all, k, a.alignment, a.delay);
+      Placement placement =
+          planPlacement(im.poolGmap, all, k, a.alignment, a.delay, padding.workspace);
       if (placement.extent <= budget) {
         im.offsets = std::move(placement.offsets);
         chosen = a;
@@ -311,6 +314,7 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   const std::int64_t alignment = chosen ? chosen->alignment : device.poolAlignment();
   m_reuseDelay = chosen ? chosen->delay : 0;
   im.alloc = PoolAllocator(budget, alignment);
+  im.wsAlignment = padding.workspace;
   if (!chosen) {
     throw PlanDoesNotFit(
         "the plan's peak of " + formatBytes(peak) + " fits the budget of " + formatBytes(budget) +
@@ -368,13 +372,20 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   // with their initial values. A failure after the pool is reserved releases it again.
   im.pool = device.reservePool(budget);
   try {
-    im.hostStore.resize(m_gmap.buffers.size());
+    std::vector<std::int64_t> hostOffset(m_gmap.buffers.size(), -1);
+    std::int64_t arenaBytes = 0;
     for (std::size_t b = 0; b < m_gmap.buffers.size(); ++b) {
       const GmapBuffer& buf = m_gmap.buffers[b];
       if (buf.kind == BufferKind::FeatureMap && buf.layer != net.inputLayer() &&
           swapped[static_cast<std::size_t>(buf.layer)]) {
-        im.hostStore[b] = device.allocateHost(buf.size.at(k));
+        hostOffset[b] = arenaBytes;  // FM sizes are whole floats: every offset stays aligned
+        arenaBytes += buf.size.at(k);
       }
+    }
+    im.hostArena = device.allocateHost(arenaBytes);
+    im.hostStore.assign(m_gmap.buffers.size(), nullptr);
+    for (std::size_t b = 0; b < hostOffset.size(); ++b) {
+      if (hostOffset[b] >= 0) im.hostStore[b] = im.hostArena.get() + hostOffset[b];
     }
     im.hostScalars = device.allocateHost(64);
     im.hostLogits = device.allocateHost(k * net.classes() * kFloatBytes);
@@ -513,6 +524,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   std::vector<bool> gradWritten(static_cast<std::size_t>(net.size()), false);
   std::vector<std::pair<std::uint64_t, std::int64_t>> inUse;  // compute seq -> pool in use
   std::vector<std::uint64_t> stepSeq(static_cast<std::size_t>(2 * n + 2), 0);
+  std::vector<Fence> stepWait(static_cast<std::size_t>(2 * n + 2), Fence{});  // for t_ready
   float* lossHost = reinterpret_cast<float*>(im.hostScalars.get());
   const int input = net.inputLayer();
   // The minibatch goes through (pinned) staging memory, so that its copies run asynchronously and
@@ -533,8 +545,8 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         const std::int64_t bytes = im.bytesOf(b);
         Fence wait = im.pending[b];
         wait[0] = std::max(wait[0], im.lastUse[b][0]);
-        const auto seq = m_device.copy(StreamKind::SwapOut, im.hostStore[b].get(), im.ptr(b), bytes,
-                                       wait, {TaskKind::Offload, op.step, b, bytes});
+        const auto seq = m_device.copy(StreamKind::SwapOut, im.hostStore[b], im.ptr(b), bytes, wait,
+                                       {TaskKind::Offload, op.step, b, bytes});
         im.use(b, StreamKind::SwapOut, seq);
         im.offloadSeq[b] = seq;
         rec.offload_bytes += bytes;
@@ -555,7 +567,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
             rec.prefetch_bytes += bytes;
           }
         } else {
-          src = im.hostStore[b].get();
+          src = im.hostStore[b];
           wait[1] = std::max(wait[1], im.offloadSeq[b]);
           rec.prefetch_bytes += bytes;
         }
@@ -616,6 +628,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
                                          },
                                          {TaskKind::Compute, s, -1, 0});
         stepSeq[s] = seq;
+        stepWait[static_cast<std::size_t>(s)] = wait;
         inUse.emplace_back(seq, im.alloc.stats().in_use);
         for (int t : m_gmap.step_touches[s])
           im.use(t, StreamKind::Compute, seq);
@@ -688,6 +701,25 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
     computeFree = std::max(computeFree, t.end_ns);
   }
   rec.pool.push_back({rec.duration_ns, im.alloc.stats().in_use});
+  // t_ready: when the swap-stream tasks each step waited on had ended (its prefetches, and the
+  // offloads its memory's previous users had to finish).
+  std::vector<std::pair<std::uint64_t, std::int64_t>> ends[3];  // per stream: (seq, end)
+  for (const TaskTiming& t : timings)
+    ends[static_cast<int>(t.stream)].emplace_back(t.seq, t.end_ns - rec.start_ns);
+  for (auto& e : ends)
+    std::sort(e.begin(), e.end());
+  rec.ready_ns.assign(static_cast<std::size_t>(2 * n + 1), 0);
+  for (int s = 1; s <= 2 * n; ++s) {
+    for (const StreamKind other : {StreamKind::SwapOut, StreamKind::SwapIn}) {
+      const auto& e = ends[static_cast<int>(other)];
+      const std::uint64_t seq = stepWait[static_cast<std::size_t>(s)][static_cast<int>(other)];
+      const auto it = std::lower_bound(e.begin(), e.end(), std::pair{seq, std::int64_t{0}});
+      if (seq > 0 && it != e.end() && it->first == seq) {
+        rec.ready_ns[static_cast<std::size_t>(s)] =
+            std::max(rec.ready_ns[static_cast<std::size_t>(s)], it->second);
+      }
+    }
+  }
   return rec;
 }
 

@@ -69,6 +69,10 @@ struct IterationRecord {
   std::vector<TimelineOp> ops;
   std::vector<PoolSample> pool;
   std::vector<std::int64_t> stall_ns;  ///< per step 1..2N (index 0 unused): compute idle before it
+  /// Per step 1..2N (index 0 unused), t_ready: when the swap-stream tasks it waited on (its
+  /// prefetches, the offloads its reused memory needed finished) had ended, from the iteration's
+  /// start; 0 where it waited on none of this iteration's.
+  std::vector<std::int64_t> ready_ns;
   std::int64_t stall_total_ns = 0;
   std::int64_t offload_bytes = 0;
   std::int64_t prefetch_bytes = 0;  ///< swapped FMs brought back (the minibatch load excluded)
@@ -134,6 +138,9 @@ class SwapExecutor {
   int hoistedPrefetches() const { return m_hoisted; }
   /// Steps an offloaded FM's memory is kept from reuse after its release (0 at a tight budget).
   int reuseDelay() const { return m_reuseDelay; }
+  /// The delay analysis/reuse_delay.h chose for this plan, which the planner also simulates.
+  /// reuseDelay() differs from it only where that delay's placement did not pack into the pool.
+  int plannedReuseDelay() const { return m_plannedReuseDelay; }
   const PoolStats& poolStats() const;
   /// The layers whose kernels chose an algorithm or hold a workspace, in layer order.
   std::vector<KernelChoice> kernelChoices() const;
@@ -165,6 +172,7 @@ class SwapExecutor {
   MemoryCurve m_curve;
   int m_hoisted = 0;
   int m_reuseDelay = 0;
+  int m_plannedReuseDelay = 0;
 };
 
 }  // namespace swapscope::rt

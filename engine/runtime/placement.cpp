@@ -7,9 +7,10 @@
 namespace swapscope::rt {
 
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                        std::int64_t alignment, int delay) {
+                        std::int64_t alignment, int delay, std::int64_t workspaceAlignment) {
   struct Instance {
     std::int64_t size;
+    std::int64_t align;
     std::size_t start, end;  // op indices; end exclusive (the release), max when never released
     std::size_t allocIndex;  // index among the Allocate ops
     std::int64_t offset = -1;
@@ -20,10 +21,13 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const GmapOp& op = ops[i];
     if (op.kind == GmapOpKind::Allocate) {
-      const std::int64_t bytes = gmap.buffers[static_cast<std::size_t>(op.buffer)].size.at(k);
-      const std::int64_t size = (bytes + alignment - 1) / alignment * alignment;
+      const GmapBuffer& buf = gmap.buffers[static_cast<std::size_t>(op.buffer)];
+      const std::int64_t align =
+          buf.kind == BufferKind::Workspace ? std::max(alignment, workspaceAlignment) : alignment;
+      const std::int64_t bytes = buf.size.at(k);
+      const std::int64_t size = (bytes + align - 1) / align * align;
       open[static_cast<std::size_t>(op.buffer)] = inst.size();
-      inst.push_back({size, i, std::numeric_limits<std::size_t>::max(), allocs++});
+      inst.push_back({size, align, i, std::numeric_limits<std::size_t>::max(), allocs++});
     } else if (op.kind == GmapOpKind::Release) {
       const std::size_t j = open[static_cast<std::size_t>(op.buffer)];
       if (j != std::numeric_limits<std::size_t>::max()) inst[j].end = i;
@@ -70,18 +74,19 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       if (a.start < b.end && b.start < a.end) busy.emplace_back(b.offset, b.offset + b.size);
     }
     std::sort(busy.begin(), busy.end());
+    const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
     std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
     for (const auto& [lo, hi] : busy) {
       if (lo > cursor) {
         const std::int64_t gap = lo - cursor;
-        if (gap >= a.size && gap < bestGap) {
-          best = cursor;
+        if (aligned(cursor) + a.size <= lo && gap < bestGap) {
+          best = aligned(cursor);
           bestGap = gap;
         }
       }
       cursor = std::max(cursor, hi);
     }
-    a.offset = best >= 0 ? best : cursor;
+    a.offset = best >= 0 ? best : aligned(cursor);
     p.offsets[a.allocIndex] = a.offset;
     p.extent = std::max(p.extent, a.offset + a.size);
     placed.push_back(idx);

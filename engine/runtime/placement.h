@@ -19,13 +19,14 @@ struct Placement {
 };
 
 /// Places the Allocate ops of `ops` (an allocation lives until the Release of its buffer, or to
-/// the end). Sizes are the buffers' sizes at k rounded up to `alignment`.
+/// the end). Sizes are the buffers' sizes at k rounded up to `alignment`, and so are offsets;
+/// workspaces' offsets and sizes are rounded up to `workspaceAlignment` where that is larger.
 ///
 /// `delay` > 0 keeps the memory of offloaded feature maps out of reuse for that many more steps
 /// after their release: their offload is then likely done before anyone needs the bytes, so
 /// compute does not wait for it. It costs pool space, so the executor uses it only where the
 /// budget has room.
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                        std::int64_t alignment, int delay = 0);
+                        std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0);
 
 }  // namespace swapscope::rt

@@ -20,17 +20,23 @@ PoolAllocator::PoolAllocator(std::int64_t capacity, std::int64_t alignment)
   updateLargestFree();
 }
 
-std::optional<PoolBlock> PoolAllocator::allocate(std::int64_t bytes) {
+std::optional<PoolBlock> PoolAllocator::allocate(std::int64_t bytes, std::int64_t alignment) {
   if (bytes <= 0) {
     throw Error(ErrorKind::Runtime, "pool allocation of " + std::to_string(bytes) + " bytes");
   }
+  if (alignment != 0 && (alignment < 0 || (alignment & (alignment - 1)) != 0)) {
+    throw Error(ErrorKind::Runtime, "pool allocation alignment must be a power of two, not " +
+                                        std::to_string(alignment));
+  }
+  const std::int64_t align = std::max(alignment, m_alignment);
   if (bytes > m_stats.capacity) return std::nullopt;
   const std::int64_t need = (bytes + m_alignment - 1) & ~(m_alignment - 1);
-  // Best fit over runs of adjacent free pieces.
+  // Best fit over runs of adjacent free pieces, from the run's first offset aligned to `align`.
   std::int64_t best = -1, bestSize = 0;
   forEachRun([&](std::int64_t start, std::int64_t size) {
-    if (size >= need && (best < 0 || size < bestSize)) {
-      best = start;
+    const std::int64_t at = (start + align - 1) & ~(align - 1);
+    if (at + need <= start + size && (best < 0 || size < bestSize)) {
+      best = at;
       bestSize = size;
     }
   });

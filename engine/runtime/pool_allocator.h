@@ -59,7 +59,8 @@ class PoolAllocator {
   PoolAllocator(std::int64_t capacity, std::int64_t alignment);
 
   /// A block of at least `bytes` (> 0), or nullopt when no free block is large enough.
-  std::optional<PoolBlock> allocate(std::int64_t bytes);
+  /// `alignment` (a power of two; 0: the pool's) above the pool's aligns the block's offset to it.
+  std::optional<PoolBlock> allocate(std::int64_t bytes, std::int64_t alignment = 0);
   /// A block of `bytes` at exactly `offset` (aligned), or nullopt when that range is not free.
   /// The executor places buffers by a precomputed plan (docs/runtime.md) through this call.
   std::optional<PoolBlock> allocateAt(std::int64_t offset, std::int64_t bytes);

@@ -76,6 +76,7 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
     ++r.iterations;
     r.images += k;
     r.seconds += static_cast<double>(rec.duration_ns) * 1e-9;
+    r.iteration_seconds.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
     if (it == 0) r.first_loss = rec.loss;
     r.final_loss = rec.loss;
     recent.push_back(rec.loss);

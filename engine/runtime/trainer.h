@@ -36,6 +36,7 @@ struct TrainResult {
   std::int64_t images = 0;
   double seconds = 0;  ///< training iterations only (evaluation excluded)
   double images_per_s = 0;
+  std::vector<double> iteration_seconds;  ///< every training iteration's duration, in order
   float first_loss = 0, final_loss = 0;
   double mean_recent_loss = 0;  ///< mean over the last min(iterations, 100)
   std::int64_t offload_bytes = 0, prefetch_bytes = 0, load_bytes = 0;

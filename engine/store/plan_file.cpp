@@ -29,7 +29,7 @@ ojson planToJson(const PlanFile& p) {
         {{"step", s.step}, {"layer", s.layer}, {"direction", s.direction}, {"seconds", s.seconds}});
   }
   const PlanPredictions& r = p.predictions;
-  return ojson{{"format", "swapscope-plan"},
+  ojson doc{{"format", "swapscope-plan"},
                {"version", kPlanVersion},
                {"network", {{"name", p.network_name}, {"structure_hash", p.structure_hash}}},
                {"device", {{"name", p.device_name}, {"backend", p.backend}}},
@@ -51,6 +51,8 @@ ojson planToJson(const PlanFile& p) {
                  {"extrapolated", r.extrapolated},
                  {"transferred", r.transferred},
                  {"stalls", stalls}}}};
+  if (!r.start_s.empty()) doc["predictions"]["start_s"] = r.start_s;
+  return doc;
 }
 
 namespace {
@@ -125,6 +127,7 @@ class Reader {
     if (!v.is_array()) wrongType(name, "an array", v);
     return v;
   }
+  bool has(const char* name) const { return m_obj.contains(name); }
   std::string at(const char* name) const { return m_path.empty() ? name : m_path + "." + name; }
   [[noreturn]] void fail(const std::string& field, const std::string& why) const {
     throwBadInput("plan '" + m_source + "': field '" + field + "' " + why);
@@ -223,6 +226,17 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
     st.direction = s.oneOf("direction", {"fwd", "bwd"});
     st.seconds = s.number("seconds");
     r.stalls.push_back(std::move(st));
+  }
+  if (pred.has("start_s")) {
+    const json& starts = pred.array("start_s");
+    if (starts.size() > static_cast<std::size_t>(kMaxStep))
+      top.fail("predictions.start_s", "has more entries than steps can be numbered");
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      const std::string path = "predictions.start_s[" + std::to_string(i) + "]";
+      if (!starts[i].is_number() || !(starts[i].get<double>() >= 0))
+        top.fail(path, "must be a number >= 0, got " + echoJson(starts[i]));
+      r.start_s.push_back(starts[i].get<double>());
+    }
   }
   return p;
 }

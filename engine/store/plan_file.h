@@ -45,6 +45,9 @@ struct PlanPredictions {
   bool extrapolated = false;
   bool transferred = false;
   std::vector<PlanStall> stalls;
+  /// Per step 1..2N, the predicted start from the iteration's start (optional: empty in plans
+  /// written before it was recorded).
+  std::vector<double> start_s;
   friend bool operator==(const PlanPredictions&, const PlanPredictions&) = default;
 };
 

@@ -310,6 +310,13 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& schemaTable
   return tables;
 }
 
+bool addedInVersion2(std::string_view table, std::string_view column) {
+  for (const auto& [t, c] : kVersion2Columns) {
+    if (t == table && c == column) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -323,7 +330,8 @@ struct RunWriter::Statements {
                   "offload_bytes, prefetch_bytes, load_bytes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)"),
         sample(db,
                "INSERT INTO samples(k, iteration, step, layer, direction, flops, start_ns, "
-               "time_ns, stall_ns) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)"),
+               "time_ns, stall_ns, ready_ns, copy_overlap_ns) "
+               "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"),
         transfer(
             db,
             "INSERT INTO transfers(k, iteration, kind, direction, tensor, step, bytes, "
@@ -334,7 +342,8 @@ struct RunWriter::Statements {
   void insert(const SampleRow& r) {
     sample.bind(1, r.k).bind(2, r.iteration).bind(3, r.step).bind(4, r.layer);
     sample.bind(5, directionName(r.direction)).bind(6, r.flops).bind(7, r.start_ns);
-    sample.bind(8, r.time_ns).bind(9, r.stall_ns).run();
+    sample.bind(8, r.time_ns).bind(9, r.stall_ns).bind(10, r.ready_ns);
+    sample.bind(11, r.copy_overlap_ns).run();
   }
   void insert(const TransferRow& r) {
     transfer.bind(1, r.k).bind(2, r.iteration).bind(3, transferKindName(r.kind));
@@ -469,9 +478,10 @@ void RunWriter::addBatch(const BatchRow& b) {
   requireOpen();
   Statement st(*m_db,
                "INSERT OR REPLACE INTO batches(k, policy, warmup, predicted_peak, measured_peak, "
-               "reuse_delay, hoisted_prefetches) VALUES (?1,?2,?3,?4,?5,?6,?7)");
+               "reuse_delay, hoisted_prefetches, dispatch_ns) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)");
   st.bind(1, b.k).bind(2, b.policy).bind(3, b.warmup).bind(4, b.predicted_peak);
-  st.bind(5, b.measured_peak).bind(6, b.reuse_delay).bind(7, b.hoisted_prefetches).run();
+  st.bind(5, b.measured_peak).bind(6, b.reuse_delay).bind(7, b.hoisted_prefetches);
+  st.bind(8, b.dispatch_ns).run();
 }
 
 void RunWriter::addIteration(const IterationRows& rows) {
@@ -704,6 +714,7 @@ RunReader::RunReader(const std::string& path) {
       present.insert(have.text(0));
     std::string select = "SELECT rowid";
     for (const std::string& c : columns) {
+      if (m_version < 2 && addedInVersion2(table, c)) continue;
       if (!present.count(c)) damaged(path, "table '" + table + "' has no column '" + c + "'");
       select += ", " + c;
     }
@@ -834,6 +845,8 @@ RowCounts RunReader::counts() {
 RunData RunReader::load() {
   RunData d;
   d.path = path();
+  d.schema_version = m_version;
+  const bool v2 = m_version >= 2;  // the columns of kVersion2Columns
   d.meta = meta();
   std::vector<std::string> networkLayers;
   d.network = readNetwork(&networkLayers);
@@ -927,13 +940,15 @@ RunData RunReader::load() {
     }
   }
   {
-    TableRows rows(*m_db, "batches",
-                   {"k", "policy", "warmup", "predicted_peak", "measured_peak", "reuse_delay",
-                    "hoisted_prefetches"},
-                   "k");
+    std::vector<const char*> columns{"k",           "policy",      "warmup",
+                                     "predicted_peak", "measured_peak", "reuse_delay",
+                                     "hoisted_prefetches"};
+    if (v2) columns.push_back("dispatch_ns");
+    TableRows rows(*m_db, "batches", std::move(columns), "k");
     while (rows.next()) {
       d.batches.push_back({rows.integer(0, 1), rows.text(1), rows.int32(2), rows.nonNegative(3),
-                           rows.nonNegative(4), rows.int32(5), rows.int32(6)});
+                           rows.nonNegative(4), rows.int32(5), rows.int32(6),
+                           v2 ? rows.integer(7, -1) : -1});
     }
   }
   std::set<std::pair<std::int64_t, int>> recorded;  // (k, iteration)
@@ -966,10 +981,13 @@ RunData RunReader::load() {
     }
   };
   {
-    TableRows rows(*m_db, "samples",
-                   {"k", "iteration", "step", "layer", "direction", "flops", "start_ns", "time_ns",
-                    "stall_ns"},
-                   "k, iteration, start_ns, step, layer");
+    std::vector<const char*> columns{"k",     "iteration", "step",    "layer",   "direction",
+                                     "flops", "start_ns",  "time_ns", "stall_ns"};
+    if (v2) {
+      columns.push_back("ready_ns");
+      columns.push_back("copy_overlap_ns");
+    }
+    TableRows rows(*m_db, "samples", std::move(columns), "k, iteration, start_ns, step, layer");
     while (rows.next()) {
       SampleRow r;
       r.k = rows.integer(0, 1);
@@ -1005,6 +1023,10 @@ RunData RunReader::load() {
       r.start_ns = rows.nonNegative(6);
       r.time_ns = rows.nonNegative(7);
       r.stall_ns = rows.nonNegative(8);
+      if (v2) {
+        r.ready_ns = rows.integer(9, -1);  // -1: not recorded
+        r.copy_overlap_ns = rows.integer(10, -1, r.time_ns);
+      }
       d.samples.push_back(r);
     }
   }

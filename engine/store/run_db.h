@@ -32,7 +32,7 @@
 namespace swapscope::store {
 
 inline constexpr std::int32_t kApplicationId = 0x53775363;  ///< "SwSc" in the file header
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 inline constexpr const char* kRunDbExtension = ".swapdb";
 
 enum class RunStatus {
@@ -104,6 +104,10 @@ struct BatchRow {
   std::int64_t measured_peak = 0;  ///< pool high-water mark
   int reuse_delay = 0;
   int hoisted_prefetches = 0;
+  /// The median gap between a step's t_ready and its start over the recorded steps that waited
+  /// on nothing (the compute stream's hand-off from one task to the next); -1: not measured
+  /// (schema version 1, or no such step).
+  std::int64_t dispatch_ns = -1;
   friend bool operator==(const BatchRow&, const BatchRow&) = default;
 };
 
@@ -129,6 +133,11 @@ struct SampleRow {
   std::int64_t start_ns = 0;
   std::int64_t time_ns = 0;
   std::int64_t stall_ns = 0;  ///< compute idle right before this step
+  /// t_ready: when the swap-stream tasks it waited on had ended (the iteration's start where it
+  /// waited on none); -1: not recorded (always so in schema version 1).
+  std::int64_t ready_ns = -1;
+  /// Time it ran while a copy ran on a swap stream; -1: not recorded (always so in version 1).
+  std::int64_t copy_overlap_ns = -1;
   friend bool operator==(const SampleRow&, const SampleRow&) = default;
 };
 
@@ -207,6 +216,7 @@ struct RowCounts {
 /// A whole run database in memory: what `info`, `trace` and the desktop app show.
 struct RunData {
   std::string path;
+  int schema_version = kSchemaVersion;  ///< of the file it was read from
   RunMeta meta;
   NetworkInfo network;
   std::vector<LayerRow> layers;

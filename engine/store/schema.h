@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: MIT
-/// @brief The SQL of the run database, schema version 1 (docs/run-database.md).
+/// @brief The SQL of the run database, schema version 2 (docs/run-database.md).
 #pragma once
 
+#include <string_view>
+#include <utility>
+
 namespace swapscope::store {
+
+/// The columns schema version 2 added. A version-1 file has none of them; the reader gives their
+/// values as absent (-1), and the fits that need them are marked absent.
+inline constexpr std::pair<std::string_view, std::string_view> kVersion2Columns[] = {
+    {"batches", "dispatch_ns"}, {"samples", "ready_ns"}, {"samples", "copy_overlap_ns"}};
 
 /// Tables, created with the file. STRICT: a value of the wrong type is an error, not a surprise.
 inline constexpr const char* kSchemaSql = R"sql(
@@ -45,7 +53,8 @@ CREATE TABLE batches(
   predicted_peak     INTEGER NOT NULL,
   measured_peak      INTEGER NOT NULL,
   reuse_delay        INTEGER NOT NULL,
-  hoisted_prefetches INTEGER NOT NULL) STRICT;
+  hoisted_prefetches INTEGER NOT NULL,
+  dispatch_ns        INTEGER NOT NULL) STRICT;
 CREATE TABLE iterations(
   k              INTEGER NOT NULL,
   iteration      INTEGER NOT NULL,
@@ -66,7 +75,9 @@ CREATE TABLE samples(
   flops     INTEGER NOT NULL,
   start_ns  INTEGER NOT NULL,
   time_ns   INTEGER NOT NULL,
-  stall_ns  INTEGER NOT NULL) STRICT;
+  stall_ns  INTEGER NOT NULL,
+  ready_ns  INTEGER NOT NULL,
+  copy_overlap_ns INTEGER NOT NULL) STRICT;
 CREATE TABLE transfers(
   k          INTEGER NOT NULL,
   iteration  INTEGER NOT NULL,

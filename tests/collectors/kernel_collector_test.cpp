@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
+#include <vector>
+
 #include "analysis/network_analysis.h"
 #include "graph/zoo.h"
+#include "runtime/cuda_test_support.h"
 #include "runtime/dataset.h"
+#include "runtime/test_networks.h"
 
 namespace swapscope::collect {
 namespace {
@@ -20,9 +25,10 @@ struct EngineRun {
   std::int64_t k;
 };
 
-EngineRun makeRun(const std::string& spec, SwapPolicy policy, std::int64_t k) {
+EngineRun makeRun(const std::string& spec, SwapPolicy policy, std::int64_t k,
+                  const Network& net = buildZooModel("fmnist-cnn", {})) {
   EngineRun r;
-  r.net = buildZooModel("fmnist-cnn", {});
+  r.net = net;
   r.k = k;
   r.device = rt::openDevice(spec);
   r.ex = std::make_unique<rt::SwapExecutor>(
@@ -79,33 +85,93 @@ TEST(KernelCollector, CuptiNotAskedForIsSaid) {
   EXPECT_NE(c->source().find("CUPTI not asked for"), std::string::npos) << c->source();
 }
 
-TEST(KernelCollector, CuptiCountsTheKernelsOfEveryComputeStep) {
+TEST(StepCoverage, APassWithEveryStepAndAFailureNamingAMissingStep) {
+  // The fallback's timeline of one iteration of a network with every layer kind.
+  EngineRun r = makeRun("cpu", SwapPolicy::SwapAll, 4, rt::everyKind());
+  const rt::IterationRecord rec = iterate(r, 0);
+  const auto costs = computeLayerCosts(r.net);
+  const StepCoverage full =
+      checkStepCoverage(profileFromTimeline(rec, false), r.net, r.ex->gmap(), costs);
+  EXPECT_TRUE(full.ok()) << (full.problems.empty() ? "" : full.problems.front());
+  EXPECT_TRUE(full.allowed.empty());  // every task ran, with or without work
+
+  // The same timeline with the forward step of 'left' lost.
+  const Gmap& gmap = r.ex->gmap();
+  int lost = 0;
+  for (int s = 1; s <= gmap.forward_steps; ++s) {
+    if (r.net.layer(gmap.step_layer[static_cast<std::size_t>(s)]).name == "left") lost = s;
+  }
+  ASSERT_GT(lost, 0);
+  rt::IterationRecord cut = rec;
+  std::erase_if(cut.ops, [&](const rt::TimelineOp& op) { return op.step == lost; });
+  const StepCoverage c = checkStepCoverage(profileFromTimeline(cut, false), r.net, gmap, costs);
+  ASSERT_EQ(c.missing, std::vector<int>{lost});
+  EXPECT_EQ(c.problems.at(0),
+            "step " + std::to_string(lost) + " (forward of 'left'): nothing recorded");
+}
+
+TEST(StepCoverage, WithKernelCountsCopiesOnlyStepsAreAllowedAndNamed) {
+  // A profile as CUPTI gives it: one kernel per step, except flatten and concat, which copy.
+  const Network net = rt::everyKind();
+  const auto costs = computeLayerCosts(net);
+  const Gmap gmap = buildGmap(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs));
+  const int n = gmap.forward_steps;
+  KernelProfile p;
+  for (int s = 1; s <= 2 * n + 1; ++s) {
+    const LayerKind kind = s <= 2 * n ? net.layer(gmap.step_layer[static_cast<std::size_t>(s)]).kind
+                                      : LayerKind::Linear;
+    const bool copies = kind == LayerKind::Flatten || kind == LayerKind::Concat;
+    p.steps.push_back({s, 1000, copies ? 0 : 1, copies ? 1 : 0});
+  }
+  StepCoverage c = checkStepCoverage(p, net, gmap, costs);
+  EXPECT_TRUE(c.ok()) << (c.problems.empty() ? "" : c.problems.front());
+  ASSERT_EQ(c.allowed.size(), 4u);  // flat and cat, forward and backward
+  for (const std::string& a : c.allowed)
+    EXPECT_NE(a.find("device-to-device copies only"), std::string::npos) << a;
+
+  // A step that launched nothing, and a layer that is not a copy with copies only, both fail.
+  p.steps[0].kernels = 0;                                // step 1
+  p.steps[static_cast<std::size_t>(2 * n)].kernels = 0;  // the SGD update
+  p.steps[static_cast<std::size_t>(2 * n)].memcpys = 3;
+  c = checkStepCoverage(p, net, gmap, costs);
+  EXPECT_EQ(c.missing, (std::vector<int>{1, 2 * n + 1}));
+  EXPECT_EQ(c.problems.back(), "step " + std::to_string(2 * n + 1) +
+                                   " (the SGD update): no kernel and no copy recorded");
+}
+
+TEST(KernelCollectorGpu, CuptiRecordsEveryStepOfTheIteration) {
   bool gpu = false;
   for (const rt::BackendInfo& b : rt::listBackends())
     gpu = gpu || (b.name == "cuda" && b.available);
-  if (!gpu) GTEST_SKIP() << "no usable CUDA device here";
-  EngineRun r = makeRun("cuda", SwapPolicy::SwapAll, 32);
-  auto c = KernelCollector::create(*r.device, true);
-  if (!c->usesCupti()) GTEST_SKIP() << c->source();
-  iterate(r, 0);  // warm-up outside the profile
-  c->attach();
-  const rt::IterationRecord rec = iterate(r, 1);
-  const KernelProfile p = c->take(rec);
-  c->detach();
-  EXPECT_EQ(p.dropped_records, 0);
-  int withKernels = 0;
-  for (const StepKernels& s : p.steps) {
-    EXPECT_GT(s.kernels, 0) << "step " << s.step;
-    EXPECT_GT(s.kernel_ns, 0) << "step " << s.step;
-    ++withKernels;
+  if (!gpu) SWAPSCOPE_GPU_UNAVAILABLE(rt::noCudaReason());
+  for (const CuptiApiRecords api : {CuptiApiRecords::Launches, CuptiApiRecords::All}) {
+    SCOPED_TRACE(api == CuptiApiRecords::All ? "every API call" : "launch API calls");
+    EngineRun r = makeRun("cuda", SwapPolicy::SwapAll, 32, rt::everyKind());
+    auto c = KernelCollector::create(*r.device, true, api);
+    if (!c->usesCupti()) SWAPSCOPE_GPU_UNAVAILABLE(c->source());
+    iterate(r, 0);  // warm-up outside the profile
+    c->attach();
+    const rt::IterationRecord rec = iterate(r, 1);
+    const KernelProfile p = c->take(rec);
+    c->detach();
+    EXPECT_EQ(p.dropped_records, 0);
+    EXPECT_EQ(p.untagged_kernels, 0);
+    // Every step 1..2N+1, explicitly: a step missing from the profile fails here.
+    const StepCoverage cov = checkStepCoverage(p, r.net, r.ex->gmap(), computeLayerCosts(r.net));
+    for (const std::string& problem : cov.problems)
+      ADD_FAILURE() << problem;
+    for (const std::string& a : cov.allowed)
+      std::cout << "  allowed: " << a << '\n';
+    for (const StepKernels& s : p.steps) {
+      if (s.kernels > 0) EXPECT_GT(s.kernel_ns, 0) << "step " << s.step;
+    }
+    std::int64_t toHost = 0;
+    for (const TransferRecord& t : p.transfers) {
+      if (!t.to_device) toHost += t.bytes;
+      EXPECT_TRUE(t.pinned);
+    }
+    EXPECT_EQ(toHost, rec.offload_bytes);
   }
-  EXPECT_GE(withKernels, r.ex->gmap().forward_steps);  // every forward step launches kernels
-  std::int64_t toHost = 0;
-  for (const TransferRecord& t : p.transfers) {
-    if (!t.to_device) toHost += t.bytes;
-    EXPECT_TRUE(t.pinned);
-  }
-  EXPECT_EQ(toHost, rec.offload_bytes);
 }
 
 }  // namespace

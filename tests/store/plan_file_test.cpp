@@ -33,7 +33,8 @@ PlanFile samplePlan() {
   p.swap_set = {{"conv1", 1, 28}, {"relu1", 3, 26}};
   p.predictions = {0.0421, 1520.2, 30 << 20,
                    0.0032, 0,      0,
-                   true,   false,  {{26, "relu1", "bwd", 0.0011}, {1, "conv1", "fwd", 0.0021}}};
+                   true,   false,  {{26, "relu1", "bwd", 0.0011}, {1, "conv1", "fwd", 0.0021}},
+                   {0.0021, 0.003, 0.0042}};
   return p;
 }
 
@@ -149,6 +150,20 @@ TEST(PlanFile, EveryValueOutOfItsRangeIsNamed) {
                  ++checked;
                });
   EXPECT_GE(checked, 25);
+}
+
+TEST(PlanFile, PredictedStartsAreOptionalAndChecked) {
+  json doc = planToJson(samplePlan());
+  ASSERT_TRUE(doc["predictions"].contains("start_s"));
+  doc["predictions"].erase("start_s");  // plans written before they were recorded
+  EXPECT_TRUE(planFromJson(doc, "p.json").predictions.start_s.empty());
+  doc["predictions"]["start_s"] = "soon";
+  EXPECT_NE(refusal(doc).find("'predictions.start_s' must be an array"), std::string::npos)
+      << refusal(doc);
+  doc["predictions"]["start_s"] = json::array({0.0, -1.0});
+  EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' must be a number >= 0"),
+            std::string::npos)
+      << refusal(doc);
 }
 
 TEST(PlanFile, InconsistentPlansAreRefused) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/run_db_fixture.h"
+#include "store/schema.h"
 
 namespace swapscope::store {
 namespace {
@@ -193,7 +194,8 @@ TEST_F(RunDbTest, ANewerSchemaVersion) {
   const std::string path = file("newer.swapdb");
   writeSample(path);
   execSql(path, "PRAGMA user_version = 7");
-  expectRejected(path, "schema version 7, newer than this Swapscope reads (1)");
+  expectRejected(path, "schema version 7, newer than this Swapscope reads (" +
+                             std::to_string(kSchemaVersion) + ")");
 }
 
 TEST_F(RunDbTest, ADamagedFile) {
@@ -224,6 +226,80 @@ TEST_F(RunDbTest, ADamagedMetaValue) {
   writeSample(path);
   execSql(path, "UPDATE meta SET value = 'lots' WHERE key = 'budget'");
   expectRejected(path, "meta 'budget' is 'lots', not an integer");
+}
+
+TEST_F(RunDbTest, NewColumnsRoundTrip) {
+  const std::string path = file("v2.swapdb");
+  RunData written = writeSample(path);
+  // writeSample leaves them unrecorded; a second file records them.
+  const std::string path2 = file("v2b.swapdb");
+  {
+    const Network net = testing::tinyNetwork();
+    const auto costs = computeLayerCosts(net);
+    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+    RunWriter w(path2, sampleMeta());
+    w.writeNetwork(net, costs, plan.gmap);
+    w.addBatch({4, "swap-all", 1, 1000, 1000, 4, 2, 15000});
+    IterationRows rows;
+    rows.iteration = {4, 0, 0, 900, 1.0, 10, 0, 0, 0};
+    rows.samples = {{4, 0, 1, 1, Direction::Forward, 100, 20, 50, 3, 17, 12}};
+    w.addIteration(rows);
+    w.finish(RunStatus::Complete);
+  }
+  const RunData read = RunReader(path2).load();
+  EXPECT_EQ(read.schema_version, kSchemaVersion);
+  ASSERT_EQ(read.batches.size(), 1u);
+  EXPECT_EQ(read.batches[0].dispatch_ns, 15000);
+  ASSERT_EQ(read.samples.size(), 1u);
+  EXPECT_EQ(read.samples[0].ready_ns, 17);
+  EXPECT_EQ(read.samples[0].copy_overlap_ns, 12);
+  // Unrecorded values read back as unrecorded.
+  EXPECT_EQ(RunReader(path).load().samples, written.samples);
+}
+
+TEST_F(RunDbTest, AVersion1FileOpensWithTheNewColumnsAbsent) {
+  // A version-1 file is this schema without the columns version 2 added.
+  const std::string path = file("v1.swapdb");
+  const RunData written = writeSample(path);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (const auto& [table, column] : kVersion2Columns) {
+      const std::string sql = "ALTER TABLE " + std::string(table) + " DROP COLUMN " +
+                              std::string(column);
+      ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+          << sqlite3_errmsg(db);
+    }
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 1", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  RunReader r(path);
+  EXPECT_EQ(r.schemaVersion(), 1);
+  const RunData read = r.load();
+  EXPECT_EQ(read.schema_version, 1);
+  ASSERT_EQ(read.samples.size(), written.samples.size());
+  for (const SampleRow& s : read.samples) {
+    EXPECT_EQ(s.ready_ns, -1);
+    EXPECT_EQ(s.copy_overlap_ns, -1);
+  }
+  for (const BatchRow& b : read.batches)
+    EXPECT_EQ(b.dispatch_ns, -1);
+  EXPECT_EQ(read.iterations, written.iterations);
+  EXPECT_EQ(read.transfers, written.transfers);
+  // The same file claiming version 2 lacks a column, and says which.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 2", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  try {
+    RunReader bad(path);
+    FAIL() << "a version-2 file without the version-2 columns opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no column 'dispatch_ns'"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

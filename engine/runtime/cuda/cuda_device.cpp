@@ -51,6 +51,14 @@ class CudaDevice final : public Device {
     SWAPSCOPE_CUBLAS_CHECK(cublasCreate(&blas));
     m_cublas = CublasHandle(blas);
     SWAPSCOPE_CUBLAS_CHECK(cublasSetStream(blas, m_ctx.compute));
+    // cuBLAS's workspace, of a fixed size allocated here and counted with the handles, so that
+    // cuBLAS never allocates device memory behind the pool. After cublasSetStream, which resets
+    // the workspace to cuBLAS's own.
+    void* ws = nullptr;
+    SWAPSCOPE_CUDA_CHECK(cudaMalloc(&ws, static_cast<std::size_t>(kCublasWorkspaceBytes)));
+    m_cublasWorkspace = DeviceBuffer(ws);
+    SWAPSCOPE_CUBLAS_CHECK(
+        cublasSetWorkspace(blas, ws, static_cast<std::size_t>(kCublasWorkspaceBytes)));
     SWAPSCOPE_CUBLAS_CHECK(cublasSetMathMode(
         blas, options.math == MathMode::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     m_ctx.cudnn = dnn;
@@ -111,13 +119,8 @@ class CudaDevice final : public Device {
     select();
     std::size_t freeBytes = 0, total = 0;
     SWAPSCOPE_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &total));
-    if (bytes > static_cast<std::int64_t>(freeBytes)) {
-      throw Error(ErrorKind::BadInput,
-                  "a budget of " + formatBytes(bytes) + " (" + std::to_string(bytes) +
-                      " bytes) exceeds the free memory of cuda:" + std::to_string(m_index) + ": " +
-                      formatBytes(static_cast<std::int64_t>(freeBytes)) + " free of " +
-                      formatBytes(static_cast<std::int64_t>(total)));
-    }
+    checkDeviceBudget(deviceName(), static_cast<std::int64_t>(freeBytes),
+                      static_cast<std::int64_t>(total), m_ctx.options.device_headroom, bytes);
     void* p = nullptr;
     const cudaError_t status =
         cudaMalloc(&p, static_cast<std::size_t>(std::max<std::int64_t>(bytes, kAlignment)));
@@ -136,6 +139,9 @@ class CudaDevice final : public Device {
     m_poolBytes = 0;
   }
   std::int64_t poolAlignment() const override { return kAlignment; }
+  /// cuDNN's and cuBLAS's kernel choice and correctness can depend on alignment: never below 16
+  /// bytes (a float4), 256 for workspaces (cuBLAS's requirement for its workspace).
+  PoolPadding poolPadding() const override { return {16, 256}; }
 
   HostMemory allocateHost(std::int64_t bytes) override {
     select();
@@ -243,6 +249,8 @@ class CudaDevice final : public Device {
  private:
   using Clock = std::chrono::steady_clock;
   static constexpr std::int64_t kAlignment = 256;  // cudaMalloc's own alignment
+  /// cuBLAS's recommended workspace on Hopper (4 MiB suffices before it).
+  static constexpr std::int64_t kCublasWorkspaceBytes = std::int64_t{32} << 20;
 
   void select() const { SWAPSCOPE_CUDA_CHECK(cudaSetDevice(m_index)); }
   cudaStream_t stream(StreamKind s) const { return m_streams[static_cast<int>(s)].get(); }
@@ -327,6 +335,7 @@ class CudaDevice final : public Device {
   const Clock::time_point m_epoch;
   Stream m_streams[kStreamCount];
   CudnnHandle m_cudnn;
+  DeviceBuffer m_cublasWorkspace;  // declared before m_cublas: freed after the handle
   CublasHandle m_cublas;
   CudaContext m_ctx;
   DeviceBuffer m_pool;

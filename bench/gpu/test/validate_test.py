@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Tests of bench/gpu/validate.py without a GPU: its update-based numerics check, and whole runs
+against a fake `swapscope` (fake_swapscope.py) that fails in one section, which must leave a
+partial report with every other section in it. PyTorch is not needed: the sections that use it
+record that they could not run."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import validate  # noqa: E402
+
+FAKE = os.path.join(HERE, "fake_swapscope.py")
+
+
+class NumericsCheck(unittest.TestCase):
+    def test_a_one_percent_gradient_error_fails_the_update_check(self):
+        w0 = [1.0, -0.5, 0.25, 2.0]
+        g = [0.01, -0.02, 0.005, 0.03]
+        ref = [w - d for w, d in zip(w0, g)]  # lr 1, momentum 0, weight decay 0
+        bad = [w - 1.01 * d for w, d in zip(w0, g)]
+        self.assertAlmostEqual(validate.update_error(w0, ref, bad), 0.01, places=6)
+        self.assertGreater(validate.update_error(w0, ref, bad), validate.UPDATE_TOLERANCE)
+        self.assertEqual(validate.update_error(w0, ref, ref), 0.0)
+        # The weights after a step of lr 0.01 differ by 1e-6 of their scale: the older check,
+        # max |w_cuda - w_cpu| / max |w_cpu| against 1e-4, passes the same error.
+        small = [w - 0.01 * d for w, d in zip(w0, g)]
+        small_bad = [w - 0.01 * 1.01 * d for w, d in zip(w0, g)]
+        self.assertLess(validate.value_error(small, small_bad), 1e-4)
+
+    def test_a_tensor_without_an_update_fails_unless_the_other_has_none(self):
+        self.assertEqual(validate.update_error([1.0], [1.0], [1.0]), 0.0)
+        self.assertEqual(validate.update_error([1.0], [1.0], [1.5]), float("inf"))
+
+
+class PartialReport(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="validate-test-")
+        self.bundle = os.path.join(self.dir, "bundle")
+        os.makedirs(self.bundle)
+        shutil.copy(FAKE, os.path.join(self.bundle, "swapscope"))
+        # A bundle check that passes: the real one needs a driver this machine may not have.
+        with open(os.path.join(self.bundle, "check"), "w") as f:
+            f.write("#!/bin/sh\necho 'check: everything the bundle needs is here'\n")
+        os.chmod(os.path.join(self.bundle, "check"), 0o755)
+        self.out = os.path.join(self.dir, "out")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def validate(self, *args, **env):
+        e = dict(os.environ)
+        e.update(env)
+        e.pop("PYTHONPATH", None)
+        p = subprocess.run([sys.executable, os.path.join(HERE, "..", "validate.py"), "--swapscope",
+                            os.path.join(self.bundle, "swapscope"), "--out", self.out, "--quick",
+                            *args], env=e, capture_output=True, text=True, timeout=300)
+        with open(os.path.join(self.out, "gpu-validation.md")) as f:
+            return p, f.read()
+
+    def log(self):
+        with open(os.path.join(self.out, "commands.log")) as f:
+            return f.read()
+
+    def test_a_failing_section_is_recorded_and_the_others_run(self):
+        p, report = self.validate(FAKE_FAIL_DETERMINISM="1")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("validate.py: determinism: failed", p.stdout)
+        self.assertIn("validate.py: numerics: done", p.stdout)
+        # The sections before and after the failure are in the report.
+        self.assertIn("## Check: driver and libraries", report)
+        self.assertIn("| fmnist-cnn | 32 |", report)
+        self.assertIn("| resnet20 | 16 |", report)
+        self.assertNotIn("**no**", report)  # the fake's updates agree within the tolerance
+        self.assertIn("**Failed**: `determinism-swap-all` exited 1:", report)
+        self.assertIn("cudaErrorIllegalAddress", report)
+        # Refused as not fitting at 10 and 9, trained at 8; PyTorch's half recorded as failed.
+        self.assertIn("| Swapscope swap-all | 8 | analyzer k_max 10; refused as not fitting at 10, 9;",
+                      report)
+        self.assertIn("## Memory fidelity", report)
+        self.assertIn("| resnet152 swap-all k=8 | 1008 | 1008 | +0.00e+00 |", report)
+        # Without PyTorch (or a GPU) the sections that need it say why, and nothing else stops.
+        self.assertIn("## throughput", report)
+        for name in validate.SECTIONS:
+            self.assertTrue(os.path.exists(os.path.join(self.out, "sections", name + ".md")), name)
+
+    def test_a_real_error_in_the_k_search_stops_it_instead_of_lowering_k(self):
+        p, report = self.validate("--sections", "trainability", FAKE_CRASH_K="9")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("**Failed**: `trainability-swapscope-k9` exited 1:", report)
+        self.assertIn("cudaErrorLaunchFailure", report)
+        self.assertIn("--batch 10", self.log())
+        self.assertNotIn("--batch 8", self.log())
+        self.assertNotIn("## Numerics", report)  # not asked for
+
+    def test_rerunning_one_section_keeps_the_others(self):
+        self.validate("--sections", "numerics,determinism", FAKE_FAIL_DETERMINISM="1")
+        p, report = self.validate("--sections", "determinism")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("| fmnist-cnn | 32 |", report)  # from the first run
+        self.assertIn("Identical: **yes**.", report)  # the rerun
+        self.assertNotIn("**Failed**", report)
+
+    def test_an_unknown_section_is_refused(self):
+        p = subprocess.run([sys.executable, os.path.join(HERE, "..", "validate.py"), "--swapscope",
+                            "x", "--sections", "numerics,speed"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown section(s) speed", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

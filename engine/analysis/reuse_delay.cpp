@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+#include "analysis/reuse_delay.h"
+
+#include <algorithm>
+
+namespace swapscope {
+
+std::vector<GmapOp> executionOrder(const Gmap& gmap, const std::vector<int>& move_to) {
+  const int n = gmap.forward_steps;
+  auto moved = [&](int buffer) {
+    return buffer >= 0 && static_cast<std::size_t>(buffer) < move_to.size() &&
+           move_to[static_cast<std::size_t>(buffer)] != 0;
+  };
+  // Per step, the prefetches moved to it, in backward (GMAP) order.
+  std::vector<std::vector<int>> hoistAt(static_cast<std::size_t>(2 * n + 2));
+  for (const GmapOp& op : gmap.ops) {
+    if (op.kind == GmapOpKind::Prefetch && op.step > n && moved(op.buffer))
+      hoistAt[static_cast<std::size_t>(move_to[static_cast<std::size_t>(op.buffer)])].push_back(
+          op.buffer);
+  }
+  std::vector<GmapOp> out;
+  out.reserve(gmap.ops.size());
+  for (const GmapOp& op : gmap.ops) {
+    if (op.step == 0) out.push_back(op);
+  }
+  int current = 0;
+  for (const GmapOp& op : gmap.ops) {
+    if (op.step < 1 || op.step > 2 * n) continue;
+    if (op.step != current) {
+      current = op.step;
+      for (const int b : hoistAt[static_cast<std::size_t>(current)]) {
+        out.push_back({GmapOpKind::Allocate, current, b});
+        out.push_back({GmapOpKind::Prefetch, current, b});
+      }
+    }
+    const bool isMoved = op.step > n && moved(op.buffer) &&
+                         (op.kind == GmapOpKind::Allocate || op.kind == GmapOpKind::Prefetch);
+    if (!isMoved) out.push_back(op);
+  }
+  return out;
+}
+
+std::int64_t delayedPeak(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                         int delay, std::int64_t alignment) {
+  const std::int64_t a = std::max<std::int64_t>(1, alignment);
+  auto bytes = [&](int buffer) {
+    const std::int64_t b = gmap.buffers[static_cast<std::size_t>(buffer)].size.at(k);
+    return (b + a - 1) / a * a;
+  };
+  // Each allocation lives from its op to its release's op (or to the end); a delayed release
+  // ends at the first op of step release + delay (runtime/placement.h's lifetime rule).
+  std::vector<std::size_t> stepStart;
+  std::vector<bool> offloaded;
+  if (delay > 0) {
+    stepStart.assign(static_cast<std::size_t>(gmap.steps() + 3), ops.size());
+    for (std::size_t i = ops.size(); i-- > 0;)
+      stepStart[static_cast<std::size_t>(ops[i].step)] = i;
+    for (std::size_t s = stepStart.size() - 1; s-- > 0;)
+      stepStart[s] = std::min(stepStart[s], stepStart[s + 1]);
+    offloaded.assign(gmap.buffers.size(), false);
+    for (const GmapOp& op : ops) {
+      if (op.kind == GmapOpKind::Offload) offloaded[static_cast<std::size_t>(op.buffer)] = true;
+    }
+  }
+  // The bytes freed at each op index (before that op runs).
+  std::vector<std::int64_t> freedAt(ops.size() + 1, 0);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const GmapOp& op = ops[i];
+    if (op.kind != GmapOpKind::Release) continue;
+    const auto b = static_cast<std::size_t>(op.buffer);
+    std::size_t end = i;
+    if (delay > 0 && offloaded[b]) {
+      const auto s = static_cast<std::size_t>(std::min(op.step + delay, gmap.steps() + 2));
+      end = std::max(end, stepStart[s]);
+    }
+    freedAt[end] += bytes(op.buffer);
+  }
+  std::int64_t inUse = 0, peak = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    inUse -= freedAt[i];
+    const GmapOp& op = ops[i];
+    if (op.kind == GmapOpKind::Allocate) {
+      inUse += bytes(op.buffer);
+      peak = std::max(peak, inUse);
+    }
+  }
+  return peak;
+}
+
+int chooseReuseDelay(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                     std::int64_t budget, std::int64_t alignment) {
+  const bool offloads = std::any_of(ops.begin(), ops.end(), [](const GmapOp& op) {
+    return op.kind == GmapOpKind::Offload;
+  });
+  if (!offloads) return 0;
+  for (const int delay : kReuseDelays) {
+    if (delay == 0 || delayedPeak(gmap, ops, k, delay, alignment) <= budget) return delay;
+  }
+  return 0;
+}
+
+}  // namespace swapscope

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+// The compute stream's hand-off and the contention between copies and compute: the simulator
+// reproduces a hand-computed schedule with them, and the fits recover parameters planted in a
+// synthetic timeline.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/network_analysis.h"
+#include "graph/builder.h"
+#include "perfmodel/model.h"
+#include "perfmodel/simulator.h"
+#include "store/run_db.h"
+
+namespace swapscope::perf {
+namespace {
+
+/// input -> conv1 -> relu1 -> conv2 -> flat -> fc -> loss (12 steps), everything swapped.
+struct Chain {
+  Network net;
+  std::vector<LayerCost> costs;
+  Gmap gmap;
+  MemoryCurve curve;
+  Chain() : net(build()), costs(computeLayerCosts(net)) {
+    gmap = buildGmap(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+    curve = computeMemoryCurve(gmap);
+  }
+  static Network build() {
+    NetworkBuilder b("chain");
+    auto x = b.input("data", Shape{{1, 4, 4}});
+    auto c1 = b.conv("conv1", x, 2, 3, 1, 1);
+    auto r1 = b.relu("relu1", c1);
+    auto c2 = b.conv("conv2", r1, 2, 3, 1, 1);
+    auto f = b.flatten("flat", c2);
+    auto l = b.linear("fc", f, 3);
+    b.loss("loss", l);
+    return std::move(b).build();
+  }
+  int buffer(const std::string& name) const {
+    for (std::size_t b = 0; b < gmap.buffers.size(); ++b) {
+      if (gmap.buffers[b].name == name && gmap.buffers[b].kind == BufferKind::FeatureMap)
+        return static_cast<int>(b);
+    }
+    return -1;
+  }
+};
+
+/// Every step 1 s, every copy instantaneous except relu1's offload (after step 2): 0.5 s
+/// without compute beside it, 0.8 s beside compute. Hand-off 0.1 s; the update 0.3 s in 2 tasks.
+SimInput handInput(const Chain& c) {
+  SimInput in;
+  in.gmap = &c.gmap;
+  in.curve = &c.curve;
+  in.k = 1;
+  in.step_seconds.assign(static_cast<std::size_t>(c.gmap.steps() + 1), 1.0);
+  for (auto* v : {&in.offload_seconds, &in.prefetch_seconds, &in.offload_beside_seconds,
+                  &in.prefetch_beside_seconds})
+    v->assign(c.gmap.buffers.size(), 0.0);
+  const auto relu = static_cast<std::size_t>(c.buffer("relu1"));
+  in.offload_seconds[relu] = 0.5;
+  in.offload_beside_seconds[relu] = 0.8;
+  in.reuse_delay = 4;
+  in.update_seconds = 0.3;
+  in.update_tasks = 2;
+  in.dispatch_seconds = 0.1;
+  in.slowdown = 0.5;
+  return in;
+}
+
+TEST(Contention, AStepThatYieldsToACopyWaitsForIt) {
+  const Chain c;
+  ASSERT_EQ(c.gmap.steps(), 12);
+  SimInput in = handInput(c);
+  in.start_block = 1.0;  // compute yields: relu1's offload runs without compute, at 0.5 s
+  const SimResult r = simulate(in);
+  // Step 1 starts after a hand-off: 0.1 .. 1.1; step 2: 1.2 .. 2.2; the offload 2.2 .. 2.7.
+  EXPECT_NEAR(r.steps[1].start, 0.1, 1e-12);
+  EXPECT_NEAR(r.steps[2].finish, 2.2, 1e-12);
+  ASSERT_EQ(r.d2h.size() > 0, true);
+  // Step 3 could start at 2.3 but waits for the offload: 2.7 .. 3.7, a stall of 0.4 s beyond
+  // its hand-off; nothing runs beside it afterwards, so it is not slowed.
+  EXPECT_NEAR(r.steps[3].start, 2.7, 1e-12);
+  EXPECT_NEAR(r.steps[3].stall, 0.4, 1e-12);
+  EXPECT_NEAR(r.steps[3].dispatch, 0.1, 1e-12);
+  EXPECT_NEAR(r.steps[3].finish, 3.7, 1e-12);
+  // Steps 4..12 follow 1.1 s apart; the update adds 0.3 s and two hand-offs.
+  EXPECT_NEAR(r.steps[12].finish, 3.7 + 9 * 1.1, 1e-9);
+  EXPECT_NEAR(r.t_iter, 3.7 + 9 * 1.1 + 0.3 + 2 * 0.1, 1e-9);
+  EXPECT_NEAR(r.stall, 0.4, 1e-12);
+  EXPECT_NEAR(r.dispatch, 14 * 0.1, 1e-12);
+  EXPECT_NEAR(r.idle(), 1.8, 1e-12);
+  EXPECT_EQ(r.stalled_steps(), std::vector<int>{3});
+}
+
+TEST(Contention, AStepBesideACopyIsSlowedByIt) {
+  const Chain c;
+  SimInput in = handInput(c);
+  in.start_block = 0.0;  // compute does not yield: the offload runs beside step 3, at 0.8 s
+  const SimResult r = simulate(in);
+  // The offload runs 2.2 .. 3.0; step 3 starts at 2.3 with no stall. Until 3.0 it progresses at
+  // half its rate (0.35 s of work), then the remaining 0.65 s: it ends at 3.65.
+  EXPECT_NEAR(r.steps[3].start, 2.3, 1e-12);
+  EXPECT_NEAR(r.steps[3].stall, 0.0, 1e-12);
+  EXPECT_NEAR(r.steps[3].finish, 3.65, 1e-12);
+  EXPECT_NEAR(r.t_iter, 3.65 + 9 * 1.1 + 0.3 + 2 * 0.1, 1e-9);
+  EXPECT_NEAR(r.stall, 0.0, 1e-12);
+  EXPECT_TRUE(r.stalled_steps().empty());
+  // Without the contention terms the same input is the old model: no hand-off, no slowdown.
+  in.dispatch_seconds = 0;
+  in.slowdown = 0;
+  in.update_tasks = 0;
+  in.offload_beside_seconds.clear();
+  in.prefetch_beside_seconds.clear();
+  EXPECT_NEAR(simulate(in).t_iter, 12.0 + 0.3, 1e-9);
+}
+
+/// A synthetic profile of the chain with planted hand-off, start blocking, compute slowdown and
+/// copy rates, recorded as a schema-2 run database would hold it.
+struct Planted {
+  std::int64_t dispatch_ns = 20'000;
+  double start_block = 0.6;
+  double slowdown = 0.3;
+  double latency = 10e-6;
+  double alone_bps = 1e9, beside_bps = 0.5e9;
+};
+
+store::RunData plantedRun(const Chain& c, const Planted& p) {
+  store::RunData run;
+  run.path = "planted.swapdb";
+  run.meta.device = "test device";
+  run.network.name = c.net.name();
+  run.network.structure_hash = c.net.structureHash();
+  for (int i = 0; i < c.net.size(); ++i) {
+    const LayerCost& lc = c.costs[static_cast<std::size_t>(i)];
+    run.layers.push_back({i, c.net.layer(i).name, std::string(layerKindName(c.net.layer(i).kind)),
+                          {}, {}, lc.params, lc.fwd_flops, lc.bwd_data_flops,
+                          lc.bwd_weight_flops, lc.fm});
+  }
+  auto ns = [](double s) { return static_cast<std::int64_t>(std::llround(s * 1e9)); };
+  auto copyNs = [&](std::int64_t bytes, bool beside) {
+    return ns(p.latency + static_cast<double>(bytes) / (beside ? p.beside_bps : p.alone_bps));
+  };
+  const int n = c.gmap.forward_steps;
+  for (const std::int64_t k : {1, 2, 4}) {
+    // Iteration 0: no copies at all (every step clean); iteration 1: a copy without compute
+    // right as every odd step could start; iteration 2: a copy beside every even step.
+    for (int it = 0; it < 3; ++it) {
+      std::int64_t t = 1'000'000 * (10 * k + it);  // the iteration's start
+      run.iterations.push_back({k, it, t, 1, 0, 0, 0, 0, 0});
+      const std::int64_t origin = t;
+      for (int s = 1; s <= 2 * n; ++s) {
+        const int layer = c.gmap.step_layer[static_cast<std::size_t>(s)];
+        const std::int64_t clean = 1'000'000 * k + 50'000 * s;
+        std::int64_t start = t + p.dispatch_ns, overlap = 0;
+        const std::int64_t bytes = 100'000 * k * (s % 3 + 1);
+        store::TransferRow tr;
+        tr.k = k;
+        tr.iteration = it;
+        tr.kind = store::TransferKind::Offload;
+        tr.to_host = true;
+        tr.tensor = 0;
+        tr.bytes = bytes;
+        if (it == 1 && s % 2 == 1 && s > 1) {
+          // Starts with the previous step's end; the step waits for part of its remainder.
+          tr.start_ns = t;
+          tr.end_ns = t + copyNs(bytes, false);
+          const std::int64_t nominal = t + p.dispatch_ns;
+          start = nominal + ns(p.start_block * static_cast<double>(tr.end_ns - nominal) * 1e-9);
+          overlap = std::max<std::int64_t>(0, tr.end_ns - start);
+          tr.overlap_ns = overlap;
+          run.transfers.push_back(tr);
+        }
+        std::int64_t wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
+        if (it == 2 && s % 2 == 0) {
+          // Runs entirely inside the step, which it slows.
+          tr.start_ns = start + 100'000;
+          tr.end_ns = tr.start_ns + copyNs(bytes, true);
+          overlap = tr.end_ns - tr.start_ns;
+          wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
+          tr.overlap_ns = overlap;
+          run.transfers.push_back(tr);
+        }
+        run.samples.push_back({k, it, s, layer,
+                               c.gmap.isBackwardStep(s) ? store::Direction::Backward
+                                                        : store::Direction::Forward,
+                               0, start, wall, start - t, origin, overlap});
+        t = start + wall;
+      }
+    }
+  }
+  std::sort(run.transfers.begin(), run.transfers.end(),
+            [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  return run;
+}
+
+TEST(Contention, TheFitsRecoverPlantedParameters) {
+  const Chain c;
+  const Planted p;
+  const PerfModel m = PerfModel::fit(plantedRun(c, p));
+  ASSERT_TRUE(m.dispatch().present);
+  EXPECT_NEAR(m.dispatch().seconds, 20e-6, 1e-12);
+  EXPECT_GT(m.dispatch().points, 50);
+  EXPECT_EQ(m.dispatch().residuals.size(), static_cast<std::size_t>(m.dispatch().points));
+  const ContentionFit& f = m.contention();
+  ASSERT_TRUE(f.present);
+  EXPECT_NEAR(f.start_block, p.start_block, 1e-3);
+  EXPECT_GT(f.start_block_points, 10);
+  EXPECT_EQ(f.start_block_residuals.size(), static_cast<std::size_t>(f.start_block_points));
+  EXPECT_NEAR(f.slowdown, p.slowdown, 1e-3);
+  EXPECT_GT(f.slowdown_points, 10);
+  EXPECT_EQ(f.slowdown_residuals.size(), static_cast<std::size_t>(f.slowdown_points));
+  // Copies: apart by whether compute ran beside them, each with its residuals.
+  const LinkFit& alone = m.link(true);
+  const LinkFit& beside = m.linkBesideCompute(true);
+  EXPECT_NEAR(alone.bandwidth, p.alone_bps, 0.01 * p.alone_bps);
+  EXPECT_NEAR(alone.latency, p.latency, 1e-6);
+  EXPECT_NEAR(beside.bandwidth, p.beside_bps, 0.01 * p.beside_bps);
+  EXPECT_NEAR(beside.latency, p.latency, 1e-6);
+  EXPECT_EQ(alone.residuals.size(), static_cast<std::size_t>(alone.points));
+  EXPECT_EQ(beside.residuals.size(), static_cast<std::size_t>(beside.points));
+  // The curves are fitted to the steps without what the copies added: the slowed samples do not
+  // pull them up.
+  const Estimate e = m.step(c.net, c.costs, c.gmap.step_layer[2], StepKind::Forward, 2);
+  EXPECT_NEAR(e.seconds, 2e-3 + 2 * 50e-6, 1e-6);
+}
+
+TEST(Contention, AVersion1RunHasNoTimelineFits) {
+  const Chain c;
+  store::RunData run = plantedRun(c, Planted{});
+  run.schema_version = 1;
+  for (auto& s : run.samples) {
+    s.ready_ns = -1;
+    s.copy_overlap_ns = -1;
+  }
+  const PerfModel m = PerfModel::fit(run);
+  EXPECT_FALSE(m.dispatch().present);
+  EXPECT_FALSE(m.contention().present);
+  EXPECT_EQ(m.dispatch().seconds, 0.0);
+  EXPECT_EQ(m.contention().slowdown, 0.0);
+  EXPECT_EQ(m.contention().start_block, 0.0);
+}
+
+}  // namespace
+}  // namespace swapscope::perf

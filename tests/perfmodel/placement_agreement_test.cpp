@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// The planner simulates the schedule the executor runs: both take the reuse delay and the moved
+// prefetches from the same analysis functions, for every policy, at a budget of exactly the
+// plan's peak, at 1.02 times it and at 1.5 times it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "analysis/network_analysis.h"
+#include "analysis/reuse_delay.h"
+#include "perfmodel/planner.h"
+#include "runtime/cpu/cpu_device.h"
+#include "runtime/executor.h"
+#include "runtime/test_networks.h"
+
+namespace swapscope::perf {
+namespace {
+
+/// A run database for `net` in which every step takes 1 ms per sample and the link moves 1 GB/s:
+/// enough for a model whose plans simulate (the reuse delay does not depend on the times).
+store::RunData flatRun(const Network& net) {
+  const std::vector<LayerCost> costs = computeLayerCosts(net);
+  store::RunData run;
+  run.path = "flat.swapdb";
+  run.meta.device = "test device";
+  run.meta.extra["pool_alignment"] = std::to_string(rt::createCpuDevice()->poolAlignment());
+  run.network.name = net.name();
+  run.network.structure_hash = net.structureHash();
+  for (int i = 0; i < net.size(); ++i) {
+    const LayerCost& c = costs[static_cast<std::size_t>(i)];
+    run.layers.push_back({i, net.layer(i).name, std::string(layerKindName(net.layer(i).kind)),
+                          {}, {}, c.params, c.fwd_flops, c.bwd_data_flops, c.bwd_weight_flops,
+                          c.fm});
+  }
+  for (const std::int64_t k : {1, 2, 4}) {
+    run.iterations.push_back({k, 0, 0, 1, 0, 0, 0, 0, 0});
+    for (int i = 0; i < net.size(); ++i) {
+      if (i == net.inputLayer()) continue;
+      for (const store::Direction d : {store::Direction::Forward, store::Direction::Backward})
+        run.samples.push_back({k, 0, 0, i, d, 0, 0, 1'000'000 * k, 0, -1, -1});
+    }
+    for (const bool toHost : {true, false}) {
+      for (const std::int64_t bytes : {1000 * k, 3000 * k}) {
+        store::TransferRow t;
+        t.k = k;
+        t.iteration = toHost ? 0 : 1;
+        t.to_host = toHost;
+        t.kind = toHost ? store::TransferKind::Offload : store::TransferKind::Prefetch;
+        t.bytes = bytes;
+        t.end_ns = bytes;  // 1 GB/s
+        run.transfers.push_back(t);
+      }
+    }
+  }
+  return run;
+}
+
+TEST(PlacementAgreement, PlannerAndExecutorChooseTheSameReuseDelayAndMovedPrefetches) {
+  const Network net = rt::everyKind();
+  const PerfModel model = PerfModel::fit(flatRun(net));
+  const Planner planner(model, net);
+  const std::vector<LayerCost>& costs = planner.costs();
+  auto device = rt::createCpuDevice();
+  const std::int64_t k = 4;
+  std::set<int> delaysSeen;
+  // accudnn (no fixed set) is the last; its set depends on the budget, which is taken from
+  // swap-all's peak.
+  for (const int policyIndex : {0, 1, 2, 3}) {
+    const bool accudnn = policyIndex == 3;
+    const SwapPolicy policy = accudnn ? SwapPolicy::SwapAll : static_cast<SwapPolicy>(policyIndex);
+    const SwapSet fixedSet = makeSwapSet(policy, net, costs);
+    const std::int64_t basePeak = planMemory(net, costs, fixedSet).curve.peak(k);
+    for (const double factor : {1.0, 1.02, 1.5}) {
+      const auto budget =
+          static_cast<std::int64_t>(std::floor(factor * static_cast<double>(basePeak)));
+      SCOPED_TRACE((accudnn ? std::string("accudnn") : std::string(swapPolicyName(policy))) + " at " + std::to_string(factor) +
+                   " x the peak (" + std::to_string(budget) + " bytes)");
+      const std::optional<Evaluation> e =
+          accudnn ? planner.accudnnAt(k, budget) : planner.evaluate(k, fixedSet, budget);
+      ASSERT_TRUE(e.has_value());
+      const rt::SwapExecutor ex(*device, net, k, e->swapped, budget);
+      EXPECT_EQ(e->reuse_delay, ex.plannedReuseDelay());
+      EXPECT_EQ(e->reuse_delay, ex.reuseDelay()) << "the planned delay's placement did not pack";
+      EXPECT_EQ(e->hoisted, ex.hoistedPrefetches());
+      EXPECT_EQ(e->peak, ex.predictedPeak());
+      delaysSeen.insert(ex.reuseDelay());
+    }
+  }
+  // The cases reach more than one delay, so the agreement is not that of a constant.
+  EXPECT_GE(delaysSeen.size(), 2u);
+}
+
+TEST(PlacementAgreement, DelayedPeakWithoutDelayIsTheAnalyzersPeak) {
+  const Network net = rt::everyKind();
+  const std::vector<LayerCost> costs = computeLayerCosts(net);
+  for (const SwapPolicy policy : {SwapPolicy::KeepAll, SwapPolicy::SwapAll, SwapPolicy::VdnnConv}) {
+    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(policy, net, costs));
+    for (const std::int64_t k : {1, 3, 16}) {
+      const std::int64_t peak = plan.curve.peak(k);
+      const std::vector<GmapOp> order = executionOrder(plan.gmap, {});
+      EXPECT_EQ(delayedPeak(plan.gmap, order, k, 0), peak);
+      // Keeping memory from reuse longer never lowers the high-water mark.
+      EXPECT_GE(delayedPeak(plan.gmap, order, k, 1), peak);
+      EXPECT_GE(delayedPeak(plan.gmap, order, k, 4), delayedPeak(plan.gmap, order, k, 1));
+      const bool offloads = policy != SwapPolicy::KeepAll;
+      EXPECT_EQ(chooseReuseDelay(plan.gmap, order, k, peak - 1, 1), 0);
+      EXPECT_EQ(chooseReuseDelay(plan.gmap, order, k, delayedPeak(plan.gmap, order, k, 4), 1),
+                offloads ? 4 : 0);
+      // Rounded up to the pool's alignment, the high-water mark only grows.
+      EXPECT_GE(delayedPeak(plan.gmap, order, k, 0, 64), peak);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swapscope::perf

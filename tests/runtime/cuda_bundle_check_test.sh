@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Tests the GPU bundle's check script (scripts/gpu-bundle-check.sh) on a small bundle made here:
+# a program that needs one library by SONAME and by symbol version. The check must pass with
+# everything present and a recent driver, and name each missing piece: an old driver, the
+# library removed, the library in an older version.
+#   cuda_bundle_check_test.sh CXX CHECK_SCRIPT      (exit 77: skipped, with the reason)
+set -uo pipefail
+cxx="$1"
+check="$2"
+for tool in objdump "$cxx"; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "skipped: $tool is not installed"
+    exit 77
+  fi
+done
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+lib=libswapscope_check_fixture.so.1
+cat >"$work/fix.cpp" <<'CPP'
+extern "C" int fixture_value() { return 2; }
+CPP
+cat >"$work/main.cpp" <<'CPP'
+extern "C" int fixture_value();
+int main() { return fixture_value() == 2 ? 0 : 1; }
+CPP
+echo 'FIXTURE_2 { global: fixture_value; local: *; };' >"$work/v2.map"
+echo 'FIXTURE_1 { global: fixture_value; local: *; };' >"$work/v1.map"
+mkdir -p "$work/new" "$work/old" "$work/bundle/lib"
+"$cxx" -shared -fPIC -o "$work/new/$lib" -Wl,-soname,$lib -Wl,--version-script="$work/v2.map" \
+  "$work/fix.cpp" || exit 1
+"$cxx" -shared -fPIC -o "$work/old/$lib" -Wl,-soname,$lib -Wl,--version-script="$work/v1.map" \
+  "$work/fix.cpp" || exit 1
+"$cxx" -o "$work/bundle/swapscope" "$work/main.cpp" "$work/new/$lib" || exit 1
+echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:29 UTC 2025' \
+  >"$work/driver-580"
+echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  575.57.08  Sat May 24 07:21:18 UTC 2025' \
+  >"$work/driver-575"
+
+failures=0
+# expect NAME EXIT_CODE PATTERN... : runs the check and wants the exit code and every line.
+run() { env -u LD_LIBRARY_PATH bash "$check" --bundle "$work/bundle" "$@" >"$work/out" 2>&1; }
+expect() {
+  local name="$1" code="$2" rc
+  shift 2
+  rc="$(cat "$work/rc")"
+  if [ "$rc" != "$code" ]; then
+    echo "FAIL $name: exit $rc, expected $code"; cat "$work/out"; failures=$((failures + 1)); return
+  fi
+  for line in "$@"; do
+    if ! grep -qxF -- "$line" "$work/out"; then
+      echo "FAIL $name: no line '$line' in:"; cat "$work/out"; failures=$((failures + 1)); return
+    fi
+  done
+  echo "ok   $name"
+}
+
+cp "$work/new/$lib" "$work/bundle/lib/"
+run --driver-version-file "$work/driver-580"; echo $? >"$work/rc"
+expect "everything present" 0 "driver:   NVIDIA 580.65.06 ($work/driver-580)" \
+  "check: everything the bundle needs is here"
+grep -q "^  $lib  *$work/bundle/lib/$lib\$" "$work/out" ||
+  { echo "FAIL the library's place is not reported"; cat "$work/out"; failures=$((failures + 1)); }
+
+run --driver-version-file "$work/driver-575"; echo $? >"$work/rc"
+expect "old driver" 1 \
+  "missing: NVIDIA driver 580 or newer: this machine has 575.57.08, too old for CUDA 13" \
+  "check: 1 missing piece(s); the bundle will not run here"
+
+run --driver-version-file "$work/no-such-file"; echo $? >"$work/rc"
+expect "no driver" 1 \
+  "missing: NVIDIA driver: neither nvidia-smi nor $work/no-such-file reports one (no GPU or no driver here)"
+
+rm "$work/bundle/lib/$lib"
+run --driver-version-file "$work/driver-580"; echo $? >"$work/rc"
+expect "library removed" 1 \
+  "missing: $lib (needed by swapscope): not in the bundle's lib, LD_LIBRARY_PATH, PyTorch's wheel folders or the loader's cache" \
+  "check: 1 missing piece(s); the bundle will not run here"
+
+cp "$work/old/$lib" "$work/bundle/lib/"
+run --driver-version-file "$work/driver-580"; echo $? >"$work/rc"
+expect "older library" 1 \
+  "missing: version FIXTURE_2 of $lib (needed by swapscope): $work/bundle/lib/$lib does not define it (its newest: FIXTURE_1)"
+
+[ "$failures" -eq 0 ] || exit 1
+echo "the check names every missing piece"

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/// The streams view against real plans of the sample runs: one compute bar per step at the
+/// simulator's times, one bar per offload and prefetch of the swap set, one stall marker per
+/// stalled step of the plan file, and a zoom that survives a re-plan of the same network.
+#include <gtest/gtest.h>
+#include <qcustomplot.h>
+
+#include "graph/zoo.h"
+#include "tests/views/sample_plan.h"
+#include "views/streams_data.h"
+#include "views/streams_view.h"
+
+namespace swapscope {
+namespace {
+
+using testing::request;
+
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
+/// The swap set's copies, counted on the GMAP: every offload, and every prefetch but the
+/// minibatch's load at step 1.
+int gmapSwapCopies(const Gmap& g) {
+  int n = 0;
+  for (const GmapOp& op : g.ops) {
+    n += op.kind == GmapOpKind::Offload || (op.kind == GmapOpKind::Prefetch && op.step > 1);
+  }
+  return n;
+}
+
+TEST(StreamsData, BarsAreTheSimulatedStepsAndTransfers) {
+  auto s = testing::resnet56();
+  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::SwapAll, 256 * kMiB, 32));
+  ASSERT_TRUE(p.trainable) << p.reason;
+  const StreamsData d = makeStreamsData(s->net, p, &s->model, &s->planner.costs());
+  const int steps = p.gmap.steps();
+  ASSERT_EQ(steps, 2 * (s->net.size() - 1));
+
+  int compute = 0, updates = 0;
+  for (const StreamBar& b : d.bars) {
+    if (b.lane != StreamLane::Compute) continue;
+    if (b.kind == StreamBarKind::Update) {
+      ++updates;
+      continue;
+    }
+    ++compute;
+    const perf::StepTiming& t = p.best.sim.steps[static_cast<std::size_t>(b.step)];
+    EXPECT_EQ(b.start, t.start);
+    EXPECT_EQ(b.finish, t.finish);
+    EXPECT_EQ(b.kind, b.step > steps / 2 ? StreamBarKind::Backward : StreamBarKind::Forward);
+    EXPECT_EQ(b.label, s->net.layer(p.gmap.step_layer[static_cast<std::size_t>(b.step)]).name);
+  }
+  EXPECT_EQ(compute, steps);
+  EXPECT_EQ(updates, 1);  // resnet56 has parameters
+  // The update starts where the last backward step ends and ends no later than the iteration.
+  const StreamBar& update = d.bars[static_cast<std::size_t>(steps)];
+  EXPECT_EQ(update.kind, StreamBarKind::Update);
+  EXPECT_EQ(update.start, p.best.sim.steps.back().finish);
+  EXPECT_LE(update.finish, p.best.sim.t_iter * (1 + 1e-12));
+
+  // Swap-all at k = 32: every swappable FM goes out and comes back once.
+  const store::PlanFile file = perf::toPlanFile(p, s->request, s->model, s->net, "cpu", "x");
+  ASSERT_GT(file.swap_set.size(), 0u);
+  EXPECT_EQ(d.swapTransfers(), gmapSwapCopies(p.gmap));
+  // Each swapped FM goes out once and comes back once, except the minibatch: its host copy is
+  // the data set's, so it is only prefetched back.
+  const bool minibatchSwapped =
+      std::any_of(file.swap_set.begin(), file.swap_set.end(),
+                  [&](const auto& sw) { return sw.fm == s->net.layer(s->net.inputLayer()).name; });
+  EXPECT_TRUE(minibatchSwapped);  // swap-all swaps it
+  EXPECT_EQ(d.swapTransfers(), static_cast<int>(2 * file.swap_set.size()) - 1);
+  for (const StreamBar& b : d.bars) {
+    if (b.kind == StreamBarKind::Offload) EXPECT_EQ(b.lane, StreamLane::SwapOut);
+    if (b.kind == StreamBarKind::Prefetch || b.kind == StreamBarKind::Load)
+      EXPECT_EQ(b.lane, StreamLane::SwapIn);
+    if (b.lane != StreamLane::Compute) EXPECT_GT(b.bytes, 0) << b.label;
+  }
+
+  // One marker per stalled step of the plan file, with its duration.
+  ASSERT_EQ(d.stalls.size(), file.predictions.stalls.size());
+  double total = 0;
+  for (std::size_t i = 0; i < d.stalls.size(); ++i) {
+    EXPECT_EQ(d.stalls[i].step, file.predictions.stalls[i].step);
+    EXPECT_EQ(d.stalls[i].label, file.predictions.stalls[i].layer);
+    EXPECT_NEAR(d.stalls[i].seconds(), file.predictions.stalls[i].seconds, 1e-15);
+    total += d.stalls[i].seconds();
+  }
+  EXPECT_NEAR(total, p.best.sim.stall, 1e-12);
+  EXPECT_EQ(d.k, 32);
+}
+
+TEST(StreamsData, HoverFindsTheBarUnderTheCursor) {
+  auto s = testing::fmnist();
+  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::SwapAll, 32 * kMiB, 16));
+  ASSERT_TRUE(p.trainable) << p.reason;
+  const StreamsData d = makeStreamsData(s->net, p);
+  const perf::StepTiming& t3 = p.best.sim.steps[3];
+  const StreamBar* b = d.barAt(StreamLane::Compute, (t3.start + t3.finish) / 2);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->step, 3);
+  // Past the end of the iteration there is nothing; a slack reaches the last bar.
+  EXPECT_EQ(d.barAt(StreamLane::Compute, p.best.sim.t_iter * 2), nullptr);
+  const perf::BusyInterval& first = p.best.sim.d2h.front();
+  const StreamBar* out = d.barAt(StreamLane::SwapOut, first.start);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->kind, StreamBarKind::Offload);
+  EXPECT_EQ(out->label, p.gmap.buffers[static_cast<std::size_t>(first.buffer)].name);
+}
+
+TEST(StreamsData, AnUntrainableBudgetGivesItsReasonAndNoBars) {
+  auto s = testing::fmnist();
+  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::AccUdnn, 1024));
+  ASSERT_FALSE(p.trainable);
+  const StreamsData d = makeStreamsData(s->net, p);
+  EXPECT_FALSE(d.trainable);
+  EXPECT_TRUE(d.bars.empty());
+  EXPECT_NE(d.reason.find("untrainable"), std::string::npos) << d.reason;
+}
+
+TEST(StreamsView, DrawsOneMarkerPerStallAndOneBarPerSwapCopy) {
+  auto s = testing::resnet56();
+  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::SwapAll, 256 * kMiB, 32));
+  ASSERT_TRUE(p.trainable);
+  const store::PlanFile file = perf::toPlanFile(p, s->request, s->model, s->net, "cpu", "x");
+  StreamsView view;
+  view.resize(1400, 420);
+  view.setData(makeStreamsData(s->net, p, &s->model, &s->planner.costs()));
+  EXPECT_EQ(view.stallMarkerCount(), static_cast<int>(file.predictions.stalls.size()));
+  EXPECT_EQ(view.transferBarCount(), gmapSwapCopies(p.gmap));
+  if (!testing::pngDir().empty()) {
+    view.plot()->savePng(QString::fromStdString(testing::pngDir() + "/streams-resnet56.png"), 1400,
+                         420);
+  }
+
+  // A plan with fewer swaps reuses the pooled items: hidden ones are not counted.
+  const perf::PlanResult& vdnn = s->plan(request(perf::PlanPolicy::VdnnConv, 256 * kMiB, 32));
+  ASSERT_TRUE(vdnn.trainable);
+  const store::PlanFile vf = perf::toPlanFile(vdnn, s->request, s->model, s->net, "cpu", "x");
+  view.setData(makeStreamsData(s->net, vdnn, &s->model, &s->planner.costs()));
+  EXPECT_EQ(view.transferBarCount(), gmapSwapCopies(vdnn.gmap));
+  EXPECT_LT(view.transferBarCount(), gmapSwapCopies(p.gmap));
+  EXPECT_EQ(view.stallMarkerCount(), static_cast<int>(vf.predictions.stalls.size()));
+}
+
+TEST(StreamsView, KeepsTheZoomWhileTheNetworkStays) {
+  auto s = testing::fmnist();
+  StreamsView view;
+  view.resize(900, 300);
+  const perf::PlanResult a = s->plan(request(perf::PlanPolicy::SwapAll, 32 * kMiB, 16));
+  view.setData(makeStreamsData(s->net, a));
+  // Fitted to the iteration.
+  EXPECT_NEAR(view.plot()->xAxis->range().upper, a.best.sim.t_iter * 1e3 * 1.01, 1e-9);
+  view.plot()->xAxis->setRange(0.1, 0.2);  // the user zooms in
+  const perf::PlanResult b = s->plan(request(perf::PlanPolicy::SwapAll, 32 * kMiB, 64));
+  ASSERT_NE(a.best.sim.t_iter, b.best.sim.t_iter);
+  view.setData(makeStreamsData(s->net, b));
+  EXPECT_DOUBLE_EQ(view.plot()->xAxis->range().lower, 0.1);
+  EXPECT_DOUBLE_EQ(view.plot()->xAxis->range().upper, 0.2);
+  // Another network fits again.
+  auto r = testing::resnet56();
+  const perf::PlanResult c = r->plan(request(perf::PlanPolicy::SwapAll, 256 * kMiB, 16));
+  view.setData(makeStreamsData(r->net, c));
+  EXPECT_NEAR(view.plot()->xAxis->range().upper, c.best.sim.t_iter * 1e3 * 1.01, 1e-9);
+}
+
+TEST(StreamsView, TooltipAndSelectionNameTheLayer) {
+  auto s = testing::fmnist();
+  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::SwapAll, 32 * kMiB, 16));
+  StreamsView view;
+  view.setData(makeStreamsData(s->net, p));
+  const perf::StepTiming& t = p.best.sim.steps[2];
+  const QString tip = view.toolTipAt((t.start + t.finish) / 2 * 1e3, 2.0);
+  const std::string layer = s->net.layer(p.gmap.step_layer[2]).name;
+  EXPECT_TRUE(tip.contains(QString::fromStdString(layer))) << tip.toStdString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("step 2"))) << tip.toStdString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("stall before it"))) << tip.toStdString();
+  EXPECT_TRUE(view.toolTipAt((t.start + t.finish) / 2 * 1e3, 1.5).isEmpty());  // between lanes
+  // selectLayer does not echo layerSelected (the window links the views both ways).
+  int emitted = 0;
+  QObject::connect(&view, &StreamsView::layerSelected, [&](int) { ++emitted; });
+  view.selectLayer(p.gmap.step_layer[2]);
+  EXPECT_EQ(emitted, 0);
+}
+
+TEST(StreamsView, StatesAnUntrainableBudget) {
+  auto s = testing::fmnist();
+  StreamsView view;
+  view.setData(makeStreamsData(s->net, s->plan(request(perf::PlanPolicy::AccUdnn, 1024))));
+  EXPECT_EQ(view.stallMarkerCount(), 0);
+  EXPECT_EQ(view.transferBarCount(), 0);
+  bool stated = false;
+  for (int i = 0; i < view.plot()->itemCount(); ++i) {
+    if (auto* t = qobject_cast<QCPItemText*>(view.plot()->item(i)))
+      stated = stated || (t->visible() && t->text().contains(QStringLiteral("untrainable")));
+  }
+  EXPECT_TRUE(stated);
+}
+
+}  // namespace
+}  // namespace swapscope

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+#include "views/streams_data.h"
+
+namespace swapscope {
+
+const char* streamBarKindName(StreamBarKind kind) {
+  switch (kind) {
+    case StreamBarKind::Forward:
+      return "fwd";
+    case StreamBarKind::Backward:
+      return "bwd";
+    case StreamBarKind::Update:
+      return "update";
+    case StreamBarKind::Offload:
+      return "offload";
+    case StreamBarKind::Prefetch:
+      return "prefetch";
+    case StreamBarKind::Load:
+      return "load";
+  }
+  return "?";
+}
+
+std::string networkKey(const Network& net) {
+  return net.name() + "/" + net.structureHash();
+}
+
+int StreamsData::swapTransfers() const {
+  int n = 0;
+  for (const StreamBar& b : bars)
+    n += b.kind == StreamBarKind::Offload || b.kind == StreamBarKind::Prefetch;
+  return n;
+}
+
+const StreamBar* StreamsData::barAt(StreamLane lane, double t, double slack) const {
+  const StreamBar* best = nullptr;
+  double bestDistance = 0;
+  for (const StreamBar& b : bars) {
+    if (b.lane != lane || t < b.start - slack || t > b.finish + slack) continue;
+    // Inside a bar wins; among widened neighbours, the nearest.
+    const double d = t < b.start ? b.start - t : (t > b.finish ? t - b.finish : 0.0);
+    if (!best || d < bestDistance) {
+      best = &b;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
+                            const perf::PerfModel* model, const std::vector<LayerCost>* costs) {
+  StreamsData d;
+  d.network_key = networkKey(net);
+  d.trainable = plan.trainable;
+  if (!plan.trainable) {
+    d.title = net.name() + ": no plan";
+    d.reason = plan.reason;
+    return d;
+  }
+  const perf::Evaluation& e = plan.best;
+  const perf::SimResult& sim = e.sim;
+  const Gmap& g = plan.gmap;
+  d.k = e.k;
+  d.t_iter = sim.t_iter;
+  d.total_stall = sim.stall;
+  d.title = net.name() + " at k = " + std::to_string(e.k);
+
+  const int n = g.forward_steps;
+  double lastFinish = 0;
+  for (std::size_t j = 1; j < sim.steps.size(); ++j) {
+    const perf::StepTiming& t = sim.steps[j];
+    const int step = static_cast<int>(j);
+    const int layer = g.step_layer[j];
+    StreamBar b;
+    b.lane = StreamLane::Compute;
+    b.kind = step > n ? StreamBarKind::Backward : StreamBarKind::Forward;
+    b.step = step;
+    b.layer = layer;
+    b.label = layer >= 0 ? net.layer(layer).name : std::string();
+    b.start = t.start;
+    b.finish = t.finish;
+    b.stall = t.stall;
+    d.bars.push_back(b);
+    // Same rule as the plan file's stalls (perf::toPlanFile): every step whose stall is above 0.
+    if (t.stall > 0) d.stalls.push_back({step, layer, b.label, t.start - t.stall, t.start});
+    lastFinish = t.finish;
+  }
+  if (model && costs && costs->size() == static_cast<std::size_t>(net.size())) {
+    // The simulator keeps only the compute stream's end; the update's length is the model's, as
+    // the planner computes it (the sum over layers with parameters).
+    double update = 0;
+    for (int i = 0; i < net.size(); ++i) {
+      if ((*costs)[static_cast<std::size_t>(i)].params > 0)
+        update += model->step(net, *costs, i, perf::StepKind::Update, e.k).seconds;
+    }
+    if (update > 0) {
+      StreamBar b;
+      b.kind = StreamBarKind::Update;
+      b.label = "SGD update";
+      b.start = lastFinish;
+      b.finish = lastFinish + update;
+      d.bars.push_back(b);
+    }
+  }
+
+  auto transfers = [&](const std::vector<perf::BusyInterval>& v, StreamLane lane) {
+    for (const perf::BusyInterval& iv : v) {
+      StreamBar b;
+      b.lane = lane;
+      const bool load = lane == StreamLane::SwapIn && iv.step == 1;
+      b.kind = lane == StreamLane::SwapOut ? StreamBarKind::Offload
+                                           : (load ? StreamBarKind::Load : StreamBarKind::Prefetch);
+      b.step = iv.step;
+      if (iv.buffer >= 0 && static_cast<std::size_t>(iv.buffer) < g.buffers.size()) {
+        const GmapBuffer& buf = g.buffers[static_cast<std::size_t>(iv.buffer)];
+        b.layer = buf.layer;
+        b.label = buf.name;
+        b.bytes = buf.size.at(e.k);
+      }
+      b.start = iv.start;
+      b.finish = iv.end;
+      d.bars.push_back(b);
+    }
+  };
+  transfers(sim.d2h, StreamLane::SwapOut);
+  transfers(sim.h2d, StreamLane::SwapIn);
+  return d;
+}
+
+}  // namespace swapscope

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+/// @brief What the streams view draws, computed from a plan without any Qt: the simulated
+/// iteration (perf::SimResult of the plan's best evaluation) as three lanes, compute, swap-out
+/// and swap-in, with one bar per step and per transfer, and a marker for every step that waits
+/// (its t_ready stall, AccUDNN section 4.2 eq. 6).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/network.h"
+#include "perfmodel/planner.h"
+
+namespace swapscope {
+
+enum class StreamLane { Compute = 0, SwapOut = 1, SwapIn = 2 };
+
+enum class StreamBarKind {
+  Forward,   ///< a forward step on the compute stream
+  Backward,  ///< a backward step
+  Update,    ///< the SGD update after the last backward step (one bar)
+  Offload,   ///< a swapped FM copied to the host (swap-out stream)
+  Prefetch,  ///< a swapped FM copied back for its backward step (swap-in stream)
+  Load,      ///< the minibatch and its labels, loaded before step 1 (not part of the swap set)
+};
+const char* streamBarKindName(StreamBarKind kind);  ///< "fwd", "bwd", "update", "offload", ...
+
+struct StreamBar {
+  StreamLane lane = StreamLane::Compute;
+  StreamBarKind kind = StreamBarKind::Forward;
+  int step = 0;    ///< compute: the step 1..2N (0 for the update); transfer: the step it opens at
+  int layer = -1;  ///< the step's layer, or the transferred buffer's layer; -1: none
+  std::string label;       ///< the layer name, or the buffer name of a transfer
+  double start = 0;        ///< seconds from the start of the iteration
+  double finish = 0;       ///< seconds
+  double stall = 0;        ///< compute: the wait before this step; 0 for transfers
+  std::int64_t bytes = 0;  ///< transfers: bytes moved at the plan's k
+};
+
+/// A step that waits: compute is idle from `start` to `end` (the step's start).
+struct StallMarker {
+  int step = 0;
+  int layer = -1;
+  std::string label;
+  double start = 0, end = 0;  ///< seconds
+  double seconds() const { return end - start; }
+};
+
+struct StreamsData {
+  std::string title;
+  /// Identifies the network (name and structure hash): a view keeps its zoom while this stays.
+  std::string network_key;
+  bool trainable = false;
+  std::string reason;  ///< why not, when the plan is untrainable
+  std::int64_t k = 0;
+  double t_iter = 0;                ///< seconds
+  double total_stall = 0;           ///< seconds
+  std::vector<StreamBar> bars;      ///< compute bars in step order, then swap-out, then swap-in
+  std::vector<StallMarker> stalls;  ///< one per step whose stall is above zero, in step order
+  int swapTransfers() const;        ///< offload and prefetch bars (loads excluded)
+  /// The bar in `lane` that covers time `t` (seconds), or nullptr. Bars of one lane never
+  /// overlap, so at most one does; `slack` widens every bar by that many seconds on each side
+  /// (for hovering very short bars).
+  const StreamBar* barAt(StreamLane lane, double t, double slack = 0) const;
+};
+
+/// The lanes of `plan` (planned for `net`). An untrainable plan gives no bars and its reason.
+/// With `model` and `costs` (perf::Planner::costs()) the SGD update after the last backward step
+/// is drawn too (the simulator keeps only where the compute stream ends, not the update's length).
+StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
+                            const perf::PerfModel* model = nullptr,
+                            const std::vector<LayerCost>* costs = nullptr);
+
+/// Key identifying a network across plans (a view keeps its zoom while it stays the same).
+std::string networkKey(const Network& net);
+
+}  // namespace swapscope

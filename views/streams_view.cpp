@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+#include "views/streams_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <qcustomplot.h>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+namespace swapscope {
+namespace {
+
+constexpr double kMs = 1e3;
+constexpr double kHalfHeight = 0.35;  ///< a bar spans lane +- this
+const char* const kKindProperty = "swapscopeItem";
+
+double laneY(StreamLane lane) {
+  switch (lane) {
+    case StreamLane::Compute:
+      return 2;
+    case StreamLane::SwapOut:
+      return 1;
+    case StreamLane::SwapIn:
+      return 0;
+  }
+  return 0;
+}
+
+QColor barColor(StreamBarKind kind) {
+  switch (kind) {
+    case StreamBarKind::Forward:
+      return QColor(0x4c, 0x72, 0xb0);
+    case StreamBarKind::Backward:
+      return QColor(0xdd, 0x84, 0x52);
+    case StreamBarKind::Update:
+      return QColor(0x93, 0x93, 0x93);
+    case StreamBarKind::Offload:
+      return QColor(0x55, 0xa8, 0x68);
+    case StreamBarKind::Prefetch:
+      return QColor(0x81, 0x72, 0xb3);
+    case StreamBarKind::Load:
+      return QColor(0xb8, 0xb8, 0xb8);
+  }
+  return Qt::gray;
+}
+
+QString ms(double seconds) {
+  return QString::number(seconds * kMs, 'f', seconds * kMs < 10 ? 3 : 1) + QStringLiteral(" ms");
+}
+
+}  // namespace
+
+StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_plot);
+  m_plot->setMouseTracking(true);
+  m_plot->xAxis->setLabel(QStringLiteral("time in the simulated iteration (ms)"));
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  ticker->addTick(laneY(StreamLane::Compute), QStringLiteral("compute"));
+  ticker->addTick(laneY(StreamLane::SwapOut), QStringLiteral("swap-out"));
+  ticker->addTick(laneY(StreamLane::SwapIn), QStringLiteral("swap-in"));
+  m_plot->yAxis->setTicker(ticker);
+  m_plot->yAxis->setRange(-0.6, 2.9);
+  m_plot->yAxis->grid()->setVisible(false);
+  m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+  m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+  m_message = new QCPItemText(m_plot);
+  m_message->position->setType(QCPItemPosition::ptAxisRectRatio);
+  m_message->position->setCoords(0.5, 0.5);
+  m_message->setVisible(false);
+  m_message->setProperty(kKindProperty, QStringLiteral("message"));
+  m_plot->plotLayout()->insertRow(0);
+  m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), font().pointSize() + 1));
+  m_plot->plotLayout()->addElement(0, 0, m_title);
+
+  connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+          [this](const QCPRange&) {
+            if (!m_settingRange) m_autoRange = false;
+            placeStallLabels();
+          });
+  connect(m_plot, &QCustomPlot::mouseMove, this, &StreamsView::onMouseMove);
+  connect(m_plot, &QCustomPlot::mousePress, this, &StreamsView::onMousePress);
+  connect(m_plot, &QCustomPlot::mouseRelease, this, &StreamsView::onMouseRelease);
+  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
+    m_autoRange = true;
+    fitAll();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+  });
+}
+
+void StreamsView::setData(const StreamsData& data) {
+  const bool sameNetwork = data.network_key == m_data.network_key;
+  m_data = data;
+  if (!sameNetwork) m_autoRange = true;
+
+  // Items are pooled: a drag of the budget re-plans many times and the bar count rarely changes.
+  while (m_bars.size() < m_data.bars.size()) {
+    auto* r = new QCPItemRect(m_plot);
+    r->setProperty(kKindProperty, QStringLiteral("bar"));
+    r->setSelectable(false);
+    m_bars.push_back(r);
+  }
+  for (std::size_t i = 0; i < m_bars.size(); ++i) {
+    QCPItemRect* r = m_bars[i];
+    if (i >= m_data.bars.size()) {
+      r->setVisible(false);
+      continue;
+    }
+    const StreamBar& b = m_data.bars[i];
+    const double y = laneY(b.lane);
+    r->setVisible(true);
+    r->topLeft->setCoords(b.start * kMs, y + kHalfHeight);
+    r->bottomRight->setCoords(b.finish * kMs, y - kHalfHeight);
+    r->setBrush(barColor(b.kind));
+    const bool transfer = b.kind == StreamBarKind::Offload || b.kind == StreamBarKind::Prefetch;
+    r->setProperty(kKindProperty, transfer ? QStringLiteral("transfer") : QStringLiteral("bar"));
+  }
+
+  while (m_stalls.size() < m_data.stalls.size()) {
+    auto* r = new QCPItemRect(m_plot);
+    r->setProperty(kKindProperty, QStringLiteral("stall"));
+    r->setSelectable(false);
+    r->setPen(QPen(QColor(0xc0, 0x10, 0x10), 1));
+    r->setBrush(QColor(0xe0, 0x20, 0x20, 150));
+    m_stalls.push_back(r);
+    auto* t = new QCPItemText(m_plot);
+    t->setProperty(kKindProperty, QStringLiteral("stall-label"));
+    t->setSelectable(false);
+    t->setColor(QColor(0xb0, 0x00, 0x00));
+    t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+    m_stallLabels.push_back(t);
+  }
+  const double yc = laneY(StreamLane::Compute);
+  for (std::size_t i = 0; i < m_stalls.size(); ++i) {
+    const bool used = i < m_data.stalls.size();
+    m_stalls[i]->setVisible(used);
+    m_stallLabels[i]->setVisible(false);
+    if (!used) continue;
+    const StallMarker& s = m_data.stalls[i];
+    m_stalls[i]->topLeft->setCoords(s.start * kMs, yc + kHalfHeight);
+    m_stalls[i]->bottomRight->setCoords(s.end * kMs, yc - kHalfHeight);
+    m_stallLabels[i]->position->setCoords((s.start + s.end) / 2 * kMs, yc + kHalfHeight + 0.05);
+    m_stallLabels[i]->setText(ms(s.seconds()));
+  }
+
+  m_message->setVisible(!m_data.trainable);
+  if (!m_data.trainable) {
+    m_message->setText(QStringLiteral("No plan: ") + QString::fromStdString(m_data.reason));
+  }
+  m_title->setText(
+      m_data.trainable
+          ? QString::fromStdString(m_data.title) +
+                QStringLiteral(": t_iter %1, stall %2 over %3 steps, %4 swap transfers")
+                    .arg(ms(m_data.t_iter), ms(m_data.total_stall))
+                    .arg(m_data.stalls.size())
+                    .arg(m_data.swapTransfers())
+          : QString::fromStdString(m_data.title));
+  if (m_autoRange) fitAll();
+  applySelection();
+  placeStallLabels();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void StreamsView::fitAll() {
+  m_settingRange = true;
+  const double end = m_data.t_iter > 0 ? m_data.t_iter * kMs : 1.0;
+  m_plot->xAxis->setRange(-0.01 * end, end * 1.01);
+  m_settingRange = false;
+  placeStallLabels();
+}
+
+void StreamsView::placeStallLabels() {
+  // Label the longest stalls first, and only where the label has room: zoomed out, a network
+  // with hundreds of short stalls shows the few that matter; zoomed in, every one.
+  const QFontMetrics fm(font());
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < m_data.stalls.size() && i < m_stallLabels.size(); ++i)
+    order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return m_data.stalls[a].seconds() > m_data.stalls[b].seconds();
+  });
+  std::vector<std::pair<double, double>> taken;
+  for (const std::size_t i : order) {
+    const StallMarker& s = m_data.stalls[i];
+    const double x = m_plot->xAxis->coordToPixel((s.start + s.end) / 2 * kMs);
+    const double half = fm.horizontalAdvance(m_stallLabels[i]->text()) / 2.0 + 4;
+    bool free = x + half >= 0 && x - half <= m_plot->width();
+    for (const auto& [lo, hi] : taken) {
+      if (x + half > lo && x - half < hi) {
+        free = false;
+        break;
+      }
+    }
+    m_stallLabels[i]->setVisible(free);
+    if (free) taken.emplace_back(x - half, x + half);
+  }
+}
+
+int StreamsView::stallMarkerCount() const {
+  int n = 0;
+  for (int i = 0; i < m_plot->itemCount(); ++i) {
+    const QCPAbstractItem* item = m_plot->item(i);
+    n += item->visible() && item->property(kKindProperty).toString() == QLatin1String("stall");
+  }
+  return n;
+}
+
+int StreamsView::transferBarCount() const {
+  int n = 0;
+  for (int i = 0; i < m_plot->itemCount(); ++i) {
+    const QCPAbstractItem* item = m_plot->item(i);
+    n += item->visible() && item->property(kKindProperty).toString() == QLatin1String("transfer");
+  }
+  return n;
+}
+
+QString StreamsView::toolTipAt(double timeMs, double laneValue, double slackMs) const {
+  const auto lane = static_cast<int>(std::lround(laneValue));
+  if (std::abs(laneValue - lane) > kHalfHeight || lane < 0 || lane > 2) return {};
+  const StreamLane which = lane == 2   ? StreamLane::Compute
+                           : lane == 1 ? StreamLane::SwapOut
+                                       : StreamLane::SwapIn;
+  const double t = timeMs / kMs;
+  if (which == StreamLane::Compute) {
+    for (const StallMarker& s : m_data.stalls) {
+      if (t >= s.start && t <= s.end) {
+        return QStringLiteral("stall before step %1 (%2)\nfrom %3 to %4: %5 waiting for t_ready")
+            .arg(s.step)
+            .arg(QString::fromStdString(s.label), ms(s.start), ms(s.end), ms(s.seconds()));
+      }
+    }
+  }
+  const StreamBar* b = m_data.barAt(which, t, slackMs / kMs);
+  if (!b) return {};
+  QString text = QStringLiteral("%1 (layer %2)\n%3")
+                     .arg(QString::fromStdString(b->label))
+                     .arg(b->layer)
+                     .arg(QLatin1String(streamBarKindName(b->kind)));
+  if (b->kind == StreamBarKind::Update) text = QStringLiteral("SGD update");
+  if (b->lane == StreamLane::Compute && b->step > 0) {
+    text += QStringLiteral(", step %1").arg(b->step);
+  } else if (b->lane != StreamLane::Compute) {
+    text += QStringLiteral(" of %1 MiB, opened at step %2")
+                .arg(static_cast<double>(b->bytes) / (1024.0 * 1024.0), 0, 'f', 2)
+                .arg(b->step);
+  }
+  text += QStringLiteral("\nstart %1, finish %2 (%3)")
+              .arg(ms(b->start), ms(b->finish), ms(b->finish - b->start));
+  if (b->lane == StreamLane::Compute && b->step > 0)
+    text += QStringLiteral("\nstall before it: %1").arg(ms(b->stall));
+  return text;
+}
+
+void StreamsView::onMouseMove(QMouseEvent* event) {
+  const double x = m_plot->xAxis->pixelToCoord(event->pos().x());
+  const double y = m_plot->yAxis->pixelToCoord(event->pos().y());
+  const double slack = std::abs(m_plot->xAxis->pixelToCoord(3) - m_plot->xAxis->pixelToCoord(0));
+  const QString tip = toolTipAt(x, y, slack);
+  if (tip.isEmpty()) {
+    QToolTip::hideText();
+  } else {
+    QToolTip::showText(event->globalPosition().toPoint(), tip, m_plot);
+  }
+}
+
+void StreamsView::onMousePress(QMouseEvent* event) {
+  m_pressPos = event->pos();
+}
+
+void StreamsView::onMouseRelease(QMouseEvent* event) {
+  if ((event->pos() - m_pressPos).manhattanLength() > 3) return;  // a drag, not a click
+  const double t = m_plot->xAxis->pixelToCoord(event->pos().x()) / kMs;
+  const double y = m_plot->yAxis->pixelToCoord(event->pos().y());
+  const auto lane = static_cast<int>(std::lround(y));
+  if (std::abs(y - lane) > kHalfHeight || lane < 0 || lane > 2) return;
+  const StreamLane which = lane == 2   ? StreamLane::Compute
+                           : lane == 1 ? StreamLane::SwapOut
+                                       : StreamLane::SwapIn;
+  const double slack = std::abs(m_plot->xAxis->pixelToCoord(3) - m_plot->xAxis->pixelToCoord(0));
+  const StreamBar* b = m_data.barAt(which, t, slack / kMs);
+  if (!b || b->layer < 0) return;
+  selectLayer(b->layer);
+  emit layerSelected(b->layer);
+}
+
+void StreamsView::selectLayer(int layer) {
+  m_selected = layer;
+  applySelection();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void StreamsView::applySelection() {
+  const QPen normal(QColor(255, 255, 255, 90), 0.5);
+  const QPen selected(Qt::black, 2.5);
+  for (std::size_t i = 0; i < m_data.bars.size() && i < m_bars.size(); ++i) {
+    const bool sel = m_selected >= 0 && m_data.bars[i].layer == m_selected;
+    m_bars[i]->setPen(sel ? selected : normal);
+  }
+}
+
+}  // namespace swapscope

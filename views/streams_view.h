@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+/// @brief The streams view: the simulated iteration of a plan as three lanes (compute, swap-out,
+/// swap-in) on a QCustomPlot, one rectangle per step and per transfer, every t_ready stall
+/// marked in red with its duration. It draws a StreamsData (views/streams_data.h) and nothing
+/// else.
+///
+/// Wiring (for the main window):
+/// - `setData(makeStreamsData(net, planResult, &model, &planner.costs()))` on every planReady;
+///   when the new data's network_key equals the previous one (only the budget, k or policy
+///   moved), the time axis keeps the user's zoom; a double click fits the whole iteration again.
+/// - `layerSelected(int)` is emitted when the user clicks a bar of a layer (a step, or a transfer
+///   of that layer's FM); `selectLayer(int)` outlines that layer's bars without emitting
+///   anything (-1 clears). Connect both ways with the other views.
+/// - `plot()` is the QCustomPlot to save (savePng / savePdf / toPixmap).
+/// Interactions: drag and wheel pan and zoom the time axis; hovering a bar or a stall shows the
+/// layer, step, direction, start, finish and stall.
+#pragma once
+
+#include <QWidget>
+#include <vector>
+
+#include "views/streams_data.h"
+
+class QCustomPlot;
+class QCPItemRect;
+class QCPItemText;
+class QCPTextElement;
+class QMouseEvent;
+
+namespace swapscope {
+
+class StreamsView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit StreamsView(QWidget* parent = nullptr);
+
+  /// Replaces what is drawn; keeps the time axis's zoom while the network stays the same.
+  void setData(const StreamsData& data);
+  const StreamsData& data() const { return m_data; }
+  QCustomPlot* plot() const { return m_plot; }
+  /// Drawn and visible items, for tests: stall markers, and offload + prefetch bars.
+  int stallMarkerCount() const;
+  int transferBarCount() const;
+  /// The tooltip text for a point in plot coordinates (time in ms, lane value); empty when the
+  /// point is over no bar or stall.
+  QString toolTipAt(double timeMs, double laneValue, double slackMs = 0) const;
+
+ public slots:
+  void selectLayer(int layer);
+
+ signals:
+  void layerSelected(int layer);
+
+ private:
+  void onMouseMove(QMouseEvent* event);
+  void onMousePress(QMouseEvent* event);
+  void onMouseRelease(QMouseEvent* event);
+  void fitAll();
+  void placeStallLabels();
+  void applySelection();
+
+  QCustomPlot* m_plot;
+  StreamsData m_data;
+  std::vector<QCPItemRect*> m_bars;    ///< one per m_data.bars entry (a pool: extra ones hidden)
+  std::vector<QCPItemRect*> m_stalls;  ///< one per m_data.stalls entry (a pool)
+  std::vector<QCPItemText*> m_stallLabels;
+  QCPTextElement* m_title = nullptr;
+  QCPItemText* m_message = nullptr;  ///< "untrainable: ..." when there is no plan
+  int m_selected = -1;
+  bool m_autoRange = true;  ///< the time axis follows t_iter until the user zooms
+  bool m_settingRange = false;
+  QPoint m_pressPos;
+};
+
+}  // namespace swapscope
