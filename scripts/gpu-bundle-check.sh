@@ -10,7 +10,8 @@
 #
 # Libraries resolve as bench/gpu/validate.py arranges it: DIR/lib, then LD_LIBRARY_PATH, then
 # PyTorch's lib folder and its NVIDIA wheels' site-packages/nvidia/*/lib (found with python3
-# where it imports torch or nvidia), then the loader's cache (ldconfig -p) and default folders.
+# where it imports torch or nvidia), then the programs' RUNPATH (the CUDA toolkit's folder on the
+# machine that built them), then the loader's cache (ldconfig -p) and default folders.
 # DIR defaults to this script's folder; the programs checked are DIR/swapscope and whichever of
 # DIR/runtime_tests and DIR/collectors_tests are there. The driver comes from nvidia-smi, or from
 # /proc/driver/nvidia/version (--driver-version-file overrides it, for tests); the CUDA 13
@@ -134,11 +135,28 @@ done
 if [ ${#programs[@]} -eq 0 ]; then
   miss "the bundle's programs: no swapscope in $bundle"
 fi
+# The programs' RUNPATH, after the folders above (the loader reads LD_LIBRARY_PATH first).
+runpath=()
+for p in "${programs[@]}"; do
+  rp="$(headers "$p" | awk '$1 == "RUNPATH" || $1 == "RPATH" {print $2}')"
+  IFS=: read -r -a rpdirs <<<"$rp"
+  for d in "${rpdirs[@]}"; do
+    d="${d//\$\{ORIGIN\}/$bundle}"
+    d="${d//\$ORIGIN/$bundle}"
+    [ -n "$d" ] && [ -d "$d" ] && runpath+=("$d")
+  done
+done
+if [ ${#runpath[@]} -gt 0 ]; then
+  echo "runpath:  ${runpath[*]}"
+  search+=("${runpath[@]}")
+fi
+
 declare -A where=() by=() seen=()
 queue=("${programs[@]}")
 system_lib() {
   case "$1" in
-    libc.so.*|libm.so.*|libdl.so.*|librt.so.*|libpthread.so.*|ld-linux*|libstdc++.so.*|libgcc_s.so.*) return 0 ;;
+    libc.so.*|libm.so.*|libdl.so.*|librt.so.*|libpthread.so.*|libutil.so.*|libresolv.so.*|\
+    libanl.so.*|libnsl.so.*|libmvec.so.*|ld-linux*|libstdc++.so.*|libgcc_s.so.*) return 0 ;;
   esac
   return 1
 }
@@ -153,7 +171,7 @@ while [ ${#queue[@]} -gt 0 ]; do
     by[$name]="$(basename "$file")"
     path="$(resolve "$name")"
     if [ -z "$path" ]; then
-      miss "$name (needed by $(basename "$file")): not in the bundle's lib, LD_LIBRARY_PATH, PyTorch's wheel folders or the loader's cache"
+      miss "$name (needed by $(basename "$file")): not in the bundle's lib, LD_LIBRARY_PATH, PyTorch's wheel folders, the RUNPATH or the loader's cache"
       continue
     fi
     where[$name]="$path"

@@ -29,7 +29,8 @@ for p in "${programs[@]}"; do
   ldd "$out/$p" | awk '/=> \//{print $1" "$3}'
 done | sort -u | while read -r name path; do
   case "$name" in
-    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;
+    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|libutil.so*|libresolv.so*|libanl.so*|\
+    libnsl.so*|libmvec.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;  # the C and C++ runtime
     libcuda*|libcublas*|libcudnn*|libcupti*|libnvrtc*|libnvJitLink*) ;;
     *) cp -L "$path" "$out/lib/$name" ;;
   esac

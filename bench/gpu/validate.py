@@ -88,8 +88,9 @@ def nvidia_library_dirs():
 
 
 class Runner:
-    def __init__(self, binary, out):
+    def __init__(self, binary, out, peer=PEER):
         self.binary = os.path.abspath(binary)
+        self.peer_script = os.path.abspath(peer)
         self.bundle = os.path.dirname(self.binary)
         self.out = out
         env = dict(os.environ)
@@ -108,7 +109,7 @@ class Runner:
         return json.loads(p.stdout)
 
     def peer(self, name, *args):
-        p = self.run(name, [sys.executable, PEER, *args])
+        p = self.run(name, [sys.executable, self.peer_script, *args])
         with open(os.path.join(self.out, name + ".json"), "w") as f:
             f.write(p.stdout)
         return json.loads(p.stdout)
@@ -192,7 +193,7 @@ class Validation:
     def __init__(self, args):
         self.args = args
         self.out = args.out
-        self.r = Runner(args.swapscope, args.out)
+        self.r = Runner(args.swapscope, args.out, args.peer)
         self.iters = 5 if args.quick else 30
         try:
             import torch
@@ -301,7 +302,6 @@ class Validation:
         return lines
 
     def throughput(self):
-        torch = self.need_torch()
         n = self.iters
         sw = self.r.swapscope("throughput-swapscope", "train", "--model", "resnet50", "--data",
                               "synthetic", "--batch", "64", "--iters", str(WARMUP + n),
@@ -309,18 +309,31 @@ class Validation:
                               "--math", "fp32", "--policy", "keep-all")
         pt = self.r.peer("throughput-pytorch", "throughput", "--model", "resnet50", "--batch", "64",
                          "--iters", str(n), "--warmup", str(WARMUP), "--math", "fp32")
+        # The same warm-up and the same number of timed iterations on both sides, as each
+        # side reports them, or no ratio.
+        s_timed = sw["iterations"] - sw["warmup"]
+        if (sw["warmup"], s_timed) != (pt["warmup"], pt["iterations"]):
+            raise RuntimeError(f"not like for like: Swapscope {sw['warmup']} warm-up and "
+                               f"{s_timed} timed iterations, PyTorch {pt['warmup']} and "
+                               f"{pt['iterations']}")
+        if sw["t_iter_median_s"] is None:
+            raise RuntimeError("swapscope train reported no median iteration")
         s_med, p_med = sw["t_iter_median_s"], pt["t_iter_median_s"]
         return ["## Throughput: resnet50, k = 64, fp32, synthetic data", "",
-                f"Both sides: {WARMUP} warm-up iterations left out, then the median of {n} "
-                "iterations, each timed from the host with the device synchronised. Each step "
-                "copies its minibatch from pinned host memory to the GPU: Swapscope stages it "
-                "as every `train` iteration does; the peer copies a pinned host batch with "
-                "`non_blocking=True` inside the timed step. Swapscope chose its algorithms "
-                "when the executor was built; PyTorch runs with `cudnn.benchmark = False` "
-                "(heuristics) and builds its plans in the warm-up.", "",
-                "| | median iteration | images/s (median) |", "|---|---|---|",
-                f"| Swapscope keep-all | {s_med * 1e3:.2f} ms | {64 / s_med:.1f} |",
-                f"| PyTorch {torch.__version__} | {p_med * 1e3:.2f} ms | {64 / p_med:.1f} |",
+                f"Both sides: {sw['warmup']} warm-up iterations left out, then the median of "
+                f"{s_timed} iterations, each timed from the host with the device synchronised "
+                "before and after. The input of every timed step: Swapscope's `train` copies the "
+                "minibatch from the caller's memory into pinned staging memory and from there "
+                "to the GPU; the peer: " + pt.get("input", "not stated") + ". Swapscope chose "
+                "its algorithms when the executor was built (cuDNN's heuristics); PyTorch runs "
+                "with `cudnn.benchmark = False` (heuristics) and builds its plans in the "
+                "warm-up.", "",
+                "| | warm-up | timed | median iteration | images/s (median) |",
+                "|---|---|---|---|---|",
+                f"| Swapscope keep-all | {sw['warmup']} | {s_timed} | {s_med * 1e3:.2f} ms | "
+                f"{64 / s_med:.1f} |",
+                f"| {pt.get('framework', 'PyTorch')} | {pt['warmup']} | {pt['iterations']} | "
+                f"{p_med * 1e3:.2f} ms | {64 / p_med:.1f} |",
                 "", f"Ratio Swapscope / PyTorch (images/s): **{p_med / s_med:.3f}**."]
 
     def pcie(self):
@@ -420,12 +433,11 @@ class Validation:
                  f"{', '.join(map(str, refusals)) or 'none'}; trained 2 iterations at the value "
                  "shown |"]
         try:
-            self.need_torch()
             ptk = self.r.peer("trainability-pytorch", "largest-k", "--model", "resnet152",
                               "--budget-gib", "8")
             lines.append(f"| PyTorch | {ptk['largest_k']} | bisection under "
                          f"set_per_process_memory_fraction({ptk.get('memory_fraction', 0):.4f}) |")
-        except (CommandFailed, RuntimeError) as e:
+        except Exception as e:  # the Swapscope half is kept
             lines += [f"| PyTorch | - | failed: {e} |"]
             raise PartialSection(lines, e) from None
         return lines
@@ -505,6 +517,8 @@ def main():
     ap.add_argument("--swapscope", required=True, help="the swapscope binary (CUDA backend)")
     ap.add_argument("--out", default="gpu-validation", help="report folder (default ./gpu-validation)")
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    ap.add_argument("--peer", default=PEER,
+                    help="the PyTorch peer (default bench/peers/torch_train.py; tests use a fake)")
     ap.add_argument("--sections", default=",".join(SECTIONS),
                     help="comma-separated sections to run (default: all): " + ", ".join(SECTIONS))
     args = ap.parse_args()

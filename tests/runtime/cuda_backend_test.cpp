@@ -4,6 +4,7 @@
 // the CUDA tests skip with the reason where no GPU is usable (as on CI).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -327,6 +328,55 @@ TEST(DeviceHeadroom, TheExecutorRefusesBeforeAllocatingOnADeviceWithLittleFreeMe
 }
 
 // ---------------------------------------------------------------------------------------------
+// The host copies of the swapped FMs: one allocation (one cudaHostAlloc on the GPU) holding all
+// of them at planned offsets, rather than one per FM.
+
+TEST(HostArena, SwappedFeatureMapsShareOneHostAllocation) {
+  /// The CPU device, recording the size of every host allocation.
+  class CountingDevice final : public WrappedCpuDevice {
+   public:
+    HostMemory allocateHost(std::int64_t bytes) override {
+      sizes.push_back(bytes);
+      return WrappedCpuDevice::allocateHost(bytes);
+    }
+    std::vector<std::int64_t> sizes;
+  };
+  const Network net = everyKind();
+  const std::int64_t k = 4;
+  const auto costs = computeLayerCosts(net);
+  const SwapSet all = swapSet(net, SwapPolicy::SwapAll);
+  // The swapped FMs' bytes from the layer costs (the input is never copied back).
+  std::int64_t swappedBytes = 0;
+  int swappedCount = 0;
+  for (int l = 0; l < net.size(); ++l) {
+    if (!all[static_cast<std::size_t>(l)] || l == net.inputLayer()) continue;
+    swappedBytes += costs[static_cast<std::size_t>(l)].fm.at(k);
+    ++swappedCount;
+  }
+  ASSERT_GT(swappedCount, 3);
+
+  CountingDevice keepDevice, swapDevice;
+  SwapExecutor keep(keepDevice, net, k, swapSet(net, SwapPolicy::KeepAll), 64 << 20);
+  SwapExecutor swap(swapDevice, net, k, all, 64 << 20);
+  // As many host allocations with every FM swapped as with none, one of them the arena.
+  EXPECT_EQ(swapDevice.sizes.size(), keepDevice.sizes.size());
+  EXPECT_EQ(std::count(swapDevice.sizes.begin(), swapDevice.sizes.end(), swappedBytes), 1)
+      << "no host allocation of the " << swappedCount << " swapped FMs' " << swappedBytes
+      << " bytes";
+
+  // The arena holds every FM at its own offset: training through it matches keep-all.
+  const Dataset data = syntheticDataset(net.sampleShape(), net.classes(), 2 * k, 5);
+  for (std::int64_t it = 0; it < 2; ++it) {
+    const float* x = data.images.data() + it * k * net.sampleShape().numel();
+    const std::int32_t* y = data.labels.data() + it * k;
+    EXPECT_EQ(keep.trainIteration(x, y, static_cast<std::uint64_t>(it), {}).loss,
+              swap.trainIteration(x, y, static_cast<std::uint64_t>(it), {}).loss);
+  }
+  EXPECT_EQ(keep.readWeights(), swap.readWeights());
+  EXPECT_EQ(swapDevice.sizes.size(), keepDevice.sizes.size());  // none while training
+}
+
+// ---------------------------------------------------------------------------------------------
 // The numerics check the CUDA tests and bench/gpu/validate.py make, proven on the CPU backend:
 // a 1 % error planted in one layer's weight gradient must fail it.
 
@@ -421,9 +471,10 @@ TEST(NumericsCheck, CatchesAOnePercentGradientErrorInOneTensor) {
 
 // ---------------------------------------------------------------------------------------------
 // The CUDA backend itself. These skip here with the reason, and fail under
-// SWAPSCOPE_REQUIRE_GPU=1; ctest labels them `gpu` (the suites ending in Gpu).
+// SWAPSCOPE_REQUIRE_GPU=1; ctest labels them `gpu` (the suites ending in Gpu). The first needs
+// no GPU, so its suite's name does not end in Gpu.
 
-TEST(CudaBackendNoGpu, OpeningItSaysWhy) {
+TEST(CudaBackendAbsent, OpeningItSaysWhy) {
   if (noCudaReason().empty())
     GTEST_SKIP() << "a GPU is present; this checks the message without one";
   try {

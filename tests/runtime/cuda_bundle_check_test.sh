@@ -74,13 +74,30 @@ expect "no driver" 1 \
 rm "$work/bundle/lib/$lib"
 run --driver-version-file "$work/driver-580"; echo $? >"$work/rc"
 expect "library removed" 1 \
-  "missing: $lib (needed by swapscope): not in the bundle's lib, LD_LIBRARY_PATH, PyTorch's wheel folders or the loader's cache" \
+  "missing: $lib (needed by swapscope): not in the bundle's lib, LD_LIBRARY_PATH, PyTorch's wheel folders, the RUNPATH or the loader's cache" \
   "check: 1 missing piece(s); the bundle will not run here"
 
 cp "$work/old/$lib" "$work/bundle/lib/"
 run --driver-version-file "$work/driver-580"; echo $? >"$work/rc"
 expect "older library" 1 \
   "missing: version FIXTURE_2 of $lib (needed by swapscope): $work/bundle/lib/$lib does not define it (its newest: FIXTURE_1)"
+
+# A library found only through the program's RUNPATH (as the CUDA toolkit's folder), not in the
+# bundle's lib: it resolves there, and is missing once that folder is gone.
+rm "$work/bundle/lib/$lib"
+mkdir -p "$work/toolkit"
+cp "$work/new/$lib" "$work/toolkit/"
+"$cxx" -o "$work/bundle/swapscope" "$work/main.cpp" "$work/toolkit/$lib" \
+  -Wl,--enable-new-dtags,-rpath,"$work/toolkit" || exit 1
+run --driver-version-file "$work/driver-580"; echo $? >"$work/rc"
+expect "library in the RUNPATH" 0 "runpath:  $work/toolkit" \
+  "check: everything the bundle needs is here"
+grep -q "^  $lib  *$work/toolkit/$lib\$" "$work/out" ||
+  { echo "FAIL the library's place in the RUNPATH is not reported"; cat "$work/out"; failures=$((failures + 1)); }
+rm -r "$work/toolkit"
+run --driver-version-file "$work/driver-580"; echo $? >"$work/rc"
+expect "RUNPATH folder gone" 1 \
+  "missing: $lib (needed by swapscope): not in the bundle's lib, LD_LIBRARY_PATH, PyTorch's wheel folders, the RUNPATH or the loader's cache"
 
 [ "$failures" -eq 0 ] || exit 1
 echo "the check names every missing piece"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Tests of bench/gpu/validate.py without a GPU: its update-based numerics check, and whole runs
 against a fake `swapscope` (fake_swapscope.py) that fails in one section, which must leave a
-partial report with every other section in it. PyTorch is not needed: the sections that use it
-record that they could not run."""
+partial report with every other section in it, and a fake PyTorch peer (fake_peer.py) for the
+throughput comparison. PyTorch is not needed: the sections that use it in-process record that
+they could not run."""
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import validate  # noqa: E402
 
 FAKE = os.path.join(HERE, "fake_swapscope.py")
+FAKE_PEER = os.path.join(HERE, "fake_peer.py")
 
 
 class NumericsCheck(unittest.TestCase):
@@ -59,7 +61,8 @@ class PartialReport(unittest.TestCase):
         e.pop("PYTHONPATH", None)
         p = subprocess.run([sys.executable, os.path.join(HERE, "..", "validate.py"), "--swapscope",
                             os.path.join(self.bundle, "swapscope"), "--out", self.out, "--quick",
-                            *args], env=e, capture_output=True, text=True, timeout=300)
+                            "--peer", FAKE_PEER, *args],
+                           env=e, capture_output=True, text=True, timeout=300)
         with open(os.path.join(self.out, "gpu-validation.md")) as f:
             return p, f.read()
 
@@ -79,13 +82,16 @@ class PartialReport(unittest.TestCase):
         self.assertNotIn("**no**", report)  # the fake's updates agree within the tolerance
         self.assertIn("**Failed**: `determinism-swap-all` exited 1:", report)
         self.assertIn("cudaErrorIllegalAddress", report)
-        # Refused as not fitting at 10 and 9, trained at 8; PyTorch's half recorded as failed.
+        # Refused as not fitting at 10 and 9, trained at 8; the peer's bisection beside it.
         self.assertIn("| Swapscope swap-all | 8 | analyzer k_max 10; refused as not fitting at 10, 9;",
                       report)
+        self.assertIn("| PyTorch | 7 | bisection", report)
         self.assertIn("## Memory fidelity", report)
         self.assertIn("| resnet152 swap-all k=8 | 1008 | 1008 | +0.00e+00 |", report)
-        # Without PyTorch (or a GPU) the sections that need it say why, and nothing else stops.
-        self.assertIn("## throughput", report)
+        # Without PyTorch (or a GPU) the section that needs it in-process says why, and nothing
+        # else stops.
+        self.assertIn("## pcie", report)
+        self.assertIn("## Throughput: resnet50", report)
         for name in validate.SECTIONS:
             self.assertTrue(os.path.exists(os.path.join(self.out, "sections", name + ".md")), name)
 
@@ -97,6 +103,27 @@ class PartialReport(unittest.TestCase):
         self.assertIn("--batch 10", self.log())
         self.assertNotIn("--batch 8", self.log())
         self.assertNotIn("## Numerics", report)  # not asked for
+
+    def test_throughput_compares_medians_after_the_same_warm_up(self):
+        p, report = self.validate("--sections", "throughput")
+        self.assertEqual(p.returncode, 0, p.stderr + report)
+        # --quick: 5 timed iterations after validate.WARMUP on both sides, as each side reports.
+        w = validate.WARMUP
+        self.assertIn(f"| Swapscope keep-all | {w} | 5 | 50.00 ms | 1280.0 |", report)
+        self.assertIn(f"| pytorch 0.0-fake | {w} | 5 | 100.00 ms | 640.0 |", report)
+        self.assertIn("Ratio Swapscope / PyTorch (images/s): **2.000**.", report)
+        self.assertIn("the peer: a fake pinned batch.", report)  # the peer's input, stated
+        log = self.log()
+        self.assertIn(f"train --model resnet50 --data synthetic --batch 64 --iters {w + 5} "
+                      f"--warmup {w}", log)
+        self.assertIn(f"throughput --model resnet50 --batch 64 --iters 5 --warmup {w}", log)
+
+    def test_a_different_warm_up_gives_no_ratio(self):
+        p, report = self.validate("--sections", "throughput", FAKE_PEER_WARMUP="1")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("not like for like: Swapscope 5 warm-up and 5 timed iterations, PyTorch 1 "
+                      "and 5", report)
+        self.assertNotIn("Ratio", report)
 
     def test_rerunning_one_section_keeps_the_others(self):
         self.validate("--sections", "numerics,determinism", FAKE_FAIL_DETERMINISM="1")
