@@ -127,7 +127,26 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   }
   out << "plan for " << net.name() << " in " << formatBytes(req.budget) << " on " << model.device()
       << " (model from " << dbPath << ")\n"
-      << "  policy            " << perf::planPolicyName(req.policy) << ", "
+      << "  fits describe     " << model.device() << " (backend " << run.meta.backend
+      << ", profiled " << run.meta.started_utc << "): predictions hold for that device only\n";
+  // The timeline fits the stall prediction rests on (docs/perfmodel.md).
+  const perf::DispatchFit& dispatch = model.dispatch();
+  const perf::ContentionFit& contention = model.contention();
+  if (dispatch.present && contention.present) {
+    const perf::LinkFit &h2d = model.link(false), &h2dBeside = model.linkBesideCompute(false);
+    const perf::LinkFit &d2h = model.link(true), &d2hBeside = model.linkBesideCompute(true);
+    auto rate = [](const perf::LinkFit& f) { return formatFixed(f.bandwidth / 1e9, 2); };
+    out << "  stall model       hand-off " << ms(dispatch.seconds) << " per step; compute "
+        << formatFixed(100 * contention.slowdown, 0) << " % slower beside a copy, waits "
+        << formatFixed(100 * contention.start_block, 0) << " % of a running copy; copies h2d "
+        << rate(h2d) << " / " << rate(h2dBeside) << " GB/s, d2h " << rate(d2h) << " / "
+        << rate(d2hBeside) << " GB/s without / beside compute\n";
+  } else {
+    out << "  stall model       " << dbPath << " records no t_ready (run-database schema version "
+        << run.schema_version
+        << "): no hand-off or contention fits, so stalls are under-predicted; profile again\n";
+  }
+  out << "  policy            " << perf::planPolicyName(req.policy) << ", "
       << (req.batch ? "k fixed" : std::string("mode ") + std::string(perf::planModeName(req.mode)))
       << " (" << r.evaluated << " simulations; k_max " << r.k_max << ")\n"
       << "  k                 " << e.k << "  (learning rate " << r.lr << " by eq. 9)\n"

@@ -30,8 +30,8 @@ double duplexSlowdown(const std::vector<BusyInterval>& other, double start, doub
 
 /// When `work` seconds of compute that start at `start` finish, progressing at 1 - `slowdown`
 /// while a copy of `a` or `b` runs.
-double advance(const std::vector<BusyInterval>& a, const std::vector<BusyInterval>& b,
-               double start, double work, double slowdown, std::vector<std::pair<double, double>>& scratch) {
+double advance(const std::vector<BusyInterval>& a, const std::vector<BusyInterval>& b, double start,
+               double work, double slowdown, std::vector<std::pair<double, double>>& scratch) {
   if (slowdown <= 0 || work <= 0) return start + work;
   scratch.clear();
   for (const auto* list : {&a, &b}) {
@@ -194,8 +194,8 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
     each(sc.m_opens, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max({ci, prevFinish, offloadEnd[bb], memReady});
-      const double alone = besidePre && beside(start, cc) ? in.prefetch_beside_seconds[bb]
-                                                          : in.prefetch_seconds[bb];
+      const double alone =
+          besidePre && beside(start, cc) ? in.prefetch_beside_seconds[bb] : in.prefetch_seconds[bb];
       const double dur = duplexSlowdown(r.d2h, start, alone, in.duplex_factor);
       prefetchEnd[bb] = start + dur;
       ci = prefetchEnd[bb];
@@ -219,8 +219,8 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
     each(sc.m_offloads, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max(co, t.finish);
-      const double alone = besideOff && beside(start, cc) ? in.offload_beside_seconds[bb]
-                                                          : in.offload_seconds[bb];
+      const double alone =
+          besideOff && beside(start, cc) ? in.offload_beside_seconds[bb] : in.offload_seconds[bb];
       const double dur = duplexSlowdown(r.h2d, start, alone, in.duplex_factor);
       offloadEnd[bb] = start + dur;
       co = offloadEnd[bb];
@@ -228,8 +228,8 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
     });
     if (in.curve) r.pool.emplace_back(t.start, in.curve->resident[j].at(in.k));
   }
-  cc += in.update_seconds + d * in.update_tasks;
-  r.dispatch += d * in.update_tasks;
+  r.update_dispatch = d * in.update_tasks;
+  cc += in.update_seconds + r.update_dispatch;
   r.t_iter = std::max({cc, ci, co});
   if (in.curve) r.pool.emplace_back(r.t_iter, in.curve->persistent.at(in.k));
   r.throughput = r.t_iter > 0 ? static_cast<double>(in.k) / r.t_iter : 0;

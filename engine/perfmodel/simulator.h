@@ -65,9 +65,11 @@ struct SimResult {
   std::vector<BusyInterval> h2d, d2h;
   std::vector<std::pair<double, std::int64_t>> pool;  ///< (time, bytes resident from then on)
   double t_iter = 0;
-  double stall = 0;                  ///< total compute stall (waits beyond the hand-offs)
-  double dispatch = 0;               ///< total hand-off time of the compute stream
-  /// The compute stream's idle time per iteration, which is what a run measures as stall.
+  double stall = 0;            ///< total compute stall (waits beyond the hand-offs)
+  double dispatch = 0;         ///< total hand-off time before steps 1..2N
+  double update_dispatch = 0;  ///< the hand-offs of the SGD update's tasks
+  /// The compute stream's idle time before steps 1..2N, which is what a run measures as stall
+  /// (the update's hand-offs are in t_iter, not in the measured stall).
   double idle() const { return stall + dispatch; }
   double throughput = 0;             ///< samples per second
   std::vector<double> transfer_end;  ///< scratch: per buffer, offload then prefetch end times
