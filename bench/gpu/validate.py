@@ -55,8 +55,13 @@ COMMAND_LIMIT_S = 480  # every command under 8 minutes, so that a section can be
 WARMUP = 5
 SECTIONS = ["check", "gpu-tests", "numerics", "determinism", "throughput", "pcie",
             "trainability", "memory"]
-# The engine's refusal of a plan that does not fit its budget (PlanDoesNotFit, exit 2).
-DOES_NOT_FIT = re.compile(r"the plan needs .* bytes short|do not pack into the pool")
+# The engine's refusals, before anything runs (exit 2), of a minibatch too large for the budget
+# (PlanDoesNotFit: the peak, or the buffers' packing) or for the host memory the swapped FMs'
+# copies need.
+DOES_NOT_FIT = {
+    "the pool": re.compile(r"the plan needs .* bytes short|do not pack into the pool"),
+    "host memory": re.compile(r"the run needs .* of host memory .* bytes short"),
+}
 
 
 class CommandFailed(Exception):
@@ -66,7 +71,10 @@ class CommandFailed(Exception):
         super().__init__(f"{name}: exit {code}: {tail}")
 
     def does_not_fit(self):
-        return self.code == 2 and DOES_NOT_FIT.search(self.stderr) is not None
+        """What the engine refused the minibatch for ("the pool", "host memory"), or None."""
+        if self.code != 2:
+            return None
+        return next((what for what, r in DOES_NOT_FIT.items() if r.search(self.stderr)), None)
 
 
 def nvidia_library_dirs():
@@ -420,9 +428,10 @@ class Validation:
                     "--device", "cuda", "--conv-algo", "memory", "--policy", "swap-all")
                 break
             except CommandFailed as e:
-                if not e.does_not_fit():
+                what = e.does_not_fit()
+                if not what:
                     raise
-                refusals.append(k)
+                refusals.append(f"{k} ({what})")
                 k -= max(1, k // 64)
         with open(os.path.join(self.out, "trainability.json"), "w") as f:
             json.dump({"k": k if verified else None, "refused": refusals}, f)
@@ -430,7 +439,7 @@ class Validation:
                  "| | largest k | how |", "|---|---|---|",
                  f"| Swapscope swap-all | {k if verified else 'none'} | analyzer k_max "
                  f"{an['k_max']['swap_all']}; refused as not fitting at "
-                 f"{', '.join(map(str, refusals)) or 'none'}; trained 2 iterations at the value "
+                 f"{', '.join(refusals) or 'none'}; trained 2 iterations at the value "
                  "shown |"]
         try:
             ptk = self.r.peer("trainability-pytorch", "largest-k", "--model", "resnet152",

@@ -5,6 +5,7 @@ runs with plausible JSON, and fails where the environment says:
 
   FAKE_FAIL_DETERMINISM=1  `train --deterministic --policy swap-all` crashes (exit 1)
   FAKE_FIT_K=N             resnet152 trains at k <= N; above, the engine's "does not fit" refusal
+  FAKE_HOST_K=N            resnet152 above k = N: the engine's refusal for want of host memory
   FAKE_CRASH_K=N           resnet152 at k = N fails with a CUDA error (exit 1)
 """
 import json
@@ -58,6 +59,11 @@ def main():
     if o.get("model") == "resnet152":
         if os.environ.get("FAKE_CRASH_K") == str(k):
             fail(1, "cudaErrorLaunchFailure: unspecified launch failure at step 12")
+        if k > int(os.environ.get("FAKE_HOST_K", "1000000")):
+            fail(2, "the run needs 90.0 GiB (96636764160 bytes) of host memory (swapped feature "
+                    "maps: 89.0 GiB; minibatch: 1.00 GiB) but the machine has 80.0 GiB "
+                    "(85899345920 bytes) available: 10737418240 bytes short; a smaller "
+                    "minibatch, budget or data set needs less")
         if k > int(os.environ.get("FAKE_FIT_K", "8")):
             fail(2, "the plan needs 9.00 GiB (9663676416 bytes) at step 300 (forward of layer "
                     "'layer4.2.conv3') but the budget is 8.00 GiB (8589934592 bytes): "

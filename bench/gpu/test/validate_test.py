@@ -40,6 +40,28 @@ class NumericsCheck(unittest.TestCase):
         self.assertEqual(validate.update_error([1.0], [1.0], [1.5]), float("inf"))
 
 
+@unittest.skipUnless(os.environ.get("SWAPSCOPE_BINARY"),
+                     "SWAPSCOPE_BINARY (the real swapscope) is not set")
+class RefusalsOfTheRealEngine(unittest.TestCase):
+    """validate.py lowers k only on the engine's refusals; they must be recognised as the real
+    program words them, and nothing else."""
+
+    def refusal(self, *args):
+        cmd = [os.environ["SWAPSCOPE_BINARY"], "train", "--model", "fmnist-cnn", "--data",
+               "synthetic", "--batch", "8", "--iters", "1", *args]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        return validate.CommandFailed("t", cmd, p.returncode, p.stderr).does_not_fit()
+
+    def test_the_pool_and_host_memory_refusals_are_recognised(self):
+        self.assertEqual(self.refusal("--budget", "1MiB"), "the pool")
+        # On the CPU backend the pool is host memory: a budget no machine has.
+        self.assertEqual(self.refusal("--budget", "9223372036854775807"), "host memory")
+
+    def test_other_errors_are_not(self):
+        self.assertIsNone(self.refusal("--budget", "1MiB", "--policy", "no-such-policy"))
+        self.assertIsNone(self.refusal("--budget", "1GiB", "--device", "no-such-device"))
+
+
 class PartialReport(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="validate-test-")
@@ -83,8 +105,8 @@ class PartialReport(unittest.TestCase):
         self.assertIn("**Failed**: `determinism-swap-all` exited 1:", report)
         self.assertIn("cudaErrorIllegalAddress", report)
         # Refused as not fitting at 10 and 9, trained at 8; the peer's bisection beside it.
-        self.assertIn("| Swapscope swap-all | 8 | analyzer k_max 10; refused as not fitting at 10, 9;",
-                      report)
+        self.assertIn("| Swapscope swap-all | 8 | analyzer k_max 10; refused as not fitting at "
+                      "10 (the pool), 9 (the pool);", report)
         self.assertIn("| PyTorch | 7 | bisection", report)
         self.assertIn("## Memory fidelity", report)
         self.assertIn("| resnet152 swap-all k=8 | 1008 | 1008 | +0.00e+00 |", report)
@@ -124,6 +146,12 @@ class PartialReport(unittest.TestCase):
         self.assertIn("not like for like: Swapscope 5 warm-up and 5 timed iterations, PyTorch 1 "
                       "and 5", report)
         self.assertNotIn("Ratio", report)
+
+    def test_the_k_search_also_lowers_k_when_host_memory_is_short(self):
+        p, report = self.validate("--sections", "trainability", FAKE_HOST_K="9")
+        self.assertEqual(p.returncode, 0, p.stderr + report)
+        self.assertIn("| Swapscope swap-all | 8 | analyzer k_max 10; refused as not fitting at "
+                      "10 (host memory), 9 (the pool);", report)
 
     def test_rerunning_one_section_keeps_the_others(self):
         self.validate("--sections", "numerics,determinism", FAKE_FAIL_DETERMINISM="1")
