@@ -44,6 +44,38 @@ TEST(CliTrain, ReportsLossThroughputPoolAndSwapTraffic) {
   EXPECT_FALSE(j.contains("test")) << "synthetic data has no test split";
 }
 
+TEST(CliTrain, ReportsTheMedianIterationAfterTheWarmUp) {
+  auto args = trainArgs("keep-all", "16MiB");
+  args.insert(args.end(), {"--warmup", "2"});
+  Result r = run(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["warmup"], 2);
+  EXPECT_EQ(j["iterations"], 3);  // the warm-up iterations train too
+  ASSERT_TRUE(j["t_iter_median_s"].is_number()) << r.out;
+  const double median = j["t_iter_median_s"].get<double>();
+  EXPECT_GT(median, 0);
+  EXPECT_DOUBLE_EQ(j["images_per_s_median"].get<double>(), 8 / median);
+
+  // Nothing left after the warm-up: no median, rather than one of warm-up iterations.
+  args.back() = "3";
+  r = run(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["t_iter_median_s"].is_null()) << r.out;
+  EXPECT_TRUE(j["images_per_s_median"].is_null()) << r.out;
+
+  // The text report states it with the warm-up.
+  args = {"train",   "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8",
+          "--iters", "3",       "--budget",   "16MiB",  "--warmup",  "1"};
+  r = run(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find(" ms after 1 warm-up: "), std::string::npos) << r.out;
+
+  args.back() = "-1";
+  EXPECT_EQ(run(args).code, kExitUsage);
+}
+
 TEST(CliTrain, SavedWeightsAreIdenticalUnderKeepAllAndVdnnConv) {
   const std::string dir = ::testing::TempDir();
   std::filesystem::remove(dir + "/keep.w");  // an earlier run's: --save-weights never replaces
