@@ -23,11 +23,12 @@ keeps the others. Every command is limited to 8 minutes. The sections:
                 w1 - w0 and the batch-norm running statistics
   determinism   bit-identical weights across keep-all, swap-all and vdnn-conv (--deterministic)
   throughput    resnet50, k = 64, fp32: median iteration after the same warm-up, Swapscope
-                keep-all against PyTorch, both staging a pinned host batch each step
+                keep-all against PyTorch, both copying the batch through pinned staging
+                memory to the GPU in each step; no ratio unless both warm-ups match
   pcie          pinned copies (PyTorch) against the swap executor's transfers (CUPTI), the
                 collector's overhead with launch-only and with all API records, step coverage
   trainability  the largest k of resnet152 at 224x224 under 8 GiB, Swapscope against PyTorch;
-                k is lowered only on the engine's "does not fit" refusal
+                k is lowered only on the engine's refusals (the pool, host memory)
   memory        the predicted pool peak against the measured one, from the runs above
 
 Every figure in it is measured by this run; nothing is filled in by hand.
