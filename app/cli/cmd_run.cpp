@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/gmap.h"
+#include "analysis/memory.h"
 #include "analysis/swap_policy.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -225,6 +227,13 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     names.push_back(w.fm);
   const auto costs = computeLayerCosts(net);
   const SwapSet swapped = swapSetFromNames(net, costs, names, planPath + ": swap_set", ".fm");
+  // A k whose bytes no 64-bit count holds is the plan's error: name the file and the field.
+  try {
+    (void)computeMemoryCurve(buildGmap(net, costs, swapped)).peak(k);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    throwBadInput(planPath + ": k: " + e.what());
+  }
   const std::int64_t iters = args.positiveInt("--iters").value_or(5);
   if (iters > 100000) throwBadInput("--iters: at most 100000, got " + std::to_string(iters));
   int warmup = 1;
@@ -327,10 +336,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   std::vector<double> profiledTimes;
   collect::KernelProfile profile;
   if (collectorName != "off") {
-    collector = collect::KernelCollector::create(
-        *device, collectorName != "events",
-        collectorName == "cupti-all-api" ? collect::CuptiApiRecords::All
-                                         : collect::CuptiApiRecords::Launches);
+    collector = collect::KernelCollector::create(*device, collectorName != "events",
+                                                 collectorName == "cupti-all-api"
+                                                     ? collect::CuptiApiRecords::All
+                                                     : collect::CuptiApiRecords::Launches);
     collector->attach();
     for (std::int64_t it = 0; it < iters && !interrupt.flag().load(); ++it) {
       const std::int64_t first = ((warmup + iters + it) % batches) * k;
@@ -366,7 +375,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     predictedStart.insert(predictedStart.end(), plan.predictions.start_s.begin(),
                           plan.predictions.start_s.end());
   }
-  const perf::StallMetrics sm = perf::compareStalls(tIter, predictedStall, predictedStart, measured);
+  const perf::StallMetrics sm =
+      perf::compareStalls(tIter, predictedStall, predictedStart, measured);
   const std::int64_t dispatchNs = collect::medianDispatch(gaps);
   if (args.has("--json")) {
     json doc{{"k", k},
@@ -388,8 +398,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
                                                     {"max", sm.start_error_max},
                                                     {"max_step", sm.start_error_worst_step}}
                                              : json(nullptr)},
-             {"dispatch_s", dispatchNs >= 0 ? json(static_cast<double>(dispatchNs) * 1e-9)
-                                            : json(nullptr)},
+             {"dispatch_s",
+              dispatchNs >= 0 ? json(static_cast<double>(dispatchNs) * 1e-9) : json(nullptr)},
              {"reuse_delay", {{"planned", plan.reuse_delay}, {"run", ex.reuseDelay()}}},
              {"kernel_choices", kernelChoicesJson(net, ex)}};
     if (deviceWarning) doc["warnings"] = json::array({*deviceWarning});
@@ -397,8 +407,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       doc["collector"] = profileJson(profile, collector->source(), mIter, median(profiledTimes),
                                      profiledTimes.size());
       // Whether the profile covers every step 1..2N+1 (copies-only steps named as allowed).
-      const collect::StepCoverage cov =
-          collect::checkStepCoverage(profile, net, ex.gmap(), costs);
+      const collect::StepCoverage cov = collect::checkStepCoverage(profile, net, ex.gmap(), costs);
       doc["collector"]["step_coverage"] = {
           {"missing", cov.missing}, {"problems", cov.problems}, {"allowed", cov.allowed}};
     }

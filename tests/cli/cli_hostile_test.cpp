@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/args.h"
 #include "common/error.h"
@@ -205,6 +206,25 @@ TEST(HostilePlan, AnUnknownSwappedLayerNamesThePlanAndTheField) {
   expectRefused(
       run({"run", "--plan", planFile.string(), "--iters", "1"}),
       planFile.string() + ": swap_set[0].fm: 'nosuchlayer' does not name a layer of 'fmnist-cnn'");
+  fs::remove(planFile);
+}
+
+TEST(HostilePlan, AKWhoseBytesOverflowNamesThePlanAndTheField) {
+  const fs::path planFile = scratch("hugek.json");
+  ASSERT_EQ(run({"plan", "--db", kSample, "--budget", "16MiB", "--policy", "swap-all", "--batch",
+                 "8", "--out", planFile.string(), "--force"})
+                .code,
+            0);
+  json plan = json::parse(std::ifstream(planFile));
+  plan["k"] = std::int64_t{1} << 62;  // every FM's bytes at this k overflow 64 bits
+  std::ofstream(planFile) << plan.dump(2);
+  std::ostringstream before;
+  before << std::ifstream(planFile).rdbuf();
+  expectRefused(run({"run", "--plan", planFile.string(), "--iters", "1"}),
+                planFile.string() + ": k: minibatch k = 4611686018427387904: the bytes resident");
+  std::ostringstream after;
+  after << std::ifstream(planFile).rdbuf();
+  EXPECT_EQ(after.str(), before.str());
   fs::remove(planFile);
 }
 
