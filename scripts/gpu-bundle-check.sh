@@ -143,7 +143,7 @@ for p in "${programs[@]}"; do
   for d in "${rpdirs[@]}"; do
     d="${d//\$\{ORIGIN\}/$bundle}"
     d="${d//\$ORIGIN/$bundle}"
-    [ -n "$d" ] && [ -d "$d" ] && runpath+=("$d")
+    [ -n "$d" ] && [ -d "$d" ] && [[ " ${runpath[*]} " != *" $d "* ]] && runpath+=("$d")
   done
 done
 if [ ${#runpath[@]} -gt 0 ]; then

@@ -193,6 +193,23 @@ def sha256(path):
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
+def gtest_failures(stdout):
+    """{test: its first failure message} from a GoogleTest program's output."""
+    out, message = {}, []
+    for line in stdout.splitlines():
+        if re.search(r": Failure$", line):
+            message = []
+            continue
+        m = re.match(r"\[  FAILED  \] (\S+) \(", line)
+        if m:
+            text = next((x.strip() for x in message if x.strip() and x.strip() != "Failed"), "")
+            out[m.group(1)] = text[:200] or "(no message)"
+            message = []
+        elif not line.startswith("["):
+            message.append(line)
+    return out
+
+
 def failure_lines(e):
     tail = "\n".join("    " + line for line in e.stderr.strip().splitlines()[-6:])
     return [f"**Failed**: `{e.name}` exited {e.code}:", "", f"    $ {' '.join(e.cmd)}", tail, ""]
@@ -241,7 +258,7 @@ class Validation:
 
     def gpu_tests(self):
         lines = ["## GPU tests (SWAPSCOPE_REQUIRE_GPU=1)", "", "| program | result |", "|---|---|"]
-        failed = None
+        details, failed = [], None
         for prog in ("runtime_tests", "collectors_tests"):
             path = os.path.join(self.r.bundle, prog)
             if not os.path.exists(path):
@@ -252,12 +269,17 @@ class Validation:
             try:
                 p = self.r.run(f"gpu-tests-{prog}", [path, "--gtest_filter=*Gpu.*"])
                 passed = re.search(r"\[  PASSED  \] (\d+) test", p.stdout)
-                lines.append(f"| {prog} | {passed.group(1) if passed else '?'} passed |")
+                skipped = re.search(r"\[  SKIPPED \] (\d+) test", p.stdout)
+                lines.append(f"| {prog} | {passed.group(1) if passed else '?'} passed"
+                             f"{', ' + skipped.group(1) + ' skipped' if skipped else ''} |")
             except CommandFailed as e:
-                lines.append(f"| {prog} | **failed** (exit {e.code}) |")
-                failed = failed or e
+                tests = gtest_failures(e.stdout)
+                lines.append(f"| {prog} | **failed** (exit {e.code}): {len(tests)} test(s) |")
+                details += [f"- `{prog}` {name}: {why}" for name, why in tests.items()]
+                why = "\n".join(f"{name}: {why}" for name, why in tests.items())
+                failed = failed or CommandFailed(e.name, e.cmd, e.code, why or e.stderr)
         if failed:
-            raise CommandFailed(failed.name, failed.cmd, failed.code, failed.stderr)
+            raise PartialSection(lines + ([""] + details if details else []), failed)
         return lines
 
     def numerics(self):

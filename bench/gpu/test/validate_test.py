@@ -20,6 +20,27 @@ FAKE = os.path.join(HERE, "fake_swapscope.py")
 FAKE_PEER = os.path.join(HERE, "fake_peer.py")
 
 
+GTEST_FAILED = """[ RUN      ] CudaBackendGpu.Agrees
+/src/tests/runtime/cuda_backend_test.cpp:462: Failure
+Failed
+SWAPSCOPE_REQUIRE_GPU=1, but no CUDA backend here: the driver is too old
+[  FAILED  ] CudaBackendGpu.Agrees (0 ms)
+[ RUN      ] CudaBackendGpu.Passes
+[       OK ] CudaBackendGpu.Passes (5 ms)
+[  PASSED  ] 1 test.
+[  FAILED  ] 1 test, listed below:
+[  FAILED  ] CudaBackendGpu.Agrees
+"""
+
+
+class GtestOutput(unittest.TestCase):
+    def test_each_failed_test_with_its_first_message(self):
+        self.assertEqual(validate.gtest_failures(GTEST_FAILED), {
+            "CudaBackendGpu.Agrees":
+                "SWAPSCOPE_REQUIRE_GPU=1, but no CUDA backend here: the driver is too old"})
+        self.assertEqual(validate.gtest_failures("[  PASSED  ] 3 tests.\n"), {})
+
+
 class NumericsCheck(unittest.TestCase):
     def test_a_one_percent_gradient_error_fails_the_update_check(self):
         w0 = [1.0, -0.5, 0.25, 2.0]
@@ -125,6 +146,21 @@ class PartialReport(unittest.TestCase):
         self.assertIn("--batch 10", self.log())
         self.assertNotIn("--batch 8", self.log())
         self.assertNotIn("## Numerics", report)  # not asked for
+
+    def test_failing_gpu_tests_are_named_with_their_reasons(self):
+        def program(name, text, code):
+            path = os.path.join(self.bundle, name)
+            with open(path, "w") as f:
+                f.write(f"#!/bin/sh\ncat <<'EOF'\n{text}EOF\nexit {code}\n")
+            os.chmod(path, 0o755)
+        program("runtime_tests", GTEST_FAILED, 1)
+        program("collectors_tests", "[  PASSED  ] 1 test.\n", 0)
+        p, report = self.validate("--sections", "gpu-tests")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("| runtime_tests | **failed** (exit 1): 1 test(s) |", report)
+        self.assertIn("| collectors_tests | 1 passed |", report)
+        self.assertIn("- `runtime_tests` CudaBackendGpu.Agrees: SWAPSCOPE_REQUIRE_GPU=1, but no CUDA "
+                      "backend here: the driver is too old", report)
 
     def test_throughput_compares_medians_after_the_same_warm_up(self):
         p, report = self.validate("--sections", "throughput")
