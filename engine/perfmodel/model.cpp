@@ -93,8 +93,8 @@ bool copyWithin(const std::vector<Interval>& copies, std::int64_t lo, std::int64
 
 /// The compute stream's hand-off cost and the contention between copies and compute, from the
 /// recorded timeline (t_ready and time beside a copy per step sample, schema version 2):
-/// - dispatch: the median gap between the moment a compute task could start (the previous
-///   task's end or its t_ready, whichever is later) and its start, where no copy ran meanwhile;
+/// - dispatch: the mean gap between the moment a compute task could start (the previous task's
+///   end or its t_ready, whichever is later) and its start, where no copy ran meanwhile;
 /// - start_block: where a copy ran at the moment a task could start plus the dispatch, the wait
 ///   beyond that moment against the copy's remaining time;
 /// - slowdown: a step's time beyond the median of its (layer, direction, k) samples without a
@@ -140,7 +140,11 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
   }
   if (!gaps.empty()) {
     dispatch.present = true;
-    dispatch.seconds = median(gaps);
+    double sum = 0;
+    for (const double g : gaps)
+      sum += g;
+    dispatch.seconds = sum / static_cast<double>(gaps.size());
+    dispatch.median = median(gaps);
     dispatch.points = static_cast<int>(gaps.size());
     double sse = 0;
     for (const double g : gaps) {
@@ -437,8 +441,9 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
                     "affine", besideParams, b.points, b.rmse, b.max_rel_error, true});
   }
   if (m_dispatch.present) {
-    rows.push_back({0, "dispatch", "compute", "-", "median",
-                    "{\"seconds\":" + std::to_string(m_dispatch.seconds) + "}",
+    rows.push_back({0, "dispatch", "compute", "-", "mean",
+                    "{\"seconds\":" + std::to_string(m_dispatch.seconds) +
+                        ",\"median_seconds\":" + std::to_string(m_dispatch.median) + "}",
                     m_dispatch.points, m_dispatch.rmse, 0, true});
   }
   if (m_contention.present) {

@@ -41,9 +41,13 @@ class BoundModel;
 /// The compute stream's hand-off: seconds between the moment a task could start (the previous
 /// task's end or its t_ready, whichever is later) and its start, where no copy ran meanwhile.
 /// Measured the same way on every backend (on CUDA it is the launch and event overhead).
+/// The mean, not the median: a run's stall is the sum of its gaps, and on a machine shared with
+/// other work a few gaps are long (the stream's thread waits to be scheduled), so the median
+/// under-predicts the total by the long gaps' share.
 struct DispatchFit {
   bool present = false;  ///< false: no t_ready recorded (a schema-version-1 file)
-  double seconds = 0;    ///< the median gap
+  double seconds = 0;    ///< the mean gap: the hand-off the simulator adds before each task
+  double median = 0;     ///< the median gap (the hand-off itself, without the long ones)
   int points = 0;
   std::vector<double> residuals;  ///< gap - seconds, per gap
   double rmse = 0;

@@ -2,11 +2,13 @@
 // `swapscope plan | run`, in-process, on the fmnist-cnn sample run: a plan written and run back
 // with the exact predicted peak; plans refused for another network, edited steps and bad fields.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -165,8 +167,8 @@ const std::string kResnet56 =
 TEST(CliPlanPaper, SaysWhyNoKMeetsConstraint6AndExits1) {
   // swap-all pins nothing: on resnet56 in 64 MiB some backward step waits for a prefetch at
   // every k. That is the model's answer, not bad input.
-  auto r = testing::run({"plan", "--db", kResnet56, "--budget", "64MiB", "--mode", "paper",
-                         "--policy", "swap-all"});
+  auto r = testing::run(
+      {"plan", "--db", kResnet56, "--budget", "64MiB", "--mode", "paper", "--policy", "swap-all"});
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.err.find("Algorithm 2 found no feasible k"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("at k = 1, step "), std::string::npos) << r.err;
@@ -313,8 +315,8 @@ TEST(CliRunCollector, ProfilesAgainUnderTheCollectorAndReportsItsOverhead) {
   EXPECT_GT(c["transfers"]["d2h"]["bytes"].get<std::int64_t>(), 0);  // swap-all offloads
   EXPECT_GT(c["steps"].size(), 0u);
 
-  const auto text = testing::run({"run", "--plan", plan.string(), "--iters", "1", "--warmup", "0",
-                                  "--collector", "events"});
+  const auto text = testing::run(
+      {"run", "--plan", plan.string(), "--iters", "1", "--warmup", "0", "--collector", "events"});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("collector: cpu task timers"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("overhead"), std::string::npos) << text.out;
@@ -400,6 +402,80 @@ TEST_F(CliPlan, RunRefusesAHugeKFromThePlanAtOnceAndCreatesNoDatabase) {
       << r.err;
   EXPECT_FALSE(fs::exists(db));
   fs::remove(hugePlan);
+}
+
+TEST_F(CliPlan, PlanSaysWhichDeviceTheFitsDescribeAndWhetherTheyModelStalls) {
+  const std::string device = store::RunReader(kSample).load().meta.device;
+  auto r =
+      run({"plan", "--db", kSample, "--budget", "16MiB", "--policy", "swap-all", "--batch", "8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fits describe     " + device + " (backend cpu, profiled "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("stall model       hand-off "), std::string::npos) << r.out;
+  // The same profile as schema version 1 recorded it: no timeline, so no stall model.
+  const fs::path v1 = scratch("v1.swapdb");
+  fs::copy_file(kSample, v1, fs::copy_options::overwrite_existing);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(v1.c_str(), &db), SQLITE_OK);
+  for (const char* sql :
+       {"ALTER TABLE batches DROP COLUMN dispatch_ns", "ALTER TABLE samples DROP COLUMN ready_ns",
+        "ALTER TABLE samples DROP COLUMN copy_overlap_ns", "PRAGMA user_version = 1"}) {
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+  r = run(
+      {"plan", "--db", v1.string(), "--budget", "16MiB", "--policy", "swap-all", "--batch", "8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fits describe     " + device), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("records no t_ready (run-database schema version 1)"), std::string::npos)
+      << r.out;
+  fs::remove(v1);
+}
+
+TEST_F(CliPlan, RunReportsStallsAgainstItsRecordedTimeline) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const fs::path db = scratch("stalls.swapdb");
+  fs::remove(db);
+  const auto r = run({"run", "--plan", s_plan.string(), "--iters", "3", "--warmup", "0", "--db",
+                      db.string(), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const store::PlanFile plan = store::readPlanFile(s_plan.string());
+  const store::RunData d = store::RunReader(db.string()).load();
+  ASSERT_EQ(d.iterations.size(), 3u);
+  // The measured stall: the median of the recorded iterations' compute-stream idle time.
+  std::vector<std::int64_t> totals;
+  for (const store::IterationRow& it : d.iterations)
+    totals.push_back(it.stall_ns);
+  std::sort(totals.begin(), totals.end());
+  EXPECT_NEAR(j["stall_s"]["measured"].get<double>(), static_cast<double>(totals[1]) * 1e-9, 1e-12);
+  EXPECT_EQ(j["stall_s"]["predicted"].get<double>(), plan.predictions.stall_s);
+  // Stalled steps: a step whose stall exceeds 1 % of its iteration, in at least 2 of the 3.
+  std::map<int, int> count;
+  for (const store::SampleRow& s : d.samples) {
+    if (s.direction == store::Direction::Update) continue;
+    const auto& it = d.iterations.at(static_cast<std::size_t>(s.iteration));
+    if (static_cast<double>(s.stall_ns) > 0.01 * static_cast<double>(it.duration_ns))
+      ++count[s.step];
+  }
+  std::vector<int> measured;
+  for (const auto& [step, n] : count)
+    if (n >= 2) measured.push_back(step);
+  EXPECT_EQ(j["stalled_steps"]["measured"].get<std::vector<int>>(), measured);
+  std::vector<int> predicted;
+  for (const store::PlanStall& s : plan.predictions.stalls)
+    if (s.seconds > 0.01 * plan.predictions.t_iter_s) predicted.push_back(s.step);
+  EXPECT_EQ(j["stalled_steps"]["predicted"].get<std::vector<int>>(), predicted);
+  for (const char* score : {"precision", "recall", "f1"}) {
+    EXPECT_GE(j["stalled_steps"][score].get<double>(), 0.0) << score;
+    EXPECT_LE(j["stalled_steps"][score].get<double>(), 1.0) << score;
+  }
+  // Every step has a predicted start, so the start error is reported, bounded by the iteration.
+  ASSERT_TRUE(j["start_error_s"].is_object()) << r.out;
+  EXPECT_LE(j["start_error_s"]["median"].get<double>(), j["start_error_s"]["max"].get<double>());
+  EXPECT_GE(j["start_error_s"]["max_step"].get<int>(), 1);
+  fs::remove(db);
 }
 
 }  // namespace

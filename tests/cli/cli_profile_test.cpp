@@ -312,7 +312,7 @@ TEST(CliRunDbDamage, EveryReadingVerbRefusesADamagedDatabaseWithExitTwo) {
   const std::string before = fileBytes(sample);
   struct Damage {
     const char* sql;  ///< nullptr: cut the file by one byte instead
-    const char* expected;
+    std::string expected;
   };
   const Damage damages[] = {
       {"DROP TABLE batches", "is damaged: table 'batches' is missing"},
@@ -320,7 +320,8 @@ TEST(CliRunDbDamage, EveryReadingVerbRefusesADamagedDatabaseWithExitTwo) {
        "is damaged: table 'iterations' row 1: duration_ns is -10800000; it cannot be negative"},
       {"UPDATE samples SET layer = 99 WHERE rowid = 5",
        "is damaged: table 'samples' row 5: layer is 99, but table 'layers' has layers 0..14"},
-      {nullptr, "is damaged: it is 163839 bytes long, not a whole number of 4096-byte pages"},
+      {nullptr, "is damaged: it is " + std::to_string(fs::file_size(sample) - 1) +
+                    " bytes long, not a whole number of 4096-byte pages"},
       {"UPDATE network SET json = substr(json, 1, 100)",
        "is damaged: table 'network' row 1: json is not valid JSON"},
   };

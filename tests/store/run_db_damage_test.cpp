@@ -234,18 +234,23 @@ TEST_F(RunDbDamage, AHugeWrongValueIsQuotedBounded) {
 
 TEST_F(RunDbDamage, ASampleRunCutByOneByteIsDamaged) {
   const std::string path = copySample("resnet56-32x32-cpu-profile.swapdb");
-  fs::resize_file(path, fs::file_size(path) - 1);
-  expectRefusedOnOpen(path,
-                      "is damaged: it is 1282047 bytes long, not a whole number of 4096-byte "
-                      "pages: it was cut short");
+  const std::uintmax_t size = fs::file_size(path);  // whole pages
+  ASSERT_EQ(size % 4096, 0u);
+  fs::resize_file(path, size - 1);
+  expectRefusedOnOpen(path, "is damaged: it is " + std::to_string(size - 1) +
+                                " bytes long, not a whole number of 4096-byte pages: it was cut "
+                                "short");
 }
 
 TEST_F(RunDbDamage, ASampleRunCutByOnePageIsDamaged) {
   const std::string path = copySample("resnet56-32x32-cpu-profile.swapdb");
-  fs::resize_file(path, fs::file_size(path) - 4096);
-  expectRefusedOnOpen(path,
-                      "its header counts 313 pages of 4096 bytes (1282048 bytes), but it "
-                      "is 1277952 bytes long: it was cut short");
+  const std::uintmax_t size = fs::file_size(path);
+  ASSERT_EQ(size % 4096, 0u);
+  fs::resize_file(path, size - 4096);
+  expectRefusedOnOpen(path, "its header counts " + std::to_string(size / 4096) +
+                                " pages of 4096 bytes (" + std::to_string(size) +
+                                " bytes), but it is " + std::to_string(size - 4096) +
+                                " bytes long: it was cut short");
 }
 
 TEST_F(RunDbDamage, BytesAppendedToAFileAreDamage) {
