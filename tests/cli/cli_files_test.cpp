@@ -123,6 +123,22 @@ TEST_F(CliFiles, AnInputIsNeverAnOutputEvenWithForceAndUnderAnotherName) {
         << args[0] << ": " << r.err;
     EXPECT_EQ(slurp(path("net.json")), net) << args[0];
   }
+  // train --save-weights onto a file of its own data set (the refusal comes before any data is
+  // read, so the files need not be IDX).
+  fs::create_directories(path("data"));
+  for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte.gz"})
+    std::ofstream(path("data") + "/" + f) << "precious";
+  for (const char* f : {"train-images-idx3-ubyte.gz", "t10k-images-idx3-ubyte"}) {
+    const std::string target = path("data") + "/" + f;
+    const testing::Result r = run({"train", "--model", "fmnist-cnn", "--data", "fashion-mnist",
+                                   "--data-dir", path("data"), "--batch", "2", "--iters", "1",
+                                   "--budget", "16MiB", "--save-weights", target, "--force"});
+    EXPECT_EQ(r.code, 2) << f << ": " << r.err;
+    EXPECT_NE(r.err.find("is the same file as the data set file"), std::string::npos)
+        << f << ": " << r.err;
+    EXPECT_EQ(slurp(target), "precious") << f;
+  }
   // run --db onto its own plan.
   ASSERT_EQ(run({"plan", "--db", db, "--budget", "32MiB", "--out", path("plan.json")}).code, 0);
   const std::string plan = slurp(path("plan.json"));
