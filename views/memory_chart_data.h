@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-/// @brief What the memory chart draws, computed from an analysis without any Qt: one series of
-/// resident bytes per step for each policy, the budget and the forward/backward boundary.
+/// @brief What the memory chart draws, computed without any Qt: resident bytes per step of one
+/// iteration (the GMAP's steps 1..2N) for the chosen plan and for the keep-all and swap-all
+/// references at the same k, the budget, and each swapped FM's span off the device (released
+/// after its last forward reader, prefetched for its first backward reader).
 #pragma once
 
 #include <cstdint>
@@ -9,12 +11,27 @@
 
 #include "analysis/network_analysis.h"
 
+namespace swapscope::perf {
+struct PlanResult;
+}
+
 namespace swapscope {
 
 struct MemorySeries {
-  std::string policy;         ///< "keep-all", "swap-all", "vdnn-conv"
+  std::string policy;         ///< "plan (accudnn)", "keep-all", "swap-all", "vdnn-conv"
   std::vector<double> bytes;  ///< resident bytes while step s computes, s = 1..2N (index s-1)
   std::int64_t peak = 0;      ///< at k (k_max is the caller's: its budget moves)
+  bool reference = false;     ///< drawn thin and dashed: a policy to compare the plan with
+};
+
+/// A swapped FM: off the device from the end of forward step `release_step` until backward step
+/// `prefetch_step` brings it back.
+struct SwapSpan {
+  std::string fm;
+  int layer = -1;
+  int release_step = 0;
+  int prefetch_step = 0;
+  std::int64_t bytes = 0;  ///< the FM's size at k
 };
 
 struct MemoryChartData {
@@ -23,9 +40,21 @@ struct MemoryChartData {
   std::int64_t budget = 0;
   int forward_steps = 0;
   std::vector<MemorySeries> series;
+  std::vector<SwapSpan> spans;
+  std::vector<int> step_layer;  ///< the layer computing at step s = 1..2N (index s-1)
+  /// Empty when the plan trains; otherwise why not (the budget is below what any plan needs).
+  std::string untrainable;
 };
 
+/// The analyzer's curves alone (no fitted model): keep-all, vdnn-conv and swap-all at k.
 MemoryChartData makeMemoryChartData(const Network& net, const NetworkAnalysis& analysis,
                                     const MemoryPlan& vdnn, std::int64_t k, std::int64_t budget);
+
+/// The chosen plan's curve at its k, keep-all and swap-all at the same k as references, and the
+/// span of every FM in the plan's swap set. An untrainable plan gives the references at k = 1
+/// and its reason.
+MemoryChartData makePlanMemoryChartData(const Network& net, const NetworkAnalysis& analysis,
+                                        const perf::PlanResult& plan, std::string_view policy,
+                                        std::int64_t budget);
 
 }  // namespace swapscope

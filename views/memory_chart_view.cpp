@@ -2,6 +2,7 @@
 #include "views/memory_chart_view.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <qcustomplot.h>
 #include <QVBoxLayout>
@@ -11,11 +12,15 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-QColor policyColor(const std::string& policy) {
-  if (policy == "keep-all") return QColor(0xd6, 0x27, 0x28);
-  if (policy == "swap-all") return QColor(0x1f, 0x77, 0xb4);
+QColor policyColor(const MemorySeries& s) {
+  if (!s.reference) return QColor(0x1f, 0x1f, 0x1f);
+  if (s.policy == "keep-all") return QColor(0xd6, 0x27, 0x28);
+  if (s.policy == "swap-all") return QColor(0x1f, 0x77, 0xb4);
   return QColor(0x2c, 0xa0, 0x2c);
 }
+
+const QColor kSpanColor(0xff, 0x7f, 0x0e, 40);
+const QColor kSpanSelected(0xff, 0x7f, 0x0e, 150);
 
 }  // namespace
 
@@ -25,24 +30,62 @@ MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new 
   layout->addWidget(m_plot);
   m_plot->xAxis->setLabel("step (forward 1..N, backward N+1..2N)");
   m_plot->yAxis->setLabel("resident memory (MiB)");
+  // The legend gets its own row above the axis rect: it can never cover the budget line.
   m_plot->legend->setVisible(true);
+  m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+  m_plot->plotLayout()->insertRow(0);
+  m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
+  m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   m_budgetLine = new QCPItemStraightLine(m_plot);
   m_budgetLine->setPen(QPen(Qt::black, 1.5, Qt::DashLine));
+  m_budgetLine->setLayer("overlay");
   m_turnLine = new QCPItemStraightLine(m_plot);
   m_turnLine->setPen(QPen(Qt::gray, 1, Qt::DotLine));
+  m_note = new QCPItemText(m_plot);
+  m_note->position->setType(QCPItemPosition::ptAxisRectRatio);
+  m_note->position->setCoords(0.5, 0.4);
+  m_note->setColor(QColor(0xc0, 0x20, 0x20));
+  m_note->setFont(QFont(font().family(), 11, QFont::Bold));
+  m_note->setVisible(false);
+  m_budgetAbove = new QCPItemText(m_plot);
+  m_budgetAbove->position->setType(QCPItemPosition::ptAxisRectRatio);
+  m_budgetAbove->position->setCoords(0.99, 0.01);
+  m_budgetAbove->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+  m_budgetAbove->setText({});
+  m_budgetAbove->setLayer("overlay");
+  m_budgetAbove->setVisible(false);
+  connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { m_userZoomed = true; });
+  connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+    if ((e->buttons() & Qt::LeftButton) && (e->pos() - m_pressPos).manhattanLength() > 4)
+      m_userZoomed = true;
+  });
+  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] {
+    m_userZoomed = false;
+    fitAxes();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+  });
+  connect(m_plot, &QCustomPlot::mousePress, this,
+          [this](QMouseEvent* e) { m_pressPos = e->pos(); });
+  connect(m_plot, &QCustomPlot::mouseRelease, this, &MemoryChartView::onClick);
 }
 
 void MemoryChartView::setData(const MemoryChartData& chart) {
+  m_data = chart;
   m_plot->clearGraphs();
+  for (QCPItemRect* r : m_spans)
+    m_plot->removeItem(r);
+  m_spans.clear();
+  m_spanLayers.clear();
   double top = 0;
   for (const MemorySeries& s : chart.series) {
     QCPGraph* g = m_plot->addGraph();
-    // k_max depends on the budget, which moves without a new setData: the legend shows only the
-    // peak, which depends on k alone.
     g->setName(QString::fromStdString(s.policy) +
                QStringLiteral(": peak %1 MiB").arg(static_cast<double>(s.peak) / kMiB, 0, 'f', 1));
-    g->setPen(QPen(policyColor(s.policy), 1.5));
+    QPen pen(policyColor(s), s.reference ? 1.0 : 2.0);
+    if (s.reference) pen.setStyle(Qt::DashDotLine);
+    g->setPen(pen);
     g->setLineStyle(QCPGraph::lsStepLeft);
     QVector<double> x(static_cast<int>(s.bytes.size()));
     QVector<double> y(static_cast<int>(s.bytes.size()));
@@ -53,19 +96,90 @@ void MemoryChartView::setData(const MemoryChartData& chart) {
     }
     g->setData(x, y, /*alreadySorted=*/true);
   }
+  // The budget's legend entry: an empty graph with the budget line's pen.
+  m_budgetKey = m_plot->addGraph();
+  m_budgetKey->setPen(m_budgetLine->pen());
+  for (const SwapSpan& span : chart.spans) {
+    auto* rect = new QCPItemRect(m_plot);
+    rect->setPen(Qt::NoPen);
+    rect->setBrush(kSpanColor);
+    rect->setLayer("background");
+    rect->topLeft->setCoords(span.release_step + 0.5, static_cast<double>(span.bytes) / kMiB);
+    rect->bottomRight->setCoords(span.prefetch_step - 0.5, 0);
+    m_spans.push_back(rect);
+    m_spanLayers.push_back(span.layer);
+  }
   m_turnLine->point1->setCoords(chart.forward_steps + 0.5, 0);
   m_turnLine->point2->setCoords(chart.forward_steps + 0.5, 1);
-  m_plot->xAxis->setRange(0, 2.0 * chart.forward_steps + 1);
+  m_note->setText(QString::fromStdString(chart.untrainable));
+  m_note->setVisible(!chart.untrainable.empty());
   m_curveTop = top;
   setBudget(chart.budget);
+  selectLayer(m_selected);
 }
 
 void MemoryChartView::setBudget(std::int64_t budget) {
+  m_data.budget = budget;
   const double y = static_cast<double>(budget) / kMiB;
   m_budgetLine->point1->setCoords(0, y);
   m_budgetLine->point2->setCoords(1, y);
-  m_plot->yAxis->setRange(0, std::max(m_curveTop, y) * 1.08);
+  const bool above = budgetAboveChart();
+  if (m_budgetKey) {
+    m_budgetKey->setName(QStringLiteral("budget %1 MiB%2")
+                             .arg(y, 0, 'f', 1)
+                             .arg(above ? QStringLiteral(" (above the curves)") : QString()));
+  }
+  m_budgetAbove->setText(QStringLiteral("budget %1 MiB above").arg(y, 0, 'f', 1));
+  m_budgetAbove->setVisible(above);
+  if (!m_userZoomed) fitAxes();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool MemoryChartView::budgetAboveChart() const {
+  const double budget = static_cast<double>(m_data.budget) / kMiB;
+  return m_curveTop > 0 && budget > kBudgetHeadroom * m_curveTop;
+}
+
+void MemoryChartView::fitAxes() {
+  m_plot->xAxis->setRange(0, 2.0 * m_data.forward_steps + 1);
+  // The axis follows the curves; a budget not far above them is shown too, a larger one is
+  // named above the chart instead of squashing the curves to the bottom.
+  const double budget = static_cast<double>(m_data.budget) / kMiB;
+  const double top = budgetAboveChart() ? m_curveTop : std::max(m_curveTop, budget);
+  m_plot->yAxis->setRange(0, std::max(top, 1e-3) * 1.08);
+}
+
+void MemoryChartView::selectLayer(int layer) {
+  m_selected = layer;
+  for (QCPItemStraightLine* line : m_selectionLines)
+    m_plot->removeItem(line);
+  m_selectionLines.clear();
+  for (std::size_t i = 0; i < m_spans.size(); ++i)
+    m_spans[i]->setBrush(m_spanLayers[i] == layer && layer >= 0 ? kSpanSelected : kSpanColor);
+  if (layer >= 0) {
+    for (std::size_t s = 0; s < m_data.step_layer.size(); ++s) {
+      if (m_data.step_layer[s] != layer) continue;
+      auto* line = new QCPItemStraightLine(m_plot);
+      line->setPen(QPen(QColor(0x94, 0x67, 0xbd), 1.5));
+      line->point1->setCoords(static_cast<double>(s + 1), 0);
+      line->point2->setCoords(static_cast<double>(s + 1), 1);
+      m_selectionLines.push_back(line);
+    }
+  }
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MemoryChartView::onClick(QMouseEvent* event) {
+  // A drag is not a click.
+  if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 4)
+    return;
+  const double x = m_plot->xAxis->pixelToCoord(event->pos().x());
+  const long step = std::lround(x);
+  if (step < 1 || step > static_cast<long>(m_data.step_layer.size())) return;
+  const int layer = m_data.step_layer[static_cast<std::size_t>(step - 1)];
+  if (layer < 0) return;
+  selectLayer(layer);
+  emit layerSelected(layer);
 }
 
 }  // namespace swapscope

@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: MIT
-/// @brief A QCustomPlot chart of resident memory over the steps of one iteration, one line per
-/// policy, with the budget as a horizontal line and the forward/backward turn as a vertical one.
+/// @brief A QCustomPlot chart of resident memory over the 2N steps of one iteration: the chosen
+/// plan's curve, keep-all and swap-all as thin references, the budget as a horizontal line, the
+/// forward/backward turn as a vertical one, and each swapped FM's span off the device shaded.
+/// The legend sits above the plot, so it never hides the budget line. The axes follow the data
+/// (a budget more than 1.5 times the highest curve is named above the chart, not drawn to
+/// scale) until the user zooms or drags; from then on they stay put (double-click to fit
+/// again).
 #pragma once
 
+#include <QPoint>
 #include <QWidget>
+#include <vector>
 
 #include "views/memory_chart_data.h"
 
 class QCustomPlot;
+class QCPGraph;
+class QCPItemRect;
 class QCPItemStraightLine;
+class QCPItemText;
+class QMouseEvent;
 
 namespace swapscope {
 
@@ -23,12 +34,41 @@ class MemoryChartView : public QWidget {
   void setBudget(std::int64_t budget);
 
   QCustomPlot* plot() const { return m_plot; }
+  /// Shaded swap spans drawn now (one per swapped FM).
+  int spanCount() const { return static_cast<int>(m_spans.size()); }
+  /// The layer highlighted, or -1.
+  int selectedLayer() const { return m_selected; }
+  /// Whether the user has zoomed or dragged (the axes no longer follow the data).
+  bool userZoomed() const { return m_userZoomed; }
+
+ signals:
+  void layerSelected(int layer);
+
+ public slots:
+  void selectLayer(int layer);
 
  private:
+  void fitAxes();
+  /// The budget is far above the curves (more than kBudgetHeadroom times their top): the axis
+  /// does not follow it.
+  bool budgetAboveChart() const;
+  static constexpr double kBudgetHeadroom = 1.5;
+  void onClick(QMouseEvent* event);
+
   QCustomPlot* m_plot;
   QCPItemStraightLine* m_budgetLine = nullptr;
   QCPItemStraightLine* m_turnLine = nullptr;
+  QCPItemText* m_note = nullptr;
+  QCPItemText* m_budgetAbove = nullptr;  ///< "budget ... above" when the line is off the chart
+  QCPGraph* m_budgetKey = nullptr;       ///< the budget's legend entry (an empty graph)
+  std::vector<QCPItemStraightLine*> m_selectionLines;
+  std::vector<QCPItemRect*> m_spans;
+  std::vector<int> m_spanLayers;
+  MemoryChartData m_data;
   double m_curveTop = 0;  ///< highest point of the curves, MiB
+  int m_selected = -1;
+  bool m_userZoomed = false;
+  QPoint m_pressPos;
 };
 
 }  // namespace swapscope

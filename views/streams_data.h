@@ -38,7 +38,8 @@ struct StreamBar {
   std::int64_t bytes = 0;  ///< transfers: bytes moved at the plan's k
 };
 
-/// A step that waits: compute is idle from `start` to `end` (the step's start).
+/// A step that waits: compute is idle from `start` to `end` (the step's start): the stall and
+/// the hand-off before the step, as the plan file's stalls count it.
 struct StallMarker {
   int step = 0;
   int layer = -1;

@@ -81,6 +81,8 @@ StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
             if (!m_settingRange) m_autoRange = false;
             placeStallLabels();
           });
+  // Labels are placed in pixels: after every layout (resize, save at another size).
+  connect(m_plot, &QCustomPlot::afterLayout, this, &StreamsView::placeStallLabels);
   connect(m_plot, &QCustomPlot::mouseMove, this, &StreamsView::onMouseMove);
   connect(m_plot, &QCustomPlot::mousePress, this, &StreamsView::onMousePress);
   connect(m_plot, &QCustomPlot::mouseRelease, this, &StreamsView::onMouseRelease);
@@ -293,11 +295,16 @@ void StreamsView::selectLayer(int layer) {
 }
 
 void StreamsView::applySelection() {
-  const QPen normal(QColor(255, 255, 255, 90), 0.5);
+  // Compute bars touch each other: a light edge separates them. Transfers are often a pixel
+  // wide: an edge of their own colour keeps them visible.
+  const QPen separator(QColor(255, 255, 255, 90), 0.5);
   const QPen selected(Qt::black, 2.5);
   for (std::size_t i = 0; i < m_data.bars.size() && i < m_bars.size(); ++i) {
-    const bool sel = m_selected >= 0 && m_data.bars[i].layer == m_selected;
-    m_bars[i]->setPen(sel ? selected : normal);
+    const StreamBar& b = m_data.bars[i];
+    const bool sel = m_selected >= 0 && b.layer == m_selected;
+    m_bars[i]->setPen(
+        sel ? selected
+            : (b.lane == StreamLane::Compute ? separator : QPen(barColor(b.kind).darker(115), 0)));
   }
 }
 

@@ -223,7 +223,9 @@ void TradeoffView::setBatchCurve(const BatchCurve& curve) {
   m_tIter->setData(kx, ty, true);
   m_kThroughput->setData(kx2, ry, true);
   const bool log = !curve.points.empty() && curve.points.back().k >= 32;
+  m_settingRange = true;  // a new scale type moves the range: not the user's zoom
   setLog(m_right->axis(QCPAxis::atBottom), log);
+  m_settingRange = false;
   m_kLine->setVisible(curve.chosen_k > 0);
   m_kLine->point1->setCoords(static_cast<double>(curve.chosen_k), 0);
   m_kLine->point2->setCoords(static_cast<double>(curve.chosen_k), 1);

@@ -1,161 +1,715 @@
 // SPDX-License-Identifier: MIT
 #include "gui/main_window.h"
 
-#include <cmath>
-
+#include <qcustomplot.h>
+#include <QBuffer>
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
+#include <QPdfWriter>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#ifdef SWAPSCOPE_HAVE_QT_SVG
+#include <QSvgGenerator>
+#endif
 
 #include "common/bytes.h"
 #include "common/error.h"
-#include "common/format.h"
+#include "common/files.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
+#include "gui/plan_service.h"
+#include "gui/run_document.h"
+#include "views/layers_view.h"
 #include "views/memory_chart_data.h"
 #include "views/memory_chart_view.h"
+#include "views/model_view.h"
+#include "views/streams_view.h"
+#include "views/summary_data.h"
+#include "views/summary_view.h"
+#include "views/tradeoff_view.h"
 
-namespace swapscope {
+namespace swapscope::gui {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr int kSliderStepsPerGiB = 100;  // the slider moves in 0.01 GiB
+QString qs(const std::string& s) {
+  return QString::fromStdString(s);
+}
+
+enum ViewIndex { kMemoryTab, kStreamsTab, kTradeoffTab, kLayersTab, kModelTab, kSummaryTab };
+
+/// The bytes of `widget` (a QCustomPlot when it holds one) drawn as PNG, PDF or SVG.
+QByteArray renderFigure(QWidget* widget, const QString& format) {
+  QCustomPlot* plot = widget->findChild<QCustomPlot*>();
+  const int w = std::max(widget->width(), 640), h = std::max(widget->height(), 400);
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  if (format == "png") {
+    const QPixmap pixmap = plot ? plot->toPixmap(w, h) : widget->grab();
+    pixmap.save(&buffer, "PNG");
+  } else if (format == "pdf") {
+    QPdfWriter pdf(&buffer);
+    pdf.setResolution(72);
+    pdf.setPageSize(QPageSize(QSizeF(w, h), QPageSize::Point));
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    pdf.setCreator("swapscope-gui");
+    QCPPainter painter(&pdf);
+    if (plot) {
+      plot->toPainter(&painter, w, h);
+    } else {
+      widget->render(&painter);
+    }
+  } else {
+#ifdef SWAPSCOPE_HAVE_QT_SVG
+    QSvgGenerator svg;
+    svg.setOutputDevice(&buffer);
+    svg.setSize(QSize(w, h));
+    svg.setViewBox(QRect(0, 0, w, h));
+    svg.setTitle("swapscope-gui");
+    QCPPainter painter(&svg);
+    if (plot) {
+      plot->toPainter(&painter, w, h);
+    } else {
+      widget->render(&painter);
+    }
+#else
+    throwBadInput("SVG export needs Qt SVG, which this build was made without; use .png or .pdf");
+#endif
+  }
+  return bytes;
+}
+
+QString formatOf(const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == "png" || suffix == "pdf" || suffix == "svg") return suffix;
+  throwBadInput(path.toStdString() + ": unknown figure format '" + suffix.toStdString() +
+                "' (use .png, .pdf or .svg)");
+}
 
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
-      m_model(new QComboBox),
-      m_batch(new QSpinBox),
-      m_budgetGiB(new QDoubleSpinBox),
-      m_budgetSlider(new QSlider(Qt::Horizontal)),
-      m_summary(new QLabel),
-      m_chart(new MemoryChartView) {
+      m_doc(new RunDocument(this)),
+      m_plans(new PlanService(this)),
+      m_tabs(new QTabWidget),
+      m_memory(new MemoryChartView),
+      m_streams(new StreamsView),
+      m_tradeoff(new TradeoffView),
+      m_layers(new LayersView),
+      m_modelView(new ModelView),
+      m_summary(new SummaryView),
+      m_stale(static_cast<std::size_t>(kViewNames.size()), false) {
   setWindowTitle("Swapscope");
-  for (const ZooEntry& e : zooEntries())
-    m_model->addItem(QString::fromStdString(e.name));
-  m_batch->setRange(1, 1 << 20);
-  m_batch->setValue(32);
-  m_budgetGiB->setRange(0.01, 1024);
-  m_budgetGiB->setDecimals(2);
-  m_budgetGiB->setSuffix(" GiB");
-  m_budgetGiB->setValue(8);
-  m_budgetSlider->setRange(1, 80 * kSliderStepsPerGiB);
-  m_budgetSlider->setValue(8 * kSliderStepsPerGiB);
-  m_summary->setTextFormat(Qt::RichText);
-  m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  m_summary->setMinimumWidth(280);
+  buildControls();
+  // In kViewNames order.
+  m_tabs->addTab(m_memory, "Memory");
+  m_tabs->addTab(m_streams, "Streams");
+  m_tabs->addTab(m_tradeoff, "Trade-off");
+  m_tabs->addTab(m_layers, "Layers");
+  m_tabs->addTab(m_modelView, "Model");
+  m_tabs->addTab(m_summary, "Summary");
+  m_summary->setMessage(
+      "Open a run database (Open run database...) to plan; without one the "
+      "Memory view shows the analyzer's curves of the network chosen.");
+  setCentralWidget(m_tabs);
+  resize(1280, 760);
 
-  auto* open = new QPushButton("Open network JSON...");
-  auto* form = new QFormLayout;
-  form->addRow("Model", m_model);
-  form->addRow("", open);
-  form->addRow("Minibatch k", m_batch);
-  form->addRow("Budget", m_budgetGiB);
-  form->addRow(m_budgetSlider);
-  form->addRow(m_summary);
-  auto* controls = new QWidget;
-  controls->setLayout(form);
-  auto* central = new QWidget;
-  auto* row = new QHBoxLayout(central);
-  row->addWidget(controls);
-  row->addWidget(m_chart, 1);
-  setCentralWidget(central);
-  resize(1200, 640);
-
-  connect(m_model, &QComboBox::currentIndexChanged, this, &MainWindow::onModelChosen);
-  connect(open, &QPushButton::clicked, this, &MainWindow::openNetworkFile);
-  connect(m_batch, &QSpinBox::valueChanged, this, &MainWindow::refreshChart);
-  connect(m_budgetSlider, &QSlider::valueChanged, this,
-          [this](int v) { m_budgetGiB->setValue(static_cast<double>(v) / kSliderStepsPerGiB); });
-  connect(m_budgetGiB, &QDoubleSpinBox::valueChanged, this, [this](double gib) {
-    const QSignalBlocker block(m_budgetSlider);
-    m_budgetSlider->setValue(static_cast<int>(std::lround(gib * kSliderStepsPerGiB)));
-    onBudgetChanged();
+  connect(m_doc, &RunDocument::loaded, this, [this] { onLoaded(); });
+  connect(m_doc, &RunDocument::loadFailed, this, [this](const QString& m) {
+    m_dbLabel->setText(m_doc->current() ? qs(m_doc->current()->path) : "no run database");
+    showError("Cannot open the run database", m);
   });
-  onModelChosen(m_model->currentIndex());
+  connect(m_doc, &RunDocument::progress, this, [this](const QString& m) { m_status->setText(m); });
+  connect(m_plans, &PlanService::contextReady, this, &MainWindow::onContextReady);
+  connect(m_plans, &PlanService::contextFailed, this,
+          [this](const QString& m) { showError("Cannot plan this network", m); });
+  connect(m_plans, &PlanService::planReady, this, &MainWindow::onPlanReady);
+  connect(m_plans, &PlanService::batchCurveReady, this, &MainWindow::onBatchCurve);
+  connect(m_plans, &PlanService::sweepPoint, this,
+          [this](const SweepPoint& p) { m_tradeoff->addPoint(p.point); });
+  connect(m_plans, &PlanService::sweepFinished, this, [this] {
+    m_sweepDone = true;
+    checkSettled();
+  });
+  // Linked selection: a layer picked in one view is highlighted in all.
+  connect(m_memory, &MemoryChartView::layerSelected, this, &MainWindow::selectLayer);
+  connect(m_streams, &StreamsView::layerSelected, this, &MainWindow::selectLayer);
+  connect(m_layers, &LayersView::layerSelected, this, &MainWindow::selectLayer);
+  connect(m_modelView, &ModelView::layerSelected, this, &MainWindow::selectLayer);
+  connect(m_tradeoff, &TradeoffView::budgetChosen, this,
+          [this](qint64 budget) { setBudget(budget); });
+  connect(m_tradeoff, &TradeoffView::batchChosen, this, [this](qint64 k) {
+    {
+      const QSignalBlocker b1(m_autoK), b2(m_k);
+      m_autoK->setChecked(false);
+      m_k->setEnabled(true);
+      m_k->setValue(static_cast<int>(k));
+    }
+    replan();
+  });
+  connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) { refreshView(index); });
+  onNetworkSourceChanged();
 }
 
-void MainWindow::configure(const std::string& model, std::int64_t k, double budget_gib) {
-  if (!model.empty()) {
-    const int index = m_model->findText(QString::fromStdString(model));
-    if (index < 0) buildZooModel(model);  // throws the error that lists the zoo
-    m_model->setCurrentIndex(index);
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildControls() {
+  m_dbLabel = new QLabel("no run database");
+  m_dbLabel->setWordWrap(true);
+  auto* openDb = new QPushButton("Open run database...");
+  m_netSource = new QComboBox;
+  m_netSource->addItems({"profiled network", "zoo model", "network JSON"});
+  m_zoo = new QComboBox;
+  for (const ZooEntry& e : zooEntries())
+    m_zoo->addItem(qs(e.name));
+  m_input = new QLineEdit;
+  m_input->setPlaceholderText("default, e.g. 3x224x224");
+  m_classes = new QLineEdit;
+  m_classes->setPlaceholderText("default");
+  auto* openNet = new QPushButton("Open network JSON...");
+  m_netLabel = new QLabel;
+  m_netLabel->setWordWrap(true);
+  m_policy = new QComboBox;
+  m_policy->addItems({"accudnn", "keep-all", "swap-all", "vdnn-conv"});
+  m_mode = new QComboBox;
+  m_mode->addItems({"argmin", "paper"});
+  m_autoK = new QCheckBox("automatic");
+  m_autoK->setChecked(true);
+  m_k = new QSpinBox;
+  m_k->setRange(1, 1 << 20);
+  m_k->setValue(32);
+  m_k->setEnabled(false);
+  m_gpus = new QSpinBox;
+  m_gpus->setRange(1, 1024);
+  m_link = new QLineEdit("25GB");
+  m_epochs = new QDoubleSpinBox;
+  m_epochs->setRange(0.001, 1e6);
+  m_epochs->setValue(1);
+  m_datasetSize = new QSpinBox;
+  m_datasetSize->setRange(0, 2000000000);
+  m_datasetSize->setSpecialValueText("none");
+  m_slider = new QSlider(Qt::Horizontal);
+  m_slider->setRange(0, kSliderSteps);
+  m_budgetEntry = new QLineEdit;
+  m_budgetEntry->setToolTip("exact budget: 123456, 512MiB, 6GiB, 1.5GB");
+  m_budgetRange = new QLabel;
+  m_budgetRange->setWordWrap(true);
+  m_status = new QLabel;
+  m_status->setWordWrap(true);
+  auto* exportButton = new QPushButton("Export plan...");
+  auto* figureButton = new QPushButton("Save figure...");
+
+  auto* kRow = new QHBoxLayout;
+  kRow->addWidget(m_autoK);
+  kRow->addWidget(m_k);
+  auto* form = new QFormLayout;
+  form->addRow(openDb);
+  form->addRow(m_dbLabel);
+  form->addRow("Network", m_netSource);
+  form->addRow("Zoo model", m_zoo);
+  form->addRow("Input", m_input);
+  form->addRow("Classes", m_classes);
+  form->addRow(openNet);
+  form->addRow(m_netLabel);
+  form->addRow("Policy", m_policy);
+  form->addRow("Mode", m_mode);
+  form->addRow("Minibatch k", kRow);
+  form->addRow("GPUs", m_gpus);
+  form->addRow("Link bandwidth", m_link);
+  form->addRow("Epochs", m_epochs);
+  form->addRow("Data-set size", m_datasetSize);
+  form->addRow("Budget", m_budgetEntry);
+  form->addRow(m_slider);
+  form->addRow(m_budgetRange);
+  form->addRow(exportButton);
+  form->addRow(figureButton);
+  form->addRow(m_status);
+  auto* panel = new QWidget;
+  panel->setLayout(form);
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(panel);
+  scroll->setWidgetResizable(true);
+  scroll->setMinimumWidth(330);
+  auto* dock = new QDockWidget("Plan", this);
+  dock->setObjectName("controls");
+  dock->setWidget(scroll);
+  dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+  connect(openDb, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Open run database", {},
+                                                      "Run databases (*.swapdb);;All files (*)");
+    if (!path.isEmpty()) openDatabase(path);
+  });
+  connect(openNet, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Open network JSON", {},
+                                                      "Network JSON (*.json);;All files (*)");
+    if (path.isEmpty()) return;
+    m_netFile = path;
+    const QSignalBlocker block(m_netSource);
+    m_netSource->setCurrentIndex(2);
+    onNetworkSourceChanged();
+  });
+  connect(m_netSource, &QComboBox::currentIndexChanged, this, [this] { onNetworkSourceChanged(); });
+  connect(m_zoo, &QComboBox::currentIndexChanged, this, [this] {
+    if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
+  });
+  connect(m_input, &QLineEdit::editingFinished, this, [this] {
+    if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
+  });
+  connect(m_classes, &QLineEdit::editingFinished, this, [this] {
+    if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
+  });
+  for (QComboBox* c : {m_policy, m_mode})
+    connect(c, &QComboBox::currentIndexChanged, this, &MainWindow::replan);
+  connect(m_autoK, &QCheckBox::toggled, this, [this](bool on) {
+    m_k->setEnabled(!on);
+    replan();
+  });
+  connect(m_k, &QSpinBox::valueChanged, this, &MainWindow::replan);
+  connect(m_gpus, &QSpinBox::valueChanged, this, &MainWindow::replan);
+  connect(m_link, &QLineEdit::editingFinished, this, &MainWindow::replan);
+  connect(m_epochs, &QDoubleSpinBox::valueChanged, this, &MainWindow::replan);
+  connect(m_datasetSize, &QSpinBox::valueChanged, this, &MainWindow::replan);
+  connect(m_slider, &QSlider::valueChanged, this, [this](int pos) {
+    m_budget = budgetAt(pos);
+    {
+      const QSignalBlocker block(m_budgetEntry);
+      m_budgetEntry->setText(qs(formatBytes(m_budget)));
+    }
+    m_budgetEntry->setStyleSheet({});
+    replan();
+  });
+  connect(m_budgetEntry, &QLineEdit::editingFinished, this, [this] {
+    try {
+      setBudget(parseByteSize(m_budgetEntry->text().trimmed().toStdString(), "budget"));
+      m_budgetEntry->setStyleSheet({});
+    } catch (const Error& e) {
+      m_budgetEntry->setStyleSheet("color: #c02020");
+      m_status->setText(qs(e.what()));
+    }
+  });
+  connect(exportButton, &QPushButton::clicked, this, [this] {
+    const QString path =
+        QFileDialog::getSaveFileName(this, "Export plan", "plan.json", "Plan JSON (*.json)");
+    if (path.isEmpty()) return;
+    try {
+      exportPlan(path, /*force=*/true);  // the dialog asked before replacing
+      m_status->setText("plan written to " + path);
+    } catch (const Error& e) {
+      showError("Cannot export the plan", qs(e.what()));
+    }
+  });
+  connect(figureButton, &QPushButton::clicked, this, [this] {
+#ifdef SWAPSCOPE_HAVE_QT_SVG
+    const QString filter = "PNG (*.png);;SVG (*.svg);;PDF (*.pdf)";
+#else
+    const QString filter = "PNG (*.png);;PDF (*.pdf)";
+#endif
+    const QString name = kViewNames[m_tabs->currentIndex()];
+    const QString path = QFileDialog::getSaveFileName(this, "Save figure", name + ".png", filter);
+    if (path.isEmpty()) return;
+    try {
+      saveFigure(name, path, /*force=*/true);
+    } catch (const Error& e) {
+      showError("Cannot save the figure", qs(e.what()));
+    }
+  });
+}
+
+void MainWindow::applyOptions(const GuiOptions& o) {
+  m_headless = o.headless();
+  if (o.budget) m_budget = *o.budget;
+  {
+    const QSignalBlocker b1(m_policy), b2(m_mode), b3(m_autoK), b4(m_k);
+    m_policy->setCurrentText(qs(std::string(perf::planPolicyName(o.policy))));
+    m_mode->setCurrentIndex(o.mode == perf::PlanMode::Paper ? 1 : 0);
+    if (o.batch) {
+      m_autoK->setChecked(false);
+      m_k->setEnabled(true);
+      m_k->setValue(static_cast<int>(*o.batch));
+    }
   }
-  if (k > 0) m_batch->setValue(static_cast<int>(k));
-  if (budget_gib > 0) m_budgetGiB->setValue(budget_gib);
+  if (!o.view.isEmpty()) showView(o.view);
+  m_pendingSelect = o.select;
+  if (!o.network_args.empty()) {
+    // Built now so that a bad model or file is reported before anything else starts.
+    auto net = std::make_shared<const Network>(loadNetworkArgs(o.network_args));
+    std::string origin = net->name();
+    for (std::size_t i = 0; i + 1 < o.network_args.size(); i += 2) {
+      if (o.network_args[i] == "--net") {
+        m_netFile = qs(o.network_args[i + 1]);
+        origin = o.network_args[i + 1];
+      }
+    }
+    const QSignalBlocker block(m_netSource);
+    m_netSource->setCurrentIndex(m_netFile.isEmpty() ? 1 : 2);
+    if (m_netFile.isEmpty()) {
+      const QSignalBlocker bz(m_zoo);
+      m_zoo->setCurrentText(qs(net->name()));
+    }
+    setNetwork(std::move(net), origin);
+  } else if (o.db.isEmpty()) {
+    onNetworkSourceChanged();
+  }
+  updateBudgetControls();
+  if (!o.db.isEmpty()) openDatabase(o.db);
 }
 
-std::int64_t MainWindow::budgetBytes() const {
-  return static_cast<std::int64_t>(m_budgetGiB->value() * kGiB);
+void MainWindow::openDatabase(const QString& path) {
+  m_dbLabel->setText("reading " + path);
+  m_doc->open(path);
 }
 
-void MainWindow::onModelChosen(int index) {
-  if (index < 0) return;
-  showNetwork(buildZooModel(m_model->itemText(index).toStdString()));
+void MainWindow::showError(const QString& title, const QString& message) {
+  m_status->setText(message);
+  if (m_headless) {
+    emit failed(message);
+    return;
+  }
+  auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
 }
 
-void MainWindow::openNetworkFile() {
-  const QString path = QFileDialog::getOpenFileName(this, "Open network JSON", {},
-                                                    "Network JSON (*.json);;All files (*)");
-  if (path.isEmpty()) return;
+const Network* MainWindow::plannedNetwork() const {
+  if (const auto c = m_plans->context()) return c->network.get();
+  return m_analysisNet.get();
+}
+
+void MainWindow::onNetworkSourceChanged() {
+  const int source = m_netSource->currentIndex();
+  m_zoo->setEnabled(source == 1);
+  m_input->setEnabled(source == 1);
+  m_classes->setEnabled(source == 1);
   try {
-    showNetwork(readNetworkFile(path.toStdString()));
+    if (source == 0) {
+      m_netLabel->setText(m_doc->current() ? "the network the database profiled" : "");
+      if (m_doc->current()) {
+        setNetwork(nullptr, "profiled");
+      } else {
+        setNetwork(
+            std::make_shared<const Network>(buildZooModel(m_zoo->currentText().toStdString())),
+            m_zoo->currentText().toStdString());
+      }
+      return;
+    }
+    std::vector<std::string> args;
+    if (source == 1) {
+      args = {"--model", m_zoo->currentText().toStdString()};
+      if (!m_input->text().trimmed().isEmpty())
+        args.insert(args.end(), {"--input", m_input->text().trimmed().toStdString()});
+      if (!m_classes->text().trimmed().isEmpty())
+        args.insert(args.end(), {"--classes", m_classes->text().trimmed().toStdString()});
+    } else {
+      if (m_netFile.isEmpty()) return;
+      args = {"--net", m_netFile.toStdString()};
+    }
+    auto net = std::make_shared<const Network>(loadNetworkArgs(args));
+    setNetwork(net, source == 2 ? m_netFile.toStdString() : net->name());
   } catch (const Error& e) {
-    QMessageBox::warning(this, "Cannot open the network", QString::fromStdString(e.what()));
+    showError("Cannot build the network", qs(e.what()));
   }
 }
 
-void MainWindow::showNetwork(Network net) {
-  m_net = std::move(net);
-  m_analysis = std::make_unique<NetworkAnalysis>(analyzeNetwork(*m_net));
-  m_vdnn = std::make_unique<MemoryPlan>(planMemory(
-      *m_net, m_analysis->costs, makeSwapSet(SwapPolicy::VdnnConv, *m_net, m_analysis->costs)));
-  refreshChart();
+void MainWindow::setNetwork(std::shared_ptr<const Network> network, const std::string& origin) {
+  if (const auto run = m_doc->current()) {
+    m_netLabel->setText(network ? qs(network->name() + " (transferred: per-type curves of " +
+                                     run->network->name() + ")")
+                                : qs("the profiled network, " + run->network->name()));
+    m_status->setText("preparing the planner for " + qs(origin));
+    m_plans->setNetwork(run, std::move(network), origin);
+    return;
+  }
+  if (!network) return;
+  m_netLabel->setText(qs(network->name()) + " (analysis only: no run database)");
+  m_analysisNet = std::move(network);
+  m_analysis = std::make_unique<NetworkAnalysis>(analyzeNetwork(*m_analysisNet));
+  m_vdnn = std::make_unique<MemoryPlan>(
+      planMemory(*m_analysisNet, m_analysis->costs,
+                 makeSwapSet(SwapPolicy::VdnnConv, *m_analysisNet, m_analysis->costs)));
+  m_minBudget = m_analysis->swap_all.curve.peak(1);
+  m_maxBudget = std::max<std::int64_t>(m_minBudget * 2, std::int64_t{80} << 30);
+  updateBudgetControls();
+  showAnalysisOnly();
 }
 
-void MainWindow::refreshChart() {
-  if (!m_analysis) return;
-  m_chart->setData(
-      makeMemoryChartData(*m_net, *m_analysis, *m_vdnn, m_batch->value(), budgetBytes()));
-  onBudgetChanged();
+void MainWindow::onLoaded() {
+  const auto run = m_doc->current();
+  m_dbLabel->setText(
+      qs(run->path + "\n" + run->network->name() + " profiled on " + run->model->device()));
+  setWindowTitle("Swapscope: " + QFileInfo(qs(run->path)).fileName());
+  if (run->model_view) m_modelView->setData(*run->model_view);
+  if (m_netSource->currentIndex() == 0) {
+    setNetwork(nullptr, "profiled");
+  } else {
+    onNetworkSourceChanged();
+  }
 }
 
-void MainWindow::onBudgetChanged() {
-  if (!m_analysis) return;
-  const std::int64_t budget = budgetBytes();
-  const std::int64_t k = m_batch->value();
-  m_chart->setBudget(budget);
-  const CostTotals& t = m_analysis->totals;
-  auto row = [&](const char* name, const MemoryPlan& p) {
-    const std::int64_t peak = p.curve.peak(k);
-    const QString color = peak <= budget ? "#2a7" : "#c33";
-    return QString(
-               "<tr><td>%1</td><td align=right><font color=%2>%3</font></td>"
-               "<td align=right>%4</td></tr>")
-        .arg(name, color, QString::fromStdString(formatBytes(peak)))
-        .arg(p.curve.kMax(budget));
-  };
-  m_summary->setText(
-      QString("<b>%1</b><br>%2 layers, input %3<br>%4 parameters<br>%5 MACs per sample"
-              "<br><br><table><tr><th align=left>policy</th><th>peak at k=%6</th>"
-              "<th>k_max</th></tr>%7%8%9</table><br>lower bound (k=1): %10")
-          .arg(QString::fromStdString(m_net->name()))
-          .arg(m_net->size())
-          .arg(QString::fromStdString(m_net->sampleShape().toString()))
-          .arg(QString::fromStdString(formatGrouped(t.params)))
-          .arg(QString::fromStdString(formatSi(static_cast<double>(t.fwd_macs))))
-          .arg(k)
-          .arg(row("keep-all", m_analysis->keep_all), row("vdnn-conv", *m_vdnn),
-               row("swap-all", m_analysis->swap_all))
-          .arg(QString::fromStdString(formatBytes(m_analysis->lower_bound))));
+void MainWindow::onContextReady() {
+  const auto c = m_plans->context();
+  m_minBudget = c->planner->minBudget();
+  m_maxBudget = c->device_memory > m_minBudget ? c->device_memory : m_minBudget * 64;
+  m_status->setText({});
+  m_modelView->setPlannedNetwork(*c->network);
+  m_sweepKey.clear();  // a new network: a new sweep
+  updateBudgetControls();
+  replan();
 }
 
-}  // namespace swapscope
+void MainWindow::restartSweepIfChanged(const perf::PlanRequest& r) {
+  // Everything a plan depends on but the budget.
+  const std::string key = std::string(perf::planPolicyName(r.policy)) + "|" +
+                          std::string(perf::planModeName(r.mode)) + "|" +
+                          std::to_string(r.batch.value_or(0)) + "|" + std::to_string(r.gpus) + "|" +
+                          std::to_string(r.link_bandwidth) + "|" + std::to_string(r.epochs) + "|" +
+                          std::to_string(r.dataset_size);
+  if (key == m_sweepKey) return;
+  m_sweepKey = key;
+  m_sweepDone = false;
+  m_tradeoff->clearSweep();
+  m_plans->requestSweep(r, m_maxBudget);
+}
+
+void MainWindow::updateBudgetControls() {
+  {
+    const QSignalBlocker block(m_slider);
+    m_slider->setValue(sliderPosition(m_budget));
+  }
+  {
+    const QSignalBlocker block(m_budgetEntry);
+    m_budgetEntry->setText(qs(formatBytes(m_budget)));
+  }
+  m_budgetRange->setText(qs("slider: " + formatBytes(m_minBudget) +
+                            " (untrainable below: swap-all at k = 1) to " +
+                            formatBytes(m_maxBudget) + " (device memory)"));
+}
+
+std::int64_t MainWindow::budgetAt(int pos) const {
+  if (pos <= 0) return m_minBudget;
+  if (pos >= kSliderSteps) return m_maxBudget;
+  const double ratio = static_cast<double>(m_maxBudget) / static_cast<double>(m_minBudget);
+  return static_cast<std::int64_t>(
+      std::llround(static_cast<double>(m_minBudget) * std::pow(ratio, double(pos) / kSliderSteps)));
+}
+
+int MainWindow::sliderPosition(std::int64_t bytes) const {
+  if (bytes <= m_minBudget || m_maxBudget <= m_minBudget) return 0;
+  if (bytes >= m_maxBudget) return kSliderSteps;
+  const double t = std::log(static_cast<double>(bytes) / static_cast<double>(m_minBudget)) /
+                   std::log(static_cast<double>(m_maxBudget) / static_cast<double>(m_minBudget));
+  return static_cast<int>(std::lround(t * kSliderSteps));
+}
+
+void MainWindow::setBudget(std::int64_t bytes) {
+  m_budget = bytes;
+  updateBudgetControls();
+  replan();
+}
+
+perf::PlanRequest MainWindow::currentRequest() const {
+  perf::PlanRequest r;
+  r.policy = perf::planPolicyFromName(m_policy->currentText().toStdString()).value();
+  r.mode = m_mode->currentIndex() == 1 ? perf::PlanMode::Paper : perf::PlanMode::Argmin;
+  r.budget = m_budget;
+  if (!m_autoK->isChecked()) r.batch = m_k->value();
+  r.epochs = m_epochs->value();
+  r.dataset_size = m_datasetSize->value();
+  r.gpus = m_gpus->value();
+  try {
+    r.link_bandwidth = static_cast<double>(
+        parseByteSize(m_link->text().trimmed().toStdString(), "link bandwidth"));
+  } catch (const Error&) {
+    r.link_bandwidth = 0;
+  }
+  return r;
+}
+
+void MainWindow::replan() {
+  if (m_plans->context()) {
+    const perf::PlanRequest request = currentRequest();
+    m_plans->requestPlan(request);
+    restartSweepIfChanged(request);
+  } else if (m_analysis) {
+    showAnalysisOnly();
+  }
+}
+
+void MainWindow::showAnalysisOnly() {
+  const std::int64_t k = m_autoK->isChecked() ? 32 : m_k->value();
+  m_memory->setData(makeMemoryChartData(*m_analysisNet, *m_analysis, *m_vdnn, k, m_budget));
+}
+
+void MainWindow::onPlanReady(const PlanOutcome& outcome) {
+  m_shown = outcome;
+  if (!outcome.result) {
+    m_summary->setMessage("the planner failed: " + outcome.error);
+    showError("Cannot plan", outcome.error);
+    return;
+  }
+  std::fill(m_stale.begin(), m_stale.end(), true);
+  m_stale[kModelTab] = false;  // the model does not move with the plan
+  // Cheap and read by scripts: always; the current tab: now; the others when shown.
+  refreshView(kSummaryTab);
+  refreshView(kMemoryTab);
+  refreshView(kTradeoffTab);
+  refreshView(m_tabs->currentIndex());
+  if (!m_pendingSelect.isEmpty()) {
+    const QString text = m_pendingSelect;
+    m_pendingSelect.clear();
+    try {
+      selectLayer(findLayer(text));
+    } catch (const Error& e) {
+      showError("Cannot select the layer", qs(e.what()));
+      return;
+    }
+  }
+  emit planShown();
+  checkSettled();
+}
+
+void MainWindow::refreshView(int index) {
+  if (index < 0 || index >= static_cast<int>(m_stale.size()) || !m_stale[index]) return;
+  m_stale[index] = false;
+  if (!m_shown || !m_shown->views) return;
+  const PlanViews& v = *m_shown->views;
+  switch (index) {
+    case kMemoryTab:
+      m_memory->setData(v.memory);
+      break;
+    case kStreamsTab:
+      m_streams->setData(v.streams);
+      break;
+    case kTradeoffTab:
+      m_tradeoff->setCurrentBudget(m_shown->request.budget);
+      if (!m_shown->result->trainable) {
+        BatchCurve none;
+        none.budget = m_shown->request.budget;
+        none.reason = m_shown->result->reason;
+        m_tradeoff->setBatchCurve(none);
+      }
+      break;
+    case kLayersTab:
+      m_layers->setData(v.layers);
+      if (m_selected >= 0) m_layers->selectLayer(m_selected);
+      break;
+    case kSummaryTab:
+      m_summary->setData(v.summary);
+      break;
+    default:
+      break;
+  }
+}
+
+void MainWindow::refreshAllViews() {
+  for (int i = 0; i < static_cast<int>(m_stale.size()); ++i)
+    refreshView(i);
+}
+
+void MainWindow::onBatchCurve(const BatchCurveOutcome& curve) {
+  if (!m_shown || curve.seq != m_shown->seq) return;  // for a plan no longer shown
+  m_curveSeq = curve.seq;
+  m_tradeoff->setBatchCurve(curve.curve);
+  checkSettled();
+}
+
+void MainWindow::checkSettled() {
+  if (!m_shown || m_plans->planning() || !m_sweepDone) return;
+  const bool curveDone =
+      !m_shown->result || !m_shown->result->trainable || m_curveSeq == m_shown->seq;
+  if (curveDone) emit settled();
+}
+
+int MainWindow::findLayer(const QString& text) const {
+  const Network* net = plannedNetwork();
+  if (!net) throwBadInput("--select: no network to select a layer in");
+  bool isIndex = false;
+  const int index = text.toInt(&isIndex);
+  if (isIndex && index >= 0 && index < net->size()) return index;
+  for (int i = 0; i < net->size(); ++i)
+    if (qs(net->layer(i).name) == text) return i;
+  throwBadInput("--select: '" + text.toStdString() + "' is not a layer name or index (0.." +
+                std::to_string(net->size() - 1) + ") of " + net->name());
+}
+
+void MainWindow::selectLayer(int layer) {
+  if (m_selecting) return;
+  m_selecting = true;
+  m_selected = layer;
+  m_memory->selectLayer(layer);
+  m_streams->selectLayer(layer);
+  m_tradeoff->selectLayer(layer);
+  m_layers->selectLayer(layer);
+  m_modelView->selectLayer(layer);
+  const Network* net = plannedNetwork();
+  if (net && layer >= 0 && layer < net->size())
+    statusBar()->showMessage(
+        qs("selected layer " + std::to_string(layer) + ": " + net->layer(layer).name));
+  m_selecting = false;
+}
+
+void MainWindow::showView(const QString& name) {
+  const int index = static_cast<int>(kViewNames.indexOf(name));
+  if (index < 0) throwBadInput("unknown view '" + name.toStdString() + "'");
+  m_tabs->setCurrentIndex(index);
+}
+
+files::OutputRules MainWindow::outputRules(bool force) const {
+  files::OutputRules rules;
+  rules.force = force;
+  if (const auto run = m_doc->current()) rules.inputs.push_back({"the run database", run->path});
+  if (!m_netFile.isEmpty()) rules.inputs.push_back({"the network", m_netFile.toStdString()});
+  return rules;
+}
+
+void MainWindow::exportPlan(const QString& path, bool force) {
+  if (!m_shown || !m_shown->result)
+    throwBadInput("--export-plan: no plan to export (open a run database first)");
+  if (!m_shown->file) throwBadInput(m_shown->result->reason);
+  store::writePlanFile(*m_shown->file, path.toStdString(), outputRules(force));
+}
+
+void MainWindow::saveFigure(const QString& name, const QString& path, bool force) {
+  const int index = static_cast<int>(kViewNames.indexOf(name));
+  if (index < 0) throwBadInput("unknown view '" + name.toStdString() + "'");
+  const QString format = formatOf(path);
+  refreshView(index);
+  const files::OutputRules rules = outputRules(force);
+  files::checkOutputPath(path.toStdString(), "the figure", rules);
+  const QByteArray bytes = renderFigure(m_tabs->widget(index), format);
+  files::writeOutputFile(
+      path.toStdString(), "the figure",
+      std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), rules);
+}
+
+void MainWindow::saveScreenshot(const QString& path, bool force) {
+  const files::OutputRules rules = outputRules(force);
+  files::checkOutputPath(path.toStdString(), "the screenshot --screenshot", rules);
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  if (!grab().save(&buffer, "PNG")) throw Error(ErrorKind::Runtime, "cannot render the window");
+  files::writeOutputFile(
+      path.toStdString(), "the screenshot --screenshot",
+      std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), rules);
+}
+
+}  // namespace swapscope::gui

@@ -1,53 +1,174 @@
 // SPDX-License-Identifier: MIT
-/// @brief The desktop app's window: pick a network and k, drag the budget, and see the memory
-/// curve of each policy against it with k_max updating live.
+/// @brief The desktop workbench: a run database's fitted model, a network (the profiled one, a
+/// zoo model or a network JSON), the planner's controls and a log-scale budget slider; the
+/// views (Memory, Streams, Trade-off, Layers, Model, Summary) show the plan for the budget and
+/// follow one selected layer together. Without a run database it shows the analyzer's memory
+/// curves only. Database reads and plans run on worker threads (RunDocument, PlanService).
 #pragma once
 
+#include <QMainWindow>
 #include <memory>
 #include <optional>
-
-#include <QMainWindow>
+#include <string>
+#include <vector>
 
 #include "analysis/network_analysis.h"
+#include "gui/gui_options.h"
+#include "gui/workbench_types.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
+class QPushButton;
 class QSlider;
 class QSpinBox;
+class QTabWidget;
 
 namespace swapscope {
-
+class LayersView;
 class MemoryChartView;
+class ModelView;
+class StreamsView;
+class SummaryView;
+class TradeoffView;
+}  // namespace swapscope
+
+namespace swapscope::gui {
+
+class RunDocument;
+class PlanService;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
 
-  /// Shows a network (from the zoo or a file); replaces the current one.
-  void showNetwork(Network net);
-  /// Sets the controls: an empty model, k <= 0 or budget <= 0 keeps the current value. Throws
-  /// Error(BadInput) for an unknown model.
-  void configure(const std::string& model, std::int64_t k, double budget_gib);
+  /// Applies the command line's choices. Error(BadInput) for a network the options cannot build.
+  /// Headless (export or screenshot): errors are not shown in dialogs but reported by failed().
+  void applyOptions(const GuiOptions& options);
+  /// Opens a run database (read on a worker thread); errors go to a dialog or failed().
+  void openDatabase(const QString& path);
+  /// The network to plan: null for the profiled one; `origin` names it ("resnet152", a path).
+  void setNetwork(std::shared_ptr<const Network> network, const std::string& origin);
+
+  /// The budget in bytes, as the slider and the exact entry show it.
+  std::int64_t budget() const { return m_budget; }
+  void setBudget(std::int64_t bytes);
+  /// The slider's budget at position `pos` (0..kSliderSteps) and back, on a log scale from the
+  /// untrainable minimum to the device memory.
+  std::int64_t budgetAt(int pos) const;
+  int sliderPosition(std::int64_t bytes) const;
+  static constexpr int kSliderSteps = 10000;
+
+  /// The request the controls describe now.
+  perf::PlanRequest currentRequest() const;
+  /// The plan shown (null before the first).
+  const PlanOutcome* shownPlan() const { return m_shown ? &*m_shown : nullptr; }
+
+  /// Writes the plan shown through the engine's plan-file writer. Error(BadInput) when no plan
+  /// trains or the path is refused.
+  void exportPlan(const QString& path, bool force);
+  /// Saves the view `name` (kViewNames) as PNG, SVG or PDF (by the file's suffix).
+  void saveFigure(const QString& name, const QString& path, bool force);
+  /// Renders the whole window as PNG.
+  void saveScreenshot(const QString& path, bool force);
+  /// Shows view `name`; Error(BadInput) for an unknown one.
+  void showView(const QString& name);
+  /// Selects a layer in every view; -1 clears.
+  void selectLayer(int layer);
+  int selectedLayer() const { return m_selected; }
+  /// A layer of the planned network by name or index; Error(BadInput) naming the network.
+  int findLayer(const QString& text) const;
+
+  QSlider* budgetSlider() const { return m_slider; }
+  QLineEdit* budgetEntry() const { return m_budgetEntry; }
+  MemoryChartView* memoryView() const { return m_memory; }
+  StreamsView* streamsView() const { return m_streams; }
+  TradeoffView* tradeoffView() const { return m_tradeoff; }
+  LayersView* layersView() const { return m_layers; }
+  ModelView* modelView() const { return m_modelView; }
+  SummaryView* summaryView() const { return m_summary; }
+  QTabWidget* tabs() const { return m_tabs; }
+  /// The plan shown is drawn in every view (a hidden one is brought up to date when shown).
+  void refreshAllViews();
+  PlanService* planService() const { return m_plans; }
+  RunDocument* document() const { return m_doc; }
+
+ signals:
+  /// A plan was drawn in the visible views.
+  void planShown();
+  /// Nothing is left to compute for the plan shown: no newer plan waits, the budget sweep is
+  /// complete and the plan's k curve is drawn.
+  void settled();
+  /// Headless mode only: what would have been a dialog.
+  void failed(const QString& message);
 
  private:
-  void openNetworkFile();
-  void onModelChosen(int index);
-  void refreshChart();
-  void onBudgetChanged();
-  std::int64_t budgetBytes() const;
+  void buildControls();
+  void onLoaded();
+  void onContextReady();
+  void onPlanReady(const PlanOutcome& outcome);
+  void onBatchCurve(const BatchCurveOutcome& curve);
+  void refreshView(int index);
+  void checkSettled();
+  void restartSweepIfChanged(const perf::PlanRequest& request);
+  void onNetworkSourceChanged();
+  void replan();
+  void showAnalysisOnly();
+  void updateBudgetControls();
+  void showError(const QString& title, const QString& message);
+  const Network* plannedNetwork() const;
+  files::OutputRules outputRules(bool force) const;
 
-  QComboBox* m_model;
-  QSpinBox* m_batch;
-  QDoubleSpinBox* m_budgetGiB;
-  QSlider* m_budgetSlider;
-  QLabel* m_summary;
-  MemoryChartView* m_chart;
+  RunDocument* m_doc;
+  PlanService* m_plans;
+  QTabWidget* m_tabs;
+  MemoryChartView* m_memory;
+  StreamsView* m_streams;
+  TradeoffView* m_tradeoff;
+  LayersView* m_layers;
+  ModelView* m_modelView;
+  SummaryView* m_summary;
+  /// Per tab (kViewNames order): the plan shown is not drawn there yet.
+  std::vector<bool> m_stale;
+  std::string m_sweepKey;  ///< the request (budget aside) the sweep on screen was made for
+  bool m_sweepDone = false;
+  quint64 m_curveSeq = 0;  ///< the plan whose k curve is drawn
 
-  std::optional<Network> m_net;
+  QLabel* m_dbLabel;
+  QComboBox* m_netSource;
+  QComboBox* m_zoo;
+  QLineEdit* m_input;
+  QLineEdit* m_classes;
+  QLabel* m_netLabel;
+  QComboBox* m_policy;
+  QComboBox* m_mode;
+  QCheckBox* m_autoK;
+  QSpinBox* m_k;
+  QSpinBox* m_gpus;
+  QLineEdit* m_link;
+  QDoubleSpinBox* m_epochs;
+  QSpinBox* m_datasetSize;
+  QSlider* m_slider;
+  QLineEdit* m_budgetEntry;
+  QLabel* m_budgetRange;
+  QLabel* m_status;
+
+  bool m_headless = false;
+  std::int64_t m_budget = std::int64_t{256} << 20;
+  std::int64_t m_minBudget = 1, m_maxBudget = std::int64_t{80} << 30;
+  QString m_netFile;  ///< the network JSON planned, when one is
+  std::optional<PlanOutcome> m_shown;
+  int m_selected = -1;
+  bool m_selecting = false;
+  QString m_pendingSelect;
+  /// Without a run database: the analyzer's view of a zoo or file network.
+  std::shared_ptr<const Network> m_analysisNet;
   std::unique_ptr<NetworkAnalysis> m_analysis;
   std::unique_ptr<MemoryPlan> m_vdnn;
 };
 
-}  // namespace swapscope
+}  // namespace swapscope::gui

@@ -60,11 +60,14 @@ TEST(LayersData, RowsAreTheAnalyzerSimulatorAndPlanFile) {
     } else {
       ASSERT_GT(r.fwd_step, 0);
       ASSERT_GT(r.bwd_step, r.fwd_step);
-      // The predicted time is the simulated step's length; the stall the wait before it.
+      // The predicted time is the model's for the step; the simulated step takes at least that
+      // (the simulator adds copy contention, never removes time); the stall is the wait before.
       const perf::StepTiming& fw = f.p.best.sim.steps[static_cast<std::size_t>(r.fwd_step)];
       const perf::StepTiming& bw = f.p.best.sim.steps[static_cast<std::size_t>(r.bwd_step)];
-      EXPECT_NEAR(r.fwd.seconds, fw.finish - fw.start, 1e-12);
-      EXPECT_NEAR(r.bwd.seconds, bw.finish - bw.start, 1e-12);
+      EXPECT_GT(r.fwd.seconds, 0);
+      EXPECT_GT(r.bwd.seconds, 0);
+      EXPECT_LE(r.fwd.seconds, fw.finish - fw.start + 1e-12);
+      EXPECT_LE(r.bwd.seconds, bw.finish - bw.start + 1e-12);
       EXPECT_EQ(r.fwd_stall, fw.stall);
       EXPECT_EQ(r.bwd_stall, bw.stall);
       EXPECT_FALSE(r.fwd.transferred);  // the profiled network: its own curves

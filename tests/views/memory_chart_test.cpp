@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
+#include "graph/network_json.h"
 #include "graph/zoo.h"
+#include "perfmodel/planner.h"
+#include "store/run_db.h"
 #include "views/memory_chart_data.h"
 #include "views/memory_chart_view.h"
 
@@ -37,19 +40,105 @@ TEST(MemoryChartView, OneGraphPerPolicyWithAPointPerStep) {
   const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
   MemoryChartView view;
   view.setData(makeMemoryChartData(net, a, vdnn, 64, std::int64_t{16} << 20));
-  ASSERT_EQ(view.plot()->graphCount(), 3);
+  // Three curves and the budget's legend entry (a graph without points).
+  ASSERT_EQ(view.plot()->graphCount(), 4);
   for (int g = 0; g < 3; ++g)
     EXPECT_EQ(view.plot()->graph(g)->dataCount(), 2 * (net.size() - 1));
+  EXPECT_EQ(view.plot()->graph(3)->dataCount(), 0);
   EXPECT_TRUE(view.plot()->graph(0)->name().startsWith("keep-all: peak"));
-  // A budget above every curve stays on the chart.
+  const double top = static_cast<double>(a.keep_all.curve.peak(64)) / (1 << 20);
+  // A budget a little above every curve stays on the chart.
+  view.setBudget(static_cast<std::int64_t>(1.2 * top * (1 << 20)));
+  EXPECT_GE(view.plot()->yAxis->range().upper, 1.2 * top);
+  EXPECT_FALSE(view.plot()->graph(3)->name().contains("above"));
+  // A budget far above them does not squash the curves: the axis follows the data and the
+  // legend says where the budget is.
   view.setBudget(std::int64_t{1} << 30);
-  EXPECT_GE(view.plot()->yAxis->range().upper, 1024.0);
+  EXPECT_LT(view.plot()->yAxis->range().upper, 1.5 * top);
+  EXPECT_GE(view.plot()->yAxis->range().upper, top);
+  EXPECT_TRUE(view.plot()->graph(3)->name().contains("1024.0 MiB (above the curves)"))
+      << view.plot()->graph(3)->name().toStdString();
   // ... and a small one leaves the range fitted to the curves.
   view.setBudget(1);
-  EXPECT_LT(view.plot()->yAxis->range().upper, 1024.0);
-  // The y axis shows every peak and the budget.
-  EXPECT_GE(view.plot()->yAxis->range().upper,
-            static_cast<double>(a.keep_all.curve.peak(64)) / (1 << 20));
+  EXPECT_LT(view.plot()->yAxis->range().upper, 1.5 * top);
+  EXPECT_GE(view.plot()->yAxis->range().upper, top);
+}
+
+/// The plan's curve, its spans and the references, against the planner and its plan file.
+TEST(MemoryChartData, PlanSeriesAndSpansAreThePlanners) {
+  const std::string db =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  store::RunReader reader(db);
+  const store::RunData run = reader.load();
+  const Network net = networkFromText(run.network.json, db);
+  const perf::PerfModel model = perf::PerfModel::fit(run);
+  const NetworkAnalysis a = analyzeNetwork(net);
+  perf::PlanRequest req;
+  req.budget = std::int64_t{96} << 20;
+  const perf::PlanResult r = perf::plan(model, net, req);
+  ASSERT_TRUE(r.trainable);
+  const store::PlanFile file = perf::toPlanFile(r, req, model, net, "cpu", db);
+  ASSERT_FALSE(file.swap_set.empty());
+  const MemoryChartData d = makePlanMemoryChartData(net, a, r, "accudnn", req.budget);
+  EXPECT_EQ(d.k, r.best.k);
+  EXPECT_TRUE(d.untrainable.empty());
+  ASSERT_EQ(d.series.size(), 3u);
+  EXPECT_FALSE(d.series[0].reference);
+  EXPECT_EQ(d.series[0].peak, r.best.peak);
+  EXPECT_EQ(d.series[1].policy, "keep-all");
+  EXPECT_EQ(d.series[1].peak, a.keep_all.curve.peak(r.best.k));
+  EXPECT_EQ(d.series[2].peak, a.swap_all.curve.peak(r.best.k));
+  double top = 0;
+  for (double b : d.series[0].bytes)
+    top = std::max(top, b);
+  EXPECT_EQ(top, static_cast<double>(r.best.peak));
+  ASSERT_EQ(d.spans.size(), file.swap_set.size());
+  for (std::size_t i = 0; i < d.spans.size(); ++i) {
+    EXPECT_EQ(d.spans[i].fm, file.swap_set[i].fm);
+    EXPECT_EQ(d.spans[i].release_step, file.swap_set[i].release_step);
+    EXPECT_EQ(d.spans[i].prefetch_step, file.swap_set[i].prefetch_step);
+    EXPECT_EQ(net.layer(d.spans[i].layer).name, d.spans[i].fm);
+  }
+  // The view shades one span per swapped FM and keeps the budget line on the chart.
+  MemoryChartView view;
+  view.setData(d);
+  EXPECT_EQ(view.spanCount(), static_cast<int>(file.swap_set.size()));
+  EXPECT_GE(view.plot()->yAxis->range().upper, 96.0);
+
+  // Below the minimum: no plan, the references at k = 1 and the reason.
+  req.budget = r.min_budget - 1;
+  const perf::PlanResult none = perf::plan(model, net, req);
+  ASSERT_FALSE(none.trainable);
+  const MemoryChartData u = makePlanMemoryChartData(net, a, none, "accudnn", req.budget);
+  EXPECT_EQ(u.untrainable, none.reason);
+  EXPECT_EQ(u.series.size(), 2u);
+  EXPECT_TRUE(u.spans.empty());
+}
+
+TEST(MemoryChartView, ZoomStaysPutWhenTheBudgetMoves) {
+  const Network net = buildZooModel("fmnist-cnn");
+  const NetworkAnalysis a = analyzeNetwork(net);
+  const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
+  MemoryChartView view;
+  view.resize(600, 400);
+  view.setData(makeMemoryChartData(net, a, vdnn, 64, std::int64_t{16} << 20));
+  // A wheel event zooms; the axes then keep the user's range through budget changes.
+  QWheelEvent wheel(QPointF(300, 200), view.plot()->mapToGlobal(QPointF(300, 200)), QPoint(),
+                    QPoint(0, 120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QCoreApplication::sendEvent(view.plot(), &wheel);
+  ASSERT_TRUE(view.userZoomed());
+  const QCPRange x = view.plot()->xAxis->range(), y = view.plot()->yAxis->range();
+  view.setBudget(std::int64_t{1} << 30);
+  EXPECT_EQ(view.plot()->xAxis->range(), x);
+  EXPECT_EQ(view.plot()->yAxis->range(), y);
+}
+
+TEST(MemoryChartView, LegendIsOutsideThePlotArea) {
+  MemoryChartView view;
+  // The legend is laid out in its own row, not inside the axis rect where the budget line runs.
+  EXPECT_EQ(view.plot()->axisRect()->insetLayout()->elementCount(), 0);
+  EXPECT_TRUE(view.plot()->plotLayout()->hasElement(0, 0));
+  EXPECT_EQ(view.plot()->plotLayout()->element(0, 0), view.plot()->legend);
 }
 
 }  // namespace

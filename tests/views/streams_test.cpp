@@ -84,7 +84,9 @@ TEST(StreamsData, BarsAreTheSimulatedStepsAndTransfers) {
     EXPECT_NEAR(d.stalls[i].seconds(), file.predictions.stalls[i].seconds, 1e-15);
     total += d.stalls[i].seconds();
   }
-  EXPECT_NEAR(total, p.best.sim.stall, 1e-12);
+  // The markers hold every stall (and the hand-offs before the stalled steps only).
+  EXPECT_GE(total, p.best.sim.stall - 1e-12);
+  EXPECT_LE(total, p.best.sim.idle() + 1e-12);
   EXPECT_EQ(d.k, 32);
 }
 

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#include "gui/gui_options.h"
+
+#include <QCommandLineParser>
+#include <cmath>
+
+#include "cli/args.h"
+#include "cli/network_options.h"
+#include "common/bytes.h"
+#include "common/error.h"
+
+namespace swapscope::gui {
+
+Network loadNetworkArgs(const std::vector<std::string>& args) {
+  cli::ArgParser parser("", "");
+  cli::addNetworkOptions(parser);
+  parser.parse(args);
+  return cli::loadNetwork(parser);
+}
+
+GuiOptions parseGuiOptions(const QStringList& arguments) {
+  QCommandLineParser cli;
+  cli.setApplicationDescription(
+      "Swapscope workbench: plan the minibatch and swap set of a network under a GPU memory\n"
+      "budget from a profiled run database, and see memory, streams, trade-off and layers.");
+  const QCommandLineOption help({"h", "help"}, "show this help");
+  const QCommandLineOption model("model", "zoo model to plan (transferred curves)", "NAME");
+  const QCommandLineOption net("net", "network JSON file to plan (transferred curves)", "FILE");
+  const QCommandLineOption input("input", "input size of a zoo model, e.g. 3x224x224", "CxHxW");
+  const QCommandLineOption classes("classes", "class count of a zoo model", "N");
+  const QCommandLineOption budget("budget", "memory budget, e.g. 256MiB, 1.5GB", "SIZE");
+  const QCommandLineOption budgetGib("budget-gib", "memory budget in GiB", "G");
+  const QCommandLineOption batch("batch", "fix the minibatch k instead of searching", "K");
+  const QCommandLineOption policy("policy", "keep-all, swap-all, vdnn-conv or accudnn", "P");
+  const QCommandLineOption mode("mode", "argmin or paper", "M");
+  const QCommandLineOption view("view", "memory, streams, tradeoff, layers, model or summary",
+                                "VIEW");
+  const QCommandLineOption select("select", "select a layer by name or index", "LAYER");
+  const QCommandLineOption exportPlan("export-plan", "write the plan JSON to FILE and exit",
+                                      "FILE");
+  const QCommandLineOption shot("screenshot", "render the window to FILE.png and exit", "FILE");
+  const QCommandLineOption force("force", "replace existing output files");
+  cli.addOptions({help, model, net, input, classes, budget, budgetGib, batch, policy, mode, view,
+                  select, exportPlan, shot, force});
+  cli.addPositionalArgument("DB.swapdb", "a run database made by `swapscope profile`");
+  GuiOptions o;
+  if (!cli.parse(arguments)) throwBadInput(cli.errorText().toStdString());
+  if (cli.isSet(help)) {
+    o.help = true;
+    o.help_text = cli.helpText();
+    return o;
+  }
+  const QStringList positional = cli.positionalArguments();
+  if (positional.size() > 1)
+    throwBadInput("give at most one run database, got " + std::to_string(positional.size()));
+  if (!positional.isEmpty()) o.db = positional.front();
+  for (const QCommandLineOption* opt : {&model, &net, &input, &classes}) {
+    if (!cli.isSet(*opt)) continue;
+    o.network_args.push_back("--" + opt->names().front().toStdString());
+    o.network_args.push_back(cli.value(*opt).toStdString());
+  }
+  if (cli.isSet(budget) && cli.isSet(budgetGib)) throwBadInput("give --budget or --budget-gib");
+  if (cli.isSet(budget)) o.budget = parseByteSize(cli.value(budget).toStdString(), "--budget");
+  if (cli.isSet(budgetGib)) {
+    bool ok = false;
+    const double gib = cli.value(budgetGib).toDouble(&ok);
+    if (!ok || !(gib > 0) || gib > 1e6)
+      throwBadInput("--budget-gib: expected a positive number of GiB, got '" +
+                    cli.value(budgetGib).toStdString() + "'");
+    o.budget = static_cast<std::int64_t>(std::llround(gib * 1024.0 * 1024.0 * 1024.0));
+  }
+  if (cli.isSet(batch)) {
+    bool ok = false;
+    const qlonglong k = cli.value(batch).toLongLong(&ok);
+    if (!ok || k <= 0 || k > (1 << 30))
+      throwBadInput("--batch: expected a positive integer, got '" + cli.value(batch).toStdString() +
+                    "'");
+    o.batch = k;
+  }
+  if (cli.isSet(policy)) {
+    const std::string p = cli.value(policy).toStdString();
+    const auto parsed = perf::planPolicyFromName(p);
+    if (!parsed)
+      throwBadInput("--policy: unknown policy '" + p +
+                    "' (keep-all, swap-all, vdnn-conv, accudnn)");
+    o.policy = *parsed;
+  }
+  if (cli.isSet(mode)) {
+    const std::string m = cli.value(mode).toStdString();
+    if (m != "argmin" && m != "paper") throwBadInput("--mode: '" + m + "' is not argmin or paper");
+    o.mode = m == "paper" ? perf::PlanMode::Paper : perf::PlanMode::Argmin;
+  }
+  if (cli.isSet(view)) {
+    o.view = cli.value(view);
+    if (!kViewNames.contains(o.view))
+      throwBadInput("--view: unknown view '" + o.view.toStdString() +
+                    "' (memory, streams, tradeoff, layers, model, summary)");
+  }
+  o.select = cli.value(select);
+  o.export_plan = cli.value(exportPlan);
+  o.screenshot = cli.value(shot);
+  o.force = cli.isSet(force);
+  if (!o.export_plan.isEmpty() && o.db.isEmpty())
+    throwBadInput("--export-plan needs a run database to plan from (swapscope-gui DB.swapdb ...)");
+  return o;
+}
+
+}  // namespace swapscope::gui

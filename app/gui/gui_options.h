@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+/// @brief The desktop app's command line:
+///   swapscope-gui [DB.swapdb] [--model M | --net F] [--input CxHxW --classes N] [--budget SIZE]
+///                 [--budget-gib G] [--batch K] [--policy P] [--mode M] [--view V]
+///                 [--select LAYER] [--export-plan FILE] [--screenshot FILE] [--force]
+/// Sizes use the CLI's syntax (common/bytes.h); names use the CLI's choices.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfmodel/planner.h"
+
+namespace swapscope::gui {
+
+inline const QStringList kViewNames = {"memory", "streams", "tradeoff",
+                                       "layers", "model",   "summary"};
+
+struct GuiOptions {
+  QString db;
+  /// --model/--net/--input/--classes as the CLI's network options take them (argv form).
+  std::vector<std::string> network_args;
+  std::optional<std::int64_t> budget;
+  std::optional<std::int64_t> batch;
+  perf::PlanPolicy policy = perf::PlanPolicy::AccUdnn;
+  perf::PlanMode mode = perf::PlanMode::Argmin;
+  QString view;  ///< one of kViewNames, or empty
+  QString select;
+  QString export_plan;
+  QString screenshot;
+  bool force = false;
+  bool help = false;
+  QString help_text;
+  bool headless() const { return !export_plan.isEmpty() || !screenshot.isEmpty(); }
+};
+
+/// Parses the arguments (argv[0] first). Error(BadInput) naming the option and the value.
+GuiOptions parseGuiOptions(const QStringList& arguments);
+
+/// Builds the network the CLI's --model/--net/--input/--classes options name (argv form), with
+/// the CLI's own checks and messages.
+Network loadNetworkArgs(const std::vector<std::string>& args);
+
+}  // namespace swapscope::gui

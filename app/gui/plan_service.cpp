@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+#include "gui/plan_service.h"
+
+#include <QPointer>
+#include <QThreadPool>
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+
+namespace swapscope::gui {
+
+std::shared_ptr<const PlanContext> PlanContext::make(std::shared_ptr<const RunData> run,
+                                                     std::shared_ptr<const Network> network,
+                                                     std::string origin) {
+  auto c = std::make_shared<PlanContext>();
+  c->transferred = network != nullptr;
+  c->network = network ? std::move(network) : run->network;
+  c->network_origin = std::move(origin);
+  c->device_memory = run->run->meta.device_memory;
+  c->analysis = analyzeNetwork(*c->network);
+  c->planner = std::make_unique<const perf::Planner>(*run->model, *c->network);
+  c->run = std::move(run);
+  return c;
+}
+
+PlanViews makePlanViews(const PlanContext& c, const perf::PlanRequest& request,
+                        const perf::PlanResult& result) {
+  PlanViews v;
+  const std::string policy(perf::planPolicyName(request.policy));
+  v.memory = makePlanMemoryChartData(*c.network, c.analysis, result, policy, request.budget);
+  const perf::PerfModel& model = *c.run->model;
+  v.streams = makeStreamsData(*c.network, result, &model, &c.planner->costs());
+  v.layers = makeLayersData(*c.network, c.planner->costs(), model, request, result);
+  SummaryContext sc;
+  sc.network = c.network->name();
+  sc.policy = policy;
+  sc.mode = request.batch ? "fixed k" : std::string(perf::planModeName(request.mode));
+  sc.profile_device = model.device();
+  sc.backend = c.run->run->meta.backend;
+  sc.source_db = c.run->path;
+  sc.network_transferred = c.transferred;
+  v.summary = makeSummaryData(result, request, sc);
+  return v;
+}
+
+PlanService::PlanService(QObject* parent)
+    : QObject(parent),
+      m_planPool(new QThreadPool(this)),
+      m_sweepPool(new QThreadPool(this)),
+      m_curvePool(new QThreadPool(this)),
+      m_sweepId(std::make_shared<std::atomic<int>>(0)) {
+  qRegisterMetaType<PlanOutcome>();
+  qRegisterMetaType<SweepPoint>();
+  qRegisterMetaType<BatchCurveOutcome>();
+  m_planPool->setMaxThreadCount(1);
+  m_sweepPool->setMaxThreadCount(1);
+  m_curvePool->setMaxThreadCount(1);
+}
+
+PlanService::~PlanService() {
+  cancelSweep();
+  m_curvePending.reset();
+  m_planPool->waitForDone();
+  m_sweepPool->waitForDone();
+  m_curvePool->waitForDone();
+}
+
+void PlanService::setNetwork(std::shared_ptr<const RunData> run,
+                             std::shared_ptr<const Network> network, const std::string& origin) {
+  cancelSweep();
+  const quint64 generation = ++m_contextGeneration;
+  m_contextPending = true;
+  m_context.reset();
+  m_curvePending.reset();
+  QPointer<PlanService> self(this);
+  m_planPool->start([self, generation, run, network, origin] {
+    std::shared_ptr<const PlanContext> context;
+    QString error;
+    try {
+      context = PlanContext::make(run, network, origin);
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, generation, context, error] {
+          if (!self || generation != self->m_contextGeneration) return;
+          self->m_contextPending = false;
+          if (!context) {
+            self->m_pending.reset();
+            emit self->contextFailed(error);
+            return;
+          }
+          self->m_context = context;
+          emit self->contextReady();
+          self->startNext();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+quint64 PlanService::requestPlan(const perf::PlanRequest& request) {
+  m_pending = std::make_pair(++m_seq, request);
+  startNext();
+  return m_seq;
+}
+
+void PlanService::startNext() {
+  if (m_running || m_contextPending || !m_context || !m_pending) return;
+  const auto [seq, request] = *m_pending;
+  m_pending.reset();
+  m_running = true;
+  QPointer<PlanService> self(this);
+  std::shared_ptr<const PlanContext> context = m_context;
+  m_planPool->start([self, seq, request, context] {
+    PlanOutcome out;
+    out.seq = seq;
+    out.request = request;
+    out.context = context;
+    try {
+      auto result = std::make_shared<perf::PlanResult>(context->planner->plan(request));
+      if (result->trainable) {
+        out.file = perf::toPlanFile(*result, request, *context->run->model, *context->network,
+                                    context->run->run->meta.backend, context->run->path);
+      }
+      out.views = std::make_shared<const PlanViews>(makePlanViews(*context, request, *result));
+      out.result = std::move(result);
+    } catch (const std::exception& e) {
+      out.error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, out] {
+          if (!self) return;
+          self->m_running = false;
+          // Stale: a newer request was made while this one ran.
+          if (out.seq == self->m_seq && out.context == self->m_context) {
+            if (out.result && out.result->trainable) {
+              self->m_curvePending = out;
+              self->startCurve();
+            }
+            emit self->planReady(out);
+          }
+          self->startNext();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void PlanService::startCurve() {
+  if (m_curveRunning || !m_curvePending) return;
+  const PlanOutcome plan = std::move(*m_curvePending);
+  m_curvePending.reset();
+  m_curveRunning = true;
+  QPointer<PlanService> self(this);
+  m_curvePool->start([self, plan] {
+    BatchCurveOutcome out;
+    out.seq = plan.seq;
+    try {
+      out.curve = makeBatchCurve(*plan.context->planner, plan.request, *plan.result);
+    } catch (const std::exception& e) {
+      out.curve.budget = plan.request.budget;
+      out.curve.reason = e.what();
+    }
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, out] {
+          if (!self) return;
+          self->m_curveRunning = false;
+          if (out.seq == self->m_seq) emit self->batchCurveReady(out);
+          self->startCurve();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+int PlanService::requestSweep(const perf::PlanRequest& base, std::int64_t top, int points) {
+  const int sweep = ++*m_sweepId;
+  std::shared_ptr<const PlanContext> context = m_context;
+  if (!context) return sweep;
+  const std::int64_t low = context->planner->minBudget();
+  const std::int64_t high = top > low ? top : low * 64;
+  const std::vector<std::int64_t> budgets = swapscope::sweepBudgets(low, high, points);
+  QPointer<PlanService> self(this);
+  std::shared_ptr<std::atomic<int>> current = m_sweepId;
+  m_sweepPool->start([self, sweep, base, context, budgets, current] {
+    for (std::size_t i = 0; i < budgets.size(); ++i) {
+      if (current->load() != sweep) return;  // cancelled or replaced
+      perf::PlanRequest request = base;
+      request.budget = budgets[i];
+      SweepPoint p;
+      p.sweep = sweep;
+      p.index = static_cast<int>(i);
+      p.count = static_cast<int>(budgets.size());
+      p.point.budget = budgets[i];
+      try {
+        p.point = swapscope::sweepPoint(budgets[i], context->planner->plan(request));
+      } catch (const std::exception&) {
+        p.point.feasible = false;  // drawn as an infeasible budget
+      }
+      QMetaObject::invokeMethod(
+          self.data(),
+          [self, p, current] {
+            if (self && current->load() == p.sweep) emit self->sweepPoint(p);
+          },
+          Qt::QueuedConnection);
+    }
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, sweep, current] {
+          if (self && current->load() == sweep) emit self->sweepFinished(sweep);
+        },
+        Qt::QueuedConnection);
+  });
+  return sweep;
+}
+
+void PlanService::cancelSweep() {
+  ++*m_sweepId;
+}
+
+}  // namespace swapscope::gui

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+/// @brief Plans off the GUI thread for the desktop app. One PlanContext (a fitted model, a
+/// network and their Planner) at a time; the Planner's methods are const and re-entrant
+/// (perfmodel/planner.h), so the worker threads share it without locks.
+///
+/// requestPlan() while the budget is dragged: at most one plan runs and one waits; a newer
+/// request replaces the waiting one, and a result whose sequence number is not the newest is
+/// dropped, so planReady() always describes the last request made. requestSweep(): about 64
+/// budgets on a log scale from the untrainable minimum to the device memory, planned one after
+/// another on a second worker, one sweepPoint() per budget as it is done. After each fresh plan
+/// a third worker plans the same request at each k of a grid (the trade-off view's t_iter
+/// against k); like plans, only the newest such request is kept.
+#pragma once
+
+#include <QObject>
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "gui/workbench_types.h"
+
+class QThreadPool;
+
+namespace swapscope::gui {
+
+class PlanService : public QObject {
+  Q_OBJECT
+ public:
+  explicit PlanService(QObject* parent = nullptr);
+  ~PlanService() override;
+
+  /// Builds the context for (run, network) on the worker; contextReady() or contextFailed().
+  /// Plans asked for meanwhile wait for it. `network` null: the profiled network.
+  void setNetwork(std::shared_ptr<const RunData> run, std::shared_ptr<const Network> network,
+                  const std::string& origin);
+  std::shared_ptr<const PlanContext> context() const { return m_context; }
+
+  /// Plans `request` with the current context; returns its sequence number.
+  quint64 requestPlan(const perf::PlanRequest& request);
+  /// The newest request's sequence number.
+  quint64 latestSeq() const { return m_seq; }
+  bool planning() const { return m_running || m_pending.has_value(); }
+
+  /// Plans `base` at `points` budgets, log-spaced from the context's minimum budget to `top`
+  /// (the device memory; when 0, 64 times the minimum). Cancels a sweep in progress; returns
+  /// the sweep's number.
+  int requestSweep(const perf::PlanRequest& base, std::int64_t top, int points = 64);
+  void cancelSweep();
+
+ signals:
+  void contextReady();
+  void contextFailed(const QString& message);
+  void planReady(const swapscope::gui::PlanOutcome& outcome);
+  void sweepPoint(const swapscope::gui::SweepPoint& point);
+  void sweepFinished(int sweep);
+  /// The k curve of the plan of request `seq` (only for the newest plan made).
+  void batchCurveReady(const swapscope::gui::BatchCurveOutcome& curve);
+
+ private:
+  void startNext();
+  void startCurve();
+
+  QThreadPool* m_planPool;
+  QThreadPool* m_sweepPool;
+  QThreadPool* m_curvePool;
+  bool m_curveRunning = false;
+  /// The newest plan whose k curve is still to be made.
+  std::optional<PlanOutcome> m_curvePending;
+  std::shared_ptr<const PlanContext> m_context;
+  quint64 m_contextGeneration = 0;
+  bool m_contextPending = false;
+  quint64 m_seq = 0;
+  bool m_running = false;
+  std::optional<std::pair<quint64, perf::PlanRequest>> m_pending;
+  std::shared_ptr<std::atomic<int>> m_sweepId;
+};
+
+}  // namespace swapscope::gui

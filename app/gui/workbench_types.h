@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/// @brief The values the desktop app's services pass between threads: a loaded run database, a
+/// planning context (one fitted model and one network with their planner) and a plan. All are
+/// immutable once made and shared by pointer, so a worker thread and the GUI thread can hold the
+/// same one.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "analysis/network_analysis.h"
+#include "graph/network.h"
+#include "perfmodel/model.h"
+#include "perfmodel/planner.h"
+#include "store/plan_file.h"
+#include "store/run_db.h"
+#include "views/layers_data.h"
+#include "views/memory_chart_data.h"
+#include "views/model_data.h"
+#include "views/streams_data.h"
+#include "views/summary_data.h"
+#include "views/tradeoff_data.h"
+
+namespace swapscope::gui {
+
+/// A run database read on a worker thread: its rows, the performance model fitted to them and
+/// the network it profiled.
+struct RunData {
+  std::string path;  ///< as the user named it (the plan file's source_db)
+  std::shared_ptr<const store::RunData> run;
+  std::shared_ptr<const perf::PerfModel> model;
+  std::shared_ptr<const Network> network;
+  /// What the Model view draws: the model's fit to the run (it does not move with the budget).
+  std::shared_ptr<const ModelData> model_view;
+};
+
+/// One fitted model and one network, with what every plan for them shares: the planner (whose
+/// methods are const and re-entrant) and the analyzer's keep-all and swap-all plans.
+struct PlanContext {
+  std::shared_ptr<const RunData> run;
+  std::shared_ptr<const Network> network;
+  bool transferred = false;    ///< the network is not the one the database profiled
+  std::string network_origin;  ///< "profiled", a zoo name, or a network file's path
+  NetworkAnalysis analysis;
+  std::unique_ptr<const perf::Planner> planner;  ///< refers to *run->model and *network
+  std::int64_t device_memory = 0;                ///< the profile's device, or 0 when unknown
+
+  /// Builds the planner and the analysis; Error as the engine throws it.
+  static std::shared_ptr<const PlanContext> make(std::shared_ptr<const RunData> run,
+                                                 std::shared_ptr<const Network> network,
+                                                 std::string origin);
+};
+
+/// What the plan views draw for one plan, built on the worker that planned it (the builders are
+/// Qt-free), so the GUI thread only hands them to the widgets.
+struct PlanViews {
+  MemoryChartData memory;
+  StreamsData streams;
+  LayersData layers;
+  SummaryData summary;
+};
+
+/// A plan for one request, tagged with the sequence number of the request that asked for it.
+struct PlanOutcome {
+  quint64 seq = 0;
+  perf::PlanRequest request;
+  std::shared_ptr<const PlanContext> context;
+  std::shared_ptr<const perf::PlanResult> result;
+  std::optional<store::PlanFile> file;     ///< the exported plan, when the result trains
+  std::shared_ptr<const PlanViews> views;  ///< with the result
+  QString error;                           ///< the planner failed (the result is then null)
+};
+
+/// One budget of a sweep, as the trade-off view takes it.
+struct SweepPoint {
+  int sweep = 0;  ///< which sweep (a newer one makes older points stale)
+  int index = 0, count = 0;
+  swapscope::SweepPoint point;
+};
+
+/// The t_iter-against-k curve of one plan (the trade-off view's right panel).
+struct BatchCurveOutcome {
+  quint64 seq = 0;  ///< the plan request it belongs to
+  BatchCurve curve;
+};
+
+/// Builds what every view draws for `result` (planned with `context` for `request`).
+PlanViews makePlanViews(const PlanContext& context, const perf::PlanRequest& request,
+                        const perf::PlanResult& result);
+
+}  // namespace swapscope::gui
+
+Q_DECLARE_METATYPE(swapscope::gui::RunData)
+Q_DECLARE_METATYPE(swapscope::gui::PlanOutcome)
+Q_DECLARE_METATYPE(swapscope::gui::SweepPoint)
+Q_DECLARE_METATYPE(swapscope::gui::BatchCurveOutcome)

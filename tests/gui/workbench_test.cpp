@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/// The desktop workbench, headless: the run document and the plan service off the GUI thread,
+/// and the window against the CLI (`swapscope plan`) for the same inputs.
+#include <QApplication>
+#include <QFile>
+#include <QItemSelectionModel>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_cli.h"
+#include "common/error.h"
+#include "gui/main_window.h"
+#include "gui/plan_service.h"
+#include "gui/run_document.h"
+#include "store/run_db.h"
+#include "views/layers_view.h"
+#include "views/memory_chart_view.h"
+#include "views/model_view.h"
+#include "views/streams_view.h"
+#include "views/summary_view.h"
+#include "views/tradeoff_view.h"
+
+namespace swapscope::gui {
+namespace {
+
+const std::string kSample =
+    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+constexpr int kWaitMs = 60000;
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json cliPlanJson(const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"plan", "--db", kSample};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back("--json");
+  const cli::testing::Result r = cli::testing::run(args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+/// A window with the sample run open and its first plan drawn.
+struct OpenWindow {
+  MainWindow window;
+  explicit OpenWindow(const std::vector<QString>& extra = {}) {
+    QStringList args = {"swapscope-gui", QString::fromStdString(kSample)};
+    for (const QString& a : extra)
+      args << a;
+    QSignalSpy shown(&window, &MainWindow::planShown);
+    window.applyOptions(parseGuiOptions(args));
+    EXPECT_TRUE(shown.wait(kWaitMs));
+  }
+};
+
+TEST(RunDocument, LoadsOnAWorkerAndReportsTheReadersMessage) {
+  RunDocument doc;
+  QSignalSpy loaded(&doc, &RunDocument::loaded);
+  QSignalSpy failed(&doc, &RunDocument::loadFailed);
+  doc.open(QString::fromStdString(kSample));
+  ASSERT_TRUE(loaded.wait(kWaitMs));
+  ASSERT_TRUE(doc.current());
+  EXPECT_EQ(doc.current()->network->name(), "resnet56");
+  EXPECT_EQ(doc.current()->path, kSample);
+  EXPECT_EQ(failed.count(), 0);
+
+  QTemporaryDir dir;
+  const std::string bad = dir.filePath("bad.swapdb").toStdString();
+  std::ofstream(bad) << "not a database";
+  std::string readerMessage;
+  try {
+    store::RunReader reader(bad);
+  } catch (const Error& e) {
+    readerMessage = e.what();
+  }
+  ASSERT_FALSE(readerMessage.empty());
+  doc.open(QString::fromStdString(bad));
+  ASSERT_TRUE(failed.wait(kWaitMs));
+  EXPECT_EQ(failed.at(0).at(0).toString().toStdString(), readerMessage);
+}
+
+TEST(PlanService, KeepsOnlyTheNewestRequest) {
+  RunDocument doc;
+  QSignalSpy loaded(&doc, &RunDocument::loaded);
+  doc.open(QString::fromStdString(kSample));
+  ASSERT_TRUE(loaded.wait(kWaitMs));
+  PlanService service;
+  QSignalSpy ready(&service, &PlanService::planReady);
+  service.setNetwork(doc.current(), nullptr, "profiled");
+  perf::PlanRequest request;
+  quint64 last = 0;
+  for (int i = 0; i < 10; ++i) {
+    request.budget = (std::int64_t{100} + 10 * i) << 20;
+    last = service.requestPlan(request);
+  }
+  ASSERT_TRUE(ready.wait(kWaitMs));
+  while (service.planning())
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+  QCoreApplication::processEvents();
+  ASSERT_EQ(ready.count(), 1);  // nine stale requests coalesced or dropped
+  const auto outcome = ready.at(0).at(0).value<PlanOutcome>();
+  EXPECT_EQ(outcome.seq, last);
+  EXPECT_EQ(outcome.request.budget, request.budget);
+}
+
+TEST(PlanService, SweepSendsOnePointPerBudget) {
+  RunDocument doc;
+  QSignalSpy loaded(&doc, &RunDocument::loaded);
+  doc.open(QString::fromStdString(kSample));
+  ASSERT_TRUE(loaded.wait(kWaitMs));
+  PlanService service;
+  QSignalSpy contextReady(&service, &PlanService::contextReady);
+  service.setNetwork(doc.current(), nullptr, "profiled");
+  ASSERT_TRUE(contextReady.wait(kWaitMs));
+  QSignalSpy points(&service, &PlanService::sweepPoint);
+  QSignalSpy finished(&service, &PlanService::sweepFinished);
+  perf::PlanRequest base;
+  base.policy = perf::PlanPolicy::SwapAll;
+  service.requestSweep(base, std::int64_t{1} << 30, 8);
+  ASSERT_TRUE(finished.wait(kWaitMs));
+  ASSERT_EQ(points.count(), 8);
+  const auto first = points.at(0).at(0).value<SweepPoint>().point;
+  const auto last = points.at(7).at(0).value<SweepPoint>().point;
+  EXPECT_EQ(first.budget, service.context()->planner->minBudget());
+  EXPECT_TRUE(first.feasible);  // swap-all at k = 1 fits its own peak
+  EXPECT_EQ(last.budget, std::int64_t{1} << 30);
+  EXPECT_GT(last.k, first.k);
+}
+
+TEST(MainWindow, SummaryAfterASliderMoveEqualsTheCli) {
+  OpenWindow w;
+  QSignalSpy shown(&w.window, &MainWindow::planShown);
+  w.window.budgetSlider()->setValue(MainWindow::kSliderSteps / 3);
+  ASSERT_TRUE(shown.wait(kWaitMs));
+  const std::int64_t budget = w.window.budget();
+  EXPECT_EQ(budget, w.window.budgetAt(MainWindow::kSliderSteps / 3));
+  const nlohmann::json cli = cliPlanJson({"--budget", std::to_string(budget)});
+  const SummaryData& s = w.window.summaryView()->data();
+  ASSERT_TRUE(s.trainable);
+  EXPECT_EQ(s.k, cli["k"].get<std::int64_t>());
+  EXPECT_EQ(s.t_iter_s, cli["predictions"]["t_iter_s"].get<double>());
+  EXPECT_EQ(s.peak_bytes, cli["predictions"]["peak_bytes"].get<std::int64_t>());
+  EXPECT_EQ(s.budget, budget);
+}
+
+TEST(MainWindow, ExportedPlanIsTheClisFile) {
+  OpenWindow w({"--budget", "200MiB", "--policy", "swap-all", "--batch", "48"});
+  QTemporaryDir dir;
+  const std::string mine = dir.filePath("gui.json").toStdString();
+  const std::string theirs = dir.filePath("cli.json").toStdString();
+  w.window.exportPlan(QString::fromStdString(mine), false);
+  const cli::testing::Result r =
+      cli::testing::run({"plan", "--db", kSample, "--budget", "200MiB", "--policy", "swap-all",
+                         "--mode", "argmin", "--batch", "48", "--out", theirs});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(readAll(mine), readAll(theirs));
+  // The CLI's file rules: an existing file only with force.
+  EXPECT_THROW(w.window.exportPlan(QString::fromStdString(mine), false), Error);
+  EXPECT_NO_THROW(w.window.exportPlan(QString::fromStdString(mine), true));
+  // Never the run database itself, even with force.
+  EXPECT_THROW(w.window.exportPlan(QString::fromStdString(kSample), true), Error);
+}
+
+TEST(MainWindow, ShadedSpansAreThePlansSwapSet) {
+  OpenWindow w({"--budget", "96MiB", "--policy", "accudnn"});
+  const PlanOutcome* plan = w.window.shownPlan();
+  ASSERT_TRUE(plan && plan->file);
+  ASSERT_FALSE(plan->file->swap_set.empty());
+  EXPECT_EQ(w.window.memoryView()->spanCount(), static_cast<int>(plan->file->swap_set.size()));
+}
+
+TEST(MainWindow, StallMarkersAndSpansAreThePlans) {
+  // A budget where the plan stalls (its file lists the stalled steps).
+  OpenWindow w({"--budget", "40MiB", "--policy", "swap-all", "--batch", "64"});
+  const PlanOutcome* plan = w.window.shownPlan();
+  ASSERT_TRUE(plan && plan->file);
+  ASSERT_FALSE(plan->file->predictions.stalls.empty());
+  w.window.refreshAllViews();
+  EXPECT_EQ(w.window.streamsView()->stallMarkerCount(),
+            static_cast<int>(plan->file->predictions.stalls.size()));
+  EXPECT_EQ(w.window.memoryView()->spanCount(), static_cast<int>(plan->file->swap_set.size()));
+  EXPECT_EQ(w.window.layersView()->model()->rowCount(), plan->context->network->size());
+}
+
+TEST(MainWindow, SweepAndKCurveFillTheTradeoffView) {
+  OpenWindow w({"--budget", "96MiB"});
+  QSignalSpy settled(&w.window, &MainWindow::settled);
+  ASSERT_TRUE(settled.count() > 0 || settled.wait(kWaitMs));
+  const TradeoffView* t = w.window.tradeoffView();
+  EXPECT_EQ(t->sweep().points.size(), 64u);
+  EXPECT_EQ(t->batchCurve().chosen_k, w.window.summaryView()->data().k);
+  EXPECT_FALSE(t->batchCurve().points.empty());
+  // A budget change keeps the sweep (only the budget moved) and brings a new k curve.
+  QSignalSpy again(&w.window, &MainWindow::settled);
+  w.window.setBudget(std::int64_t{128} << 20);
+  ASSERT_TRUE(again.wait(kWaitMs));
+  EXPECT_EQ(t->sweep().points.size(), 64u);
+  EXPECT_EQ(t->batchCurve().budget, std::int64_t{128} << 20);
+}
+
+TEST(MainWindow, SelectingAStepHighlightsTheLayerInTheTable) {
+  OpenWindow w({"--budget", "96MiB"});
+  w.window.refreshAllViews();
+  const int layer = w.window.findLayer("layer2.0.conv1");
+  emit w.window.memoryView()->layerSelected(layer);  // as a click on a step does
+  EXPECT_EQ(w.window.selectedLayer(), layer);
+  EXPECT_EQ(w.window.memoryView()->selectedLayer(), layer);
+  // The table's selected row holds the layer.
+  const QModelIndexList rows = w.window.layersView()->table()->selectionModel()->selectedRows();
+  ASSERT_EQ(rows.size(), 1);
+  EXPECT_EQ(rows.front().data(LayersTableModel::LayerRole).toInt(), layer);
+}
+
+TEST(MainWindow, UntrainableBudgetIsStated) {
+  OpenWindow w({"--budget", "1MiB"});
+  const SummaryData& s = w.window.summaryView()->data();
+  EXPECT_FALSE(s.trainable);
+  ASSERT_FALSE(s.warnings.empty());
+  EXPECT_EQ(s.warnings.front().rfind("untrainable", 0), 0u) << s.warnings.front();
+  EXPECT_EQ(w.window.memoryView()->spanCount(), 0);
+  EXPECT_THROW(w.window.exportPlan("unused.json", false), Error);
+}
+
+TEST(MainWindow, SelectionReachesTheViews) {
+  OpenWindow w({"--budget", "256MiB", "--select", "layer3.0.conv1"});
+  const int layer = w.window.selectedLayer();
+  ASSERT_GE(layer, 0);
+  EXPECT_EQ(w.window.memoryView()->selectedLayer(), layer);
+  EXPECT_THROW(w.window.findLayer("no-such-layer"), Error);
+}
+
+TEST(MainWindow, BadDatabaseShowsADialogAndTheWindowStaysUsable) {
+  MainWindow window;
+  window.show();
+  QTemporaryDir dir;
+  const QString bad = dir.filePath("broken.swapdb");
+  QFile f(bad);
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+  f.write("SQLite format 3");
+  f.close();
+  QString dialogText;
+  QTimer poll;
+  QObject::connect(&poll, &QTimer::timeout, [&] {
+    for (QMessageBox* box : window.findChildren<QMessageBox*>()) {
+      if (!box->isVisible()) continue;
+      dialogText = box->text();
+      box->close();
+    }
+  });
+  poll.start(20);
+  window.openDatabase(bad);
+  for (int i = 0; i < kWaitMs / 20 && dialogText.isEmpty(); ++i)
+    QTest::qWait(20);
+  EXPECT_TRUE(dialogText.contains("broken.swapdb")) << dialogText.toStdString();
+  // Still usable: the sample opens and plans.
+  QSignalSpy shown(&window, &MainWindow::planShown);
+  window.openDatabase(QString::fromStdString(kSample));
+  EXPECT_TRUE(shown.wait(kWaitMs));
+}
+
+}  // namespace
+}  // namespace swapscope::gui
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

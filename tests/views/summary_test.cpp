@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/// The summary's numbers are the planner's, and its warnings say what the numbers rest on.
+#include <gtest/gtest.h>
+
+#include "graph/network_json.h"
+#include "graph/zoo.h"
+#include "perfmodel/planner.h"
+#include "store/run_db.h"
+#include "views/summary_data.h"
+
+namespace swapscope {
+namespace {
+
+struct Sample {
+  std::string db = std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  store::RunData run;
+  Network net;
+  perf::PerfModel model;
+  Sample()
+      : run(store::RunReader(db).load()),
+        net(networkFromText(run.network.json, db)),
+        model(perf::PerfModel::fit(run)) {}
+};
+
+const Sample& sample() {
+  static const Sample s;
+  return s;
+}
+
+SummaryContext contextFor(const std::string& network, bool transferred) {
+  SummaryContext c;
+  c.network = network;
+  c.policy = "accudnn";
+  c.mode = "argmin";
+  c.profile_device = sample().model.device();
+  c.backend = "cpu";
+  c.source_db = sample().db;
+  c.network_transferred = transferred;
+  return c;
+}
+
+bool hasWarning(const SummaryData& d, const std::string& start) {
+  for (const std::string& w : d.warnings)
+    if (w.rfind(start, 0) == 0) return true;
+  return false;
+}
+
+TEST(SummaryData, NumbersAreThePlannersAndTheDeviceIsNamed) {
+  perf::PlanRequest req;
+  req.budget = std::int64_t{128} << 20;
+  req.dataset_size = 50000;
+  req.epochs = 2;
+  const perf::PlanResult r = perf::plan(sample().model, sample().net, req);
+  ASSERT_TRUE(r.trainable);
+  const SummaryData d = makeSummaryData(r, req, contextFor("resnet56", false));
+  EXPECT_TRUE(d.trainable);
+  EXPECT_EQ(d.k, r.best.k);
+  EXPECT_EQ(d.t_iter_s, r.best.sim.t_iter);
+  EXPECT_EQ(d.peak_bytes, r.best.peak);
+  EXPECT_EQ(d.stall_s, r.best.sim.stall);
+  EXPECT_EQ(d.bytes_moved, r.best.offload_bytes + r.best.prefetch_bytes);
+  EXPECT_EQ(d.lr, perf::scaledLearningRate(req.lr_base, req.k_base, req.lr_c, r.best.k));
+  // ceil(E m / k) iterations of t_iter (one GPU: no all-reduce).
+  const double iterations = std::ceil(2.0 * 50000 / static_cast<double>(r.best.k));
+  EXPECT_NEAR(d.t_whole_s, iterations * r.best.sim.t_iter, 1e-9 * d.t_whole_s);
+  EXPECT_FALSE(hasWarning(d, "transferred"));
+  EXPECT_FALSE(hasWarning(d, "untrainable"));
+  EXPECT_TRUE(hasWarning(d, "profiled on " + sample().model.device()));
+  bool whole = false;
+  for (const SummaryRow& row : d.rows)
+    whole = whole || row.label == "whole training";
+  EXPECT_TRUE(whole);
+}
+
+TEST(SummaryData, WarnsOfTransferredAndUntrainable) {
+  const Network other = buildZooModel("resnet20");
+  perf::PlanRequest req;
+  req.budget = std::int64_t{128} << 20;
+  const perf::PlanResult r = perf::plan(sample().model, other, req);
+  ASSERT_TRUE(r.trainable);
+  EXPECT_TRUE(hasWarning(makeSummaryData(r, req, contextFor("resnet20", true)), "transferred"));
+
+  req.budget = 1 << 20;
+  const perf::PlanResult none = perf::plan(sample().model, sample().net, req);
+  ASSERT_FALSE(none.trainable);
+  const SummaryData d = makeSummaryData(none, req, contextFor("resnet56", false));
+  EXPECT_FALSE(d.trainable);
+  ASSERT_TRUE(hasWarning(d, "untrainable: " + none.reason));
+}
+
+}  // namespace
+}  // namespace swapscope

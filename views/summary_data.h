@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/// @brief What the summary shows for one plan, computed without any Qt: the predictions of the
+/// simulated iteration (t_iter, throughput, stall, peak against the budget, bytes swapped), the
+/// learning rate of eq. 9, the whole-training time when a data-set size is given, and the
+/// warnings a reader of the numbers must see.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace swapscope::perf {
+struct PlanResult;
+struct PlanRequest;
+}  // namespace swapscope::perf
+
+namespace swapscope {
+
+/// Where the plan's model and network came from.
+struct SummaryContext {
+  std::string network;         ///< the planned network's name
+  std::string policy;          ///< keep-all, swap-all, vdnn-conv, accudnn
+  std::string mode;            ///< argmin, paper, fixed
+  std::string profile_device;  ///< the device the run database was profiled on
+  std::string backend;         ///< its backend ("cpu", "cuda")
+  std::string source_db;
+  bool network_transferred = false;  ///< the planned network is not the profiled one
+};
+
+struct SummaryRow {
+  std::string label, value;
+};
+
+struct SummaryData {
+  bool trainable = false;
+  std::int64_t k = 0;
+  double t_iter_s = 0, throughput = 0, stall_s = 0, lr = 0, t_whole_s = 0;
+  std::int64_t peak_bytes = 0, budget = 0, bytes_moved = 0;
+  int swapped = 0;  ///< FMs in the swap set
+  std::vector<SummaryRow> rows;
+  std::vector<std::string> warnings;
+};
+
+SummaryData makeSummaryData(const perf::PlanResult& result, const perf::PlanRequest& request,
+                            const SummaryContext& context);
+
+}  // namespace swapscope

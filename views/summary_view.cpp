@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+#include "views/summary_view.h"
+
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+namespace swapscope {
+
+SummaryView::SummaryView(QWidget* parent) : QWidget(parent), m_text(new QTextBrowser) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_text);
+}
+
+void SummaryView::setData(const SummaryData& data) {
+  m_data = data;
+  QString html = "<table cellspacing=4>";
+  for (const SummaryRow& row : data.rows) {
+    html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+                .arg(QString::fromStdString(row.label).toHtmlEscaped(),
+                     QString::fromStdString(row.value).toHtmlEscaped());
+  }
+  html += "</table>";
+  if (!data.warnings.empty()) {
+    html += "<ul>";
+    for (const std::string& w : data.warnings) {
+      const bool severe = w.rfind("untrainable", 0) == 0;
+      html += QStringLiteral("<li><font color=%1>%2</font></li>")
+                  .arg(severe ? "#c02020" : "#8a5a00", QString::fromStdString(w).toHtmlEscaped());
+    }
+    html += "</ul>";
+  }
+  m_text->setHtml(html);
+}
+
+void SummaryView::setMessage(const QString& text) {
+  m_data = {};
+  m_text->setPlainText(text);
+}
+
+QString SummaryView::text() const {
+  return m_text->toPlainText();
+}
+
+}  // namespace swapscope
