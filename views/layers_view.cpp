@@ -275,7 +275,7 @@ void LayersView::selectLayer(int layer) {
   m_selecting = true;
   m_table->selectionModel()->setCurrentIndex(
       proxyIndex, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-  m_table->scrollTo(proxyIndex);
+  m_table->scrollTo(proxyIndex, QAbstractItemView::PositionAtCenter);
   m_selecting = false;
 }
 

@@ -99,13 +99,18 @@ void MemoryChartView::setData(const MemoryChartData& chart) {
   // The budget's legend entry: an empty graph with the budget line's pen.
   m_budgetKey = m_plot->addGraph();
   m_budgetKey->setPen(m_budgetLine->pen());
+  // Spans are stacked: the band of each FM off the device sits on the ones before it, so the
+  // shaded height at a step is the bytes the plan holds on the host there.
+  double offset = 0;
   for (const SwapSpan& span : chart.spans) {
     auto* rect = new QCPItemRect(m_plot);
-    rect->setPen(Qt::NoPen);
+    rect->setPen(QPen(QColor(0xff, 0x7f, 0x0e, 90), 0));
     rect->setBrush(kSpanColor);
     rect->setLayer("background");
-    rect->topLeft->setCoords(span.release_step + 0.5, static_cast<double>(span.bytes) / kMiB);
-    rect->bottomRight->setCoords(span.prefetch_step - 0.5, 0);
+    const double height = static_cast<double>(span.bytes) / kMiB;
+    rect->topLeft->setCoords(span.release_step + 0.5, offset + height);
+    rect->bottomRight->setCoords(span.prefetch_step - 0.5, offset);
+    offset += height;
     m_spans.push_back(rect);
     m_spanLayers.push_back(span.layer);
   }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @brief A QCustomPlot chart of resident memory over the 2N steps of one iteration: the chosen
 /// plan's curve, keep-all and swap-all as thin references, the budget as a horizontal line, the
-/// forward/backward turn as a vertical one, and each swapped FM's span off the device shaded.
+/// forward/backward turn as a vertical one, and each swapped FM's span off the device shaded
+/// (stacked, one band per FM of the FM's height, from its release to its prefetch).
 /// The legend sits above the plot, so it never hides the budget line. The axes follow the data
 /// (a budget more than 1.5 times the highest curve is named above the chart, not drawn to
 /// scale) until the user zooms or drags; from then on they stay put (double-click to fit
