@@ -54,9 +54,13 @@ LayersData makeLayersData(const Network& net, const std::vector<LayerCost>& cost
     const int layer = g.step_layer[static_cast<std::size_t>(j)];
     if (layer < 0 || layer >= net.size()) continue;
     LayerRowData& r = d.rows[static_cast<std::size_t>(layer)];
-    const double stall = static_cast<std::size_t>(j) < e.sim.steps.size()
-                             ? e.sim.steps[static_cast<std::size_t>(j)].stall
-                             : 0.0;
+    // As the plan file counts a stalled step: the compute stream's idle time before it (the
+    // stall and the hand-off); 0 for a step that does not stall.
+    double stall = 0;
+    if (static_cast<std::size_t>(j) < e.sim.steps.size()) {
+      const perf::StepTiming& t = e.sim.steps[static_cast<std::size_t>(j)];
+      if (t.stall > 0) stall = t.stall + t.dispatch;
+    }
     if (g.isBackwardStep(j)) {
       r.bwd_step = j;
       r.bwd_stall = stall;

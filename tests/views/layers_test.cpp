@@ -68,8 +68,8 @@ TEST(LayersData, RowsAreTheAnalyzerSimulatorAndPlanFile) {
       EXPECT_GT(r.bwd.seconds, 0);
       EXPECT_LE(r.fwd.seconds, fw.finish - fw.start + 1e-12);
       EXPECT_LE(r.bwd.seconds, bw.finish - bw.start + 1e-12);
-      EXPECT_EQ(r.fwd_stall, fw.stall);
-      EXPECT_EQ(r.bwd_stall, bw.stall);
+      EXPECT_EQ(r.fwd_stall, fw.stall > 0 ? fw.stall + fw.dispatch : 0.0);
+      EXPECT_EQ(r.bwd_stall, bw.stall > 0 ? bw.stall + bw.dispatch : 0.0);
       EXPECT_FALSE(r.fwd.transferred);  // the profiled network: its own curves
     }
     swapped += r.state == FmState::Swapped;
