@@ -808,7 +808,9 @@ NetworkInfo RunReader::readNetwork(std::vector<std::string>* layerNames) {
   const std::string origin = path() + " (network)";
   Network net = [&] {
     try {
-      return networkFromJson(json::parse(n.json), origin);
+      // From the text: its depth is checked before anything recursive runs (converting a
+      // parsed document recurses once per level).
+      return networkFromText(n.json, origin);
     } catch (const Error& e) {
       throw Error(ErrorKind::BadInput, e.what());
     } catch (const json::exception& e) {
