@@ -93,7 +93,9 @@ SimSchedule::SimSchedule(const SimInput& in) : m_gmap(in.gmap) {
   const Gmap& g = *in.gmap;
   const int n = g.forward_steps;
   m_steps = static_cast<std::size_t>(2 * n + 1);
-  std::vector<std::pair<int, int>> opens, reads, offloads, reusable;
+  // A step opens the prefetches moved to it first, then its own, as the executor issues them
+  // (analysis/reuse_delay.h, executionOrder): the swap-in stream runs them in that order.
+  std::vector<std::pair<int, int>> opens, ownOpens, reads, offloads, reusable;
   auto isSwappedFm = [&](std::size_t b) {
     const GmapBuffer& buf = g.buffers[b];
     const auto layer = static_cast<std::size_t>(buf.layer);
@@ -109,10 +111,8 @@ SimSchedule::SimSchedule(const SimInput& in) : m_gmap(in.gmap) {
           m_loads.push_back(op.buffer);
           break;
         }
-        const int issue = b < in.prefetch_issue.size() && in.prefetch_issue[b] > 0
-                              ? in.prefetch_issue[b]
-                              : op.step;
-        opens.emplace_back(issue, op.buffer);
+        const bool moved = op.step > n && b < in.prefetch_issue.size() && in.prefetch_issue[b] > 0;
+        (moved ? opens : ownOpens).emplace_back(moved ? in.prefetch_issue[b] : op.step, op.buffer);
         reads.emplace_back(op.step, op.buffer);
         break;
       }
@@ -128,6 +128,7 @@ SimSchedule::SimSchedule(const SimInput& in) : m_gmap(in.gmap) {
         break;
     }
   }
+  opens.insert(opens.end(), ownOpens.begin(), ownOpens.end());  // group() keeps this order
   m_opens = group(opens, m_steps);
   m_reads = group(reads, m_steps);
   m_offloads = group(offloads, m_steps);

@@ -5,7 +5,8 @@
 /// - a prefetch opens at its issue step (its GMAP step, or earlier where analysis/
 ///   prefetch_schedule.h moved it): it starts when the swap-in stream is free, its FM's offload
 ///   has finished and the step before its issue step has finished computing (whose releases give
-///   it memory); step j is ready (t_ready) when its prefetches have arrived;
+///   it memory); a step opens the prefetches moved to it before its own, as the executor does;
+///   step j is ready (t_ready) when its prefetches have arrived;
 /// - an offload starts on swap-out when its producer finishes; the FM's memory is reused
 ///   `reuse_delay` steps after its forward release, and the step that reuses it waits for the
 ///   offload;

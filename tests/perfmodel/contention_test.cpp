@@ -118,6 +118,44 @@ TEST(Contention, AStepBesideACopyIsSlowedByIt) {
   EXPECT_NEAR(simulate(in).t_iter, 12.0 + 0.3, 1e-9);
 }
 
+// The executor opens the prefetches moved to a step before the step's own (executionOrder), and
+// the swap-in stream runs them in that order, so the step's own prefetch queues behind them.
+TEST(Simulator, PrefetchesMovedToAStepRunBeforeItsOwn) {
+  const Chain c;
+  const int n = c.gmap.forward_steps;
+  // The first backward step with a prefetch of its own, and a prefetch of a later step.
+  int own = -1, later = -1, step = 0;
+  for (const GmapOp& op : c.gmap.ops) {
+    if (op.kind != GmapOpKind::Prefetch || op.step <= n) continue;
+    if (own < 0) {
+      own = op.buffer;
+      step = op.step;
+    } else if (op.step > step) {
+      later = op.buffer;
+      break;
+    }
+  }
+  ASSERT_GE(own, 0);
+  ASSERT_GE(later, 0);
+  SimInput in;
+  in.gmap = &c.gmap;
+  in.k = 1;
+  in.step_seconds.assign(static_cast<std::size_t>(c.gmap.steps() + 1), 1.0);
+  in.offload_seconds.assign(c.gmap.buffers.size(), 0.0);
+  in.prefetch_seconds.assign(c.gmap.buffers.size(), 0.0);
+  in.prefetch_seconds[static_cast<std::size_t>(own)] = 0.5;
+  in.prefetch_seconds[static_cast<std::size_t>(later)] = 1.0;
+  in.prefetch_issue.assign(c.gmap.buffers.size(), 0);
+  in.prefetch_issue[static_cast<std::size_t>(later)] = step;
+  const SimResult r = simulate(in);
+  // Both open when step - 1 ends, at step - 1 seconds: the moved one runs 1 s, then the step's
+  // own 0.5 s, so the step is ready and starts 1.5 s after the step before it ends.
+  const auto j = static_cast<std::size_t>(step);
+  EXPECT_NEAR(r.steps[j - 1].finish, step - 1.0, 1e-12);
+  EXPECT_NEAR(r.steps[j].ready, step - 1.0 + 1.5, 1e-12);
+  EXPECT_NEAR(r.steps[j].stall, 1.5, 1e-12);
+}
+
 /// A synthetic profile of the chain with planted hand-off, start blocking, compute slowdown and
 /// copy rates, recorded as a schema-2 run database would hold it.
 struct Planted {
