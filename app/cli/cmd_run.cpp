@@ -197,7 +197,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     return kExitOk;
   }
   const std::string planPath = args.required("--plan");
-  const files::OutputRules rules = outputRules(args, {"--plan", "--net"});
+  files::OutputRules rules = outputRules(args, {"--plan", "--net"});
   checkOutputOption(args, "--db", "the run database --db", rules);
   // Not even --force replaces a database that a live profile or run is still writing.
   if (const auto db = args.value("--db"); db && rules.force) store::refuseIfLiveWriter(*db);
@@ -217,6 +217,13 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     store::RunReader reader(plan.source_db);
     return networkFromText(reader.network().json, plan.source_db + " (network)");
   }();
+  // The database the network came from and the data set are inputs too: --db never replaces
+  // them, even with --force.
+  if (!args.has("--model") && !args.has("--net"))
+    addInput(rules, "the plan's source_db", plan.source_db);
+  if (args.value("--data") == "fashion-mnist")
+    addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
+  checkOutputOption(args, "--db", "the run database --db", rules);
   if (net.structureHash() != plan.structure_hash) {
     throwBadInput("plan '" + planPath + "' was made for network " + plan.network_name +
                   " (structure " + plan.structure_hash + "), not " + net.name() + " (structure " +

@@ -31,7 +31,7 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out) {
   const std::string path = args.required("--db");
   const std::string outPath = args.required("--out");
   const files::OutputRules rules = outputRules(args, {"--db"});
-  files::checkOutputPath(outPath, "the trace file --out", rules);
+  checkOutputOption(args, "--out", "the trace file --out", rules);
   store::RunReader reader(path);
   const store::RunData run = reader.load();
   if (run.iterations.empty()) throwBadInput("'" + path + "' holds no recorded iterations");

@@ -81,14 +81,8 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
 
   // The output is checked before the training, so that hours of work never end in a refusal.
   files::OutputRules rules = outputRules(args, {"--net", "--load-weights"});
-  if (args.value("--data") == "fashion-mnist") {  // the data set's files are inputs too
-    const std::string dir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
-    for (const char* stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                             "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
-      for (const char* suffix : {".gz", ""})
-        rules.inputs.push_back({"the data set file", dir + "/" + stem + suffix});
-    }
-  }
+  if (args.value("--data") == "fashion-mnist")  // the data set's files are inputs too
+    addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
   checkOutputOption(args, "--save-weights", "the weight file --save-weights", rules);
   const Network net = loadNetwork(args);
   const std::string dataName = args.required("--data");

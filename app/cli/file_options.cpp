@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "cli/file_options.h"
 
+#include "store/run_db.h"
+
 namespace swapscope::cli {
 
 void addForceFlag(ArgParser& args, const std::string& what) {
@@ -13,18 +15,36 @@ files::OutputRules outputRules(const ArgParser& args,
   rules.force = args.has("--force");
   for (const char* option : input_options) {
     if (auto v = args.value(option)) {
-      rules.inputs.push_back({"the " + std::string(option) + " file", *v});
+      addInput(rules, "the " + std::string(option) + " file", *v);
     }
   }
   for (const std::string& p : args.positionalValues()) {
-    rules.inputs.push_back({"the input", p});
+    addInput(rules, "the input", p);
   }
   return rules;
 }
 
+void addInput(files::OutputRules& rules, const std::string& what, const std::string& path) {
+  rules.inputs.push_back({what, path});
+  for (const char* suffix : {"-wal", "-shm", "-journal"})
+    rules.inputs.push_back({what + "'s " + suffix + " file", path + suffix});
+}
+
+void addFashionMnistInputs(files::OutputRules& rules, const std::string& dir) {
+  for (const char* stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    for (const char* suffix : {".gz", ""})
+      rules.inputs.push_back({"the data set file", dir + "/" + stem + suffix});
+  }
+}
+
 void checkOutputOption(const ArgParser& args, const char* option, const std::string& what,
                        const files::OutputRules& rules) {
-  if (auto v = args.value(option)) files::checkOutputPath(*v, what, rules);
+  if (auto v = args.value(option)) {
+    files::checkOutputPath(*v, what, rules);
+    // Not even --force replaces a database that a live profile or run is still writing.
+    if (rules.force) store::refuseIfLiveWriter(*v);
+  }
 }
 
 }  // namespace swapscope::cli

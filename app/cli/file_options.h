@@ -14,12 +14,21 @@ namespace swapscope::cli {
 void addForceFlag(ArgParser& args, const std::string& what);
 
 /// The rules for the verb's outputs: --force as given, and as inputs the files named by
-/// `input_options` (e.g. "--net", "--db", "--plan") and by the positional arguments.
+/// `input_options` (e.g. "--net", "--db", "--plan") and by the positional arguments, each with
+/// SQLite's companions (addInput).
 files::OutputRules outputRules(const ArgParser& args,
                                std::initializer_list<const char*> input_options);
 
+/// Adds `path` as an input named `what`, with the -wal, -shm and -journal files SQLite keeps
+/// beside a database: replacing one of them loses or corrupts what the input holds.
+void addInput(files::OutputRules& rules, const std::string& what, const std::string& path);
+
+/// Adds the Fashion-MNIST files a run reads from `dir` (compressed or not) as inputs.
+void addFashionMnistInputs(files::OutputRules& rules, const std::string& dir);
+
 /// Checks the file named by `option`, if given, as an output under `rules` before any work
-/// starts (files::checkOutputPath), so that a long run never ends in a refusal.
+/// starts (files::checkOutputPath), so that a long run never ends in a refusal. With --force,
+/// a run database that a live profile or run is still writing is refused as well.
 void checkOutputOption(const ArgParser& args, const char* option, const std::string& what,
                        const files::OutputRules& rules);
 

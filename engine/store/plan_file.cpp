@@ -30,27 +30,27 @@ ojson planToJson(const PlanFile& p) {
   }
   const PlanPredictions& r = p.predictions;
   ojson doc{{"format", "swapscope-plan"},
-               {"version", kPlanVersion},
-               {"network", {{"name", p.network_name}, {"structure_hash", p.structure_hash}}},
-               {"device", {{"name", p.device_name}, {"backend", p.backend}}},
-               {"source_db", p.source_db},
-               {"policy", p.policy},
-               {"mode", p.mode},
-               {"budget", p.budget},
-               {"k", p.k},
-               {"learning_rate", p.learning_rate},
-               {"reuse_delay", p.reuse_delay},
-               {"swap_set", swaps},
-               {"predictions",
-                {{"t_iter_s", r.t_iter_s},
-                 {"throughput", r.throughput},
-                 {"peak_bytes", r.peak_bytes},
-                 {"stall_s", r.stall_s},
-                 {"t_whole_s", r.t_whole_s},
-                 {"delta_s", r.delta_s},
-                 {"extrapolated", r.extrapolated},
-                 {"transferred", r.transferred},
-                 {"stalls", stalls}}}};
+            {"version", kPlanVersion},
+            {"network", {{"name", p.network_name}, {"structure_hash", p.structure_hash}}},
+            {"device", {{"name", p.device_name}, {"backend", p.backend}}},
+            {"source_db", p.source_db},
+            {"policy", p.policy},
+            {"mode", p.mode},
+            {"budget", p.budget},
+            {"k", p.k},
+            {"learning_rate", p.learning_rate},
+            {"reuse_delay", p.reuse_delay},
+            {"swap_set", swaps},
+            {"predictions",
+             {{"t_iter_s", r.t_iter_s},
+              {"throughput", r.throughput},
+              {"peak_bytes", r.peak_bytes},
+              {"stall_s", r.stall_s},
+              {"t_whole_s", r.t_whole_s},
+              {"delta_s", r.delta_s},
+              {"extrapolated", r.extrapolated},
+              {"transferred", r.transferred},
+              {"stalls", stalls}}}};
   if (!r.start_s.empty()) doc["predictions"]["start_s"] = r.start_s;
   return doc;
 }
@@ -242,7 +242,9 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
 }
 
 void writePlanFile(const PlanFile& plan, const std::string& path, const files::OutputRules& rules) {
-  files::writeOutputFile(path, "the plan file", planToJson(plan).dump(2) + '\n', rules);
+  files::writeOutputFile(
+      path, "the plan file",
+      planToJson(plan).dump(2, ' ', false, ojson::error_handler_t::replace) + '\n', rules);
 }
 
 PlanFile readPlanFile(const std::string& path) {

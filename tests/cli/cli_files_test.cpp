@@ -13,7 +13,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sqlite3.h>
+
 #include "run_cli.h"
+#include "store/run_db.h"
 
 namespace swapscope::cli {
 namespace {
@@ -151,10 +154,11 @@ TEST_F(CliFiles, AnInputIsNeverAnOutputEvenWithForceAndUnderAnotherName) {
 
 /// Runs the real program with a file-size limit of `limit` bytes: writes beyond it fail with
 /// EFBIG, as writes onto a full disk fail with ENOSPC. Returns the exit status.
-int runWithFileSizeLimit(const std::vector<std::string>& args, rlim_t limit) {
+int runWithFileSizeLimit(const std::vector<std::string>& args, rlim_t limit,
+                         bool ignoreXfsz = true) {
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
+    ::signal(SIGXFSZ, ignoreXfsz ? SIG_IGN : SIG_DFL);
     rlimit lim{limit, limit};
     ::setrlimit(RLIMIT_FSIZE, &lim);
     const int devnull = ::open("/dev/null", O_WRONLY);
@@ -228,6 +232,128 @@ TEST_F(CliFiles, OpenAndWriteErrorsSayWhy) {
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find("permission denied"), std::string::npos) << r.err;
   }
+}
+
+TEST_F(CliFiles, RunNeverReplacesThePlansSourceDatabaseOrItsDataSet) {
+  ASSERT_EQ(
+      run({"plan", "--db", db, "--budget", "32MiB", "--batch", "8", "--out", path("plan.json")})
+          .code,
+      0);
+  // The plan's source_db is where run takes the network from.
+  testing::Result r =
+      run({"run", "--plan", path("plan.json"), "--iters", "1", "--db", db, "--force"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("is the same file as the plan's source_db"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(db), dbBytes);
+  // The data set's files (the refusal comes before any data is read, so they need not be IDX).
+  fs::create_directories(path("data"));
+  for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                        "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
+    put(std::string("data/") + f, "precious");
+  r = run({"run", "--plan", path("plan.json"), "--iters", "1", "--data", "fashion-mnist",
+           "--data-dir", path("data"), "--db", path("data/train-labels-idx1-ubyte.gz"), "--force"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("is the same file as the data set file"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(path("data/train-labels-idx1-ubyte.gz")), "precious");
+}
+
+TEST_F(CliFiles, ForceNeverReplacesADatabaseThatALiveRunIsWriting) {
+  // This process writes the database, as a live profile would.
+  store::RunMeta meta;
+  meta.kind = "profile";
+  const std::string live = path("live.swapdb");
+  auto writer = std::make_unique<store::RunWriter>(live, meta);
+  ASSERT_TRUE(store::liveWriter(live).has_value());
+  const std::vector<std::vector<std::string>> forced = {
+      {"plan", "--db", db, "--budget", "32MiB", "--out", live, "--force"},
+      {"trace", "--db", db, "--out", live, "--force"},
+      {"analyze", "--model", "fmnist-cnn", "--batch", "1", "--dump-net", live, "--force"},
+      {"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "2", "--iters", "1",
+       "--budget", "16MiB", "--save-weights", live, "--force"},
+  };
+  for (const auto& args : forced) {
+    const testing::Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("is still being written by a running swapscope profile"),
+              std::string::npos)
+        << args[0] << ": " << r.err;
+    EXPECT_TRUE(store::liveWriter(live).has_value()) << args[0];
+  }
+  writer->finish(store::RunStatus::Complete);
+  // Once the writer has finished, --force replaces the file as usual.
+  EXPECT_EQ(run({"plan", "--db", db, "--budget", "32MiB", "--out", live, "--force"}).code, 0);
+}
+
+TEST_F(CliFiles, AnInputDatabasesWriteAheadLogIsNeverAnOutput) {
+  // The refusal comes before the database is opened, so the log's content does not matter.
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const std::string companion = db + suffix;
+    put(fs::path(companion).filename().string(), "log");
+    const testing::Result r =
+        run({"plan", "--db", db, "--budget", "32MiB", "--out", companion, "--force"});
+    EXPECT_EQ(r.code, 2) << suffix << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string("is the same file as the --db file's ") + suffix + " file"),
+              std::string::npos)
+        << suffix << ": " << r.err;
+    EXPECT_EQ(slurp(companion), "log") << suffix;
+    fs::remove(companion);
+  }
+  EXPECT_EQ(slurp(db), dbBytes);
+}
+
+TEST_F(CliFiles, AWritePastTheFileSizeLimitIsAnErrorNotASignal) {
+  // Without SIGXFSZ ignored by the caller, the program must still exit 1 and clean up.
+  const std::string old(8192, 'o');
+  put("out.file", old);
+  EXPECT_EQ(runWithFileSizeLimit(
+                {"plan", "--db", db, "--budget", "32MiB", "--out", path("out.file"), "--force"},
+                512, /*ignoreXfsz=*/false),
+            1);
+  EXPECT_EQ(slurp(path("out.file")), old);
+  EXPECT_EQ(listing(), (std::vector<std::string>{"a.swapdb", "out.file"}));
+}
+
+TEST_F(CliFiles, AFailedWriteOfTheStandardOutputIsAnError) {
+  int errPipe[2];
+  ASSERT_EQ(::pipe(errPipe), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int full = ::open("/dev/full", O_WRONLY);
+    ::dup2(full, STDOUT_FILENO);
+    ::dup2(errPipe[1], STDERR_FILENO);
+    ::execl(SWAPSCOPE_CLI_BINARY, SWAPSCOPE_CLI_BINARY, "info", "--db", db.c_str(), nullptr);
+    ::_exit(127);
+  }
+  ::close(errPipe[1]);
+  std::string err;
+  char buf[512];
+  for (ssize_t n; (n = ::read(errPipe[0], buf, sizeof buf)) > 0;)
+    err.append(buf, static_cast<std::size_t>(n));
+  ::close(errPipe[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  EXPECT_NE(err.find("cannot write the standard output: No space left on device"),
+            std::string::npos)
+      << err;
+}
+
+TEST_F(CliFiles, APlanOfADatabaseWithTextThatIsNotUtf8IsWritten) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h,
+                         "UPDATE meta SET value = CAST(x'4350558aff' AS TEXT) WHERE key = "
+                         "'device'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(h);
+  const testing::Result r =
+      run({"plan", "--db", db, "--budget", "32MiB", "--batch", "4", "--out", path("p.json")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The bytes that are not UTF-8 become U+FFFD, so the file is valid JSON and reads back.
+  EXPECT_NE(slurp(path("p.json")).find("CPU\xEF\xBF\xBD"), std::string::npos);
+  EXPECT_EQ(run({"run", "--plan", path("p.json"), "--iters", "1"}).code, 0);
 }
 
 }  // namespace
