@@ -214,8 +214,14 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       throwBadInput("plan '" + planPath +
                     "' names no source_db to take the network from: give --model or --net");
     }
-    store::RunReader reader(plan.source_db);
-    return networkFromText(reader.network().json, plan.source_db + " (network)");
+    try {
+      store::RunReader reader(plan.source_db);
+      return networkFromText(reader.network().json, plan.source_db + " (network)");
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::BadInput) throw;
+      throwBadInput(planPath + ": source_db: " + e.what() +
+                    " (the network is taken from there; give --model or --net instead)");
+    }
   }();
   // The database the network came from and the data set are inputs too: --db never replaces
   // them, even with --force.

@@ -24,6 +24,10 @@ inline constexpr int kMaxJsonDepth = 64;
 inline constexpr std::size_t kMaxEchoChars = 80;
 /// The longest layer, network or feature-map name accepted, in bytes.
 inline constexpr std::size_t kMaxNameBytes = 256;
+/// The most layers a network file may have: ten times the deepest CNNs (ResNet-1001 has about
+/// 3,000 with its normalisations and activations). It bounds what planning such a file costs,
+/// which grows with the layers (some seconds and a few hundred MiB at the limit).
+inline constexpr std::size_t kMaxLayers = 32768;
 
 /// The byte offset of the first '[' or '{' of `text` that opens a level deeper than `max_depth`
 /// (strings are skipped), or nullopt. Linear, no recursion; meant for text not yet parsed.

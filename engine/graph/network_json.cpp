@@ -331,6 +331,10 @@ Network networkFromJson(const json& doc, const std::string& origin) {
     if (!doc.contains("layers") || !doc.at("layers").is_array()) {
       throwBadInput("field 'layers' must be an array of layer objects");
     }
+    if (doc.at("layers").size() > kMaxLayers) {
+      throwBadInput("field 'layers' has " + std::to_string(doc.at("layers").size()) +
+                    " layers, more than the " + std::to_string(kMaxLayers) + " a network may have");
+    }
     std::vector<Layer> layers;
     std::size_t i = 0;
     for (const json& lj : doc.at("layers"))

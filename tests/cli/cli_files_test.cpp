@@ -356,5 +356,19 @@ TEST_F(CliFiles, APlanOfADatabaseWithTextThatIsNotUtf8IsWritten) {
   EXPECT_EQ(run({"run", "--plan", path("p.json"), "--iters", "1"}).code, 0);
 }
 
+TEST_F(CliFiles, AMissingSourceDatabaseNamesThePlanAndTheField) {
+  ASSERT_EQ(
+      run({"plan", "--db", db, "--budget", "32MiB", "--batch", "8", "--out", path("plan.json")})
+          .code,
+      0);
+  fs::rename(db, path("moved.swapdb"));
+  const testing::Result r = run({"run", "--plan", path("plan.json"), "--iters", "1"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(path("plan.json") + ": source_db: cannot open '" + db + "': no such file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("give --model or --net instead"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace swapscope::cli

@@ -254,5 +254,21 @@ TEST(Echo, JsonIsBoundedInDepthAndLength) {
   EXPECT_EQ(s.substr(s.size() - 17), "(20971520 bytes)\"");
 }
 
+TEST(LayerCount, ANetworkWithMoreLayersThanTheLimitIsRefusedNamingTheCount) {
+  std::string layers = R"([{"name": "data", "type": "input", "shape": [1, 2, 2]})";
+  for (std::size_t i = 1; i <= kMaxLayers; ++i)  // kMaxLayers + 1 layers in all
+    layers += R"(, {"name": "r)" + std::to_string(i) + R"(", "type": "relu"})";
+  layers += "]";
+  try {
+    (void)networkFromText(netText("", "", layers), "big.json");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_STREQ(e.what(),
+                 "big.json: field 'layers' has 32769 layers, more than the 32768 a "
+                 "network may have");
+  }
+}
+
 }  // namespace
 }  // namespace swapscope
