@@ -81,7 +81,8 @@ std::vector<std::int64_t> batchGrid(std::int64_t kMax, std::int64_t chosen, int 
 }
 
 BatchCurve makeBatchCurve(const perf::Planner& planner, const perf::PlanRequest& request,
-                          const perf::PlanResult& current, int maxPoints) {
+                          const perf::PlanResult& current, int maxPoints,
+                          const std::function<bool()>& stop) {
   BatchCurve c;
   c.budget = request.budget;
   if (!current.trainable && current.k_max < 1) {
@@ -92,6 +93,10 @@ BatchCurve makeBatchCurve(const perf::Planner& planner, const perf::PlanRequest&
   const std::int64_t top =
       request.max_batch > 0 ? std::min(current.k_max, request.max_batch) : current.k_max;
   for (const std::int64_t k : batchGrid(top, c.chosen_k, maxPoints)) {
+    if (stop && stop()) {
+      c.stopped = true;
+      return c;
+    }
     perf::PlanRequest r = request;
     r.batch = k;
     const perf::PlanResult p = planner.plan(r);

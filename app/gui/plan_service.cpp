@@ -102,6 +102,7 @@ void PlanService::setNetwork(std::shared_ptr<const RunData> run,
 
 quint64 PlanService::requestPlan(const perf::PlanRequest& request) {
   m_pending = std::make_pair(++m_seq, request);
+  m_latest->store(m_seq);
   startNext();
   return m_seq;
 }
@@ -154,11 +155,15 @@ void PlanService::startCurve() {
   m_curvePending.reset();
   m_curveRunning = true;
   QPointer<PlanService> self(this);
-  m_curvePool->start([self, plan] {
+  std::shared_ptr<const std::atomic<quint64>> latest = m_latest;
+  m_curvePool->start([self, plan, latest] {
     BatchCurveOutcome out;
     out.seq = plan.seq;
     try {
-      out.curve = makeBatchCurve(*plan.context->planner, plan.request, *plan.result);
+      // Stops as soon as a newer plan was asked for: while the budget is dragged, the curves of
+      // the positions passed over would only hold up the plan of the newest one.
+      out.curve = makeBatchCurve(*plan.context->planner, plan.request, *plan.result, 24,
+                                 [&] { return latest->load() != plan.seq; });
     } catch (const std::exception& e) {
       out.curve.budget = plan.request.budget;
       out.curve.reason = e.what();

@@ -70,6 +70,8 @@ class PlanService : public QObject {
   quint64 m_contextGeneration = 0;
   bool m_contextPending = false;
   quint64 m_seq = 0;
+  /// m_seq for the workers: a k curve whose plan is no longer the newest stops early.
+  std::shared_ptr<std::atomic<quint64>> m_latest = std::make_shared<std::atomic<quint64>>(0);
   bool m_running = false;
   std::optional<std::pair<quint64, perf::PlanRequest>> m_pending;
   std::shared_ptr<std::atomic<int>> m_sweepId;

@@ -248,6 +248,7 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
     requireSaneSize(net.m_layers[i], net.m_shapes[i]);
     fillInferredChecks(net.m_layers[i], inShapes);
   }
+  net.m_hash = net.computeStructureHash();
   return net;
 }
 
@@ -275,7 +276,7 @@ struct Fnv1a {
 
 }  // namespace
 
-std::string Network::structureHash() const {
+std::string Network::computeStructureHash() const {
   Fnv1a f;
   for (int i = 0; i < size(); ++i) {
     const Layer& l = m_layers[i];

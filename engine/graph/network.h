@@ -48,7 +48,8 @@ class Network {
 
   /// A 64-bit FNV-1a hash of the structure (kinds, attributes, edges; not names), as 16 hex
   /// digits. Plans use it to refuse running on a different network.
-  std::string structureHash() const;
+  /// Computed once, when the network is built (a network does not change afterwards).
+  const std::string& structureHash() const { return m_hash; }
 
   friend bool operator==(const Network& a, const Network& b) {
     return a.m_name == b.m_name && a.m_layers == b.m_layers;
@@ -62,6 +63,9 @@ class Network {
   std::vector<Shape> m_shapes;
   int m_inputLayer = -1;
   int m_lossLayer = -1;
+  std::string m_hash;
+
+  std::string computeStructureHash() const;
 };
 
 }  // namespace swapscope
