@@ -74,9 +74,6 @@ MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new 
 void MemoryChartView::setData(const MemoryChartData& chart) {
   m_data = chart;
   m_plot->clearGraphs();
-  for (QCPItemRect* r : m_spans)
-    m_plot->removeItem(r);
-  m_spans.clear();
   m_spanLayers.clear();
   double top = 0;
   for (const MemorySeries& s : chart.series) {
@@ -101,17 +98,26 @@ void MemoryChartView::setData(const MemoryChartData& chart) {
   m_budgetKey->setPen(m_budgetLine->pen());
   // Spans are stacked: the band of each FM off the device sits on the ones before it, so the
   // shaded height at a step is the bytes the plan holds on the host there.
-  double offset = 0;
-  for (const SwapSpan& span : chart.spans) {
+  // The rectangles are kept from plan to plan, the unused ones hidden: removing an item from a
+  // QCustomPlot is linear in its items, so re-creating hundreds per plan (ResNet-152) cost more
+  // than the plan.
+  while (m_spans.size() < chart.spans.size()) {
     auto* rect = new QCPItemRect(m_plot);
     rect->setPen(QPen(QColor(0xff, 0x7f, 0x0e, 90), 0));
     rect->setBrush(kSpanColor);
     rect->setLayer("background");
+    m_spans.push_back(rect);
+  }
+  double offset = 0;
+  for (std::size_t i = 0; i < m_spans.size(); ++i) {
+    QCPItemRect* rect = m_spans[i];
+    rect->setVisible(i < chart.spans.size());
+    if (i >= chart.spans.size()) continue;
+    const SwapSpan& span = chart.spans[i];
     const double height = static_cast<double>(span.bytes) / kMiB;
     rect->topLeft->setCoords(span.release_step + 0.5, offset + height);
     rect->bottomRight->setCoords(span.prefetch_step - 0.5, offset);
     offset += height;
-    m_spans.push_back(rect);
     m_spanLayers.push_back(span.layer);
   }
   m_turnLine->point1->setCoords(chart.forward_steps + 0.5, 0);
@@ -159,7 +165,7 @@ void MemoryChartView::selectLayer(int layer) {
   for (QCPItemStraightLine* line : m_selectionLines)
     m_plot->removeItem(line);
   m_selectionLines.clear();
-  for (std::size_t i = 0; i < m_spans.size(); ++i)
+  for (std::size_t i = 0; i < m_spanLayers.size(); ++i)
     m_spans[i]->setBrush(m_spanLayers[i] == layer && layer >= 0 ? kSpanSelected : kSpanColor);
   if (layer >= 0) {
     for (std::size_t s = 0; s < m_data.step_layer.size(); ++s) {

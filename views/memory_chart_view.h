@@ -36,7 +36,7 @@ class MemoryChartView : public QWidget {
 
   QCustomPlot* plot() const { return m_plot; }
   /// Shaded swap spans drawn now (one per swapped FM).
-  int spanCount() const { return static_cast<int>(m_spans.size()); }
+  int spanCount() const { return static_cast<int>(m_spanLayers.size()); }
   /// The layer highlighted, or -1.
   int selectedLayer() const { return m_selected; }
   /// Whether the user has zoomed or dragged (the axes no longer follow the data).

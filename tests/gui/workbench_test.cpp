@@ -176,7 +176,7 @@ TEST(MainWindow, ExportedPlanIsTheClisFile) {
 }
 
 TEST(MainWindow, ShadedSpansAreThePlansSwapSet) {
-  OpenWindow w({"--budget", "96MiB", "--policy", "accudnn"});
+  OpenWindow w({"--budget", "64MiB", "--policy", "accudnn"});
   const PlanOutcome* plan = w.window.shownPlan();
   ASSERT_TRUE(plan && plan->file);
   ASSERT_FALSE(plan->file->swap_set.empty());
