@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -73,6 +74,9 @@ std::string_view transferKindName(TransferKind k) {
 }
 
 namespace {
+
+/// The largest minibatch a run database may record: the CLI's limit on --batch.
+constexpr std::int64_t kMaxRecordedK = std::int64_t{1} << 24;
 
 [[noreturn]] void damaged(const std::string& path, const std::string& why) {
   throwBadInput("'" + path + "' is damaged: " + why);
@@ -942,31 +946,43 @@ RunData RunReader::load() {
     }
   }
   {
-    std::vector<const char*> columns{"k",           "policy",      "warmup",
-                                     "predicted_peak", "measured_peak", "reuse_delay",
+    std::vector<const char*> columns{"k",
+                                     "policy",
+                                     "warmup",
+                                     "predicted_peak",
+                                     "measured_peak",
+                                     "reuse_delay",
                                      "hoisted_prefetches"};
     if (v2) columns.push_back("dispatch_ns");
     TableRows rows(*m_db, "batches", std::move(columns), "k");
     while (rows.next()) {
-      d.batches.push_back({rows.integer(0, 1), rows.text(1), rows.int32(2), rows.nonNegative(3),
-                           rows.nonNegative(4), rows.int32(5), rows.int32(6),
+      d.batches.push_back({rows.integer(0, 1, kMaxRecordedK), rows.text(1), rows.int32(2),
+                           rows.nonNegative(3), rows.nonNegative(4), rows.int32(5), rows.int32(6),
                            v2 ? rows.integer(7, -1) : -1});
     }
   }
-  std::set<std::pair<std::int64_t, int>> recorded;  // (k, iteration)
+  std::set<std::pair<std::int64_t, int>> recorded;                  // (k, iteration)
+  std::map<std::pair<std::int64_t, int>, std::int64_t> durationOf;  // (k, iteration) -> ns
   {
     TableRows rows(*m_db, "iterations",
                    {"k", "iteration", "start_ns", "duration_ns", "loss", "stall_ns",
                     "offload_bytes", "prefetch_bytes", "load_bytes"},
                    "k, iteration");
     while (rows.next()) {
-      const IterationRow r{rows.integer(0, 1),  rows.int32(1),       rows.nonNegative(2),
-                           rows.nonNegative(3), rows.real(4),        rows.nonNegative(5),
-                           rows.nonNegative(6), rows.nonNegative(7), rows.nonNegative(8)};
+      const IterationRow r{rows.integer(0, 1, kMaxRecordedK),
+                           rows.int32(1),
+                           rows.nonNegative(2),
+                           rows.integer(3, 1),
+                           rows.real(4),
+                           rows.nonNegative(5),
+                           rows.nonNegative(6),
+                           rows.nonNegative(7),
+                           rows.nonNegative(8)};
       if (!recorded.insert({r.k, r.iteration}).second) {
         rows.badRow("k " + std::to_string(r.k) + " iteration " + std::to_string(r.iteration) +
                     " is recorded twice");
       }
+      durationOf[{r.k, r.iteration}] = r.duration_ns;
       d.iterations.push_back(r);
     }
   }
@@ -992,7 +1008,7 @@ RunData RunReader::load() {
     TableRows rows(*m_db, "samples", std::move(columns), "k, iteration, start_ns, step, layer");
     while (rows.next()) {
       SampleRow r;
-      r.k = rows.integer(0, 1);
+      r.k = rows.integer(0, 1, kMaxRecordedK);
       r.iteration = rows.int32(1);
       requireIteration(rows, r.k, r.iteration);
       r.step = rows.int32(2);
@@ -1024,6 +1040,11 @@ RunData RunReader::load() {
       r.flops = rows.nonNegative(5);
       r.start_ns = rows.nonNegative(6);
       r.time_ns = rows.nonNegative(7);
+      // A step runs inside its iteration: a longer one is damage, and it would drive the fits.
+      if (const std::int64_t d = durationOf.at({r.k, r.iteration}); r.time_ns > d) {
+        rows.bad(7, "is " + std::to_string(r.time_ns) + ", longer than its iteration (" +
+                        std::to_string(d) + " ns)");
+      }
       r.stall_ns = rows.nonNegative(8);
       if (v2) {
         r.ready_ns = rows.integer(9, -1);  // -1: not recorded
@@ -1040,7 +1061,7 @@ RunData RunReader::load() {
                    "k, iteration, start_ns, rowid");
     while (rows.next()) {
       TransferRow r;
-      r.k = rows.integer(0, 1);
+      r.k = rows.integer(0, 1, kMaxRecordedK);
       r.iteration = rows.int32(1);
       requireIteration(rows, r.k, r.iteration);
       r.kind = transferKindFromName(rows, 2);
@@ -1072,7 +1093,8 @@ RunData RunReader::load() {
     TableRows rows(*m_db, "memory", {"k", "iteration", "time_ns", "in_use"},
                    "k, iteration, time_ns, rowid");
     while (rows.next()) {
-      MemoryRow r{rows.integer(0, 1), rows.int32(1), rows.nonNegative(2), rows.nonNegative(3)};
+      MemoryRow r{rows.integer(0, 1, kMaxRecordedK), rows.int32(1), rows.nonNegative(2),
+                  rows.nonNegative(3)};
       requireIteration(rows, r.k, r.iteration);
       d.memory.push_back(r);
     }

@@ -317,7 +317,7 @@ TEST(CliRunDbDamage, EveryReadingVerbRefusesADamagedDatabaseWithExitTwo) {
   const Damage damages[] = {
       {"DROP TABLE batches", "is damaged: table 'batches' is missing"},
       {"UPDATE iterations SET duration_ns = -10800000 WHERE rowid = 1",
-       "is damaged: table 'iterations' row 1: duration_ns is -10800000; it cannot be negative"},
+       "is damaged: table 'iterations' row 1: duration_ns is -10800000; it must be 1 or more"},
       {"UPDATE samples SET layer = 99 WHERE rowid = 5",
        "is damaged: table 'samples' row 5: layer is 99, but table 'layers' has layers 0..14"},
       {nullptr, "is damaged: it is " + std::to_string(fs::file_size(sample) - 1) +
