@@ -313,7 +313,9 @@ PerfModel PerfModel::fit(const store::RunData& run) {
       for (const auto& byCompute : pts[d])
         for (const auto& byDuplex : byCompute)
           all.insert(all.end(), byDuplex.begin(), byDuplex.end());
-      if (all.empty()) continue;
+      // No copy at all: a run always loads its minibatch and reads its loss back, so the table
+      // was emptied; a zero copy time would plan swaps as free.
+      if (all.empty()) throwBadInput(what + ": there are none, so copy times cannot be fitted");
       without = fitLink(all, what);
     }
     (d ? m.m_d2h : m.m_h2d) = without ? *without : *beside;

@@ -451,6 +451,24 @@ TEST(Fit, AnEmptyFitNamesTheDatabase) {
   }
 }
 
+TEST(Fit, NoCopyInADirectionNamesTheDatabaseInsteadOfFreeCopies) {
+  store::RunData run =
+      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
+          .load();
+  std::erase_if(run.transfers, [](const store::TransferRow& t) { return t.to_host; });
+  try {
+    PerfModel::fit(run);
+    FAIL() << "fitted a device-to-host link without a single copy";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("'" + run.path +
+                                         "': the device-to-host copies in table transfers: there "
+                                         "are none, so copy times cannot be fitted"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 class PlannerOnSampleRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
