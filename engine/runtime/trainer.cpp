@@ -224,6 +224,13 @@ WeightFile loadWeights(const std::string& path, const Network& net) {
     }
   }
   if (seen != count) throwBadInput(path + ": " + std::to_string(count - seen) + " extra tensors");
+  // Bytes after the last tensor: a file cut from a longer one or appended to, not this network's.
+  if (in.peek() != std::char_traits<char>::eof()) {
+    const std::streamoff at = in.tellg();
+    in.seekg(0, std::ios::end);
+    throwBadInput(path + ": " + std::to_string(static_cast<std::streamoff>(in.tellg()) - at) +
+                  " bytes after the last tensor (at byte " + std::to_string(at) + ")");
+  }
   return f;
 }
 

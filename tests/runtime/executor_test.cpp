@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -215,6 +217,16 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
     FAIL() << "weights of another network were accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("resnet20"), std::string::npos) << e.what();
+  }
+  // Bytes after the last tensor are refused, not ignored.
+  std::ofstream(path, std::ios::binary | std::ios::app) << "tail";
+  try {
+    loadWeights(path, net);
+    FAIL() << "a weight file with bytes after its last tensor was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find(": 4 bytes after the last tensor"), std::string::npos)
+        << e.what();
   }
 }
 
