@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "common/bytes.h"
 #include "common/error.h"
@@ -57,6 +58,25 @@ void printVersion(std::ostream& out) {
   }
 }
 
+/// A message as it may reach a terminal: control characters (an escape sequence in a file name,
+/// say) are written as \xNN, so a hostile name cannot move the cursor or clear the screen.
+std::string terminalSafe(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      s += "\\x";
+      s += kHex[c >> 4];
+      s += kHex[c & 0xf];
+    } else {
+      s += ch;
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -78,17 +98,17 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     try {
       return v.run({args.begin() + 1, args.end()}, out);
     } catch (const Error& e) {
-      err << "swapscope " << verb << ": error: " << e.what() << '\n';
+      err << "swapscope " << verb << ": error: " << terminalSafe(e.what()) << '\n';
       return e.kind() == ErrorKind::BadInput ? kExitUsage : kExitFailure;
     } catch (const nlohmann::json::exception& e) {
-      err << "swapscope " << verb << ": error: " << e.what() << '\n';
+      err << "swapscope " << verb << ": error: " << terminalSafe(e.what()) << '\n';
       return kExitFailure;
     } catch (const std::exception& e) {
-      err << "swapscope " << verb << ": internal error: " << e.what() << '\n';
+      err << "swapscope " << verb << ": internal error: " << terminalSafe(e.what()) << '\n';
       return kExitFailure;
     }
   }
-  err << "swapscope: unknown verb '" << verb << "'\n\n";
+  err << "swapscope: unknown verb '" << terminalSafe(verb) << "'\n\n";
   printUsage(err);
   return kExitUsage;
 }
