@@ -22,7 +22,8 @@ namespace swapscope {
 
 struct MeasuredPoint {
   double x = 0;  ///< FLOPs, or bytes for a group on the bytes axis
-  double t = 0;  ///< seconds: the median over the recorded iterations
+  double t = 0;  ///< seconds: the median over the recorded iterations of the times as fitted
+                 ///< (PerfModel::fittedSeconds: less what copies beside the step added)
   std::int64_t k = 0;
   int layer = -1;   ///< the run's layer id
   int samples = 0;  ///< recorded iterations the median is taken over

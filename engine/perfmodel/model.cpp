@@ -233,10 +233,7 @@ PerfModel PerfModel::fit(const store::RunData& run) {
   std::map<std::tuple<int, StepKind, std::int64_t>, std::vector<double>> times;
   for (const auto& s : run.samples) {
     if (s.layer < 0 || static_cast<std::size_t>(s.layer) >= costs.size()) continue;
-    double t = static_cast<double>(s.time_ns) * 1e-9;
-    if (m.m_contention.present && s.copy_overlap_ns > 0)
-      t -= m.m_contention.slowdown * static_cast<double>(s.copy_overlap_ns) * 1e-9;
-    times[{s.layer, kindOf(s.direction), s.k}].push_back(t);
+    times[{s.layer, kindOf(s.direction), s.k}].push_back(m.fittedSeconds(s));
   }
   std::map<std::string, std::vector<FitPoint>> points;
   std::map<std::string, GroupFit> meta;
@@ -411,6 +408,13 @@ Estimate BoundModel::step(int layer, StepKind kind, std::int64_t k) const {
   const BoundModel::Entry& e =
       m_entries.at(static_cast<std::size_t>(layer) * 3 + static_cast<int>(kind));
   return predictStep(e.curve, e.transferred, (*m_costs)[static_cast<std::size_t>(layer)], kind, k);
+}
+
+double PerfModel::fittedSeconds(const store::SampleRow& s) const {
+  double t = static_cast<double>(s.time_ns) * 1e-9;
+  if (m_contention.present && s.copy_overlap_ns > 0)
+    t -= m_contention.slowdown * static_cast<double>(s.copy_overlap_ns) * 1e-9;
+  return t;
 }
 
 double PerfModel::transfer(std::int64_t bytes, bool to_host, bool beside_compute) const {

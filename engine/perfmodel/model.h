@@ -112,6 +112,11 @@ class PerfModel {
   std::int64_t maxK() const { return m_maxK; }
   /// The fits as run-database rows (store::RunWriter::addFit).
   std::vector<store::FitRow> fitRows() const;
+  /// A step sample's time as the compute curves were fitted to it: its measured time less what
+  /// the copies beside it added (the fitted compute slowdown); the measured time where no
+  /// contention was fitted. Each curve's points are the medians of these per layer, direction
+  /// and k.
+  double fittedSeconds(const store::SampleRow& s) const;
 
  private:
   const GroupFit* find(const std::string& scope, const std::string& target, StepKind kind) const;

@@ -200,6 +200,17 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
       std::int64_t t = 1'000'000 * (10 * k + it);  // the iteration's start
       run.iterations.push_back({k, it, t, 1, 0, 0, 0, 0, 0});
       const std::int64_t origin = t;
+      // The minibatch's load, before any step (a profile always has host-to-device copies).
+      store::TransferRow load;
+      load.k = k;
+      load.iteration = it;
+      load.kind = store::TransferKind::Load;
+      load.to_host = false;
+      load.tensor = 0;
+      load.bytes = 10'000 * k * (it + 1);
+      load.end_ns = t - 10'000;
+      load.start_ns = load.end_ns - copyNs(load.bytes, false);
+      run.transfers.push_back(load);
       for (int s = 1; s <= 2 * n; ++s) {
         const int layer = c.gmap.step_layer[static_cast<std::size_t>(s)];
         const std::int64_t clean = 1'000'000 * k + 50'000 * s;
@@ -270,6 +281,9 @@ TEST(Contention, TheFitsRecoverPlantedParameters) {
   EXPECT_NEAR(beside.bandwidth, p.beside_bps, 0.01 * p.beside_bps);
   EXPECT_NEAR(beside.latency, p.latency, 1e-6);
   EXPECT_EQ(alone.residuals.size(), static_cast<std::size_t>(alone.points));
+  // The minibatch loads, all without compute beside them.
+  EXPECT_NEAR(m.link(false).bandwidth, p.alone_bps, 0.01 * p.alone_bps);
+  EXPECT_NEAR(m.link(false).latency, p.latency, 1e-6);
   EXPECT_EQ(beside.residuals.size(), static_cast<std::size_t>(beside.points));
   // The curves are fitted to the steps without what the copies added: the slowed samples do not
   // pull them up.

@@ -74,7 +74,9 @@ TEST(MemoryChartData, PlanSeriesAndSpansAreThePlanners) {
   const perf::PerfModel model = perf::PerfModel::fit(run);
   const NetworkAnalysis a = analyzeNetwork(net);
   perf::PlanRequest req;
-  req.budget = std::int64_t{64} << 20;  // a budget whose plan swaps (42 FMs at k = 16)
+  // At k = 16 keep-all needs 76 MiB: a plan in 64 MiB swaps (a searched k could swap nothing).
+  req.budget = std::int64_t{64} << 20;
+  req.batch = 16;
   const perf::PlanResult r = perf::plan(model, net, req);
   ASSERT_TRUE(r.trainable);
   const store::PlanFile file = perf::toPlanFile(r, req, model, net, "cpu", db);
