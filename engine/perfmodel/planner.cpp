@@ -113,6 +113,18 @@ struct Context {
   /// each budget meets many of the k values of the budgets before it.
   std::shared_ptr<const StepTimes> timesAt(std::int64_t k) const;
 
+  /// What the executor's schedule of a set at k needs, none of it depending on the budget: the
+  /// prefetches moved earlier (analysis/prefetch_schedule.h) and the pool high-water mark under
+  /// each non-zero reuse delay (analysis/reuse_delay.h). Kept like step times: an evaluation
+  /// then costs the budget comparison only, where it recomputed all of it every time.
+  struct Schedule {
+    std::vector<int> move_to;
+    bool offloads = false;
+    std::vector<std::pair<int, std::int64_t>> delayed_peaks;  ///< (delay, peak), kReuseDelays order
+  };
+  std::shared_ptr<const Schedule> scheduleAt(const Prepared& p, std::int64_t k,
+                                             std::int64_t peak) const;
+
   std::shared_ptr<const Prepared> prepared(const SwapSet& set) const {
     for (const Prepared* p : {&swapAll, &keepAll, &vdnnConv}) {
       if (p->set == set) return {std::shared_ptr<const Prepared>(), p};  // not owned
@@ -153,6 +165,24 @@ struct Context {
   static constexpr std::size_t kTimesEntries = 1024;
   mutable std::mutex timesMutex;
   mutable std::unordered_map<std::int64_t, std::shared_ptr<const StepTimes>> times;
+  struct ScheduleKey {
+    SwapSet set;
+    std::int64_t k = 0, peak = 0;
+    bool operator==(const ScheduleKey&) const = default;
+  };
+  struct ScheduleKeyHash {
+    std::size_t operator()(const ScheduleKey& key) const {
+      std::size_t h = std::hash<SwapSet>()(key.set);
+      for (const std::int64_t v : {key.k, key.peak})
+        h ^= std::hash<std::int64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      return h;
+    }
+  };
+  /// A few KiB each (a move-to entry per buffer).
+  static constexpr std::size_t kScheduleEntries = 4096;
+  mutable std::mutex scheduleMutex;
+  mutable std::unordered_map<ScheduleKey, std::shared_ptr<const Schedule>, ScheduleKeyHash>
+      schedules;
 };
 
 /// The reuse delay the executor will run `p` with at k (analysis/reuse_delay.h), unless the
@@ -160,9 +190,13 @@ struct Context {
 int chooseDelay(int requested, const Context& ctx, const Prepared& p, std::int64_t k,
                 std::int64_t budget, std::int64_t peak) {
   if (requested >= 0) return requested;
-  const std::vector<int> moveTo = hoistPrefetches(p.gmap, p.curve, k, peak).move_to;
-  return chooseReuseDelay(p.gmap, executionOrder(p.gmap, moveTo), k, budget,
-                          ctx.model.poolAlignment());
+  // chooseReuseDelay's rule on the cached peaks: the first delay whose peak fits, else 0.
+  const auto schedule = ctx.scheduleAt(p, k, peak);
+  if (!schedule->offloads) return 0;
+  for (const auto& [delay, delayedPeak] : schedule->delayed_peaks) {
+    if (delayedPeak <= budget) return delay;
+  }
+  return 0;
 }
 
 /// Compute times at one k. They do not depend on the swap set (step j is the same layer in
@@ -212,6 +246,30 @@ std::shared_ptr<const StepTimes> Context::timesAt(std::int64_t k) const {
   return times.try_emplace(k, std::move(t)).first->second;
 }
 
+std::shared_ptr<const Context::Schedule> Context::scheduleAt(const Prepared& p, std::int64_t k,
+                                                             std::int64_t peak) const {
+  ScheduleKey key{p.set, k, peak};
+  {
+    const std::lock_guard<std::mutex> lock(scheduleMutex);
+    if (auto it = schedules.find(key); it != schedules.end()) return it->second;
+  }
+  auto s = std::make_shared<Schedule>();  // built unlocked
+  s->move_to = hoistPrefetches(p.gmap, p.curve, k, peak).move_to;
+  const std::vector<GmapOp> ops = executionOrder(p.gmap, s->move_to);
+  s->offloads = std::any_of(ops.begin(), ops.end(),
+                            [](const GmapOp& op) { return op.kind == GmapOpKind::Offload; });
+  if (s->offloads) {
+    for (const int delay : kReuseDelays) {
+      if (delay > 0)
+        s->delayed_peaks.emplace_back(delay,
+                                      delayedPeak(p.gmap, ops, k, delay, model.poolAlignment()));
+    }
+  }
+  const std::lock_guard<std::mutex> lock(scheduleMutex);
+  if (schedules.size() >= kScheduleEntries) schedules.clear();
+  return schedules.try_emplace(std::move(key), std::move(s)).first->second;
+}
+
 SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times, std::int64_t peak,
                   int delay) {
   SimInput in;
@@ -236,7 +294,7 @@ SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,
   in.update_tasks = ctx.updateTasks;
   in.start_block = ctx.model.contention().start_block;
   in.slowdown = ctx.model.contention().slowdown;
-  in.prefetch_issue = hoistPrefetches(p.gmap, p.curve, times.k, peak).move_to;
+  in.prefetch_issue = ctx.scheduleAt(p, times.k, peak)->move_to;
   in.reuse_delay = delay;
   return in;
 }
