@@ -4,6 +4,7 @@
 # (SWAPSCOPE_CUDA=AUTO) and builds everything else without it.
 set -euo pipefail
 
+# python3: the tests of bench/gpu/validate.py (skipped, and said so, without it).
 # ocl-icd-opencl-dev: Debian's oneDNN is built with an OpenCL GPU runtime, and its CMake package
 # requires OpenCL; apt only recommends it, and recommendations are not installed here.
 packages=(
@@ -13,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev zlib1g-dev dataset-fashion-mnist
   xvfb xauth
+  python3
 )
 
 missing=()

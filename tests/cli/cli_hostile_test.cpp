@@ -230,7 +230,7 @@ TEST(HostilePlan, AKWhoseBytesOverflowNamesThePlanAndTheField) {
 
 TEST(HostileNames, ControlCharactersInAFileNameAreEscapedInTheMessage) {
   // ESC [2J would clear the user's terminal if the message echoed the name raw.
-  const std::string name = "/tmp/no-such-\x1b[2J-net.json";
+  const std::string name = scratch("no-such-\x1b[2J-net.json").string();
   const Result r = run({"analyze", "--net", name, "--batch", "1"});
   EXPECT_EQ(r.code, kExitUsage) << r.err;
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
