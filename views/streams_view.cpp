@@ -189,7 +189,9 @@ void StreamsView::placeStallLabels() {
     const StallMarker& s = m_data.stalls[i];
     const double x = m_plot->xAxis->coordToPixel((s.start + s.end) / 2 * kMs);
     const double half = fm.horizontalAdvance(m_stallLabels[i]->text()) / 2.0 + 4;
-    bool free = x + half >= 0 && x - half <= m_plot->width();
+    // Whole labels only, inside the axis rectangle (a stall at t = 0 would be cut in half).
+    const QRect area = m_plot->axisRect()->rect();
+    bool free = x - half >= area.left() && x + half <= area.right();
     for (const auto& [lo, hi] : taken) {
       if (x + half > lo && x - half < hi) {
         free = false;

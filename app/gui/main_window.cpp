@@ -565,6 +565,11 @@ void MainWindow::onPlanReady(const PlanOutcome& outcome) {
     showError("Cannot plan", outcome.error);
     return;
   }
+  if (m_autoK->isChecked() && outcome.result->trainable) {
+    // The greyed-out k shows the k chosen, not a stale fixed one.
+    const QSignalBlocker block(m_k);
+    m_k->setValue(static_cast<int>(std::min<std::int64_t>(outcome.result->best.k, m_k->maximum())));
+  }
   std::fill(m_stale.begin(), m_stale.end(), true);
   m_stale[kModelTab] = false;  // the model does not move with the plan
   // Cheap and read by scripts: always; the current tab: now; the others when shown.
