@@ -8,6 +8,7 @@
 
 #include "analysis/network_analysis.h"
 #include "graph/builder.h"
+#include "perfmodel/chain.h"
 #include "perfmodel/compare.h"
 #include "perfmodel/model.h"
 #include "perfmodel/simulator.h"
@@ -16,35 +17,7 @@
 namespace swapscope::perf {
 namespace {
 
-/// input -> conv1 -> relu1 -> conv2 -> flat -> fc -> loss (12 steps), everything swapped.
-struct Chain {
-  Network net;
-  std::vector<LayerCost> costs;
-  Gmap gmap;
-  MemoryCurve curve;
-  Chain() : net(build()), costs(computeLayerCosts(net)) {
-    gmap = buildGmap(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
-    curve = computeMemoryCurve(gmap);
-  }
-  static Network build() {
-    NetworkBuilder b("chain");
-    auto x = b.input("data", Shape{{1, 4, 4}});
-    auto c1 = b.conv("conv1", x, 2, 3, 1, 1);
-    auto r1 = b.relu("relu1", c1);
-    auto c2 = b.conv("conv2", r1, 2, 3, 1, 1);
-    auto f = b.flatten("flat", c2);
-    auto l = b.linear("fc", f, 3);
-    b.loss("loss", l);
-    return std::move(b).build();
-  }
-  int buffer(const std::string& name) const {
-    for (std::size_t b = 0; b < gmap.buffers.size(); ++b) {
-      if (gmap.buffers[b].name == name && gmap.buffers[b].kind == BufferKind::FeatureMap)
-        return static_cast<int>(b);
-    }
-    return -1;
-  }
-};
+using testing::Chain;
 
 /// Every step 1 s, every copy instantaneous except relu1's offload (after step 2): 0.5 s
 /// without compute beside it, 0.8 s beside compute. Hand-off 0.1 s; the update 0.3 s in 2 tasks.
