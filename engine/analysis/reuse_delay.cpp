@@ -87,16 +87,30 @@ std::int64_t delayedPeak(const Gmap& gmap, const std::vector<GmapOp>& ops, std::
   return peak;
 }
 
-int chooseReuseDelay(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                     std::int64_t budget, std::int64_t alignment) {
-  const bool offloads = std::any_of(ops.begin(), ops.end(), [](const GmapOp& op) {
-    return op.kind == GmapOpKind::Offload;
-  });
-  if (!offloads) return 0;
+std::vector<std::pair<int, std::int64_t>> delayedPeaks(const Gmap& gmap,
+                                                       const std::vector<GmapOp>& ops,
+                                                       std::int64_t k, std::int64_t alignment) {
+  std::vector<std::pair<int, std::int64_t>> peaks;
+  const bool offloads = std::any_of(
+      ops.begin(), ops.end(), [](const GmapOp& op) { return op.kind == GmapOpKind::Offload; });
+  if (!offloads) return peaks;
   for (const int delay : kReuseDelays) {
-    if (delay == 0 || delayedPeak(gmap, ops, k, delay, alignment) <= budget) return delay;
+    if (delay > 0) peaks.emplace_back(delay, delayedPeak(gmap, ops, k, delay, alignment));
+  }
+  return peaks;
+}
+
+int firstFittingDelay(const std::vector<std::pair<int, std::int64_t>>& delayed_peaks,
+                      std::int64_t budget) {
+  for (const auto& [delay, peak] : delayed_peaks) {
+    if (peak <= budget) return delay;
   }
   return 0;
+}
+
+int chooseReuseDelay(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                     std::int64_t budget, std::int64_t alignment) {
+  return firstFittingDelay(delayedPeaks(gmap, ops, k, alignment), budget);
 }
 
 }  // namespace swapscope

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "analysis/gmap.h"
@@ -33,6 +34,17 @@ std::vector<GmapOp> executionOrder(const Gmap& gmap, const std::vector<int>& mov
 /// rounded up to `alignment` as the pool places them (1: exact bytes).
 std::int64_t delayedPeak(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                          int delay, std::int64_t alignment = 1);
+
+/// (delay, delayedPeak) for each non-zero delay of kReuseDelays, in that order, at the pool's
+/// `alignment`; empty where nothing is offloaded (a delay then changes nothing). None of it
+/// depends on the budget, so a planner can keep it across budgets.
+std::vector<std::pair<int, std::int64_t>> delayedPeaks(const Gmap& gmap,
+                                                       const std::vector<GmapOp>& ops,
+                                                       std::int64_t k, std::int64_t alignment);
+
+/// The first delay whose peak fits `budget`, else 0 (the last of kReuseDelays).
+int firstFittingDelay(const std::vector<std::pair<int, std::int64_t>>& delayed_peaks,
+                      std::int64_t budget);
 
 /// The first delay of kReuseDelays whose delayedPeak at the pool's `alignment` fits `budget`; 0
 /// where nothing is offloaded (the delay then changes nothing).

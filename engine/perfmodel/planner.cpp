@@ -119,11 +119,9 @@ struct Context {
   /// then costs the budget comparison only, where it recomputed all of it every time.
   struct Schedule {
     std::vector<int> move_to;
-    bool offloads = false;
-    std::vector<std::pair<int, std::int64_t>> delayed_peaks;  ///< (delay, peak), kReuseDelays order
+    std::vector<std::pair<int, std::int64_t>> delayed_peaks;  ///< analysis/reuse_delay.h
   };
-  std::shared_ptr<const Schedule> scheduleAt(const Prepared& p, std::int64_t k,
-                                             std::int64_t peak) const;
+  std::shared_ptr<const Schedule> scheduleAt(const Prepared& p, std::int64_t k) const;
 
   std::shared_ptr<const Prepared> prepared(const SwapSet& set) const {
     for (const Prepared* p : {&swapAll, &keepAll, &vdnnConv}) {
@@ -167,15 +165,13 @@ struct Context {
   mutable std::unordered_map<std::int64_t, std::shared_ptr<const StepTimes>> times;
   struct ScheduleKey {
     SwapSet set;
-    std::int64_t k = 0, peak = 0;
+    std::int64_t k = 0;
     bool operator==(const ScheduleKey&) const = default;
   };
   struct ScheduleKeyHash {
     std::size_t operator()(const ScheduleKey& key) const {
-      std::size_t h = std::hash<SwapSet>()(key.set);
-      for (const std::int64_t v : {key.k, key.peak})
-        h ^= std::hash<std::int64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-      return h;
+      const std::size_t h = std::hash<SwapSet>()(key.set);
+      return h ^ (std::hash<std::int64_t>()(key.k) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
     }
   };
   /// A few KiB each (a move-to entry per buffer).
@@ -185,18 +181,10 @@ struct Context {
       schedules;
 };
 
-/// The reuse delay the executor will run `p` with at k (analysis/reuse_delay.h), unless the
-/// request fixes one.
-int chooseDelay(int requested, const Context& ctx, const Prepared& p, std::int64_t k,
-                std::int64_t budget, std::int64_t peak) {
-  if (requested >= 0) return requested;
-  // chooseReuseDelay's rule on the cached peaks: the first delay whose peak fits, else 0.
-  const auto schedule = ctx.scheduleAt(p, k, peak);
-  if (!schedule->offloads) return 0;
-  for (const auto& [delay, delayedPeak] : schedule->delayed_peaks) {
-    if (delayedPeak <= budget) return delay;
-  }
-  return 0;
+/// The reuse delay the executor will run with (analysis/reuse_delay.h's rule on the set's cached
+/// peaks), unless the request fixes one.
+int chooseDelay(int requested, const Context::Schedule& schedule, std::int64_t budget) {
+  return requested >= 0 ? requested : firstFittingDelay(schedule.delayed_peaks, budget);
 }
 
 /// Compute times at one k. They do not depend on the swap set (step j is the same layer in
@@ -246,32 +234,24 @@ std::shared_ptr<const StepTimes> Context::timesAt(std::int64_t k) const {
   return times.try_emplace(k, std::move(t)).first->second;
 }
 
-std::shared_ptr<const Context::Schedule> Context::scheduleAt(const Prepared& p, std::int64_t k,
-                                                             std::int64_t peak) const {
-  ScheduleKey key{p.set, k, peak};
+std::shared_ptr<const Context::Schedule> Context::scheduleAt(const Prepared& p,
+                                                             std::int64_t k) const {
+  ScheduleKey key{p.set, k};
   {
     const std::lock_guard<std::mutex> lock(scheduleMutex);
     if (auto it = schedules.find(key); it != schedules.end()) return it->second;
   }
   auto s = std::make_shared<Schedule>();  // built unlocked
-  s->move_to = hoistPrefetches(p.gmap, p.curve, k, peak).move_to;
-  const std::vector<GmapOp> ops = executionOrder(p.gmap, s->move_to);
-  s->offloads = std::any_of(ops.begin(), ops.end(),
-                            [](const GmapOp& op) { return op.kind == GmapOpKind::Offload; });
-  if (s->offloads) {
-    for (const int delay : kReuseDelays) {
-      if (delay > 0)
-        s->delayed_peaks.emplace_back(delay,
-                                      delayedPeak(p.gmap, ops, k, delay, model.poolAlignment()));
-    }
-  }
+  s->move_to = hoistPrefetches(p.gmap, p.curve, k, p.curve.peak(k)).move_to;
+  s->delayed_peaks =
+      delayedPeaks(p.gmap, executionOrder(p.gmap, s->move_to), k, model.poolAlignment());
   const std::lock_guard<std::mutex> lock(scheduleMutex);
   if (schedules.size() >= kScheduleEntries) schedules.clear();
   return schedules.try_emplace(std::move(key), std::move(s)).first->second;
 }
 
-SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times, std::int64_t peak,
-                  int delay) {
+SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,
+                  const Context::Schedule& schedule, int delay) {
   SimInput in;
   in.gmap = &p.gmap;
   in.curve = &p.curve;
@@ -292,9 +272,9 @@ SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,
   in.duplex_factor = ctx.model.duplexFactor();
   in.dispatch_seconds = ctx.model.dispatch().seconds;
   in.update_tasks = ctx.updateTasks;
-  in.start_block = ctx.model.contention().start_block;
-  in.slowdown = ctx.model.contention().slowdown;
-  in.prefetch_issue = ctx.scheduleAt(p, times.k, peak)->move_to;
+  in.start_block = ctx.model.contention().start_block.slope;
+  in.slowdown = ctx.model.contention().slowdown.slope;
+  in.prefetch_issue = schedule.move_to;
   in.reuse_delay = delay;
   return in;
 }
@@ -308,8 +288,9 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   e.k = times.k;
   e.swapped = p.set;
   e.peak = peak;
-  e.reuse_delay = chooseDelay(reuseDelay, ctx, p, times.k, budget, peak);
-  const SimInput in = simInput(ctx, p, times, peak, e.reuse_delay);
+  const auto schedule = ctx.scheduleAt(p, times.k);
+  e.reuse_delay = chooseDelay(reuseDelay, *schedule, budget);
+  const SimInput in = simInput(ctx, p, times, *schedule, e.reuse_delay);
   e.sim = simulate(in);
   const int n = p.gmap.forward_steps;
   for (const GmapOp& op : p.gmap.ops) {
@@ -425,8 +406,9 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   if (peak > budget) return std::nullopt;
   const Gmap& g = swapAll.gmap;
   const int n = g.forward_steps;
-  const int delay = chooseDelay(reuseDelay, ctx, swapAll, k, budget, peak);
-  SimInput in = simInput(ctx, swapAll, times, peak, delay);
+  const auto placement = ctx.scheduleAt(swapAll, k);
+  const int delay = chooseDelay(reuseDelay, *placement, budget);
+  SimInput in = simInput(ctx, swapAll, times, *placement, delay);
   const SimSchedule schedule(in);  // pins change durations only
   SimResult sim = simulate(schedule, in);
   int count = 1;
@@ -860,7 +842,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     auto paperAt = [&](std::int64_t k) -> std::optional<Evaluation> {
       const std::int64_t peak = base.curve.peak(k);
       const StepTimes& times = *ctx.timesAt(k);
-      const SimInput in = simInput(ctx, base, times, peak, 0);
+      const SimInput in = simInput(ctx, base, times, *ctx.scheduleAt(base, times.k), 0);
       PaperInput pin;
       pin.budget = peak;
       pin.resident = base.curve.persistent.at(k);
