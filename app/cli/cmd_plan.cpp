@@ -137,8 +137,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     const perf::LinkFit &d2h = model.link(true), &d2hBeside = model.linkBesideCompute(true);
     auto rate = [](const perf::LinkFit& f) { return formatFixed(f.bandwidth / 1e9, 2); };
     out << "  stall model       hand-off " << ms(dispatch.seconds) << " per step; compute "
-        << formatFixed(100 * contention.slowdown, 0) << " % slower beside a copy, waits "
-        << formatFixed(100 * contention.start_block, 0) << " % of a running copy; copies h2d "
+        << formatFixed(100 * contention.slowdown.slope, 0) << " % slower beside a copy, waits "
+        << formatFixed(100 * contention.start_block.slope, 0) << " % of a running copy; copies h2d "
         << rate(h2d) << " / " << rate(h2dBeside) << " GB/s, d2h " << rate(d2h) << " / "
         << rate(d2hBeside) << " GB/s without / beside compute\n";
   } else {

@@ -182,14 +182,8 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
   }
   const ProportionalFit slow = fitProportional(slowed, 0.0, kMaxSlowdown);
   contention.present = true;
-  contention.start_block = block.slope;
-  contention.start_block_points = block.points;
-  contention.start_block_residuals = block.residuals;
-  contention.start_block_rmse = block.rmse;
-  contention.slowdown = slow.slope;
-  contention.slowdown_points = slow.points;
-  contention.slowdown_residuals = slow.residuals;
-  contention.slowdown_rmse = slow.rmse;
+  contention.start_block = block;
+  contention.slowdown = slow;
 }
 
 }  // namespace
@@ -413,7 +407,7 @@ Estimate BoundModel::step(int layer, StepKind kind, std::int64_t k) const {
 double PerfModel::fittedSeconds(const store::SampleRow& s) const {
   double t = static_cast<double>(s.time_ns) * 1e-9;
   if (m_contention.present && s.copy_overlap_ns > 0)
-    t -= m_contention.slowdown * static_cast<double>(s.copy_overlap_ns) * 1e-9;
+    t -= m_contention.slowdown.slope * static_cast<double>(s.copy_overlap_ns) * 1e-9;
   return t;
 }
 
@@ -454,11 +448,11 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
   }
   if (m_contention.present) {
     rows.push_back({0, "contention", "compute-slowdown", "-", "proportional",
-                    "{\"slowdown\":" + std::to_string(m_contention.slowdown) + "}",
-                    m_contention.slowdown_points, m_contention.slowdown_rmse, 0, true});
+                    "{\"slowdown\":" + std::to_string(m_contention.slowdown.slope) + "}",
+                    m_contention.slowdown.points, m_contention.slowdown.rmse, 0, true});
     rows.push_back({0, "contention", "start-block", "-", "proportional",
-                    "{\"start_block\":" + std::to_string(m_contention.start_block) + "}",
-                    m_contention.start_block_points, m_contention.start_block_rmse, 0, true});
+                    "{\"start_block\":" + std::to_string(m_contention.start_block.slope) + "}",
+                    m_contention.start_block.points, m_contention.start_block.rmse, 0, true});
   }
   return rows;
 }

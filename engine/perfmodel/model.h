@@ -61,18 +61,14 @@ inline constexpr double kMaxSlowdown = 0.95;
 
 struct ContentionFit {
   bool present = false;  ///< false: not recorded (a schema-version-1 file)
-  /// Compute slowed by copies: a step's time grows by `slowdown` x the time a copy runs beside
-  /// it (0: not at all, 1: compute stops while a copy runs; kept below 1).
-  double slowdown = 0;
-  int slowdown_points = 0;
-  std::vector<double> slowdown_residuals;  ///< seconds, per step sample with a copy beside it
-  double slowdown_rmse = 0;
-  /// A step that could start while a copy runs waits for `start_block` x the copy's remaining
-  /// time first (0: starts at once, 1: waits for the copy to end).
-  double start_block = 0;
-  int start_block_points = 0;
-  std::vector<double> start_block_residuals;  ///< seconds, per such step
-  double start_block_rmse = 0;
+  /// Compute slowed by copies: a step's time grows by `slowdown.slope` x the time a copy runs
+  /// beside it (0: not at all, 1: compute stops while a copy runs; kept below 1). Residuals in
+  /// seconds, per step sample with a copy beside it.
+  ProportionalFit slowdown;
+  /// A step that could start while a copy runs waits for `start_block.slope` x the copy's
+  /// remaining time first (0: starts at once, 1: waits for the copy to end). Residuals in
+  /// seconds, per such step.
+  ProportionalFit start_block;
 };
 
 class PerfModel {
