@@ -198,9 +198,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   }
   const std::string planPath = args.required("--plan");
   files::OutputRules rules = outputRules(args, {"--plan", "--net"});
-  checkOutputOption(args, "--db", "the run database --db", rules);
-  // Not even --force replaces a database that a live profile or run is still writing.
-  if (const auto db = args.value("--db"); db && rules.force) store::refuseIfLiveWriter(*db);
+  checkOutputOption(args, "--db", "the run database --db", rules);  // live writers too
   const store::PlanFile plan = store::readPlanFile(planPath);
   const std::int64_t k = plan.k;
   const std::int64_t budget = plan.budget;
@@ -366,6 +364,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     if (profiledTimes.empty()) collector.reset();  // interrupted before the first
   }
   const std::int64_t mPeak = ex.poolStats().high_water;
+  const std::int64_t dispatchNs = collect::medianDispatch(gaps);
   if (db) {
     if (collector) {
       db->setMeta("collector", collector->source());
@@ -373,7 +372,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     }
     db->setMeta("kernel_choices", kernelChoicesJson(net, ex).dump());
     db->addBatch({k, plan.policy, warmup, ex.predictedPeak(), mPeak, ex.reuseDelay(),
-                  ex.hoistedPrefetches(), collect::medianDispatch(gaps)});
+                  ex.hoistedPrefetches(), dispatchNs});
     db->finish(interrupt.flag().load() ? store::RunStatus::Incomplete : store::RunStatus::Complete);
   }
   // Per step: the plan's predicted stalls and starts against the measured iterations.
@@ -390,7 +389,6 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   }
   const perf::StallMetrics sm =
       perf::compareStalls(tIter, predictedStall, predictedStart, measured);
-  const std::int64_t dispatchNs = collect::medianDispatch(gaps);
   if (args.has("--json")) {
     json doc{{"k", k},
              {"device", device->deviceName()},

@@ -2,10 +2,10 @@
 /// @brief `swapscope`, the headless command-line program. It links no Qt.
 #include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "common/files.h"
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   if (!std::cout) {  // e.g. a full disk or /dev/full: what was printed is lost, so say so
     const int err = errno;
     std::cerr << "swapscope: error: cannot write the standard output"
-              << (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) << '\n';
+              << (err != 0 ? ": " + swapscope::files::errnoText(err) : std::string()) << '\n';
     return code == 0 ? 1 : code;
   }
   return code;
