@@ -52,7 +52,6 @@ class LayersTableModel : public QAbstractTableModel {
 
   explicit LayersTableModel(QObject* parent = nullptr);
   void setData(const LayersData& data);
-  const LayersData& layersData() const { return m_data; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

@@ -38,8 +38,4 @@ void SummaryView::setMessage(const QString& text) {
   m_text->setPlainText(text);
 }
 
-QString SummaryView::text() const {
-  return m_text->toPlainText();
-}
-
 }  // namespace swapscope

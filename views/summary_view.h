@@ -20,7 +20,6 @@ class SummaryView : public QWidget {
   void setMessage(const QString& text);
   const SummaryData& data() const { return m_data; }
   /// The text shown, as plain text.
-  QString text() const;
 
  private:
   QTextBrowser* m_text;

@@ -93,10 +93,7 @@ BatchCurve makeBatchCurve(const perf::Planner& planner, const perf::PlanRequest&
   const std::int64_t top =
       request.max_batch > 0 ? std::min(current.k_max, request.max_batch) : current.k_max;
   for (const std::int64_t k : batchGrid(top, c.chosen_k, maxPoints)) {
-    if (stop && stop()) {
-      c.stopped = true;
-      return c;
-    }
+    if (stop && stop()) return c;
     perf::PlanRequest r = request;
     r.batch = k;
     const perf::PlanResult p = planner.plan(r);

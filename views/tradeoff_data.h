@@ -58,7 +58,6 @@ struct BatchCurve {
   std::int64_t chosen_k = 0;       ///< the plan's k (0 when untrainable)
   std::string reason;              ///< why there is no curve
   std::vector<BatchPoint> points;  ///< ascending k
-  bool stopped = false;            ///< abandoned before every k was planned
 };
 
 /// The k values of a curve up to kMax: every k when kMax <= maxPoints, else about maxPoints on
@@ -69,8 +68,8 @@ std::vector<std::int64_t> batchGrid(std::int64_t kMax, std::int64_t chosen, int 
 /// request's policy, budget and options and k fixed (perf::Planner::plan with `batch` set, the
 /// code path of `swapscope plan --batch`). About maxPoints plans: run it off the GUI thread for
 /// large networks. `stop`, when given, is asked before each plan; when it returns true the
-/// curve is abandoned and returned with the points made so far and `stopped` set (the app stops a
-/// curve whose budget the user has already left).
+/// curve is abandoned and returned with the points made so far (the app stops a curve whose budget
+/// the user has already left, and drops it).
 BatchCurve makeBatchCurve(const perf::Planner& planner, const perf::PlanRequest& request,
                           const perf::PlanResult& current, int maxPoints = 24,
                           const std::function<bool()>& stop = {});

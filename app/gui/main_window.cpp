@@ -435,7 +435,7 @@ void MainWindow::setNetwork(std::shared_ptr<const Network> network, const std::s
                                      run->network->name() + ")")
                                 : qs("the profiled network, " + run->network->name()));
     m_status->setText("preparing the planner for " + qs(origin));
-    m_plans->setNetwork(run, std::move(network), origin);
+    m_plans->setNetwork(run, std::move(network));
     return;
   }
   if (!network) return;

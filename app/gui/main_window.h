@@ -84,7 +84,6 @@ class MainWindow : public QMainWindow {
   int findLayer(const QString& text) const;
 
   QSlider* budgetSlider() const { return m_slider; }
-  QLineEdit* budgetEntry() const { return m_budgetEntry; }
   MemoryChartView* memoryView() const { return m_memory; }
   StreamsView* streamsView() const { return m_streams; }
   TradeoffView* tradeoffView() const { return m_tradeoff; }
@@ -94,8 +93,6 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs() const { return m_tabs; }
   /// The plan shown is drawn in every view (a hidden one is brought up to date when shown).
   void refreshAllViews();
-  PlanService* planService() const { return m_plans; }
-  RunDocument* document() const { return m_doc; }
 
  signals:
   /// A plan was drawn in the visible views.

@@ -11,12 +11,10 @@
 namespace swapscope::gui {
 
 std::shared_ptr<const PlanContext> PlanContext::make(std::shared_ptr<const RunData> run,
-                                                     std::shared_ptr<const Network> network,
-                                                     std::string origin) {
+                                                     std::shared_ptr<const Network> network) {
   auto c = std::make_shared<PlanContext>();
   c->transferred = network != nullptr;
   c->network = network ? std::move(network) : run->network;
-  c->network_origin = std::move(origin);
   c->device_memory = run->run->meta.device_memory;
   c->analysis = analyzeNetwork(*c->network);
   c->planner = std::make_unique<const perf::Planner>(*run->model, *c->network);
@@ -67,18 +65,18 @@ PlanService::~PlanService() {
 }
 
 void PlanService::setNetwork(std::shared_ptr<const RunData> run,
-                             std::shared_ptr<const Network> network, const std::string& origin) {
+                             std::shared_ptr<const Network> network) {
   cancelSweep();
   const quint64 generation = ++m_contextGeneration;
   m_contextPending = true;
   m_context.reset();
   m_curvePending.reset();
   QPointer<PlanService> self(this);
-  m_planPool->start([self, generation, run, network, origin] {
+  m_planPool->start([self, generation, run, network] {
     std::shared_ptr<const PlanContext> context;
     QString error;
     try {
-      context = PlanContext::make(run, network, origin);
+      context = PlanContext::make(run, network);
     } catch (const std::exception& e) {
       error = QString::fromStdString(e.what());
     }

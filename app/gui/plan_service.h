@@ -31,14 +31,12 @@ class PlanService : public QObject {
 
   /// Builds the context for (run, network) on the worker; contextReady() or contextFailed().
   /// Plans asked for meanwhile wait for it. `network` null: the profiled network.
-  void setNetwork(std::shared_ptr<const RunData> run, std::shared_ptr<const Network> network,
-                  const std::string& origin);
+  void setNetwork(std::shared_ptr<const RunData> run, std::shared_ptr<const Network> network);
   std::shared_ptr<const PlanContext> context() const { return m_context; }
 
   /// Plans `request` with the current context; returns its sequence number.
   quint64 requestPlan(const perf::PlanRequest& request);
   /// The newest request's sequence number.
-  quint64 latestSeq() const { return m_seq; }
   bool planning() const { return m_running || m_pending.has_value(); }
 
   /// Plans `base` at `points` budgets, log-spaced from the context's minimum budget to `top`

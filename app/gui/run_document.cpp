@@ -35,7 +35,6 @@ RunData RunDocument::read(const std::string& path) {
 
 void RunDocument::open(const QString& path) {
   const quint64 generation = ++m_generation;
-  m_busy = true;
   emit progress(tr("reading %1").arg(path));
   const std::string file = path.toStdString();
   QPointer<RunDocument> self(this);
@@ -52,7 +51,6 @@ void RunDocument::open(const QString& path) {
         self.data(),
         [self, generation, data, error] {
           if (!self || generation != self->m_generation) return;  // a newer open() won
-          self->m_busy = false;
           if (!data) {
             emit self->loadFailed(error);
             return;

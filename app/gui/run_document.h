@@ -25,7 +25,6 @@ class RunDocument : public QObject {
   void open(const QString& path);
   /// The last database loaded, or null.
   std::shared_ptr<const RunData> current() const { return m_current; }
-  bool busy() const { return m_busy; }
 
   /// Reads and fits on the calling thread (what the worker runs); Error as the reader throws it.
   static RunData read(const std::string& path);
@@ -39,7 +38,6 @@ class RunDocument : public QObject {
   QThreadPool* m_pool;
   std::shared_ptr<const RunData> m_current;
   quint64 m_generation = 0;
-  bool m_busy = false;
 };
 
 }  // namespace swapscope::gui

@@ -43,16 +43,14 @@ struct RunData {
 struct PlanContext {
   std::shared_ptr<const RunData> run;
   std::shared_ptr<const Network> network;
-  bool transferred = false;    ///< the network is not the one the database profiled
-  std::string network_origin;  ///< "profiled", a zoo name, or a network file's path
+  bool transferred = false;  ///< the network is not the one the database profiled
   NetworkAnalysis analysis;
   std::unique_ptr<const perf::Planner> planner;  ///< refers to *run->model and *network
   std::int64_t device_memory = 0;                ///< the profile's device, or 0 when unknown
 
   /// Builds the planner and the analysis; Error as the engine throws it.
   static std::shared_ptr<const PlanContext> make(std::shared_ptr<const RunData> run,
-                                                 std::shared_ptr<const Network> network,
-                                                 std::string origin);
+                                                 std::shared_ptr<const Network> network);
 };
 
 /// What the plan views draw for one plan, built on the worker that planned it (the builders are

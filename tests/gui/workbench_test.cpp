@@ -100,7 +100,7 @@ TEST(PlanService, KeepsOnlyTheNewestRequest) {
   ASSERT_TRUE(loaded.wait(kWaitMs));
   PlanService service;
   QSignalSpy ready(&service, &PlanService::planReady);
-  service.setNetwork(doc.current(), nullptr, "profiled");
+  service.setNetwork(doc.current(), nullptr);
   perf::PlanRequest request;
   quint64 last = 0;
   for (int i = 0; i < 10; ++i) {
@@ -124,7 +124,7 @@ TEST(PlanService, SweepSendsOnePointPerBudget) {
   ASSERT_TRUE(loaded.wait(kWaitMs));
   PlanService service;
   QSignalSpy contextReady(&service, &PlanService::contextReady);
-  service.setNetwork(doc.current(), nullptr, "profiled");
+  service.setNetwork(doc.current(), nullptr);
   ASSERT_TRUE(contextReady.wait(kWaitMs));
   QSignalSpy points(&service, &PlanService::sweepPoint);
   QSignalSpy finished(&service, &PlanService::sweepFinished);

@@ -2,6 +2,8 @@
 /// The summary's numbers are the planner's, and its warnings say what the numbers rest on.
 #include <gtest/gtest.h>
 
+#include "common/bytes.h"
+#include "common/format.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
@@ -66,10 +68,20 @@ TEST(SummaryData, NumbersAreThePlannersAndTheDeviceIsNamed) {
   EXPECT_FALSE(hasWarning(d, "transferred"));
   EXPECT_FALSE(hasWarning(d, "untrainable"));
   EXPECT_TRUE(hasWarning(d, "profiled on " + sample().model.device()));
-  bool whole = false;
-  for (const SummaryRow& row : d.rows)
-    whole = whole || row.label == "whole training";
-  EXPECT_TRUE(whole);
+  // What the view shows: the rows' text, from the planner's figures.
+  auto row = [&](const std::string& label) {
+    for (const SummaryRow& x : d.rows)
+      if (x.label == label) return x.value;
+    return std::string("(no row '" + label + "')");
+  };
+  EXPECT_EQ(row("k"), std::to_string(r.best.k) + " (k_max " + std::to_string(r.k_max) + ")");
+  EXPECT_EQ(
+      row("peak").rfind(formatBytes(r.best.peak) + " of " + formatBytes(req.budget) + " (", 0), 0u)
+      << row("peak");
+  EXPECT_EQ(row("throughput"), formatFixed(r.best.sim.throughput, 1) + " samples/s");
+  EXPECT_NE(row("whole training").find("2 epochs of " + formatGrouped(50000) + " samples"),
+            std::string::npos)
+      << row("whole training");
 }
 
 TEST(SummaryData, WarnsOfTransferredAndUntrainable) {
