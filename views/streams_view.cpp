@@ -8,6 +8,8 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include "common/format.h"
+
 namespace swapscope {
 namespace {
 
@@ -46,7 +48,7 @@ QColor barColor(StreamBarKind kind) {
 }
 
 QString ms(double seconds) {
-  return QString::number(seconds * kMs, 'f', seconds * kMs < 10 ? 3 : 1) + QStringLiteral(" ms");
+  return QString::fromStdString(formatMilliseconds(seconds)) + QStringLiteral(" ms");
 }
 
 }  // namespace
