@@ -40,6 +40,31 @@ std::vector<GmapOp> executionOrder(const Gmap& gmap, const std::vector<int>& mov
   return out;
 }
 
+std::vector<std::size_t> delayedReleaseEnds(const Gmap& gmap, const std::vector<GmapOp>& ops,
+                                            int delay) {
+  std::vector<std::size_t> ends(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    ends[i] = i;
+  if (delay <= 0) return ends;
+  // The first op index of every step (a step without ops: the next step's first).
+  std::vector<std::size_t> stepStart(static_cast<std::size_t>(gmap.steps() + 3), ops.size());
+  for (std::size_t i = ops.size(); i-- > 0;)
+    stepStart[static_cast<std::size_t>(ops[i].step)] = i;
+  for (std::size_t s = stepStart.size() - 1; s-- > 0;)
+    stepStart[s] = std::min(stepStart[s], stepStart[s + 1]);
+  std::vector<bool> offloaded(gmap.buffers.size(), false);
+  for (const GmapOp& op : ops) {
+    if (op.kind == GmapOpKind::Offload) offloaded[static_cast<std::size_t>(op.buffer)] = true;
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const GmapOp& op = ops[i];
+    if (op.kind != GmapOpKind::Release || !offloaded[static_cast<std::size_t>(op.buffer)]) continue;
+    const auto s = static_cast<std::size_t>(std::min(op.step + delay, gmap.steps() + 2));
+    ends[i] = std::max(i, stepStart[s]);
+  }
+  return ends;
+}
+
 std::int64_t delayedPeak(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                          int delay, std::int64_t alignment) {
   const std::int64_t a = std::max<std::int64_t>(1, alignment);
@@ -47,33 +72,13 @@ std::int64_t delayedPeak(const Gmap& gmap, const std::vector<GmapOp>& ops, std::
     const std::int64_t b = gmap.buffers[static_cast<std::size_t>(buffer)].size.at(k);
     return (b + a - 1) / a * a;
   };
-  // Each allocation lives from its op to its release's op (or to the end); a delayed release
-  // ends at the first op of step release + delay (runtime/placement.h's lifetime rule).
-  std::vector<std::size_t> stepStart;
-  std::vector<bool> offloaded;
-  if (delay > 0) {
-    stepStart.assign(static_cast<std::size_t>(gmap.steps() + 3), ops.size());
-    for (std::size_t i = ops.size(); i-- > 0;)
-      stepStart[static_cast<std::size_t>(ops[i].step)] = i;
-    for (std::size_t s = stepStart.size() - 1; s-- > 0;)
-      stepStart[s] = std::min(stepStart[s], stepStart[s + 1]);
-    offloaded.assign(gmap.buffers.size(), false);
-    for (const GmapOp& op : ops) {
-      if (op.kind == GmapOpKind::Offload) offloaded[static_cast<std::size_t>(op.buffer)] = true;
-    }
-  }
+  // Each allocation lives from its op to its release's op (or to the end), a delayed release
+  // to the first op of step release + delay.
+  const std::vector<std::size_t> ends = delayedReleaseEnds(gmap, ops, delay);
   // The bytes freed at each op index (before that op runs).
   std::vector<std::int64_t> freedAt(ops.size() + 1, 0);
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const GmapOp& op = ops[i];
-    if (op.kind != GmapOpKind::Release) continue;
-    const auto b = static_cast<std::size_t>(op.buffer);
-    std::size_t end = i;
-    if (delay > 0 && offloaded[b]) {
-      const auto s = static_cast<std::size_t>(std::min(op.step + delay, gmap.steps() + 2));
-      end = std::max(end, stepStart[s]);
-    }
-    freedAt[end] += bytes(op.buffer);
+    if (ops[i].kind == GmapOpKind::Release) freedAt[ends[i]] += bytes(ops[i].buffer);
   }
   std::int64_t inUse = 0, peak = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {

@@ -29,6 +29,13 @@ inline constexpr int kReuseDelays[] = {4, 1, 0};
 /// (step 2N+1) is left out. An empty `move_to` moves nothing.
 std::vector<GmapOp> executionOrder(const Gmap& gmap, const std::vector<int>& move_to);
 
+/// For every op index i of `ops` (an executionOrder), the op index from which the bytes it
+/// releases are free again: i itself, except for the release of an offloaded FM when `delay` > 0,
+/// whose memory is kept from reuse until the first op of step release + delay. The one lifetime
+/// rule of delayed releases, for the placement and for delayedPeak.
+std::vector<std::size_t> delayedReleaseEnds(const Gmap& gmap, const std::vector<GmapOp>& ops,
+                                            int delay);
+
 /// The pool high-water mark at k of `ops` (an executionOrder) when the memory of every offloaded
 /// FM is kept from reuse until the start of step `release + delay`, with every buffer's bytes
 /// rounded up to `alignment` as the pool places them (1: exact bytes).

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "analysis/reuse_delay.h"
+
 namespace swapscope::rt {
 
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
@@ -34,23 +36,10 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       open[static_cast<std::size_t>(op.buffer)] = std::numeric_limits<std::size_t>::max();
     }
   }
-  if (delay > 0) {
-    // The first op index of every step, to move the end of a delayed release.
-    std::vector<std::size_t> stepStart(static_cast<std::size_t>(gmap.steps() + 3), ops.size());
-    for (std::size_t i = ops.size(); i-- > 0;)
-      stepStart[static_cast<std::size_t>(ops[i].step)] = i;
-    for (std::size_t s = stepStart.size() - 1; s-- > 0;)
-      stepStart[s] = std::min(stepStart[s], stepStart[s + 1]);
-    std::vector<bool> offloaded(gmap.buffers.size(), false);
-    for (const GmapOp& op : ops) {
-      if (op.kind == GmapOpKind::Offload) offloaded[static_cast<std::size_t>(op.buffer)] = true;
-    }
+  if (delay > 0) {  // offloaded FMs' memory kept from reuse (analysis/reuse_delay.h)
+    const std::vector<std::size_t> ends = delayedReleaseEnds(gmap, ops, delay);
     for (Instance& in : inst) {
-      if (in.end >= ops.size()) continue;
-      const GmapOp& release = ops[in.end];
-      if (!offloaded[static_cast<std::size_t>(release.buffer)]) continue;
-      const auto s = static_cast<std::size_t>(std::min(release.step + delay, gmap.steps() + 2));
-      in.end = std::max(in.end, stepStart[s]);
+      if (in.end < ops.size()) in.end = ends[in.end];
     }
   }
   std::vector<std::size_t> order(inst.size());
