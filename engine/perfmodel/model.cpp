@@ -2,12 +2,14 @@
 #include "perfmodel/model.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <optional>
 #include <tuple>
 
 #include "common/error.h"
 #include "common/stats.h"
+#include "graph/json_guard.h"
 
 namespace swapscope::perf {
 
@@ -196,12 +198,16 @@ PerfModel PerfModel::fit(const store::RunData& run) {
   m.m_hash = run.network.structure_hash;
   m.m_device = run.meta.device;
   if (const auto it = run.meta.extra.find("pool_alignment"); it != run.meta.extra.end()) {
-    try {
-      m.m_poolAlignment = std::max<std::int64_t>(1, std::stoll(it->second));
-    } catch (const std::exception&) {
-      throwBadInput("'" + run.path + "': meta 'pool_alignment' is '" + it->second.substr(0, 40) +
-                    "', not a number of bytes");
+    // A power of two of bytes, as every pool aligns; anything else is damage.
+    std::int64_t a = 0;
+    const auto [end, ec] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), a);
+    if (ec != std::errc() || end != it->second.data() + it->second.size() || a < 1 ||
+        a > (std::int64_t{1} << 30) || (a & (a - 1)) != 0) {
+      throwBadInput("'" + run.path + "': meta 'pool_alignment' is '" + echoText(it->second) +
+                    "', not a power of two of bytes up to 1 GiB");
     }
+    m.m_poolAlignment = a;
   }
   m.m_minK = run.iterations.front().k;
   for (const auto& it : run.iterations) {

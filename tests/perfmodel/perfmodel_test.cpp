@@ -426,6 +426,26 @@ TEST(Fit, NoCopyInADirectionNamesTheDatabaseInsteadOfFreeCopies) {
   }
 }
 
+TEST(Fit, APoolAlignmentThatIsNoPowerOfTwoIsDamage) {
+  store::RunData run =
+      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
+          .load();
+  for (const std::string bad : {"3", "256abc", "0", "-64", "\x1b[2J"}) {
+    run.meta.extra["pool_alignment"] = bad;
+    try {
+      PerfModel::fit(run);
+      FAIL() << "accepted pool_alignment '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find("meta 'pool_alignment' is '"), std::string::npos)
+          << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << e.what();
+    }
+  }
+  run.meta.extra["pool_alignment"] = "256";
+  EXPECT_EQ(PerfModel::fit(run).poolAlignment(), 256);
+}
+
 class PlannerOnSampleRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
