@@ -8,16 +8,32 @@
 #include <fstream>
 #include <thread>
 
+#include "analysis/gmap.h"
 #include "analysis/network_analysis.h"
 #include "analysis/swap_policy.h"
 #include "collectors/timeline_rows.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/format.h"
+#include "common/stats.h"
 #include "runtime/dataset.h"
 #include "runtime/host_memory.h"
+#include "runtime/trainer.h"
 #include "store/sqlite.h"
 
 namespace swapscope::collect {
+
+const char* runStageName(RunStage stage) {
+  switch (stage) {
+    case RunStage::Warmup:
+      return "warm-up";
+    case RunStage::Recorded:
+      return "recorded";
+    case RunStage::Collector:
+      return "collector";
+  }
+  return "?";
+}
 
 std::vector<std::int64_t> profileBatches(std::int64_t top) {
   std::vector<std::int64_t> ks;
@@ -124,7 +140,7 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 }
 
 ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileConfig& cfg,
-                         store::RunWriter& db, const ProfileProgressFn& progress,
+                         store::RunWriter& db, const RunProgressFn& progress,
                          const std::atomic<bool>* cancel) {
   if (cfg.iterations < 1) throwBadInput("profiling needs at least one recorded iteration per k");
   if (cfg.warmup < 0) throwBadInput("the number of warm-up iterations cannot be negative");
@@ -155,6 +171,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
                                                     cfg.seed + static_cast<std::uint64_t>(k));
       int recorded = 0;
       std::vector<std::vector<std::int64_t>> gaps;  // the compute stream's hand-offs
+      double secondsAtK = 0;
       for (int it = 0; it < perK && !stopped(); ++it) {
         const rt::IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(),
                                                           static_cast<std::uint64_t>(it), cfg.sgd);
@@ -167,9 +184,18 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
           ++recorded;
           ++result.recorded_iterations;
         }
+        const double seconds = static_cast<double>(rec.duration_ns) * 1e-9;
+        secondsAtK += seconds;
         if (progress) {
-          progress({static_cast<int>(bi), static_cast<int>(result.batches.size()), k, it + 1, perK,
-                    static_cast<double>(rec.duration_ns) * 1e-9});
+          // Later minibatches: their iterations at this k's mean, scaled by their k.
+          const double mean = secondsAtK / (it + 1);
+          double eta = mean * (perK - it - 1);
+          for (std::size_t later = bi + 1; later < result.batches.size(); ++later) {
+            eta +=
+                mean * perK * static_cast<double>(result.batches[later]) / static_cast<double>(k);
+          }
+          progress({it < cfg.warmup ? RunStage::Warmup : RunStage::Recorded, static_cast<int>(bi),
+                    static_cast<int>(result.batches.size()), k, it + 1, perK, seconds, eta});
         }
       }
       if (recorded > 0) {
@@ -188,6 +214,203 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
                                ? "interrupted after " + std::to_string(result.recorded_iterations) +
                                      " recorded iterations"
                                : "");
+  return result;
+}
+
+namespace {
+
+/// The plan's offload and prefetch steps must be the GMAP's: a plan edited by hand, or made by
+/// another version with another step order, would otherwise run a schedule it did not predict.
+void checkSwapSteps(const store::PlanFile& plan, const std::string& planName, const Gmap& g) {
+  const std::vector<SwapSteps> steps = swapSteps(g);
+  for (std::size_t i = 0; i < plan.swap_set.size(); ++i) {
+    const store::PlanSwap& w = plan.swap_set[i];
+    SwapSteps have;
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      if (g.buffers[b].name == w.fm && g.buffers[b].kind == BufferKind::FeatureMap) have = steps[b];
+    }
+    if (have.release != w.release_step || have.prefetch != w.prefetch_step) {
+      throwBadInput("plan '" + planName + "': field 'swap_set[" + std::to_string(i) + "]' puts " +
+                    w.fm + " at steps " + std::to_string(w.release_step) + " -> " +
+                    std::to_string(w.prefetch_step) + ", but this network's GMAP has " +
+                    std::to_string(have.release) + " -> " + std::to_string(have.prefetch));
+    }
+  }
+}
+
+/// The per-step stall and start of one iteration (steps 1..2N, index 0 unused).
+perf::MeasuredIteration measuredIteration(const rt::IterationRecord& rec) {
+  perf::MeasuredIteration m;
+  m.t_iter = static_cast<double>(rec.duration_ns) * 1e-9;
+  m.stall.assign(rec.stall_ns.size(), 0.0);
+  m.start.assign(rec.stall_ns.size(), 0.0);
+  for (std::size_t j = 1; j < rec.stall_ns.size(); ++j)
+    m.stall[j] = static_cast<double>(rec.stall_ns[j]) * 1e-9;
+  for (const rt::TimelineOp& op : rec.ops) {
+    if (op.kind == rt::TaskKind::Compute && op.step >= 1 &&
+        static_cast<std::size_t>(op.step) < m.start.size())
+      m.start[static_cast<std::size_t>(op.step)] = static_cast<double>(op.start_ns) * 1e-9;
+  }
+  return m;
+}
+
+}  // namespace
+
+nlohmann::ordered_json kernelChoicesJson(const Network& net, const rt::SwapExecutor& ex) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const rt::KernelChoice& c : ex.kernelChoices()) {
+    a.push_back({{"layer", net.layer(c.layer).name},
+                 {"algorithms", c.algorithms},
+                 {"forward_workspace", c.forward_workspace},
+                 {"backward_workspace", c.backward_workspace}});
+  }
+  return a;
+}
+
+PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& plan,
+                 const std::string& planName, const SwapSet& swapped, const PlanRunConfig& config)
+    : m_device(device),
+      m_net(net),
+      m_plan(plan),
+      m_config(config),
+      m_costs(computeLayerCosts(net)) {
+  if (config.iterations < 1) throwBadInput("a plan's run needs at least one measured iteration");
+  if (config.warmup < 0) throwBadInput("the number of warm-up iterations cannot be negative");
+  const std::string& c = config.collector;
+  if (c != "off" && c != "events" && c != "cupti" && c != "cupti-all-api") {
+    throwBadInput("unknown collector '" + c + "' (choose cupti, cupti-all-api, events or off)");
+  }
+  const std::int64_t k = plan.k;
+  rt::ExecutorOptions options;
+  options.seed = config.seed;
+  // The data's size first: the engine checks the run's host memory with it before it or the
+  // data allocates anything.
+  if (config.data == PlanData::FashionMnist) {
+    const rt::FashionMnistSize size = rt::fashionMnistSize(config.data_dir);
+    options.host_extra.push_back(
+        {"Fashion-MNIST (" + std::to_string(size.train.samples + size.test.samples) + " samples)",
+         rt::idxLoadHostBytes(size.train.sample, size.train.samples + size.test.samples)});
+  } else {
+    options.host_extra.push_back({"the synthetic data set (" + std::to_string(k) + " samples)",
+                                  rt::datasetHostBytes(net.sampleShape(), k)});
+  }
+  m_executor = std::make_unique<rt::SwapExecutor>(device, net, k, swapped, plan.budget, options);
+  checkSwapSteps(plan, planName, m_executor->gmap());
+  if (config.data == PlanData::FashionMnist) {
+    m_data = rt::loadFashionMnist(config.data_dir).train;
+    rt::checkData(net, m_data, k);
+  } else {
+    m_data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, config.seed);
+  }
+}
+
+PlanRun::~PlanRun() = default;
+
+PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& progress,
+                      const std::atomic<bool>* cancel) {
+  rt::SwapExecutor& ex = run.executor();
+  rt::Device& device = ex.device();
+  const Network& net = run.network();
+  const store::PlanFile& plan = run.plan();
+  const PlanRunConfig& cfg = run.config();
+  const rt::Dataset& data = run.data();
+  const std::int64_t k = plan.k;
+  const std::int64_t batches = data.size() / k;  // whole minibatches, used in turn
+  const std::int64_t sampleValues = net.sampleShape().numel();
+  const int measuredEnd = cfg.warmup + cfg.iterations;
+  const int total = measuredEnd + (cfg.collector == "off" ? 0 : cfg.iterations);
+  auto stopped = [&] { return cancel && cancel->load(); };
+
+  PlanRunResult result;
+  std::vector<std::vector<std::int64_t>> gaps;  // the compute stream's hand-offs
+  double seconds = 0;                           // every iteration's so far
+  // Iteration `it` (0-based over the whole run) on its minibatch of the data set.
+  const auto iterate = [&](int it) {
+    const std::int64_t first = (it % batches) * k;
+    return ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
+                             static_cast<std::uint64_t>(it), {});
+  };
+  const auto report = [&](RunStage stage, int it, const rt::IterationRecord& rec) {
+    const double s = static_cast<double>(rec.duration_ns) * 1e-9;
+    seconds += s;
+    if (progress)
+      progress({stage, 0, 1, k, it + 1, total, s, seconds / (it + 1) * (total - it - 1)});
+  };
+  try {
+    if (db) {
+      db->writeNetwork(net, run.costs(), ex.gmap());
+      db->addPlan({0, utcNow(), plan.policy, plan.mode, plan.budget, k,
+                   static_cast<std::int64_t>(plan.predictions.t_iter_s * 1e9),
+                   store::planToJson(plan).dump()});
+    }
+    const std::int64_t runStart = device.nowNs();
+    int it = 0;
+    for (; it < measuredEnd && !stopped(); ++it) {
+      const rt::IterationRecord rec = iterate(it);
+      if (it >= cfg.warmup) {
+        result.t_iter.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
+        result.stall.push_back(static_cast<double>(rec.stall_total_ns) * 1e-9);
+        result.steps.push_back(measuredIteration(rec));
+        gaps.push_back(dispatchGaps(rec));
+        if (db) {
+          const int recorded = static_cast<int>(result.t_iter.size()) - 1;
+          RowContext ctx{&net,
+                         &ex.gmap(),
+                         &run.costs(),
+                         k,
+                         recorded,
+                         runStart,
+                         device.hostMemoryPinned(),
+                         recorded == 0};
+          db->addIteration(iterationRows(rec, ctx));
+        }
+      }
+      report(it < cfg.warmup ? RunStage::Warmup : RunStage::Recorded, it, rec);
+    }
+    // The collector's pass: the measured iterations again, profiled.
+    if (cfg.collector != "off" && !stopped()) {
+      std::unique_ptr<KernelCollector> collector = KernelCollector::create(
+          device, cfg.collector != "events",
+          cfg.collector == "cupti-all-api" ? CuptiApiRecords::All : CuptiApiRecords::Launches);
+      collector->attach();
+      try {
+        for (; it < total && !stopped(); ++it) {
+          const rt::IterationRecord rec = iterate(it);
+          result.collector_t_iter.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
+          result.profile = collector->take(rec);  // the last profiled iteration's
+          report(RunStage::Collector, it, rec);
+        }
+      } catch (...) {
+        collector->detach();
+        throw;
+      }
+      collector->detach();
+      if (!result.collector_t_iter.empty()) result.collector_source = collector->source();
+    }
+    result.peak = ex.poolStats().high_water;
+    result.dispatch_ns = medianDispatch(gaps);
+    result.cancelled = stopped();
+    result.status = result.cancelled ? store::RunStatus::Incomplete : store::RunStatus::Complete;
+    if (db) {
+      if (!result.collector_source.empty()) {
+        db->setMeta("collector", result.collector_source);
+        db->setMeta("collector_overhead",
+                    formatFixed(median(result.collector_t_iter) / median(result.t_iter) - 1.0, 4));
+      }
+      db->setMeta("kernel_choices", kernelChoicesJson(net, ex).dump());
+      if (!result.t_iter.empty()) {
+        db->addBatch({k, plan.policy, cfg.warmup, ex.predictedPeak(), result.peak, ex.reuseDelay(),
+                      ex.hoistedPrefetches(), result.dispatch_ns});
+      }
+      db->finish(result.status, result.cancelled
+                                    ? "interrupted after " + std::to_string(result.t_iter.size()) +
+                                          " measured iterations"
+                                    : "");
+    }
+  } catch (const std::exception& e) {
+    if (db) db->finish(store::RunStatus::Failed, e.what());
+    throw;
+  }
   return result;
 }
 

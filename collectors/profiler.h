@@ -2,18 +2,24 @@
 /// @brief The profiling stage (AccUDNN §3.2, digest G4): runs the network under swap-all at the
 /// five profiling minibatches k = 1/8, 1/4, 1/2, 2/3 and 1 x k_max and records every step's time
 /// and FLOPs, every transfer, the pool bytes over one iteration per k, and the iteration times
-/// into a run database.
+/// into a run database. Also the run of a plan (`swapscope run`), under the same status rules.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "collectors/kernel_collector.h"
 #include "graph/network.h"
+#include "perfmodel/compare.h"
+#include "runtime/dataset.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "store/plan_file.h"
 #include "store/run_db.h"
 
 namespace swapscope::collect {
@@ -35,15 +41,30 @@ struct ProfileConfig {
   rt::SgdConfig sgd;
 };
 
-struct ProfileProgress {
-  int batch_index = 0;  ///< 0-based among the profiling minibatches
-  int batches = 0;
-  std::int64_t k = 0;
-  int iteration = 0;             ///< completed at this k, warm-up included
-  int iterations = 0;            ///< warm-up + recorded at this k
-  double iteration_seconds = 0;  ///< of the latest iteration
+/// What a run was doing in the iteration a progress report follows.
+enum class RunStage {
+  Warmup,     ///< an unrecorded iteration before the recorded ones
+  Recorded,   ///< a recorded iteration, committed to the database (if any) before the report
+  Collector,  ///< an iteration of `run`'s collector pass (profiled, not in the database)
 };
-using ProfileProgressFn = std::function<void(const ProfileProgress&)>;
+const char* runStageName(RunStage stage);
+
+/// The progress of a profile or a plan's run, reported after each iteration.
+struct RunProgress {
+  RunStage stage = RunStage::Recorded;
+  int batch_index = 0;  ///< 0-based among the run's minibatches (a plan's run has one)
+  int batches = 1;
+  std::int64_t k = 0;
+  int iteration = 0;             ///< completed at this k, every stage included
+  int iterations = 0;            ///< at this k, every stage included
+  double iteration_seconds = 0;  ///< of the latest iteration
+  /// Time left for the whole run: the mean iteration time at this k times the iterations left
+  /// at it, plus, for each later minibatch k', its iterations at that time scaled by k' / k.
+  double eta_seconds = 0;
+};
+/// Called after each iteration. An exception it throws ends the run as an error of the run:
+/// the database is marked failed with its message, and the exception propagates.
+using RunProgressFn = std::function<void(const RunProgress&)>;
 
 struct ProfileResult {
   std::int64_t k_max = 0;  ///< under swap-all, before the cap
@@ -71,8 +92,87 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 /// before recording anything when the budget cannot hold k = 1 under swap-all or the profile
 /// does not fit the machine (checkProfileFits).
 ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileConfig& config,
-                         store::RunWriter& db, const ProfileProgressFn& progress = {},
+                         store::RunWriter& db, const RunProgressFn& progress = {},
                          const std::atomic<bool>* cancel = nullptr);
+
+/// Where a plan's run takes its minibatches from.
+enum class PlanData {
+  Synthetic,     ///< one minibatch of random data of the network's shape
+  FashionMnist,  ///< consecutive minibatches of the Fashion-MNIST training set
+};
+
+struct PlanRunConfig {
+  int warmup = 1;      ///< unmeasured iterations first
+  int iterations = 5;  ///< measured iterations (and as many again under a collector)
+  std::uint64_t seed = 1;
+  PlanData data = PlanData::Synthetic;
+  std::string data_dir = rt::kFashionMnistDir;  ///< where Fashion-MNIST is
+  /// "off", "events" (task timings), "cupti" or "cupti-all-api" (every API call recorded):
+  /// with a collector, the measured iterations run once more under it.
+  std::string collector = "off";
+};
+
+/// A plan made ready to run: the plan checked against the budget, the device and the host
+/// memory (with its data set), its executor built, its swap steps checked against the GMAP and
+/// its data loaded. Everything that can refuse the plan is done here, before any database is
+/// created.
+class PlanRun {
+ public:
+  /// `planName` names the plan in messages (its file). `swapped` is the plan's swap set of
+  /// `net`. Throws Error(BadInput) for a plan or data set that cannot run, PlanDoesNotFit where
+  /// the kernels' workspaces do not fit.
+  PlanRun(rt::Device& device, const Network& net, const store::PlanFile& plan,
+          const std::string& planName, const SwapSet& swapped, const PlanRunConfig& config);
+  ~PlanRun();
+  PlanRun(const PlanRun&) = delete;
+  PlanRun& operator=(const PlanRun&) = delete;
+
+  const Network& network() const { return m_net; }
+  const store::PlanFile& plan() const { return m_plan; }
+  const PlanRunConfig& config() const { return m_config; }
+  const std::vector<LayerCost>& costs() const { return m_costs; }
+  rt::SwapExecutor& executor() { return *m_executor; }
+  const rt::SwapExecutor& executor() const { return *m_executor; }
+  const rt::Dataset& data() const { return m_data; }
+
+ private:
+  rt::Device& m_device;
+  const Network& m_net;
+  store::PlanFile m_plan;
+  PlanRunConfig m_config;
+  std::vector<LayerCost> m_costs;
+  std::unique_ptr<rt::SwapExecutor> m_executor;
+  rt::Dataset m_data;
+};
+
+struct PlanRunResult {
+  std::vector<double> t_iter;  ///< seconds, per measured iteration
+  std::vector<double> stall;   ///< seconds of compute-stream stall, per measured iteration
+  /// Per measured iteration, per step: the stall before it and its start.
+  std::vector<perf::MeasuredIteration> steps;
+  std::int64_t dispatch_ns = -1;  ///< the compute stream's median hand-off (-1: none)
+  std::int64_t peak = 0;          ///< the pool's high water
+  /// The collector's pass: its source (empty: no pass ran), the iteration times under it and the
+  /// profile of its last iteration.
+  std::string collector_source;
+  std::vector<double> collector_t_iter;
+  KernelProfile profile;
+  bool cancelled = false;
+  store::RunStatus status = store::RunStatus::Running;
+};
+
+/// The layers whose kernels chose an algorithm or hold a workspace: layer, algorithms and the
+/// forward and backward workspaces (the meta `kernel_choices` of a plan's run).
+nlohmann::ordered_json kernelChoicesJson(const Network& net, const rt::SwapExecutor& ex);
+
+/// Runs `run`'s plan: `warmup` iterations, then `iterations` measured ones, each committed to
+/// `db` (when given) as it ends, then the collector's pass. With `db`, it also records the
+/// network, the plan (a row of table 'plans'), the batch row and the collector's and kernels'
+/// meta, and finishes it: complete; incomplete when `cancel` stopped the run (after the current
+/// iteration); failed, with the message, when an error (of the engine, the database or
+/// `progress`) ended it, which is then rethrown. The caller created `db` with the run's meta.
+PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& progress = {},
+                      const std::atomic<bool>* cancel = nullptr);
 
 /// The current time as ISO 8601 UTC ("2026-11-21T10:00:00Z").
 std::string utcNow();

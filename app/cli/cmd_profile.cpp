@@ -107,11 +107,12 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   meta.command_line = quotedCommandLine("profile", argv);
   meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
   InterruptScope interrupt;
-  const auto progress = [&](const collect::ProfileProgress& p) {
+  const auto progress = [&](const collect::RunProgress& p) {
     if (!tty) return;
     std::cerr << "\r  k = " << p.k << " (" << p.batch_index + 1 << "/" << p.batches
               << ")  iteration " << p.iteration << "/" << p.iterations << "  " << std::fixed
-              << std::setprecision(3) << p.iteration_seconds << " s/iteration     " << std::flush;
+              << std::setprecision(3) << p.iteration_seconds << " s/iteration, "
+              << std::setprecision(0) << p.eta_seconds << " s left     " << std::flush;
     if (p.iteration == p.iterations) std::cerr << '\n';
   };
   collect::ProfileResult result;

@@ -22,7 +22,6 @@
 #include "cli/run_output.h"
 #include "collectors/kernel_collector.h"
 #include "collectors/profiler.h"
-#include "collectors/timeline_rows.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
@@ -31,7 +30,6 @@
 #include "perfmodel/compare.h"
 #include "runtime/dataset.h"
 #include "runtime/executor.h"
-#include "runtime/host_memory.h"
 #include "runtime/trainer.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
@@ -40,36 +38,6 @@ namespace swapscope::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-/// The plan's offload and prefetch steps must be the GMAP's: a plan edited by hand, or made by
-/// another version with another step order, would otherwise run a schedule it did not predict.
-void checkSwapSteps(const store::PlanFile& plan, const std::string& path, const Gmap& g) {
-  const std::vector<SwapSteps> steps = swapSteps(g);
-  for (std::size_t i = 0; i < plan.swap_set.size(); ++i) {
-    const store::PlanSwap& w = plan.swap_set[i];
-    SwapSteps have;
-    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
-      if (g.buffers[b].name == w.fm && g.buffers[b].kind == BufferKind::FeatureMap) have = steps[b];
-    }
-    if (have.release != w.release_step || have.prefetch != w.prefetch_step) {
-      throwBadInput("plan '" + path + "': field 'swap_set[" + std::to_string(i) + "]' puts " +
-                    w.fm + " at steps " + std::to_string(w.release_step) + " -> " +
-                    std::to_string(w.prefetch_step) + ", but this network's GMAP has " +
-                    std::to_string(have.release) + " -> " + std::to_string(have.prefetch));
-    }
-  }
-}
-
-json kernelChoicesJson(const Network& net, const rt::SwapExecutor& ex) {
-  json a = json::array();
-  for (const rt::KernelChoice& c : ex.kernelChoices()) {
-    a.push_back({{"layer", net.layer(c.layer).name},
-                 {"algorithms", c.algorithms},
-                 {"forward_workspace", c.forward_workspace},
-                 {"backward_workspace", c.backward_workspace}});
-  }
-  return a;
-}
 
 struct TransferSummary {
   std::int64_t bytes = 0, busy_ns = 0, overlapped = 0, count = 0, pinned = 0;
@@ -144,22 +112,6 @@ void printProfile(std::ostream& out, const collect::KernelProfile& p, const std:
   }
 }
 
-/// The per-step stall and start of one iteration (steps 1..2N, index 0 unused).
-perf::MeasuredIteration measuredIteration(const rt::IterationRecord& rec) {
-  perf::MeasuredIteration m;
-  m.t_iter = static_cast<double>(rec.duration_ns) * 1e-9;
-  m.stall.assign(rec.stall_ns.size(), 0.0);
-  m.start.assign(rec.stall_ns.size(), 0.0);
-  for (std::size_t j = 1; j < rec.stall_ns.size(); ++j)
-    m.stall[j] = static_cast<double>(rec.stall_ns[j]) * 1e-9;
-  for (const rt::TimelineOp& op : rec.ops) {
-    if (op.kind == rt::TaskKind::Compute && op.step >= 1 &&
-        static_cast<std::size_t>(op.step) < m.start.size())
-      m.start[static_cast<std::size_t>(op.step)] = static_cast<double>(op.start_ns) * 1e-9;
-  }
-  return m;
-}
-
 }  // namespace
 
 int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
@@ -170,7 +122,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       "Runs a plan made by `swapscope plan` on the engine (synthetic data of the\n"
       "network's shape) and prints predicted against measured: t_iter (the median of the\n"
       "measured iterations), the pool peak and the stall time, with relative errors.\n"
-      "--db records the measured timeline in a run database.");
+      "--db records the measured timeline in a run database. Ctrl-C or SIGTERM stops after\n"
+      "the current iteration and marks the database incomplete.");
   args.option("--plan", "FILE", "the plan JSON (required)");
   addNetworkOptions(args);
   args.option("--iters", "N", "measured iterations (default 5)");
@@ -265,42 +218,28 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     deviceWarning = text;
     if (!args.has("--json")) out << "warning: " << text << '\n';
   }
-  std::string collectorName = args.value("--collector").value_or("auto");
-  if (collectorName == "auto") collectorName = device->backendName() == "cuda" ? "cupti" : "off";
-  if (collectorName != "cupti" && collectorName != "cupti-all-api" && collectorName != "events" &&
-      collectorName != "off") {
-    throwBadInput("--collector: unknown collector '" + collectorName +
+  collect::PlanRunConfig cfg;
+  cfg.warmup = warmup;
+  cfg.iterations = static_cast<int>(iters);
+  cfg.seed = seed;
+  cfg.collector = args.value("--collector").value_or("auto");
+  if (cfg.collector == "auto") cfg.collector = device->backendName() == "cuda" ? "cupti" : "off";
+  if (cfg.collector != "cupti" && cfg.collector != "cupti-all-api" && cfg.collector != "events" &&
+      cfg.collector != "off") {
+    throwBadInput("--collector: unknown collector '" + cfg.collector +
                   "' (choose auto, cupti, cupti-all-api, events or off)");
   }
-  rt::ExecutorOptions options;
-  options.seed = seed;
-  // The data's size first: the engine checks the run's host memory with it before it or the
-  // data allocates anything.
   const std::string dataName = args.value("--data").value_or("synthetic");
-  const std::string dataDir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
+  cfg.data_dir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
   if (dataName == "fashion-mnist") {
-    const rt::FashionMnistSize size = rt::fashionMnistSize(dataDir);
-    options.host_extra.push_back(
-        {"Fashion-MNIST (" + std::to_string(size.train.samples + size.test.samples) + " samples)",
-         rt::idxLoadHostBytes(size.train.sample, size.train.samples + size.test.samples)});
-  } else if (dataName == "synthetic") {
-    options.host_extra.push_back({"the synthetic data set (" + std::to_string(k) + " samples)",
-                                  rt::datasetHostBytes(net.sampleShape(), k)});
-  } else {
+    cfg.data = collect::PlanData::FashionMnist;
+  } else if (dataName != "synthetic") {
     throwBadInput("--data: unknown data set '" + dataName +
                   "' (choose synthetic or fashion-mnist)");
   }
-  rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
-  checkSwapSteps(plan, planPath, ex.gmap());
-  rt::Dataset data;
-  if (dataName == "fashion-mnist") {
-    data = rt::loadFashionMnist(dataDir).train;
-    rt::checkData(net, data, k);
-  } else {
-    data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, seed);
-  }
-  const std::int64_t batches = data.size() / k;  // whole minibatches, used in turn
-  const std::int64_t sampleValues = net.sampleShape().numel();
+  // The executor, the plan's steps and the data are checked before any database is created.
+  collect::PlanRun prepared(*device, net, plan, planPath, swapped, cfg);
+  const rt::SwapExecutor& ex = prepared.executor();
   std::unique_ptr<store::RunWriter> db;
   if (auto f = args.value("--db")) {
     store::RunMeta meta = collect::runMeta(*device, "run", budget, plan.policy);
@@ -308,73 +247,27 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     meta.command_line = quotedCommandLine("run", argv);
     meta.extra["plan"] = store::planToJson(plan).dump();
     db = std::make_unique<store::RunWriter>(*f, meta, args.has("--force"));
-    db->writeNetwork(net, costs, ex.gmap());
-    db->addPlan({0, collect::utcNow(), plan.policy, plan.mode, budget, k,
-                 static_cast<std::int64_t>(tIter * 1e9), meta.extra["plan"]});
   }
   InterruptScope interrupt;
-  const std::int64_t runStart = device->nowNs();
-  std::vector<double> times, stalls;
-  std::vector<perf::MeasuredIteration> measured;  // per step: stall and start
-  std::vector<std::vector<std::int64_t>> gaps;    // the compute stream's hand-offs
-  for (int it = 0; it < warmup + iters && !interrupt.flag().load(); ++it) {
-    const std::int64_t first = (it % batches) * k;
-    const rt::IterationRecord rec =
-        ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
-                          static_cast<std::uint64_t>(it), {});
-    if (it < warmup) continue;
-    times.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
-    stalls.push_back(static_cast<double>(rec.stall_total_ns) * 1e-9);
-    measured.push_back(measuredIteration(rec));
-    gaps.push_back(collect::dispatchGaps(rec));
-    if (db) {
-      collect::RowContext ctx{&net,
-                              &ex.gmap(),
-                              &costs,
-                              k,
-                              static_cast<int>(times.size() - 1),
-                              runStart,
-                              device->hostMemoryPinned(),
-                              times.size() == 1};
-      db->addIteration(collect::iterationRows(rec, ctx));
-    }
-  }
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto progress = [&](const collect::RunProgress& p) {
+    if (!tty) return;
+    std::cerr << "\r  " << collect::runStageName(p.stage) << " iteration " << p.iteration << "/"
+              << p.iterations << "  " << std::fixed << std::setprecision(3) << p.iteration_seconds
+              << " s/iteration, " << std::setprecision(0) << p.eta_seconds << " s left     "
+              << std::flush;
+    if (p.iteration == p.iterations) std::cerr << '\n';
+  };
+  const collect::PlanRunResult result =
+      collect::runPlan(prepared, db.get(), progress, &interrupt.flag());
+  if (tty && result.cancelled) std::cerr << '\n';
+  const std::vector<double>& times = result.t_iter;
   if (times.empty()) throw Error(ErrorKind::Runtime, "interrupted before any measured iteration");
-  const double mIter = median(times), mStall = median(stalls);
-
-  // The collector's pass: the same number of iterations again, profiled.
-  std::unique_ptr<collect::KernelCollector> collector;
-  std::vector<double> profiledTimes;
-  collect::KernelProfile profile;
-  if (collectorName != "off") {
-    collector = collect::KernelCollector::create(*device, collectorName != "events",
-                                                 collectorName == "cupti-all-api"
-                                                     ? collect::CuptiApiRecords::All
-                                                     : collect::CuptiApiRecords::Launches);
-    collector->attach();
-    for (std::int64_t it = 0; it < iters && !interrupt.flag().load(); ++it) {
-      const std::int64_t first = ((warmup + iters + it) % batches) * k;
-      const rt::IterationRecord rec =
-          ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
-                            static_cast<std::uint64_t>(warmup + iters + it), {});
-      profiledTimes.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
-      profile = collector->take(rec);  // the last profiled iteration's
-    }
-    collector->detach();
-    if (profiledTimes.empty()) collector.reset();  // interrupted before the first
-  }
-  const std::int64_t mPeak = ex.poolStats().high_water;
-  const std::int64_t dispatchNs = collect::medianDispatch(gaps);
-  if (db) {
-    if (collector) {
-      db->setMeta("collector", collector->source());
-      db->setMeta("collector_overhead", formatFixed(median(profiledTimes) / mIter - 1.0, 4));
-    }
-    db->setMeta("kernel_choices", kernelChoicesJson(net, ex).dump());
-    db->addBatch({k, plan.policy, warmup, ex.predictedPeak(), mPeak, ex.reuseDelay(),
-                  ex.hoistedPrefetches(), dispatchNs});
-    db->finish(interrupt.flag().load() ? store::RunStatus::Incomplete : store::RunStatus::Complete);
-  }
+  const double mIter = median(times), mStall = median(result.stall);
+  const std::int64_t mPeak = result.peak;
+  const std::int64_t dispatchNs = result.dispatch_ns;
+  const bool collected = !result.collector_source.empty();
+  const collect::KernelProfile& profile = result.profile;
   // Per step: the plan's predicted stalls and starts against the measured iterations.
   const std::size_t steps = static_cast<std::size_t>(ex.gmap().steps()) + 1;
   std::vector<double> predictedStall(steps, 0.0), predictedStart;
@@ -388,7 +281,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
                           plan.predictions.start_s.end());
   }
   const perf::StallMetrics sm =
-      perf::compareStalls(tIter, predictedStall, predictedStart, measured);
+      perf::compareStalls(tIter, predictedStall, predictedStart, result.steps);
   if (args.has("--json")) {
     json doc{{"k", k},
              {"device", device->deviceName()},
@@ -412,11 +305,13 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
              {"dispatch_s",
               dispatchNs >= 0 ? json(static_cast<double>(dispatchNs) * 1e-9) : json(nullptr)},
              {"reuse_delay", {{"planned", plan.reuse_delay}, {"run", ex.reuseDelay()}}},
-             {"kernel_choices", kernelChoicesJson(net, ex)}};
+             {"kernel_choices", collect::kernelChoicesJson(net, ex)}};
     if (deviceWarning) doc["warnings"] = json::array({*deviceWarning});
-    if (collector) {
-      doc["collector"] = profileJson(profile, collector->source(), mIter, median(profiledTimes),
-                                     profiledTimes.size());
+    if (result.cancelled) doc["interrupted"] = interrupt.signalName();
+    if (collected) {
+      doc["collector"] =
+          profileJson(profile, result.collector_source, mIter, median(result.collector_t_iter),
+                      result.collector_t_iter.size());
       // Whether the profile covers every step 1..2N+1 (copies-only steps named as allowed).
       const collect::StepCoverage cov = collect::checkStepCoverage(profile, net, ex.gmap(), costs);
       doc["collector"]["step_coverage"] = {
@@ -459,9 +354,15 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
         << formatRelativeError(static_cast<double>(ex.predictedPeak()), static_cast<double>(mPeak))
         << " against the measured peak)\n";
   }
-  if (collector)
-    printProfile(out, profile, collector->source(), mIter, median(profiledTimes),
-                 profiledTimes.size());
+  if (collected) {
+    printProfile(out, profile, result.collector_source, mIter, median(result.collector_t_iter),
+                 result.collector_t_iter.size());
+  }
+  if (result.cancelled) {
+    out << "interrupted (" << interrupt.signalName() << ") after " << times.size()
+        << " measured iterations" << (db ? ": the database is marked incomplete" : "") << '\n';
+    return kExitFailure;
+  }
   return kExitOk;
 }
 

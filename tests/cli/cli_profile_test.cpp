@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `swapscope profile | info | trace`, in-process; and the real binary killed mid-profile.
+// `swapscope profile | info | trace`, in-process; and the real binary killed mid-profile or
+// mid-run.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -163,34 +164,28 @@ TEST(CliProfileErrors, InfoOnFilesThatAreNotRunDatabases) {
   EXPECT_NE(r.err.find("--db"), std::string::npos) << r.err;
 }
 
-/// Starts the real binary profiling for a long time; returns its pid.
-pid_t startLongProfile(const std::string& db) {
-  std::vector<std::string> args = {SWAPSCOPE_CLI_BINARY,
-                                   "profile",
-                                   "--model",
-                                   "fmnist-cnn",
-                                   "--budget",
-                                   "16MiB",
-                                   "--max-batch",
-                                   "8",
-                                   "--warmup",
-                                   "0",
-                                   "--iters",
-                                   "1000",
-                                   "--db",
-                                   db};
+/// Starts the real binary with `args` (the verb first), its standard output into `out`;
+/// returns its pid.
+pid_t startCli(std::vector<std::string> args, const std::string& out = "/dev/null") {
+  args.insert(args.begin(), SWAPSCOPE_CLI_BINARY);
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
   return rc == 0 ? pid : -1;
+}
+
+/// Starts the real binary profiling for a long time; returns its pid.
+pid_t startLongProfile(const std::string& db) {
+  return startCli({"profile", "--model", "fmnist-cnn", "--budget", "16MiB", "--max-batch", "8",
+                   "--warmup", "0", "--iters", "1000", "--db", db});
 }
 
 /// Waits until the database holds at least `n` iterations (read-only, while it is written).
@@ -207,11 +202,10 @@ bool waitForIterations(const std::string& db, std::int64_t n) {
   return false;
 }
 
-/// Starts a long profile into `db`, sends `sig` once it recorded `iterations`, and returns its
-/// wait status; `started` says whether it got that far within 60 s.
-int signalProfile(const std::string& db, std::int64_t iterations, int sig, bool& started) {
-  fs::remove(db);
-  const pid_t pid = startLongProfile(db);
+/// Sends `sig` to `pid` once `db` holds `iterations` iterations and returns its wait status;
+/// `started` says whether it got that far within 60 s (if not, it is killed).
+int signalWhenRecorded(pid_t pid, const std::string& db, std::int64_t iterations, int sig,
+                       bool& started) {
   started = false;
   if (pid <= 0) return -1;
   started = waitForIterations(db, iterations);
@@ -219,6 +213,13 @@ int signalProfile(const std::string& db, std::int64_t iterations, int sig, bool&
   int status = 0;
   waitpid(pid, &status, 0);
   return status;
+}
+
+/// Starts a long profile into `db`, sends `sig` once it recorded `iterations`, and returns its
+/// wait status; `started` says whether it got that far within 60 s.
+int signalProfile(const std::string& db, std::int64_t iterations, int sig, bool& started) {
+  fs::remove(db);
+  return signalWhenRecorded(startLongProfile(db), db, iterations, sig, started);
 }
 
 TEST(CliProfileKilled, AKilledProfileLeavesAReadableIncompleteDatabase) {
@@ -267,6 +268,45 @@ TEST(CliProfileKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
   EXPECT_NE(m.status_message.find("interrupted after"), std::string::npos) << m.status_message;
   EXPECT_GE(reader.counts().iterations, 2);
   fs::remove(db);
+}
+
+TEST(CliRunKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
+  const std::string plan = scratch("term-plan.json").string();
+  const std::string db = scratch("term-run.swapdb").string();
+  const std::string printed = scratch("term-run.out").string();
+  fs::remove(db);
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  ASSERT_EQ(run({"plan", "--db", sample, "--budget", "16MiB", "--policy", "swap-all", "--batch",
+                 "8", "--out", plan, "--force"})
+                .code,
+            0);
+  bool started = false;
+  const int status = signalWhenRecorded(
+      startCli({"run", "--plan", plan, "--iters", "100000", "--warmup", "0", "--db", db}, printed),
+      db, 2, SIGTERM, started);
+  ASSERT_TRUE(started) << "the run recorded no iterations within 60 s";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);      // as an interrupted profile
+  EXPECT_FALSE(fs::exists(db + "-wal"));  // finished properly: one file
+  {
+    store::RunReader reader(db);
+    const store::RunData d = reader.load();
+    EXPECT_EQ(d.meta.status, store::RunStatus::Incomplete);
+    EXPECT_EQ(d.meta.status_message,
+              "interrupted after " + std::to_string(d.iterations.size()) + " measured iterations");
+    EXPECT_GE(d.iterations.size(), 2u);
+    EXPECT_EQ(d.batches.size(), 1u);
+    EXPECT_EQ(d.plans.size(), 1u);
+  }
+  // The comparison of the iterations it measured, then what stopped it.
+  std::ifstream in(printed);
+  const std::string out{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_NE(out.find("  t_iter  "), std::string::npos) << out;
+  EXPECT_NE(out.find("interrupted (SIGTERM) after "), std::string::npos) << out;
+  EXPECT_NE(out.find("the database is marked incomplete"), std::string::npos) << out;
+  for (const std::string& f : {plan, db, printed})
+    fs::remove(f);
 }
 
 TEST(CliProfileKilled, ForceDoesNotReplaceTheDatabaseOfALiveProfile) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "analysis/network_analysis.h"
 #include "store/run_db.h"
@@ -157,7 +158,7 @@ TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {
   cfg.iterations = 3;
   std::atomic<bool> cancel{false};
   int calls = 0;
-  const auto progress = [&](const ProfileProgress& p) {
+  const auto progress = [&](const RunProgress& p) {
     if (++calls == 4) cancel.store(true);  // during the second minibatch
     EXPECT_EQ(p.batches, 5);               // of 8: {1, 2, 4, 5, 8}
   };
@@ -174,6 +175,66 @@ TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {
   EXPECT_NE(meta.status_message.find("interrupted after 4"), std::string::npos);
   EXPECT_EQ(reader.counts().iterations, 4);
   EXPECT_EQ(reader.load().batches.size(), 2u);
+}
+
+TEST_F(ProfilerTest, AnErrorMidRunMarksTheDatabaseFailedWithItsMessage) {
+  const Network net = testing::tinyNetwork();
+  auto device = rt::openDevice("cpu");
+  ProfileConfig cfg;
+  cfg.budget = 4 << 20;
+  cfg.max_batch = 8;
+  cfg.warmup = 0;
+  cfg.iterations = 3;
+  int calls = 0;
+  const auto progress = [&](const RunProgress&) {
+    if (++calls == 5) throw std::runtime_error("the device was lost (injected)");
+  };
+  {
+    store::RunWriter db(m_path, runMeta(*device, "profile", cfg.budget, "swap-all"));
+    EXPECT_THROW(runProfile(*device, net, cfg, db, progress), std::runtime_error);
+  }
+  store::RunReader reader(m_path);
+  const store::RunData d = reader.load();
+  EXPECT_EQ(d.meta.status, store::RunStatus::Failed);
+  EXPECT_EQ(d.meta.status_message, "the device was lost (injected)");
+  // Three iterations at k = 1 and two at k = 2 were committed before the error.
+  EXPECT_EQ(d.iterations.size(), 5u);
+  EXPECT_EQ(d.batches.size(), 1u);
+}
+
+TEST_F(ProfilerTest, ReportsEachIterationsStageAndTheTimeLeft) {
+  const Network net = testing::tinyNetwork();
+  auto device = rt::openDevice("cpu");
+  ProfileConfig cfg;
+  cfg.budget = 4 << 20;
+  cfg.max_batch = 2;  // k = 1, 2
+  cfg.warmup = 1;
+  cfg.iterations = 2;
+  std::vector<RunProgress> reports;
+  {
+    store::RunWriter db(m_path, runMeta(*device, "profile", cfg.budget, "swap-all"));
+    runProfile(*device, net, cfg, db, [&](const RunProgress& p) { reports.push_back(p); });
+  }
+  ASSERT_EQ(reports.size(), 6u);
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const RunProgress& p = reports[i];
+    EXPECT_EQ(p.batches, 2);
+    EXPECT_EQ(p.batch_index, static_cast<int>(i / 3));
+    EXPECT_EQ(p.k, i < 3 ? 1 : 2);
+    EXPECT_EQ(p.iteration, static_cast<int>(i % 3) + 1);
+    EXPECT_EQ(p.iterations, 3);
+    EXPECT_EQ(p.stage, i % 3 == 0 ? RunStage::Warmup : RunStage::Recorded);
+    EXPECT_GT(p.iteration_seconds, 0.0);
+    if (i + 1 < reports.size()) {
+      EXPECT_GT(p.eta_seconds, 0.0) << "report " << i;
+    }
+  }
+  // At k = 1 the three iterations at k = 2 count twice a k = 1 iteration each.
+  EXPECT_DOUBLE_EQ(
+      reports[2].eta_seconds,
+      (reports[0].iteration_seconds + reports[1].iteration_seconds + reports[2].iteration_seconds) /
+          3 * 3 * 2);
+  EXPECT_EQ(reports.back().eta_seconds, 0.0);
 }
 
 TEST_F(ProfilerTest, ABudgetBelowKOneIsRefusedWithTheBytesNeeded) {
