@@ -516,9 +516,18 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
       // No pin removes more than all the stall: skip a candidate that could at best tie.
       if (before / static_cast<double>(std::max<std::int64_t>(1, fm.bytes)) <= bestScore) continue;
       setPinned(in, fm, true);
-      simulate(schedule, in, trial);
+      // The steps before the pin's first transfer are the current plan's; and once the stall
+      // exceeds what could still beat the best pin (with a margin far above rounding), the
+      // candidate cannot win.
+      const double needed =
+          std::max(kEps, bestScore * static_cast<double>(std::max<std::int64_t>(1, fm.bytes)));
+      const double limit = before - needed + 1e-12 + 1e-9 * before;
+      const bool complete = simulateFrom(
+          schedule, in, sim, static_cast<std::size_t>(schedule.firstTransferStep(fm.buffer)),
+          limit, trial);
       ++count;
       setPinned(in, fm, false);
+      if (!complete) continue;
       const double gain = before - removableStall(trial);
       const double score = gain / static_cast<double>(std::max<std::int64_t>(1, fm.bytes));
       if (gain > kEps && score > bestScore) {

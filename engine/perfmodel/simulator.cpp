@@ -2,6 +2,7 @@
 #include "perfmodel/simulator.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "common/error.h"
 
@@ -129,6 +130,17 @@ SimSchedule::SimSchedule(const SimInput& in) : m_gmap(in.gmap) {
     }
   }
   opens.insert(opens.end(), ownOpens.begin(), ownOpens.end());  // group() keeps this order
+  m_firstTransfer.assign(g.buffers.size(), 0);
+  auto first = [&](int step, int buffer) {
+    int& f = m_firstTransfer[static_cast<std::size_t>(buffer)];
+    if (f == 0 || step < f) f = step;
+  };
+  for (const int b : m_loads)
+    first(1, b);
+  for (const auto& [step, buffer] : opens)
+    first(step, buffer);
+  for (const auto& [step, buffer] : offloads)
+    first(step, buffer);
   m_opens = group(opens, m_steps);
   m_reads = group(reads, m_steps);
   m_offloads = group(offloads, m_steps);
@@ -146,6 +158,25 @@ SimResult simulate(const SimSchedule& schedule, const SimInput& in) {
 }
 
 void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
+  SimSchedule::run(sc, in, r, nullptr, 1, std::numeric_limits<double>::infinity());
+}
+
+bool simulateFrom(const SimSchedule& sc, const SimInput& in, const SimResult& base,
+                  std::size_t from, double stall_limit, SimResult& out) {
+  if (&base == &out) throw Error(ErrorKind::Runtime, "simulateFrom: base and out are one result");
+  if (from < 2 || base.steps.size() != sc.m_steps || from >= sc.m_steps) {
+    return SimSchedule::run(sc, in, out, nullptr, 1, stall_limit);
+  }
+  return SimSchedule::run(sc, in, out, &base, from, stall_limit);
+}
+
+int SimSchedule::firstTransferStep(int buffer) const {
+  const auto b = static_cast<std::size_t>(buffer);
+  return b < m_firstTransfer.size() ? m_firstTransfer[b] : 0;
+}
+
+bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
+                      const SimResult* base, std::size_t from, double stallLimit) {
   const Gmap& g = *sc.m_gmap;
   const std::size_t steps = sc.m_steps;
   if (in.gmap != sc.m_gmap || in.step_seconds.size() < steps ||
@@ -153,16 +184,49 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
       in.prefetch_seconds.size() < g.buffers.size()) {
     throw Error(ErrorKind::Runtime, "simulate: the inputs do not match the GMAP");
   }
-  r.steps.assign(steps, {});
-  r.h2d.clear();
-  r.d2h.clear();
-  r.pool.clear();
+  double ci = 0, co = 0, cc = 0;  // stream clocks: swap-in, swap-out, compute
+  double loaded = 0;
+  double removable = 0;  // the stall of steps 2.., summed as the planner sums it
+  const double d = in.dispatch_seconds;
+  if (base) {
+    // Steps before `from` are the base's: its transfers issued before `from`, its clocks after
+    // step from - 1 and its sums over those steps, added in the same order as a whole run does.
+    r.steps = base->steps;
+    auto before = [&](const std::vector<BusyInterval>& all, std::vector<BusyInterval>& out) {
+      const auto end = std::partition_point(all.begin(), all.end(), [&](const BusyInterval& x) {
+        return static_cast<std::size_t>(x.step) < from;
+      });
+      out.assign(all.begin(), end);
+    };
+    before(base->h2d, r.h2d);
+    before(base->d2h, r.d2h);
+    r.pool.assign(base->pool.begin(),
+                  base->pool.begin() + static_cast<std::ptrdiff_t>(
+                                           std::min(base->pool.size(), in.curve ? from - 1 : 0)));
+    r.transfer_end = base->transfer_end;
+    r.stall = 0;
+    r.dispatch = 0;
+    for (std::size_t j = 1; j < from; ++j) {
+      r.stall += r.steps[j].stall;
+      r.dispatch += d;
+      if (j >= 2) removable += r.steps[j].stall;
+    }
+    ci = r.h2d.empty() ? 0.0 : r.h2d.back().end;
+    co = r.d2h.empty() ? 0.0 : r.d2h.back().end;
+    cc = r.steps[from - 1].finish;
+  } else {
+    r.steps.assign(steps, {});
+    r.h2d.clear();
+    r.d2h.clear();
+    r.pool.clear();
+    r.stall = 0;
+    r.dispatch = 0;
+    // Per buffer: when its offload and its prefetch end (scratch kept in the result's storage).
+    r.transfer_end.assign(2 * g.buffers.size(), 0.0);
+  }
   r.h2d.reserve(sc.m_loads.size() + sc.m_opens.items.size());
   r.d2h.reserve(sc.m_offloads.items.size());
   if (in.curve) r.pool.reserve(steps + 1);
-  r.stall = 0;
-  // Per buffer: when its offload and its prefetch end (scratch kept in the result's storage).
-  r.transfer_end.assign(2 * g.buffers.size(), 0.0);
   double* offloadEnd = r.transfer_end.data();
   double* prefetchEnd = offloadEnd + g.buffers.size();
   auto each = [](const SimSchedule::PerStep& p, std::size_t s, auto&& f) {
@@ -170,10 +234,6 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
       f(p.items[static_cast<std::size_t>(i)]);
   };
 
-  double ci = 0, co = 0, cc = 0;  // stream clocks: swap-in, swap-out, compute
-  double loaded = 0;
-  r.dispatch = 0;
-  const double d = in.dispatch_seconds;
   const bool yields = in.start_block >= 0.5;
   const bool besideOff = in.offload_beside_seconds.size() >= g.buffers.size();
   const bool besidePre = in.prefetch_beside_seconds.size() >= g.buffers.size();
@@ -181,13 +241,15 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
   // it starts while compute waits for its next step (compute clock `c` plus the hand-off).
   auto beside = [&](double start, double c) { return !yields || start < c || start > c + d; };
   std::vector<std::pair<double, double>> scratch;
-  for (const int b : sc.m_loads) {
-    const double dur = in.prefetch_seconds[static_cast<std::size_t>(b)];
-    r.h2d.push_back({ci, ci + dur, b, 1});
-    ci += dur;
-    loaded = ci;
+  if (!base) {
+    for (const int b : sc.m_loads) {
+      const double dur = in.prefetch_seconds[static_cast<std::size_t>(b)];
+      r.h2d.push_back({ci, ci + dur, b, 1});
+      ci += dur;
+      loaded = ci;
+    }
   }
-  for (std::size_t j = 1; j < steps; ++j) {
+  for (std::size_t j = from; j < steps; ++j) {
     const double prevFinish = j == 1 ? 0.0 : r.steps[j - 1].finish;
     double memReady = 0;
     each(sc.m_reusable, j,
@@ -217,6 +279,10 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
     cc = t.finish;
     r.stall += t.stall;
     r.dispatch += d;
+    if (j >= 2) {
+      removable += t.stall;
+      if (removable > stallLimit) return false;
+    }
     each(sc.m_offloads, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max(co, t.finish);
@@ -234,6 +300,7 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
   r.t_iter = std::max({cc, ci, co});
   if (in.curve) r.pool.emplace_back(r.t_iter, in.curve->persistent.at(in.k));
   r.throughput = r.t_iter > 0 ? static_cast<double>(in.k) / r.t_iter : 0;
+  return true;
 }
 
 }  // namespace swapscope::perf

@@ -85,9 +85,19 @@ class SimSchedule {
  public:
   explicit SimSchedule(const SimInput& in);
   std::size_t steps() const { return m_steps; }
+  /// The first step whose simulation reads a duration of `buffer`'s transfers: the step that
+  /// offloads it or opens its prefetch, whichever is earlier (1 for the minibatch's load); 0 for
+  /// a buffer that is never moved.
+  int firstTransferStep(int buffer) const;
 
  private:
   friend void simulate(const SimSchedule& schedule, const SimInput& in, SimResult& out);
+  friend bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
+                           std::size_t from, double stall_limit, SimResult& out);
+  /// Steps `from`.. of a simulation; steps before `from` are `base`'s (nullptr: from = 1).
+  /// False when the stall of steps 2.. exceeds `stallLimit` (the result is then partial).
+  static bool run(const SimSchedule& sc, const SimInput& in, SimResult& r, const SimResult* base,
+                  std::size_t from, double stallLimit);
   struct PerStep {
     std::vector<int> start;  ///< per step s: items[start[s] .. start[s + 1])
     std::vector<int> items;
@@ -97,6 +107,7 @@ class SimSchedule {
   std::size_t m_steps = 0;
   std::vector<int> m_loads;
   PerStep m_opens, m_reads, m_offloads, m_reusable;
+  std::vector<int> m_firstTransfer;  ///< per buffer, see firstTransferStep()
 };
 
 /// Simulates with the schedule of `schedule` and the durations of `in` (which must be the input
@@ -105,5 +116,15 @@ SimResult simulate(const SimSchedule& schedule, const SimInput& in);
 /// The same into `out`, reusing its storage (no allocation when it held a result of this size).
 void simulate(const SimSchedule& schedule, const SimInput& in, SimResult& out);
 SimResult simulate(const SimInput& in);
+
+/// Re-simulates from step `from` on, taking steps 1..from-1 from `base`: the complete result of
+/// `schedule` for an input that differs from `in` only in durations first read at step `from`
+/// or later (a pin changes one buffer's transfers, first read at its firstTransferStep()).
+/// Equal, to the bit, to simulate(schedule, in, out) when it returns true. It stops and returns
+/// false, with `out` partial, as soon as the stall of steps 2.. (summed in step order) exceeds
+/// `stall_limit`: a caller that rejects such a plan need not simulate the rest. from < 2
+/// simulates from the start.
+bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
+                  std::size_t from, double stall_limit, SimResult& out);
 
 }  // namespace swapscope::perf

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+// simulateFrom: a re-simulation from the first step a changed transfer is read at equals a whole
+// simulation to the bit, and its stall cut-off stops exactly when the whole run's stall of steps
+// 2.. exceeds the limit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "analysis/network_analysis.h"
+#include "graph/zoo.h"
+#include "perfmodel/simulator.h"
+
+namespace swapscope::perf {
+namespace {
+
+struct Fixture {
+  Network net = buildZooModel("resnet20");
+  std::vector<LayerCost> costs = computeLayerCosts(net);
+  Gmap gmap = buildGmap(net, costs, swappableFms(net, costs));
+  MemoryCurve curve = computeMemoryCurve(gmap);
+};
+
+/// Random durations with every contention term on, and some prefetches opened early.
+SimInput randomInput(const Fixture& f, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.5e-3, 3e-3);
+  SimInput in;
+  in.gmap = &f.gmap;
+  in.curve = &f.curve;
+  in.k = 8;
+  in.step_seconds.resize(static_cast<std::size_t>(f.gmap.steps() + 1));
+  for (double& s : in.step_seconds)
+    s = u(rng);
+  for (auto* v : {&in.offload_seconds, &in.prefetch_seconds, &in.offload_beside_seconds,
+                  &in.prefetch_beside_seconds}) {
+    v->resize(f.gmap.buffers.size());
+    for (double& s : *v)
+      s = 2 * u(rng);
+  }
+  const int n = f.gmap.forward_steps;
+  in.prefetch_issue.assign(f.gmap.buffers.size(), 0);
+  for (const GmapOp& op : f.gmap.ops) {
+    if (op.kind == GmapOpKind::Prefetch && op.step > n + 3 && op.buffer % 3 == 0)
+      in.prefetch_issue[static_cast<std::size_t>(op.buffer)] = op.step - 2;
+  }
+  in.reuse_delay = 1;
+  in.duplex_factor = 1.3;
+  in.dispatch_seconds = 1e-4;
+  in.update_seconds = 2e-3;
+  in.update_tasks = 3;
+  in.start_block = seed % 2 ? 1.0 : 0.25;
+  in.slowdown = 0.2;
+  return in;
+}
+
+double removable(const SimResult& r) {
+  double s = 0;
+  for (std::size_t j = 2; j < r.steps.size(); ++j)
+    s += r.steps[j].stall;
+  return s;
+}
+
+bool same(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+void expectIdentical(const SimResult& a, const SimResult& b) {
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (std::size_t j = 0; j < a.steps.size(); ++j) {
+    EXPECT_TRUE(
+        same(a.steps[j].start, b.steps[j].start) && same(a.steps[j].finish, b.steps[j].finish) &&
+        same(a.steps[j].ready, b.steps[j].ready) && same(a.steps[j].stall, b.steps[j].stall))
+        << "step " << j;
+  }
+  ASSERT_EQ(a.h2d.size(), b.h2d.size());
+  for (std::size_t i = 0; i < a.h2d.size(); ++i)
+    EXPECT_TRUE(same(a.h2d[i].start, b.h2d[i].start) && same(a.h2d[i].end, b.h2d[i].end) &&
+                a.h2d[i].buffer == b.h2d[i].buffer && a.h2d[i].step == b.h2d[i].step);
+  ASSERT_EQ(a.d2h.size(), b.d2h.size());
+  for (std::size_t i = 0; i < a.d2h.size(); ++i)
+    EXPECT_TRUE(same(a.d2h[i].start, b.d2h[i].start) && same(a.d2h[i].end, b.d2h[i].end));
+  ASSERT_EQ(a.pool.size(), b.pool.size());
+  for (std::size_t i = 0; i < a.pool.size(); ++i)
+    EXPECT_TRUE(same(a.pool[i].first, b.pool[i].first) && a.pool[i].second == b.pool[i].second);
+  EXPECT_TRUE(same(a.t_iter, b.t_iter));
+  EXPECT_TRUE(same(a.stall, b.stall));
+  EXPECT_TRUE(same(a.dispatch, b.dispatch));
+  EXPECT_TRUE(same(a.throughput, b.throughput));
+}
+
+TEST(SimulateFrom, EqualsAWholeSimulationForEveryChangedBuffer) {
+  const Fixture f;
+  for (unsigned seed = 1; seed <= 2; ++seed) {
+    SimInput in = randomInput(f, seed);
+    const SimSchedule schedule(in);
+    const SimResult base = simulate(schedule, in);
+    ASSERT_GT(removable(base), 0) << "the input must stall for the test to mean something";
+    int checked = 0;
+    SimResult resumed;
+    for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
+      const int from = schedule.firstTransferStep(static_cast<int>(b));
+      if (from < 2) continue;
+      // A pin: the buffer's transfers take no time, as the planner sets them.
+      SimInput pinned = in;
+      for (auto* v : {&pinned.offload_seconds, &pinned.prefetch_seconds,
+                      &pinned.offload_beside_seconds, &pinned.prefetch_beside_seconds})
+        (*v)[b] = 0;
+      const SimResult whole = simulate(schedule, pinned);
+      ASSERT_TRUE(simulateFrom(schedule, pinned, base, static_cast<std::size_t>(from),
+                               std::numeric_limits<double>::infinity(), resumed));
+      SCOPED_TRACE("buffer " + f.gmap.buffers[b].name + " from step " + std::to_string(from));
+      expectIdentical(whole, resumed);
+      ++checked;
+    }
+    EXPECT_GT(checked, 20);
+  }
+}
+
+TEST(SimulateFrom, ResumingOneStepTooLateIsWrong) {
+  // The check above has teeth: resuming after the first step that reads the changed buffer
+  // keeps the base's stale transfer.
+  const Fixture f;
+  SimInput in = randomInput(f, 1);
+  const SimSchedule schedule(in);
+  const SimResult base = simulate(schedule, in);
+  int differing = 0;
+  SimResult resumed;
+  for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
+    const int from = schedule.firstTransferStep(static_cast<int>(b));
+    if (from < 2 || from + 1 >= f.gmap.steps()) continue;
+    SimInput pinned = in;
+    pinned.offload_seconds[b] = pinned.offload_beside_seconds[b] = 0;
+    pinned.prefetch_seconds[b] = pinned.prefetch_beside_seconds[b] = 0;
+    const SimResult whole = simulate(schedule, pinned);
+    simulateFrom(schedule, pinned, base, static_cast<std::size_t>(from + 1),
+                 std::numeric_limits<double>::infinity(), resumed);
+    differing += !same(whole.t_iter, resumed.t_iter) || whole.d2h.size() != resumed.d2h.size() ||
+                 !same(whole.stall, resumed.stall);
+  }
+  EXPECT_GT(differing, 0);
+}
+
+TEST(SimulateFrom, TheStallLimitStopsExactlyWhenTheWholeStallExceedsIt) {
+  const Fixture f;
+  const SimInput in = randomInput(f, 2);
+  const SimSchedule schedule(in);
+  const SimResult base = simulate(schedule, in);
+  const double total = removable(base);
+  ASSERT_GT(total, 0);
+  SimResult out;
+  for (const double fraction : {0.0, 0.3, 0.999, 1.0, 1.5}) {
+    const double limit = total * fraction;
+    const bool complete = simulateFrom(schedule, in, base, 1, limit, out);
+    EXPECT_EQ(complete, !(total > limit)) << "limit " << limit << " of " << total;
+    if (complete) {
+      expectIdentical(base, out);
+    }
+  }
+  // From a later step, too.
+  const int from = f.gmap.forward_steps;
+  EXPECT_FALSE(simulateFrom(schedule, in, base, static_cast<std::size_t>(from), total * 0.5, out));
+  EXPECT_TRUE(simulateFrom(schedule, in, base, static_cast<std::size_t>(from), total, out));
+  expectIdentical(base, out);
+}
+
+}  // namespace
+}  // namespace swapscope::perf
