@@ -32,7 +32,7 @@ const Network& resnet152() {
   return net;
 }
 
-PlanRequest request(PlanPolicy policy, PlanMode mode, std::int64_t budget) {
+PlanRequest request(Policy policy, PlanMode mode, std::int64_t budget) {
   PlanRequest r;
   r.policy = policy;
   r.mode = mode;
@@ -50,14 +50,14 @@ void report(benchmark::State& state, const PlanResult& r) {
 /// What `swapscope plan` does after loading the model: build the planner (costs, GMAPs, curves
 /// resolved per step) and plan at 8 GiB. Arg: the policy.
 void BM_FullPlanResNet152(benchmark::State& state) {
-  const auto policy = static_cast<PlanPolicy>(state.range(0));
+  const auto policy = static_cast<Policy>(state.range(0));
   PlanResult r;
   for (auto _ : state) {
     r = plan(sampleModel(), resnet152(), request(policy, PlanMode::Argmin, 8 * kGiB));
     benchmark::DoNotOptimize(r.best.sim.t_iter);
   }
   report(state, r);
-  state.SetLabel(std::string(planPolicyName(policy)));
+  state.SetLabel(std::string(policyName(policy)));
 }
 BENCHMARK(BM_FullPlanResNet152)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
 
@@ -65,7 +65,7 @@ BENCHMARK(BM_FullPlanResNet152)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)
 void BM_PaperPlanResNet152(benchmark::State& state) {
   PlanResult r;
   for (auto _ : state) {
-    r = plan(sampleModel(), resnet152(), request(PlanPolicy::AccUdnn, PlanMode::Paper, 8 * kGiB));
+    r = plan(sampleModel(), resnet152(), request(Policy::AccUdnn, PlanMode::Paper, 8 * kGiB));
     benchmark::DoNotOptimize(r.best.sim.t_iter);
   }
   report(state, r);
@@ -77,7 +77,7 @@ void BM_ReplanResNet152(benchmark::State& state) {
   const Planner planner(sampleModel(), resnet152());
   PlanResult r;
   for (auto _ : state) {
-    r = planner.plan(request(PlanPolicy::AccUdnn, PlanMode::Argmin, 8 * kGiB));
+    r = planner.plan(request(Policy::AccUdnn, PlanMode::Argmin, 8 * kGiB));
     benchmark::DoNotOptimize(r.best.sim.t_iter);
   }
   report(state, r);
@@ -98,7 +98,7 @@ void BM_DragResNet152(benchmark::State& state) {
     for (int i = 0; i < kPositions; ++i) {
       const double budget = 6.0 * kGiB * std::pow(10.0 / 6.0, i / double(kPositions - 1));
       const PlanResult r = planner->plan(
-          request(PlanPolicy::AccUdnn, PlanMode::Argmin, static_cast<std::int64_t>(budget)));
+          request(Policy::AccUdnn, PlanMode::Argmin, static_cast<std::int64_t>(budget)));
       trainable += r.trainable;
       benchmark::DoNotOptimize(r.best.k);
     }
@@ -123,7 +123,7 @@ void BM_Sweep64BudgetsResNet152(benchmark::State& state) {
     trainable = 0;
     for (int i = 0; i < 64; ++i) {
       const auto budget = static_cast<std::int64_t>(lo * std::pow(ratio, i));
-      const PlanResult r = planner.plan(request(PlanPolicy::AccUdnn, PlanMode::Argmin, budget));
+      const PlanResult r = planner.plan(request(Policy::AccUdnn, PlanMode::Argmin, budget));
       trainable += r.trainable;
       benchmark::DoNotOptimize(r.best.k);
     }

@@ -15,7 +15,7 @@ namespace {
 
 using namespace swapscope;
 
-void BM_TrainIterationResNet20(benchmark::State& state, SwapPolicy policy) {
+void BM_TrainIterationResNet20(benchmark::State& state, Policy policy) {
   const Network net = buildZooModel("resnet20");
   const std::int64_t k = 32;
   const auto costs = computeLayerCosts(net);
@@ -39,10 +39,10 @@ void BM_TrainIterationResNet20(benchmark::State& state, SwapPolicy policy) {
   state.counters["offload_MiB"] = static_cast<double>(offloaded) / n / (1 << 20);
   state.counters["pool_MiB"] = static_cast<double>(peak) / (1 << 20);
 }
-BENCHMARK_CAPTURE(BM_TrainIterationResNet20, keep_all, SwapPolicy::KeepAll)
+BENCHMARK_CAPTURE(BM_TrainIterationResNet20, keep_all, Policy::KeepAll)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_TrainIterationResNet20, swap_all, SwapPolicy::SwapAll)
+BENCHMARK_CAPTURE(BM_TrainIterationResNet20, swap_all, Policy::SwapAll)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

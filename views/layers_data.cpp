@@ -47,7 +47,7 @@ LayersData makeLayersData(const Network& net, const std::vector<LayerCost>& cost
     r.swappable = swappable[ii];
     const bool swapped = ii < e.swapped.size() && e.swapped[ii];
     r.state = swapped                                                      ? FmState::Swapped
-              : request.policy == perf::PlanPolicy::AccUdnn && r.swappable ? FmState::Pinned
+              : !policyInfo(request.policy).fixed() && r.swappable ? FmState::Pinned
                                                                            : FmState::Kept;
   }
   for (int j = 1; j <= g.steps(); ++j) {

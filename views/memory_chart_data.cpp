@@ -29,7 +29,7 @@ std::vector<int> stepLayers(const Gmap& gmap) {
 }  // namespace
 
 MemoryChartData makeMemoryChartData(const Network& net, const NetworkAnalysis& analysis,
-                                    const MemoryPlan& vdnn, std::int64_t k, std::int64_t budget) {
+                                    std::int64_t k, std::int64_t budget) {
   MemoryChartData d;
   d.title = net.name() + " at k = " + std::to_string(k);
   d.k = k;
@@ -37,10 +37,13 @@ MemoryChartData makeMemoryChartData(const Network& net, const NetworkAnalysis& a
   const Gmap& gmap = analysis.keep_all.gmap;
   d.forward_steps = gmap.forward_steps;
   d.step_layer = stepLayers(gmap);
-  const std::pair<const char*, const MemoryPlan*> plans[] = {
-      {"keep-all", &analysis.keep_all}, {"vdnn-conv", &vdnn}, {"swap-all", &analysis.swap_all}};
-  for (const auto& [name, plan] : plans)
-    d.series.push_back(seriesOf(name, plan->curve, plan->gmap.steps(), k, false));
+  std::vector<std::pair<Policy, const MemoryPlan*>> plans{{Policy::KeepAll, &analysis.keep_all}};
+  for (const auto& [policy, plan] : analysis.other_fixed)
+    plans.emplace_back(policy, &plan);
+  plans.emplace_back(Policy::SwapAll, &analysis.swap_all);
+  for (const auto& [policy, plan] : plans)
+    d.series.push_back(
+        seriesOf(std::string(policyName(policy)), plan->curve, plan->gmap.steps(), k, false));
   return d;
 }
 

@@ -46,9 +46,10 @@ struct MemoryChartData {
   std::string untrainable;
 };
 
-/// The analyzer's curves alone (no fitted model): keep-all, vdnn-conv and swap-all at k.
+/// The analyzer's curves alone (no fitted model) at k: keep-all, every other fixed policy in the
+/// policy table's order, and swap-all.
 MemoryChartData makeMemoryChartData(const Network& net, const NetworkAnalysis& analysis,
-                                    const MemoryPlan& vdnn, std::int64_t k, std::int64_t budget);
+                                    std::int64_t k, std::int64_t budget);
 
 /// The chosen plan's curve at its k, keep-all and swap-all at the same k as references, and the
 /// span of every FM in the plan's swap set. An untrainable plan gives the references at k = 1

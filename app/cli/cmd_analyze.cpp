@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief `swapscope analyze`: the static analysis of a network at minibatch k.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/network_analysis.h"
@@ -29,6 +31,24 @@ std::string stepLabel(const Network& net, const Gmap& gmap, int step) {
          net.layer(gmap.step_layer[step]).name;
 }
 
+/// keep-all and swap-all are always shown; another policy adds its own lines.
+bool isBaseline(Policy p) {
+  return p == Policy::KeepAll || p == Policy::SwapAll;
+}
+
+/// A label padded to the text output's value column.
+std::string padded(std::string label) {
+  label.resize(std::max<std::size_t>(label.size() + 1, 20), ' ');
+  return label;
+}
+
+/// A policy's key in the JSON output: its name with '_' for '-' ("vdnn_conv").
+std::string jsonKey(Policy p) {
+  std::string key(policyName(p));
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
 std::string si(std::int64_t v) {
   return formatSi(static_cast<double>(v));
 }
@@ -37,7 +57,7 @@ struct Context {
   const Network& net;
   const NetworkAnalysis& a;
   const MemoryPlan& chosen;
-  SwapPolicy policy;
+  Policy policy;
   std::int64_t k;
   std::optional<std::int64_t> budget;
   bool withGmap;
@@ -61,7 +81,7 @@ json gmapJson(const Context& c) {
 
 void printGmapText(const Context& c, std::ostream& out) {
   const Gmap& g = c.chosen.gmap;
-  out << "\nGMAP under " << swapPolicyName(c.policy) << " at k = " << c.k << " (" << g.ops.size()
+  out << "\nGMAP under " << policyName(c.policy) << " at k = " << c.k << " (" << g.ops.size()
       << " operations)\n";
   TextTable t;
   t.column("step", TextTable::Align::Right);
@@ -100,7 +120,7 @@ json memoryJson(const Context& c) {
               {"keep_all_peak", peakJson(c.a.keep_all)},
               {"swap_all_peak", peakJson(c.a.swap_all)},
               {"lower_bound_k1", c.a.lower_bound},
-              {"policy", swapPolicyName(c.policy)},
+              {"policy", policyName(c.policy)},
               {"policy_peak", peakJson(c.chosen)},
               {"curve", std::move(curve)}};
 }
@@ -110,7 +130,7 @@ json kMaxJson(const Context& c) {
   json j{{"budget", *c.budget},
          {"keep_all", c.a.keep_all.curve.kMax(*c.budget)},
          {"swap_all", c.a.swap_all.curve.kMax(*c.budget)}};
-  if (c.policy == SwapPolicy::VdnnConv) j["vdnn_conv"] = c.chosen.curve.kMax(*c.budget);
+  if (!isBaseline(c.policy)) j[jsonKey(c.policy)] = c.chosen.curve.kMax(*c.budget);
   return j;
 }
 
@@ -156,7 +176,7 @@ void printText(const Context& c, std::ostream& out) {
   out << "network  " << net.name() << ": " << net.size() << " layers, input "
       << net.sampleShape().toString() << ", " << net.classes() << " classes (structure "
       << net.structureHash() << ")\n"
-      << "batch    k = " << k << ", policy " << swapPolicyName(c.policy) << "\n\n";
+      << "batch    k = " << k << ", policy " << policyName(c.policy) << "\n\n";
 
   TextTable t;
   t.column("#", TextTable::Align::Right);
@@ -187,7 +207,7 @@ void printText(const Context& c, std::ostream& out) {
       << "  forward FLOPs       " << si(tot.fwd_flops * k) << '\n'
       << "  training FLOPs      " << si(tot.trainFlops() * k) << " (forward + backward)\n";
 
-  auto peakLine = [&](const char* label, const MemoryPlan& p) {
+  auto peakLine = [&](const std::string& label, const MemoryPlan& p) {
     out << "  " << label << formatBytes(p.curve.peak(k)) << "  at "
         << stepLabel(net, p.gmap, p.curve.peakStep(k)) << '\n';
   };
@@ -196,15 +216,17 @@ void printText(const Context& c, std::ostream& out) {
       << "  persistent          " << formatBytes(c.a.keep_all.curve.persistent.at(k)) << '\n';
   peakLine("keep-all peak       ", c.a.keep_all);
   peakLine("swap-all peak       ", c.a.swap_all);
-  if (c.policy == SwapPolicy::VdnnConv) peakLine("vdnn-conv peak      ", c.chosen);
+  if (!isBaseline(c.policy))
+    peakLine(padded(std::string(policyName(c.policy)) + " peak"), c.chosen);
   out << "  lower bound (k=1)   " << formatBytes(c.a.lower_bound) << "  (moDNN eq. 2)\n";
 
   if (c.budget) {
     out << "\nk_max for a budget of " << formatBytes(*c.budget) << '\n'
         << "  keep-all            " << c.a.keep_all.curve.kMax(*c.budget) << '\n'
         << "  swap-all            " << c.a.swap_all.curve.kMax(*c.budget) << '\n';
-    if (c.policy == SwapPolicy::VdnnConv) {
-      out << "  vdnn-conv           " << c.chosen.curve.kMax(*c.budget) << '\n';
+    if (!isBaseline(c.policy)) {
+      out << "  " << padded(std::string(policyName(c.policy))) << c.chosen.curve.kMax(*c.budget)
+          << '\n';
     }
     if (c.a.swap_all.curve.kMax(*c.budget) == 0) {
       out << "  untrainable: even swap-all at k = 1 needs "
@@ -219,8 +241,10 @@ void printText(const Context& c, std::ostream& out) {
 int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   ArgParser args(
       "swapscope analyze --model NAME | --net FILE --batch K [--budget SIZE] [--input CxHxW]\n"
-      "                  [--classes N] [--policy keep-all|swap-all|vdnn-conv] [--json]\n"
-      "                  [--dump-net FILE] [--gmap]",
+      "                  [--classes N] [--policy " +
+          joinPolicyNames(PolicyRows::Fixed, "|", "|") +
+          "] [--json]\n"
+          "                  [--dump-net FILE] [--gmap]",
       "Static analysis of a network at minibatch K: per-layer output shapes, parameters,\n"
       "FLOPs and feature-map bytes; totals; the memory peak under keep-all and swap-all; the\n"
       "memory lower bound; and, with --budget, the largest k that fits. Sizes accept 123456,\n"
@@ -243,8 +267,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   const std::int64_t k = batchOption(args, kMaxBatch);
   std::optional<std::int64_t> budget;
   if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");
-  const SwapPolicy policy = policyOption(args);
-  const std::string policyName(swapPolicyName(policy));
+  const Policy policy = policyOption(args);
   if (auto file = args.value("--dump-net")) writeNetworkFile(net, *file, rules);
 
   const NetworkAnalysis a = analyzeNetwork(net);
@@ -258,14 +281,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
                   formatSi(static_cast<double>(perSample)) +
                   " FLOPs or bytes per sample times k do not fit in 64-bit counts");
   }
-  MemoryPlan vdnn;
-  const MemoryPlan* chosen = &a.keep_all;
-  if (policy == SwapPolicy::SwapAll) chosen = &a.swap_all;
-  if (policy == SwapPolicy::VdnnConv) {
-    vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
-    chosen = &vdnn;
-  }
-  const Context c{net, a, *chosen, policy, k, budget, args.has("--gmap")};
+  const Context c{net, a, a.plan(policy), policy, k, budget, args.has("--gmap")};
   if (args.has("--json")) {
     printJson(c, out);
   } else {

@@ -33,9 +33,12 @@ std::string ms(double seconds) {
 int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   ArgParser args(
       "swapscope plan --db FILE [--model NAME | --net FILE] --budget SIZE [--batch K]\n"
-      "               [--policy keep-all|swap-all|vdnn-conv|accudnn] [--mode argmin|paper]\n"
-      "               [--max-batch K] [--epochs E --dataset-size M] [--gpus N --link-bandwidth B]\n"
-      "               [--lr-base X --k-base K --lr-c C] [--out plan.json] [--json]",
+      "               [--policy " +
+          joinPolicyNames(PolicyRows::All, "|", "|") +
+          "] [--mode argmin|paper]\n"
+          "               [--max-batch K] [--epochs E --dataset-size M] [--gpus N --link-bandwidth "
+          "B]\n"
+          "               [--lr-base X --k-base K --lr-c C] [--out plan.json] [--json]",
       "Fits the performance model to a run database (made by `swapscope profile`) and plans\n"
       "for a budget: the minibatch k (searched unless --batch), the swap set, and the simulated\n"
       "iteration: t_iter, throughput, peak memory and the stall before each step. Without\n"
@@ -45,7 +48,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   addNetworkOptions(args);
   args.option("--budget", "SIZE", "the memory budget (required)");
   args.option("--batch", "K", "plan this k instead of searching");
-  args.option("--policy", "P", "accudnn (default), keep-all, swap-all or vdnn-conv");
+  args.option("--policy", "P", policyChoices(PolicyRows::All, Policy::AccUdnn));
   args.option("--mode", "M",
               "argmin (default: minimise simulated training time) or paper (Algorithm 2)");
   args.option("--max-batch", "K", "search k up to K at most");
@@ -79,10 +82,10 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   req.batch = args.positiveInt("--batch");
   req.max_batch = args.positiveInt("--max-batch").value_or(0);
   if (auto p = args.value("--policy")) {
-    const auto pol = perf::planPolicyFromName(*p);
+    const auto pol = policyFromName(*p);
     if (!pol)
-      throwBadInput("--policy: unknown policy '" + *p +
-                    "' (keep-all, swap-all, vdnn-conv, accudnn)");
+      throwBadInput("--policy: unknown policy '" + *p + "' (" +
+                    joinPolicyNames(PolicyRows::All, ", ", ", ") + ")");
     req.policy = *pol;
   }
   if (auto m = args.value("--mode")) {
@@ -146,7 +149,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
         << run.schema_version
         << "): no hand-off or contention fits, so stalls are under-predicted; profile again\n";
   }
-  out << "  policy            " << perf::planPolicyName(req.policy) << ", "
+  out << "  policy            " << policyName(req.policy) << ", "
       << (req.batch ? "k fixed" : std::string("mode ") + std::string(perf::planModeName(req.mode)))
       << " (" << r.evaluated << " simulations; k_max " << r.k_max << ")\n"
       << "  k                 " << e.k << "  (learning rate " << r.lr << " by eq. 9)\n"

@@ -43,9 +43,12 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   ArgParser args(
       "swapscope train --model NAME | --net FILE --data fashion-mnist|synthetic --batch K\n"
       "                (--iters N | --epochs E) --budget SIZE\n"
-      "                [--policy keep-all|swap-all|vdnn-conv] [--device cpu] [--seed S]\n"
-      "                [--lr X] [--momentum M] [--weight-decay W] [--data-dir DIR]\n"
-      "                [--synthetic-size N] [--load-weights FILE] [--save-weights FILE] [--json]",
+      "                [--policy " +
+          joinPolicyNames(PolicyRows::Fixed, "|", "|") +
+          "] [--device cpu] [--seed S]\n"
+          "                [--lr X] [--momentum M] [--weight-decay W] [--data-dir DIR]\n"
+          "                [--synthetic-size N] [--load-weights FILE] [--save-weights FILE] "
+          "[--json]",
       "Trains the network on the engine: one pool of exactly the budget, feature maps swapped\n"
       "to host memory as the policy says, SGD with momentum and weight decay. Prints progress on\n"
       "a terminal, then the loss, the test accuracy (Fashion-MNIST), images/s, the pool\n"
@@ -59,7 +62,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
               "train E passes over the training set (the last partial "
               "minibatch of each is dropped)");
   args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
-  args.option("--policy", "P", "keep-all (default), swap-all or vdnn-conv");
+  args.option("--policy", "P", policyChoices(PolicyRows::Fixed, Policy::KeepAll));
   addDeviceOptions(args);
   args.option("--seed", "S", "seed of initialisation, shuffling, dropout, data (default 1)");
   args.option("--warmup", "N",
@@ -97,8 +100,8 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     throwBadInput("give exactly one of --iters N and --epochs E");
   }
   const std::int64_t budget = parseByteSize(args.required("--budget"), "--budget");
-  const SwapPolicy policy = policyOption(args);
-  const std::string policyName(swapPolicyName(policy));
+  const Policy policy = policyOption(args);
+  const std::string policyText(policyName(policy));
   rt::TrainConfig cfg;
   cfg.iterations = iters.value_or(0);
   cfg.epochs = epochs.value_or(0);
@@ -165,7 +168,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   if (!json) {
     out << "training " << net.name() << " on " << data.train.name << " (" << data.train.size()
         << " samples) with " << device->deviceName() << '\n'
-        << "k = " << k << ", policy " << policyName << ", budget " << formatBytes(budget)
+        << "k = " << k << ", policy " << policyText << ", budget " << formatBytes(budget)
         << ", predicted peak " << formatBytes(ex.predictedPeak()) << '\n';
     out.flush();
   }
@@ -199,7 +202,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
         {"device", device->deviceName()},
         {"data", data.train.name},
         {"batch", k},
-        {"policy", policyName},
+        {"policy", policyText},
         {"budget", budget},
         {"iterations", r.iterations},
         {"cancelled", r.cancelled},

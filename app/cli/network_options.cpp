@@ -69,12 +69,13 @@ std::int64_t batchOption(const ArgParser& args, std::int64_t max) {
   return *batch;
 }
 
-SwapPolicy policyOption(const ArgParser& args) {
-  const std::string name = args.value("--policy").value_or("keep-all");
-  const auto policy = swapPolicyFromName(name);
-  if (!policy) {
-    throwBadInput("--policy: unknown policy '" + name +
-                  "' (choose keep-all, swap-all or vdnn-conv)");
+Policy policyOption(const ArgParser& args) {
+  const std::string name =
+      args.value("--policy").value_or(std::string(policyName(Policy::KeepAll)));
+  const auto policy = policyFromName(name);
+  if (!policy || !policyInfo(*policy).fixed()) {
+    throwBadInput("--policy: unknown policy '" + name + "' (choose " +
+                  joinPolicyNames(PolicyRows::Fixed, ", ", " or ") + ")");
   }
   return *policy;
 }

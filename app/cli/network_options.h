@@ -14,8 +14,9 @@ void addNetworkOptions(ArgParser& args);
 Network loadNetwork(const ArgParser& args);
 /// The required --batch option, a positive integer up to `max`; Error(BadInput) otherwise.
 std::int64_t batchOption(const ArgParser& args, std::int64_t max);
-/// The --policy option (default keep-all); Error(BadInput) naming the choices otherwise.
-SwapPolicy policyOption(const ArgParser& args);
+/// The --policy option, a fixed policy (default keep-all); Error(BadInput) naming the choices
+/// otherwise.
+Policy policyOption(const ArgParser& args);
 /// Parses a number in [lo, hi]; Error(BadInput) naming `what` otherwise.
 double parseNumber(const std::string& text, const std::string& what, double lo, double hi);
 /// The --seed option (default 1), an integer from 0 to 2^53.

@@ -31,7 +31,8 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   const QCommandLineOption budget("budget", "memory budget, e.g. 256MiB, 1.5GB", "SIZE");
   const QCommandLineOption budgetGib("budget-gib", "memory budget in GiB", "G");
   const QCommandLineOption batch("batch", "fix the minibatch k instead of searching", "K");
-  const QCommandLineOption policy("policy", "keep-all, swap-all, vdnn-conv or accudnn", "P");
+  const QCommandLineOption policy(
+      "policy", QString::fromStdString(joinPolicyNames(PolicyRows::All, ", ", " or ")), "P");
   const QCommandLineOption mode("mode", "argmin or paper", "M");
   const QCommandLineOption view("view", "memory, streams, tradeoff, layers, model or summary",
                                 "VIEW");
@@ -79,10 +80,10 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   }
   if (cli.isSet(policy)) {
     const std::string p = cli.value(policy).toStdString();
-    const auto parsed = perf::planPolicyFromName(p);
+    const auto parsed = policyFromName(p);
     if (!parsed)
-      throwBadInput("--policy: unknown policy '" + p +
-                    "' (keep-all, swap-all, vdnn-conv, accudnn)");
+      throwBadInput("--policy: unknown policy '" + p + "' (" +
+                    joinPolicyNames(PolicyRows::All, ", ", ", ") + ")");
     o.policy = *parsed;
   }
   if (cli.isSet(mode)) {

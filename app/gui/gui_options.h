@@ -26,7 +26,7 @@ struct GuiOptions {
   std::vector<std::string> network_args;
   std::optional<std::int64_t> budget;
   std::optional<std::int64_t> batch;
-  perf::PlanPolicy policy = perf::PlanPolicy::AccUdnn;
+  Policy policy = Policy::AccUdnn;
   perf::PlanMode mode = perf::PlanMode::Argmin;
   QString view;  ///< one of kViewNames, or empty
   QString select;

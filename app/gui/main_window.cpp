@@ -187,7 +187,13 @@ void MainWindow::buildControls() {
   m_netLabel = new QLabel;
   m_netLabel->setWordWrap(true);
   m_policy = new QComboBox;
-  m_policy->addItems({"accudnn", "keep-all", "swap-all", "vdnn-conv"});
+  // The policy table's rows, the planner's default (accudnn) first.
+  m_policy->addItem(qs(std::string(policyName(Policy::AccUdnn))));
+  for (const PolicyInfo& p : policyTable()) {
+    if (p.id != Policy::AccUdnn) m_policy->addItem(qs(std::string(p.name)));
+    m_policy->setItemData(m_policy->findText(qs(std::string(p.name))),
+                          qs(std::string(p.description)), Qt::ToolTipRole);
+  }
   m_mode = new QComboBox;
   m_mode->addItems({"argmin", "paper"});
   m_autoK = new QCheckBox("automatic");
@@ -339,7 +345,7 @@ void MainWindow::applyOptions(const GuiOptions& o) {
   if (o.budget) m_budget = *o.budget;
   {
     const QSignalBlocker b1(m_policy), b2(m_mode), b3(m_autoK), b4(m_k);
-    m_policy->setCurrentText(qs(std::string(perf::planPolicyName(o.policy))));
+    m_policy->setCurrentText(qs(std::string(policyName(o.policy))));
     m_mode->setCurrentIndex(o.mode == perf::PlanMode::Paper ? 1 : 0);
     if (o.batch) {
       m_autoK->setChecked(false);
@@ -442,9 +448,6 @@ void MainWindow::setNetwork(std::shared_ptr<const Network> network, const std::s
   m_netLabel->setText(qs(network->name()) + " (analysis only: no run database)");
   m_analysisNet = std::move(network);
   m_analysis = std::make_unique<NetworkAnalysis>(analyzeNetwork(*m_analysisNet));
-  m_vdnn = std::make_unique<MemoryPlan>(
-      planMemory(*m_analysisNet, m_analysis->costs,
-                 makeSwapSet(SwapPolicy::VdnnConv, *m_analysisNet, m_analysis->costs)));
   m_minBudget = m_analysis->swap_all.curve.peak(1);
   m_maxBudget = std::max<std::int64_t>(m_minBudget * 2, std::int64_t{80} << 30);
   updateBudgetControls();
@@ -477,7 +480,7 @@ void MainWindow::onContextReady() {
 
 void MainWindow::restartSweepIfChanged(const perf::PlanRequest& r) {
   // Everything a plan depends on but the budget.
-  const std::string key = std::string(perf::planPolicyName(r.policy)) + "|" +
+  const std::string key = std::string(policyName(r.policy)) + "|" +
                           std::string(perf::planModeName(r.mode)) + "|" +
                           std::to_string(r.batch.value_or(0)) + "|" + std::to_string(r.gpus) + "|" +
                           std::to_string(r.link_bandwidth) + "|" + std::to_string(r.epochs) + "|" +
@@ -527,7 +530,7 @@ void MainWindow::setBudget(std::int64_t bytes) {
 
 perf::PlanRequest MainWindow::currentRequest() const {
   perf::PlanRequest r;
-  r.policy = perf::planPolicyFromName(m_policy->currentText().toStdString()).value();
+  r.policy = policyFromName(m_policy->currentText().toStdString()).value();
   r.mode = m_mode->currentIndex() == 1 ? perf::PlanMode::Paper : perf::PlanMode::Argmin;
   r.budget = m_budget;
   if (!m_autoK->isChecked()) r.batch = m_k->value();
@@ -555,7 +558,7 @@ void MainWindow::replan() {
 
 void MainWindow::showAnalysisOnly() {
   const std::int64_t k = m_autoK->isChecked() ? 32 : m_k->value();
-  m_memory->setData(makeMemoryChartData(*m_analysisNet, *m_analysis, *m_vdnn, k, m_budget));
+  m_memory->setData(makeMemoryChartData(*m_analysisNet, *m_analysis, k, m_budget));
 }
 
 void MainWindow::onPlanReady(const PlanOutcome& outcome) {

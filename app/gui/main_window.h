@@ -165,7 +165,6 @@ class MainWindow : public QMainWindow {
   /// Without a run database: the analyzer's view of a zoo or file network.
   std::shared_ptr<const Network> m_analysisNet;
   std::unique_ptr<NetworkAnalysis> m_analysis;
-  std::unique_ptr<MemoryPlan> m_vdnn;
 };
 
 }  // namespace swapscope::gui

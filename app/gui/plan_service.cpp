@@ -25,7 +25,7 @@ std::shared_ptr<const PlanContext> PlanContext::make(std::shared_ptr<const RunDa
 PlanViews makePlanViews(const PlanContext& c, const perf::PlanRequest& request,
                         const perf::PlanResult& result) {
   PlanViews v;
-  const std::string policy(perf::planPolicyName(request.policy));
+  const std::string policy(policyName(request.policy));
   v.memory = makePlanMemoryChartData(*c.network, c.analysis, result, policy, request.budget);
   const perf::PerfModel& model = *c.run->model;
   v.streams = makeStreamsData(*c.network, result, &model, &c.planner->costs());

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "analysis/network_analysis.h"
 
+#include "common/error.h"
+
 namespace swapscope {
 
 MemoryPlan planMemory(const Network& net, const std::vector<LayerCost>& costs,
@@ -15,10 +17,27 @@ NetworkAnalysis analyzeNetwork(const Network& net) {
   NetworkAnalysis a;
   a.costs = computeLayerCosts(net);
   a.totals = sumCosts(a.costs);
-  a.keep_all = planMemory(net, a.costs, makeSwapSet(SwapPolicy::KeepAll, net, a.costs));
-  a.swap_all = planMemory(net, a.costs, makeSwapSet(SwapPolicy::SwapAll, net, a.costs));
+  a.keep_all = planMemory(net, a.costs, makeSwapSet(Policy::KeepAll, net, a.costs));
+  a.swap_all = planMemory(net, a.costs, makeSwapSet(Policy::SwapAll, net, a.costs));
   a.lower_bound = memoryLowerBound(a.swap_all.gmap);
+  for (const PolicyInfo& info : policyTable()) {
+    if (info.fixed() && info.id != Policy::KeepAll && info.id != Policy::SwapAll) {
+      a.other_fixed.emplace_back(info.id,
+                                 planMemory(net, a.costs, makeSwapSet(info.id, net, a.costs)));
+    }
+  }
   return a;
+}
+
+const MemoryPlan& NetworkAnalysis::plan(Policy p) const {
+  if (p == Policy::KeepAll) return keep_all;
+  if (p == Policy::SwapAll) return swap_all;
+  for (const auto& [policy, plan] : other_fixed) {
+    if (policy == p) return plan;
+  }
+  throw Error(ErrorKind::Runtime,
+              "policy " + std::string(policyName(p)) +
+                  " is searched by the planner; the analyzer has no plan for it");
 }
 
 }  // namespace swapscope

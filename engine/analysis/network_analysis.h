@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /// @brief Everything the static analyzer knows about a network, computed in one call: per-layer
-/// costs, totals, the keep-all and swap-all GMAPs with their memory curves, and the lower bound.
+/// costs, totals, the GMAP and memory curve of every fixed policy, and the lower bound.
 #pragma once
+
+#include <utility>
+#include <vector>
 
 #include "analysis/gmap.h"
 #include "analysis/layer_cost.h"
@@ -26,6 +29,11 @@ struct NetworkAnalysis {
   MemoryPlan keep_all;
   MemoryPlan swap_all;
   std::int64_t lower_bound = 0;  ///< moDNN eq. 2 at k = 1
+  /// Every other fixed policy's plan (analysis/policy.h: vdnn-conv, ...), in table order.
+  std::vector<std::pair<Policy, MemoryPlan>> other_fixed;
+
+  /// The plan of a fixed policy; Error(Runtime) for a searched one.
+  const MemoryPlan& plan(Policy p) const;
 };
 
 NetworkAnalysis analyzeNetwork(const Network& net);

@@ -6,25 +6,6 @@
 
 namespace swapscope {
 
-std::string_view swapPolicyName(SwapPolicy p) {
-  switch (p) {
-    case SwapPolicy::KeepAll:
-      return "keep-all";
-    case SwapPolicy::SwapAll:
-      return "swap-all";
-    case SwapPolicy::VdnnConv:
-      return "vdnn-conv";
-  }
-  return "?";
-}
-
-std::optional<SwapPolicy> swapPolicyFromName(std::string_view name) {
-  for (SwapPolicy p : {SwapPolicy::KeepAll, SwapPolicy::SwapAll, SwapPolicy::VdnnConv}) {
-    if (swapPolicyName(p) == name) return p;
-  }
-  return std::nullopt;
-}
-
 std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>& costs) {
   std::vector<bool> swappable(net.size(), false);
   for (int i = 0; i < net.size(); ++i) {
@@ -37,17 +18,28 @@ std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>&
   return swappable;
 }
 
-SwapSet makeSwapSet(SwapPolicy policy, const Network& net, const std::vector<LayerCost>& costs) {
+SwapSet makeSwapSet(Policy policy, const Network& net, const std::vector<LayerCost>& costs) {
   SwapSet set(net.size(), false);
-  if (policy == SwapPolicy::KeepAll) return set;
-  const std::vector<bool> swappable = swappableFms(net, costs);
-  if (policy == SwapPolicy::SwapAll) return swappable;
-  for (int i = 0; i < net.size(); ++i) {
-    if (net.layer(i).kind != LayerKind::Conv2d) continue;
-    for (int src : net.inputsOf(i))
-      set[src] = swappable[src];
+  switch (policy) {
+    case Policy::KeepAll:
+      return set;
+    case Policy::SwapAll:
+      return swappableFms(net, costs);
+    case Policy::VdnnConv: {
+      const std::vector<bool> swappable = swappableFms(net, costs);
+      for (int i = 0; i < net.size(); ++i) {
+        if (net.layer(i).kind != LayerKind::Conv2d) continue;
+        for (int src : net.inputsOf(i))
+          set[src] = swappable[src];
+      }
+      return set;
+    }
+    case Policy::AccUdnn:
+      break;
   }
-  return set;
+  throw Error(ErrorKind::Runtime, "policy " + std::string(policyName(policy)) +
+                                      " is searched by the planner; its swap set does not " +
+                                      "follow from the network alone");
 }
 
 SwapSet swapSetFromNames(const Network& net, const std::vector<LayerCost>& costs,

@@ -20,28 +20,6 @@
 
 namespace swapscope::perf {
 
-std::string_view planPolicyName(PlanPolicy p) {
-  switch (p) {
-    case PlanPolicy::KeepAll:
-      return "keep-all";
-    case PlanPolicy::SwapAll:
-      return "swap-all";
-    case PlanPolicy::VdnnConv:
-      return "vdnn-conv";
-    case PlanPolicy::AccUdnn:
-      return "accudnn";
-  }
-  return "?";
-}
-
-std::optional<PlanPolicy> planPolicyFromName(std::string_view name) {
-  for (PlanPolicy p :
-       {PlanPolicy::KeepAll, PlanPolicy::SwapAll, PlanPolicy::VdnnConv, PlanPolicy::AccUdnn}) {
-    if (name == planPolicyName(p)) return p;
-  }
-  return std::nullopt;
-}
-
 std::string_view planModeName(PlanMode m) {
   return m == PlanMode::Argmin ? "argmin" : "paper";
 }
@@ -78,6 +56,16 @@ Prepared prepare(const Network& net, const std::vector<LayerCost>& costs, const 
 
 struct StepTimes;
 
+std::vector<std::pair<Policy, Prepared>> prepareFixed(const Network& net,
+                                                      const std::vector<LayerCost>& costs) {
+  std::vector<std::pair<Policy, Prepared>> plans;
+  for (const PolicyInfo& info : policyTable()) {
+    if (info.fixed())
+      plans.emplace_back(info.id, prepare(net, costs, makeSwapSet(info.id, net, costs)));
+  }
+  return plans;
+}
+
 /// What every plan of one network shares; owned by Planner::Impl, never moved (the bound
 /// model points into `costs`).
 struct Context {
@@ -86,9 +74,9 @@ struct Context {
         net(n),
         costs(computeLayerCosts(net)),
         bound(m.bind(net, costs)),
-        swapAll(prepare(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs))),
-        keepAll(prepare(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs))),
-        vdnnConv(prepare(net, costs, makeSwapSet(SwapPolicy::VdnnConv, net, costs))) {
+        fixedPlans(prepareFixed(net, costs)),
+        swapAll(fixedPlan(Policy::SwapAll)),
+        keepAll(fixedPlan(Policy::KeepAll)) {
     for (const auto& c : costs) {
       paramBytes += c.params * kFloatBytes;
       updateTasks += c.params > 0 ? 1 : 0;  // the executor's SGD task per layer with weights
@@ -100,9 +88,19 @@ struct Context {
   const Network net;
   const std::vector<LayerCost> costs;
   const BoundModel bound;
-  const Prepared swapAll, keepAll, vdnnConv;
+  /// Every fixed policy's plan (analysis/policy.h), in table order.
+  const std::vector<std::pair<Policy, Prepared>> fixedPlans;
+  const Prepared &swapAll, &keepAll;
   std::int64_t paramBytes = 0;
   int updateTasks = 0;
+
+  const Prepared& fixedPlan(Policy policy) const {
+    for (const auto& [p, prepared] : fixedPlans) {
+      if (p == policy) return prepared;
+    }
+    throw Error(ErrorKind::Runtime,
+                "policy " + std::string(policyName(policy)) + " has no fixed swap set");
+  }
 
   /// The prepared plan of a set: one of the three policies' as it is, else the one built for
   /// the same set before (by any call, on any thread), else built now and kept. The GMAP and
@@ -124,8 +122,8 @@ struct Context {
   std::shared_ptr<const Schedule> scheduleAt(const Prepared& p, std::int64_t k) const;
 
   std::shared_ptr<const Prepared> prepared(const SwapSet& set) const {
-    for (const Prepared* p : {&swapAll, &keepAll, &vdnnConv}) {
-      if (p->set == set) return {std::shared_ptr<const Prepared>(), p};  // not owned
+    for (const auto& [policy, p] : fixedPlans) {
+      if (p.set == set) return {std::shared_ptr<const Prepared>(), &p};  // not owned
     }
     {
       const std::lock_guard<std::mutex> lock(cacheMutex);
@@ -721,25 +719,12 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   out.min_budget = swapAll.curve.peak(1);
   out.delta = allReduceSeconds(ctx.paramBytes, req.gpus, req.link_bandwidth, req.link_latency);
 
-  const Prepared* fixed = nullptr;
-  switch (req.policy) {
-    case PlanPolicy::KeepAll:
-      fixed = &ctx.keepAll;
-      break;
-    case PlanPolicy::SwapAll:
-      fixed = &ctx.swapAll;
-      break;
-    case PlanPolicy::VdnnConv:
-      fixed = &ctx.vdnnConv;
-      break;
-    case PlanPolicy::AccUdnn:
-      break;
-  }
+  const Prepared* fixed = policyInfo(req.policy).fixed() ? &ctx.fixedPlan(req.policy) : nullptr;
   const MemoryCurve& limitCurve = fixed ? fixed->curve : swapAll.curve;
   out.k_max = limitCurve.kMax(req.budget, std::int64_t{1} << 30);
   if (out.k_max < 1) {
     const std::int64_t need = limitCurve.peak(1);
-    out.reason = "untrainable: " + std::string(planPolicyName(req.policy)) + " needs " +
+    out.reason = "untrainable: " + std::string(policyName(req.policy)) + " needs " +
                  formatBytes(need) + " (" + std::to_string(need) +
                  " bytes) at k = 1, the budget is " + formatBytes(req.budget) +
                  "; the minimum for any policy is swap-all's " + formatBytes(out.min_budget);
@@ -747,7 +732,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   }
   if (req.batch && *req.batch > out.k_max) {
     out.reason = "k = " + std::to_string(*req.batch) +
-                 " does not fit: " + std::string(planPolicyName(req.policy)) +
+                 " does not fit: " + std::string(policyName(req.policy)) +
                  " fits at most k = " + std::to_string(out.k_max) + " in " +
                  formatBytes(req.budget);
     return out;
@@ -935,7 +920,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
           blocked += (blocked.empty() ? "" : "; ") + buf.name + " needs " + formatBytes(bytesOf(b));
         }
         if (fixed) {
-          why += "; " + std::string(planPolicyName(req.policy)) + " pins nothing";
+          why += "; " + std::string(policyName(req.policy)) + " pins nothing";
         } else if (!blocked.empty()) {
           why += "; no pin fits the pinned area (budget - M_peak(k)), " +
                  formatBytes(std::max<std::int64_t>(0, area)) + " left: " + blocked;
@@ -1013,7 +998,7 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
   p.device_name = model.device();
   p.backend = backend;
   p.source_db = sourceDb;
-  p.policy = std::string(planPolicyName(req.policy));
+  p.policy = std::string(policyName(req.policy));
   p.mode = req.batch ? "fixed" : std::string(planModeName(req.mode));
   p.budget = req.budget;
   p.k = e.k;

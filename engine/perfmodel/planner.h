@@ -3,7 +3,8 @@
 /// under a policy, with the simulated timeline. Re-entrant: no global state; every call works on
 /// its own data.
 ///
-/// Policies: keep-all, swap-all, vdnn-conv, and accudnn, which starts from swap-all and keeps
+/// Policies (analysis/policy.h): the fixed ones plan their own swap set; accudnn starts from
+/// swap-all and keeps
 /// ("pins") FMs greedily by simulated stall removed per byte kept, until no stall remains or no
 /// pin fits the budget (digest G15), then keeps every FM that still fits, largest first, where
 /// that does not make the predicted iteration slower (fewest bytes moved at equal time). Modes:
@@ -30,15 +31,11 @@
 
 namespace swapscope::perf {
 
-enum class PlanPolicy { KeepAll, SwapAll, VdnnConv, AccUdnn };
-std::string_view planPolicyName(PlanPolicy p);
-std::optional<PlanPolicy> planPolicyFromName(std::string_view name);
-
 enum class PlanMode { Argmin, Paper };
 std::string_view planModeName(PlanMode m);
 
 struct PlanRequest {
-  PlanPolicy policy = PlanPolicy::AccUdnn;
+  Policy policy = Policy::AccUdnn;
   PlanMode mode = PlanMode::Argmin;
   std::int64_t budget = 0;
   std::optional<std::int64_t> batch;  ///< fix k instead of searching

@@ -7,7 +7,10 @@
 #include <fstream>
 #include <limits>
 #include <set>
+#include <span>
+#include <string_view>
 
+#include "analysis/policy.h"
 #include "common/error.h"
 #include "common/files.h"
 #include "graph/json_guard.h"
@@ -108,12 +111,15 @@ class Reader {
     if (!v.is_boolean()) wrongType(name, "true or false", v);
     return v.get<bool>();
   }
-  std::string oneOf(const char* name, std::initializer_list<const char*> allowed) const {
+  std::string oneOf(const char* name, std::initializer_list<std::string_view> allowed) const {
+    return oneOf(name, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
+  std::string oneOf(const char* name, std::span<const std::string_view> allowed) const {
     const std::string s = str(name);
     std::string list;
-    for (const char* a : allowed) {
+    for (std::string_view a : allowed) {
       if (s == a) return s;
-      list += std::string(list.empty() ? "" : ", ") + a;
+      list += std::string(list.empty() ? "" : ", ") + std::string(a);
     }
     fail(at(name), "is '" + echoText(s) + "', not one of " + list);
   }
@@ -171,7 +177,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   p.device_name = dev.str("name");
   p.backend = dev.oneOf("backend", {"cpu", "cuda"});
   p.source_db = top.str("source_db", false, kMaxPathBytes);
-  p.policy = top.oneOf("policy", {"keep-all", "swap-all", "vdnn-conv", "accudnn"});
+  p.policy = top.oneOf("policy", policyNames());
   p.mode = top.oneOf("mode", {"argmin", "paper", "fixed"});
   p.budget = top.integer("budget", 1);
   p.k = top.integer("k", 1);

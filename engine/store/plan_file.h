@@ -57,7 +57,7 @@ struct PlanFile {
   std::string device_name;
   std::string backend;    ///< "cpu", "cuda"
   std::string source_db;  ///< the run database the model was fitted to
-  std::string policy;     ///< keep-all, swap-all, vdnn-conv, accudnn
+  std::string policy;     ///< a name in the policy table (analysis/policy.h)
   std::string mode;       ///< argmin, paper, fixed
   std::int64_t budget = 0;
   std::int64_t k = 0;

@@ -15,10 +15,10 @@ namespace {
 
 struct Case {
   std::string model;
-  SwapPolicy policy;
+  Policy policy;
 };
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.model << " " << swapPolicyName(c.policy);
+  *os << c.model << " " << policyName(c.policy);
 }
 
 class GmapInvariants : public ::testing::TestWithParam<Case> {
@@ -139,7 +139,7 @@ TEST_P(GmapInvariants, EverythingAStepTouchesIsResidentWhenItComputes) {
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   for (const ZooEntry& e : zooEntries()) {
-    for (SwapPolicy p : {SwapPolicy::KeepAll, SwapPolicy::SwapAll, SwapPolicy::VdnnConv}) {
+    for (Policy p : {Policy::KeepAll, Policy::SwapAll, Policy::VdnnConv}) {
       cases.push_back({e.name, p});
     }
   }
@@ -149,7 +149,7 @@ std::vector<Case> allCases() {
 INSTANTIATE_TEST_SUITE_P(EveryZooModel, GmapInvariants, ::testing::ValuesIn(allCases()),
                          [](const auto& p) {
                            std::string n =
-                               p.param.model + "_" + std::string(swapPolicyName(p.param.policy));
+                               p.param.model + "_" + std::string(policyName(p.param.policy));
                            for (char& c : n)
                              c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return n;
@@ -160,7 +160,7 @@ TEST(GmapPolicies, SwapAllPeakIsAtMostKeepAllAndVdnnInBetween) {
     const Network net = buildZooModel(e.name);
     const NetworkAnalysis a = analyzeNetwork(net);
     const MemoryPlan vdnn =
-        planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
+        planMemory(net, a.costs, makeSwapSet(Policy::VdnnConv, net, a.costs));
     for (std::int64_t k : {1, 8, 256}) {
       EXPECT_LE(a.swap_all.curve.peak(k), a.keep_all.curve.peak(k)) << e.name << " k=" << k;
       EXPECT_LE(vdnn.curve.peak(k), a.keep_all.curve.peak(k)) << e.name << " k=" << k;
@@ -181,7 +181,7 @@ TEST(GmapPolicies, SwapAllPeakIsAtMostKeepAllAndVdnnInBetween) {
 TEST(GmapTiny, KeepAllByHand) {
   const Network net = testing::tinyNetwork();
   const auto costs = computeLayerCosts(net);
-  const Gmap gmap = buildGmap(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs));
+  const Gmap gmap = buildGmap(net, costs, makeSwapSet(Policy::KeepAll, net, costs));
   const MemoryCurve curve = computeMemoryCurve(gmap);
   EXPECT_EQ(curve.persistent, (LinearBytes{1404, 0}));
   // Resident while each step computes (per-sample part; fixed part 1404, +4 at the loss).
@@ -196,7 +196,7 @@ TEST(GmapTiny, KeepAllByHand) {
 TEST(GmapTiny, SwapAllByHand) {
   const Network net = testing::tinyNetwork();
   const auto costs = computeLayerCosts(net);
-  const SwapSet swapAll = makeSwapSet(SwapPolicy::SwapAll, net, costs);
+  const SwapSet swapAll = makeSwapSet(Policy::SwapAll, net, costs);
   // Swappable: every FM some backward step reads: data (conv dW), r (relu), f (fc dW), fc (loss).
   EXPECT_EQ(swapAll, (SwapSet{true, false, true, true, true, false}));
   const Gmap gmap = buildGmap(net, costs, swapAll);

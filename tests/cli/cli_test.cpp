@@ -71,7 +71,7 @@ TEST(Cli, GmapListsEveryOperation) {
   const auto doc = nlohmann::json::parse(r.out);
   const Network net = buildZooModel("fmnist-cnn");
   const auto costs = computeLayerCosts(net);
-  const Gmap g = buildGmap(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  const Gmap g = buildGmap(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   ASSERT_EQ(doc["gmap"].size(), g.ops.size());
   EXPECT_EQ(doc["gmap"][0]["op"], "allocate");  // setup: conv1.weights
   EXPECT_EQ(doc["gmap"][0]["buffer"], "conv1.weights");

@@ -37,7 +37,7 @@ TEST(CliTrain, ReportsLossThroughputPoolAndSwapTraffic) {
   EXPECT_EQ(j["pool"]["high_water"], j["pool"]["predicted_peak"]);
   const Network net = buildZooModel("fmnist-cnn");
   const auto costs = computeLayerCosts(net);
-  const auto plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  const auto plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   EXPECT_EQ(j["pool"]["high_water"].get<std::int64_t>(), plan.curve.peak(8));
   EXPECT_GT(j["offload_bytes"].get<std::int64_t>(), 0);
   EXPECT_GE(j["stall_seconds"].get<double>(), 0);
@@ -150,7 +150,7 @@ TEST(CliTrain, AHugeMinibatchIsRefusedAtOnceWithTheShortfall) {
   const Network net = buildZooModel("fmnist-cnn");
   const auto costs = computeLayerCosts(net);
   const MemoryCurve curve =
-      planMemory(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs)).curve;
+      planMemory(net, costs, makeSwapSet(Policy::KeepAll, net, costs)).curve;
   const std::int64_t budget = 64 << 20;
   for (const std::int64_t k : {100000, 200000, 1048576}) {
     const Result r = run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch",

@@ -25,7 +25,7 @@ struct EngineRun {
   std::int64_t k;
 };
 
-EngineRun makeRun(const std::string& spec, SwapPolicy policy, std::int64_t k,
+EngineRun makeRun(const std::string& spec, Policy policy, std::int64_t k,
                   const Network& net = buildZooModel("fmnist-cnn", {})) {
   EngineRun r;
   r.net = net;
@@ -42,7 +42,7 @@ rt::IterationRecord iterate(EngineRun& r, std::uint64_t it) {
 }
 
 TEST(KernelCollector, OnTheCpuFallsBackToTaskTimersAndSaysWhy) {
-  EngineRun r = makeRun("cpu", SwapPolicy::SwapAll, 16);
+  EngineRun r = makeRun("cpu", Policy::SwapAll, 16);
   auto c = KernelCollector::create(*r.device, true);
   EXPECT_FALSE(c->usesCupti());
   EXPECT_NE(c->source().find("not a CUDA device"), std::string::npos) << c->source();
@@ -80,14 +80,14 @@ TEST(KernelCollector, OnTheCpuFallsBackToTaskTimersAndSaysWhy) {
 }
 
 TEST(KernelCollector, CuptiNotAskedForIsSaid) {
-  EngineRun r = makeRun("cpu", SwapPolicy::KeepAll, 8);
+  EngineRun r = makeRun("cpu", Policy::KeepAll, 8);
   auto c = KernelCollector::create(*r.device, false);
   EXPECT_NE(c->source().find("CUPTI not asked for"), std::string::npos) << c->source();
 }
 
 TEST(StepCoverage, APassWithEveryStepAndAFailureNamingAMissingStep) {
   // The fallback's timeline of one iteration of a network with every layer kind.
-  EngineRun r = makeRun("cpu", SwapPolicy::SwapAll, 4, rt::everyKind());
+  EngineRun r = makeRun("cpu", Policy::SwapAll, 4, rt::everyKind());
   const rt::IterationRecord rec = iterate(r, 0);
   const auto costs = computeLayerCosts(r.net);
   const StepCoverage full =
@@ -114,7 +114,7 @@ TEST(StepCoverage, WithKernelCountsCopiesOnlyStepsAreAllowedAndNamed) {
   // A profile as CUPTI gives it: one kernel per step, except flatten and concat, which copy.
   const Network net = rt::everyKind();
   const auto costs = computeLayerCosts(net);
-  const Gmap gmap = buildGmap(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs));
+  const Gmap gmap = buildGmap(net, costs, makeSwapSet(Policy::KeepAll, net, costs));
   const int n = gmap.forward_steps;
   KernelProfile p;
   for (int s = 1; s <= 2 * n + 1; ++s) {
@@ -146,7 +146,7 @@ TEST(KernelCollectorGpu, CuptiRecordsEveryStepOfTheIteration) {
   if (!gpu) SWAPSCOPE_GPU_UNAVAILABLE(rt::noCudaReason());
   for (const CuptiApiRecords api : {CuptiApiRecords::Launches, CuptiApiRecords::All}) {
     SCOPED_TRACE(api == CuptiApiRecords::All ? "every API call" : "launch API calls");
-    EngineRun r = makeRun("cuda", SwapPolicy::SwapAll, 32, rt::everyKind());
+    EngineRun r = makeRun("cuda", Policy::SwapAll, 32, rt::everyKind());
     auto c = KernelCollector::create(*r.device, true, api);
     if (!c->usesCupti()) SWAPSCOPE_GPU_UNAVAILABLE(c->source());
     iterate(r, 0);  // warm-up outside the profile

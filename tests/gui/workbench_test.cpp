@@ -129,7 +129,7 @@ TEST(PlanService, SweepSendsOnePointPerBudget) {
   QSignalSpy points(&service, &PlanService::sweepPoint);
   QSignalSpy finished(&service, &PlanService::sweepFinished);
   perf::PlanRequest base;
-  base.policy = perf::PlanPolicy::SwapAll;
+  base.policy = Policy::SwapAll;
   service.requestSweep(base, std::int64_t{1} << 30, 8);
   ASSERT_TRUE(finished.wait(kWaitMs));
   ASSERT_EQ(points.count(), 8);

@@ -19,7 +19,7 @@ struct Chain {
   Gmap gmap;
   MemoryCurve curve;
   Chain() : net(build()), costs(computeLayerCosts(net)) {
-    gmap = buildGmap(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+    gmap = buildGmap(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
     curve = computeMemoryCurve(gmap);
   }
   static Network build() {

@@ -328,7 +328,7 @@ TEST(Algorithm2, ASlowLinkKeepsEveryPrefetchedFmAndTheLargestKWhereTheyFit) {
   const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1.0));
   const Planner planner(model, c.net);
   const MemoryCurve keepAll = computeMemoryCurve(
-      buildGmap(c.net, c.costs, makeSwapSet(SwapPolicy::KeepAll, c.net, c.costs)));
+      buildGmap(c.net, c.costs, makeSwapSet(Policy::KeepAll, c.net, c.costs)));
   for (const std::int64_t budget : {std::int64_t{40'000}, std::int64_t{100'000}}) {
     std::int64_t expected = 0;
     for (std::int64_t k = 1; c.curve.peak(k) <= budget; ++k) {
@@ -361,7 +361,7 @@ TEST(Algorithm2, NoFeasibleKIsReportedWithTheFirstViolatingStep) {
   const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1.0));
   PlanRequest req;
   req.mode = PlanMode::Paper;
-  req.policy = PlanPolicy::SwapAll;
+  req.policy = Policy::SwapAll;
   req.budget = 100'000;
   const PlanResult r = plan(model, c.net, req);
   EXPECT_FALSE(r.trainable);
@@ -458,7 +458,7 @@ class PlannerOnSampleRun : public ::testing::Test {
 TEST_F(PlannerOnSampleRun, ATighterBudgetNeverGivesALargerK) {
   const PerfModel model = PerfModel::fit(s_run);
   const Network net = buildZooModelForTest();
-  for (PlanPolicy policy : {PlanPolicy::SwapAll, PlanPolicy::AccUdnn, PlanPolicy::KeepAll}) {
+  for (Policy policy : {Policy::SwapAll, Policy::AccUdnn, Policy::KeepAll}) {
     std::int64_t last = INT64_MAX, lastKMax = INT64_MAX;
     for (std::int64_t mib : {64, 48, 32, 24, 16, 12}) {
       PlanRequest req;
@@ -468,7 +468,7 @@ TEST_F(PlannerOnSampleRun, ATighterBudgetNeverGivesALargerK) {
       req.max_batch = 256;
       const PlanResult r = plan(model, net, req);
       const std::int64_t k = r.trainable ? r.best.k : 0;
-      EXPECT_LE(k, last) << planPolicyName(policy) << " at " << mib << " MiB";
+      EXPECT_LE(k, last) << policyName(policy) << " at " << mib << " MiB";
       last = k;
       EXPECT_LE(r.k_max, lastKMax);  // what fits shrinks with the budget
       lastKMax = r.k_max;
@@ -483,7 +483,7 @@ TEST_F(PlannerOnSampleRun, AccudnnIsNeverPredictedSlowerThanSwapAll) {
   const auto& costs = planner.costs();
   for (std::int64_t k : {8, 32, 64, 94}) {
     const auto swapAll =
-        planner.evaluate(k, makeSwapSet(SwapPolicy::SwapAll, net, costs), 32 << 20, -1);
+        planner.evaluate(k, makeSwapSet(Policy::SwapAll, net, costs), 32 << 20, -1);
     const auto acc = planner.accudnnAt(k, 32 << 20, -1);
     ASSERT_TRUE(swapAll && acc) << k;
     EXPECT_LE(acc->sim.t_iter, swapAll->sim.t_iter * (1 + 1e-12)) << k;
@@ -576,7 +576,7 @@ TEST_F(PlannerOnSampleRun, PaperModeBisectionAgreesWithTheFullDescent) {
   const PerfModel model = PerfModel::fit(s_run);
   const Planner planner(model, buildZooModelForTest());
   int feasible = 0, fewer = 0;
-  for (PlanPolicy policy : {PlanPolicy::AccUdnn, PlanPolicy::SwapAll}) {
+  for (Policy policy : {Policy::AccUdnn, Policy::SwapAll}) {
     for (std::int64_t mib : {12, 16, 24, 32, 64}) {
       PlanRequest req;
       req.policy = policy;
@@ -589,7 +589,7 @@ TEST_F(PlannerOnSampleRun, PaperModeBisectionAgreesWithTheFullDescent) {
       ASSERT_EQ(fast.trainable, all.trainable) << mib;
       if (!all.trainable) continue;
       ++feasible;
-      EXPECT_EQ(fast.best.k, all.best.k) << planPolicyName(policy) << " at " << mib << " MiB";
+      EXPECT_EQ(fast.best.k, all.best.k) << policyName(policy) << " at " << mib << " MiB";
       EXPECT_EQ(fast.best.swapped, all.best.swapped);
       EXPECT_LE(fast.evaluated, all.evaluated);
       fewer += fast.evaluated < all.evaluated;
@@ -605,11 +605,11 @@ TEST_F(PlannerOnSampleRun, ABudgetThatHoldsKeepAllSwapsNothing) {
   const Planner planner(model, net);
   const auto& costs = planner.costs();
   const MemoryCurve keepAll =
-      planMemory(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs)).curve;
+      planMemory(net, costs, makeSwapSet(Policy::KeepAll, net, costs)).curve;
   for (const std::int64_t k : {8, 32, 64}) {
     const auto acc = planner.accudnnAt(k, keepAll.peak(k));
     ASSERT_TRUE(acc) << k;
-    EXPECT_EQ(acc->swapped, makeSwapSet(SwapPolicy::KeepAll, net, costs)) << k;
+    EXPECT_EQ(acc->swapped, makeSwapSet(Policy::KeepAll, net, costs)) << k;
     EXPECT_EQ(acc->bytesMoved(), 0) << k;
   }
   // The argmin plan too, whatever k it picks, when the budget holds keep-all there.
@@ -630,9 +630,9 @@ TEST_F(PlannerOnSampleRun, NoSwappedFmCouldStayAtTheSamePredictedTime) {
   const Network net = buildZooModelForTest();
   const Planner planner(model, net);
   const auto& costs = planner.costs();
-  const SwapSet swapAll = makeSwapSet(SwapPolicy::SwapAll, net, costs);
+  const SwapSet swapAll = makeSwapSet(Policy::SwapAll, net, costs);
   const MemoryCurve keepAllCurve =
-      planMemory(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs)).curve;
+      planMemory(net, costs, makeSwapSet(Policy::KeepAll, net, costs)).curve;
   const MemoryCurve swapAllCurve = planMemory(net, costs, swapAll).curve;
   int swappedLeft = 0, kept = 0;
   for (const std::int64_t k : {16, 64}) {
@@ -687,7 +687,7 @@ TEST(PaperModeOnResNet56, AKThatKeepAllFitsMeetsConstraint6) {
   const Planner planner(model, net);
   const auto& costs = planner.costs();
   const MemoryCurve keepAll =
-      planMemory(net, costs, makeSwapSet(SwapPolicy::KeepAll, net, costs)).curve;
+      planMemory(net, costs, makeSwapSet(Policy::KeepAll, net, costs)).curve;
   for (const std::int64_t mib : {256, 1024, 4096}) {
     PlanRequest req;
     req.mode = PlanMode::Paper;

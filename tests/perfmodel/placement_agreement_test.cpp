@@ -68,13 +68,13 @@ TEST(PlacementAgreement, PlannerAndExecutorChooseTheSameReuseDelayAndMovedPrefet
   // swap-all's peak.
   for (const int policyIndex : {0, 1, 2, 3}) {
     const bool accudnn = policyIndex == 3;
-    const SwapPolicy policy = accudnn ? SwapPolicy::SwapAll : static_cast<SwapPolicy>(policyIndex);
+    const Policy policy = accudnn ? Policy::SwapAll : static_cast<Policy>(policyIndex);
     const SwapSet fixedSet = makeSwapSet(policy, net, costs);
     const std::int64_t basePeak = planMemory(net, costs, fixedSet).curve.peak(k);
     for (const double factor : {1.0, 1.02, 1.5}) {
       const auto budget =
           static_cast<std::int64_t>(std::floor(factor * static_cast<double>(basePeak)));
-      SCOPED_TRACE((accudnn ? std::string("accudnn") : std::string(swapPolicyName(policy))) + " at " + std::to_string(factor) +
+      SCOPED_TRACE((accudnn ? std::string("accudnn") : std::string(policyName(policy))) + " at " + std::to_string(factor) +
                    " x the peak (" + std::to_string(budget) + " bytes)");
       const std::optional<Evaluation> e =
           accudnn ? planner.accudnnAt(k, budget) : planner.evaluate(k, fixedSet, budget);
@@ -94,7 +94,7 @@ TEST(PlacementAgreement, PlannerAndExecutorChooseTheSameReuseDelayAndMovedPrefet
 TEST(PlacementAgreement, DelayedPeakWithoutDelayIsTheAnalyzersPeak) {
   const Network net = rt::everyKind();
   const std::vector<LayerCost> costs = computeLayerCosts(net);
-  for (const SwapPolicy policy : {SwapPolicy::KeepAll, SwapPolicy::SwapAll, SwapPolicy::VdnnConv}) {
+  for (const Policy policy : {Policy::KeepAll, Policy::SwapAll, Policy::VdnnConv}) {
     const MemoryPlan plan = planMemory(net, costs, makeSwapSet(policy, net, costs));
     for (const std::int64_t k : {1, 3, 16}) {
       const std::int64_t peak = plan.curve.peak(k);
@@ -103,7 +103,7 @@ TEST(PlacementAgreement, DelayedPeakWithoutDelayIsTheAnalyzersPeak) {
       // Keeping memory from reuse longer never lowers the high-water mark.
       EXPECT_GE(delayedPeak(plan.gmap, order, k, 1), peak);
       EXPECT_GE(delayedPeak(plan.gmap, order, k, 4), delayedPeak(plan.gmap, order, k, 1));
-      const bool offloads = policy != SwapPolicy::KeepAll;
+      const bool offloads = policy != Policy::KeepAll;
       EXPECT_EQ(chooseReuseDelay(plan.gmap, order, k, peak - 1, 1), 0);
       EXPECT_EQ(chooseReuseDelay(plan.gmap, order, k, delayedPeak(plan.gmap, order, k, 4), 1),
                 offloads ? 4 : 0);

@@ -21,7 +21,7 @@
 namespace swapscope::rt {
 namespace {
 
-SwapSet swapSet(const Network& net, SwapPolicy policy) {
+SwapSet swapSet(const Network& net, Policy policy) {
   return makeSwapSet(policy, net, computeLayerCosts(net));
 }
 
@@ -165,8 +165,8 @@ TEST(KernelWorkspace, CountsAgainstTheBudgetAndNeverOverlapsLiveBuffers) {
   const Network net = everyKind();
   const std::int64_t k = 6, scratch = 100000;
   const Dataset data = syntheticDataset(net.sampleShape(), net.classes(), 3 * k, 5);
-  for (const SwapPolicy policy : {SwapPolicy::KeepAll, SwapPolicy::SwapAll}) {
-    SCOPED_TRACE(std::string(swapPolicyName(policy)));
+  for (const Policy policy : {Policy::KeepAll, Policy::SwapAll}) {
+    SCOPED_TRACE(std::string(policyName(policy)));
     auto plainDevice = createCpuDevice();
     SwapExecutor plain(*plainDevice, net, k, swapSet(net, policy), 64 << 20);
     ScratchDevice scratchDevice(scratch);
@@ -205,9 +205,9 @@ TEST(KernelWorkspace, APlanThatFitsOnlyWithoutTheWorkspaceIsRefused) {
   const std::int64_t k = 6;
   auto cpu = createCpuDevice();
   const std::int64_t peak =
-      SwapExecutor(*cpu, net, k, swapSet(net, SwapPolicy::KeepAll), 64 << 20).predictedPeak();
+      SwapExecutor(*cpu, net, k, swapSet(net, Policy::KeepAll), 64 << 20).predictedPeak();
   ScratchDevice scratchDevice(std::int64_t{1} << 20);
-  EXPECT_THROW(SwapExecutor(scratchDevice, net, k, swapSet(net, SwapPolicy::KeepAll), peak),
+  EXPECT_THROW(SwapExecutor(scratchDevice, net, k, swapSet(net, Policy::KeepAll), peak),
                PlanDoesNotFit);
 }
 
@@ -229,8 +229,8 @@ TEST(PoolPadding, MeasuredHighWaterEqualsThePaddedPeakToTheByte) {
   const Network net = everyKind();
   const std::int64_t k = 5, scratch = 1000;  // labels, logits, loss and fc weights need padding
   const Dataset data = syntheticDataset(net.sampleShape(), net.classes(), 2 * k, 7);
-  for (const SwapPolicy policy : {SwapPolicy::KeepAll, SwapPolicy::SwapAll}) {
-    SCOPED_TRACE(std::string(swapPolicyName(policy)));
+  for (const Policy policy : {Policy::KeepAll, Policy::SwapAll}) {
+    SCOPED_TRACE(std::string(policyName(policy)));
     ScratchDevice padded(scratch, kCudaPadding);
     const std::int64_t roomy = std::int64_t{64} << 20;
     // The analyzer's exact peak of the padded GMAP (workspaces included), independently of the
@@ -317,7 +317,7 @@ TEST(DeviceHeadroom, TheExecutorRefusesBeforeAllocatingOnADeviceWithLittleFreeMe
   SmallDevice device;  // the default headroom of 1 GiB leaves nothing of 100 MiB
   const Network net = everyKind();
   try {
-    SwapExecutor(device, net, 4, swapSet(net, SwapPolicy::KeepAll), 64 << 20);
+    SwapExecutor(device, net, 4, swapSet(net, Policy::KeepAll), 64 << 20);
     FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);
@@ -344,7 +344,7 @@ TEST(HostArena, SwappedFeatureMapsShareOneHostAllocation) {
   const Network net = everyKind();
   const std::int64_t k = 4;
   const auto costs = computeLayerCosts(net);
-  const SwapSet all = swapSet(net, SwapPolicy::SwapAll);
+  const SwapSet all = swapSet(net, Policy::SwapAll);
   // The swapped FMs' bytes from the layer costs (the input is never copied back).
   std::int64_t swappedBytes = 0;
   int swappedCount = 0;
@@ -356,7 +356,7 @@ TEST(HostArena, SwappedFeatureMapsShareOneHostAllocation) {
   ASSERT_GT(swappedCount, 3);
 
   CountingDevice keepDevice, swapDevice;
-  SwapExecutor keep(keepDevice, net, k, swapSet(net, SwapPolicy::KeepAll), 64 << 20);
+  SwapExecutor keep(keepDevice, net, k, swapSet(net, Policy::KeepAll), 64 << 20);
   SwapExecutor swap(swapDevice, net, k, all, 64 << 20);
   // As many host allocations with every FM swapped as with none, one of them the arena.
   EXPECT_EQ(swapDevice.sizes.size(), keepDevice.sizes.size());
@@ -422,7 +422,7 @@ struct Step {
 };
 Step oneStep(Device& device, const Network& net, const SgdConfig& sgd, std::int64_t k) {
   const Dataset data = syntheticDataset(net.sampleShape(), net.classes(), k, 11);
-  SwapExecutor ex(device, net, k, swapSet(net, SwapPolicy::KeepAll), 256 << 20);
+  SwapExecutor ex(device, net, k, swapSet(net, Policy::KeepAll), 256 << 20);
   Step s;
   s.w0 = ex.readWeights();
   s.loss = ex.trainIteration(data.images.data(), data.labels.data(), 0, sgd).loss;
@@ -493,7 +493,7 @@ struct Trained {
   std::vector<std::vector<float>> weights;
   std::int64_t high_water = 0, predicted = 0;
 };
-Trained trainOn(Device& device, const Network& net, SwapPolicy policy, std::int64_t k, int iters) {
+Trained trainOn(Device& device, const Network& net, Policy policy, std::int64_t k, int iters) {
   const Dataset data = syntheticDataset(net.sampleShape(), net.classes(), k * iters, 11);
   SwapExecutor ex(device, net, k, swapSet(net, policy), 256 << 20);
   Trained t;
@@ -533,11 +533,11 @@ TEST(CudaBackendGpu, DeterministicModeGivesBitIdenticalWeightsAcrossSwapSets) {
   DeviceOptions o;
   o.deterministic = true;
   auto gpu = openDevice("cuda", o);
-  const Trained keep = trainOn(*gpu, net, SwapPolicy::KeepAll, 8, 3);
-  for (const SwapPolicy policy : {SwapPolicy::SwapAll, SwapPolicy::VdnnConv}) {
+  const Trained keep = trainOn(*gpu, net, Policy::KeepAll, 8, 3);
+  for (const Policy policy : {Policy::SwapAll, Policy::VdnnConv}) {
     const Trained other = trainOn(*gpu, net, policy, 8, 3);
-    EXPECT_EQ(other.losses, keep.losses) << swapPolicyName(policy);
-    EXPECT_EQ(other.weights, keep.weights) << swapPolicyName(policy);
+    EXPECT_EQ(other.losses, keep.losses) << policyName(policy);
+    EXPECT_EQ(other.weights, keep.weights) << policyName(policy);
   }
 }
 
@@ -546,9 +546,9 @@ TEST(CudaBackendGpu, MeasuredPoolPeakEqualsThePredictionWithWorkspacesAndPadding
   const Network net = buildZooModel("resnet20", {});
   auto gpu = openDevice("cuda");
   EXPECT_EQ(gpu->poolPadding(), kCudaPadding);
-  for (const SwapPolicy policy : {SwapPolicy::KeepAll, SwapPolicy::SwapAll}) {
+  for (const Policy policy : {Policy::KeepAll, Policy::SwapAll}) {
     const Trained t = trainOn(*gpu, net, policy, 32, 2);
-    EXPECT_EQ(t.high_water, t.predicted) << swapPolicyName(policy);
+    EXPECT_EQ(t.high_water, t.predicted) << policyName(policy);
     EXPECT_TRUE(std::isfinite(t.losses.back()));
   }
 }

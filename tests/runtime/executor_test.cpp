@@ -25,22 +25,22 @@
 namespace swapscope::rt {
 namespace {
 
-std::int64_t analyzerPeak(const Network& net, SwapPolicy policy, std::int64_t k) {
+std::int64_t analyzerPeak(const Network& net, Policy policy, std::int64_t k) {
   const auto costs = computeLayerCosts(net);
   return planMemory(net, costs, makeSwapSet(policy, net, costs)).curve.peak(k);
 }
 
-SwapSet swapSet(const Network& net, SwapPolicy policy) {
+SwapSet swapSet(const Network& net, Policy policy) {
   return makeSwapSet(policy, net, computeLayerCosts(net));
 }
 
 TEST(SwapExecutor, RefusesAPlanBelowItsPeakWithTheShortfallAndStep) {
   const Network net = buildZooModel("fmnist-cnn", {});
   const std::int64_t k = 32;
-  const std::int64_t peak = analyzerPeak(net, SwapPolicy::KeepAll, k);
+  const std::int64_t peak = analyzerPeak(net, Policy::KeepAll, k);
   auto device = createCpuDevice();
   try {
-    SwapExecutor ex(*device, net, k, swapSet(net, SwapPolicy::KeepAll), peak - 1000);
+    SwapExecutor ex(*device, net, k, swapSet(net, Policy::KeepAll), peak - 1000);
     FAIL() << "a budget 1000 bytes short was accepted";
   } catch (const PlanDoesNotFit& e) {
     EXPECT_EQ(e.shortfall(), 1000);
@@ -49,12 +49,12 @@ TEST(SwapExecutor, RefusesAPlanBelowItsPeakWithTheShortfallAndStep) {
     EXPECT_NE(std::string(e.what()).find("1000 bytes short"), std::string::npos) << e.what();
   }
   // The same budget suffices once the FMs are swapped.
-  EXPECT_LT(analyzerPeak(net, SwapPolicy::SwapAll, k), peak - 1000);
-  EXPECT_NO_THROW(SwapExecutor(*device, net, k, swapSet(net, SwapPolicy::SwapAll), peak - 1000));
+  EXPECT_LT(analyzerPeak(net, Policy::SwapAll, k), peak - 1000);
+  EXPECT_NO_THROW(SwapExecutor(*device, net, k, swapSet(net, Policy::SwapAll), peak - 1000));
 }
 
 struct PolicyCase {
-  SwapPolicy policy;
+  Policy policy;
   double slack;  ///< budget = peak * slack
 };
 
@@ -78,25 +78,25 @@ TEST_P(HighWater, MeasuredPoolHighWaterEqualsTheAnalyzersPeak) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, HighWater,
-                         ::testing::Values(PolicyCase{SwapPolicy::KeepAll, 1.0},
-                                           PolicyCase{SwapPolicy::SwapAll, 1.0},
-                                           PolicyCase{SwapPolicy::SwapAll, 1.5},
-                                           PolicyCase{SwapPolicy::VdnnConv, 1.0},
-                                           PolicyCase{SwapPolicy::VdnnConv, 4.0}));
+                         ::testing::Values(PolicyCase{Policy::KeepAll, 1.0},
+                                           PolicyCase{Policy::SwapAll, 1.0},
+                                           PolicyCase{Policy::SwapAll, 1.5},
+                                           PolicyCase{Policy::VdnnConv, 1.0},
+                                           PolicyCase{Policy::VdnnConv, 4.0}));
 
 TEST(SwapExecutor, ResNetHighWaterEqualsTheAnalyzersPeakUnderSwapAll) {
   const Network net = buildZooModel("resnet20", {});
   const std::int64_t k = 4;
-  const std::int64_t peak = analyzerPeak(net, SwapPolicy::SwapAll, k);
+  const std::int64_t peak = analyzerPeak(net, Policy::SwapAll, k);
   auto device = createCpuDevice();
-  SwapExecutor ex(*device, net, k, swapSet(net, SwapPolicy::SwapAll), 2 * peak);
+  SwapExecutor ex(*device, net, k, swapSet(net, Policy::SwapAll), 2 * peak);
   EXPECT_GT(ex.hoistedPrefetches(), 0) << "with room to spare, prefetches move earlier";
   const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 3);
   ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
   EXPECT_EQ(ex.poolStats().high_water, peak);
 }
 
-std::vector<std::vector<float>> trainWeights(SwapPolicy policy, int iterations,
+std::vector<std::vector<float>> trainWeights(Policy policy, int iterations,
                                              std::vector<std::vector<float>>* stats = nullptr) {
   const Network net = everyKind();
   const std::int64_t k = 5;
@@ -116,10 +116,10 @@ std::vector<std::vector<float>> trainWeights(SwapPolicy policy, int iterations,
 
 TEST(SwapExecutor, WeightsAreBitIdenticalUnderEveryPolicy) {
   std::vector<std::vector<float>> keepStats, swapStats, vdnnStats;
-  const auto keep = trainWeights(SwapPolicy::KeepAll, 6, &keepStats);
-  const auto swap = trainWeights(SwapPolicy::SwapAll, 6, &swapStats);
-  const auto vdnn = trainWeights(SwapPolicy::VdnnConv, 6, &vdnnStats);
-  const auto before = trainWeights(SwapPolicy::KeepAll, 1);
+  const auto keep = trainWeights(Policy::KeepAll, 6, &keepStats);
+  const auto swap = trainWeights(Policy::SwapAll, 6, &swapStats);
+  const auto vdnn = trainWeights(Policy::VdnnConv, 6, &vdnnStats);
+  const auto before = trainWeights(Policy::KeepAll, 1);
   ASSERT_EQ(keep.size(), swap.size());
   ASSERT_EQ(keep.size(), vdnn.size());
   bool changed = false;
@@ -140,8 +140,8 @@ TEST(SwapExecutor, TimelineShowsOffloadsOverlappingCompute) {
   const Network net = buildZooModel("resnet20", {});
   const std::int64_t k = 16;
   auto device = createCpuDevice();
-  SwapExecutor ex(*device, net, k, swapSet(net, SwapPolicy::SwapAll),
-                  analyzerPeak(net, SwapPolicy::SwapAll, k));
+  SwapExecutor ex(*device, net, k, swapSet(net, Policy::SwapAll),
+                  analyzerPeak(net, Policy::SwapAll, k));
   const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 3);
   const IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
 
@@ -188,8 +188,8 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
   const Network net = buildZooModel("fmnist-cnn", {});
   const std::int64_t k = 8;
   auto device = createCpuDevice();
-  SwapExecutor ex(*device, net, k, swapSet(net, SwapPolicy::SwapAll),
-                  analyzerPeak(net, SwapPolicy::SwapAll, k));
+  SwapExecutor ex(*device, net, k, swapSet(net, Policy::SwapAll),
+                  analyzerPeak(net, Policy::SwapAll, k));
   const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 9);
   TrainConfig cfg;
   cfg.iterations = 30;
@@ -203,8 +203,8 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
   const std::string path = ::testing::TempDir() + "/fmnist.weights";
   saveWeights(path, net, ex.readWeights(), ex.readRunningStats(), {.force = true});
   auto device2 = createCpuDevice();
-  SwapExecutor fresh(*device2, net, k, swapSet(net, SwapPolicy::KeepAll),
-                     analyzerPeak(net, SwapPolicy::KeepAll, k));
+  SwapExecutor fresh(*device2, net, k, swapSet(net, Policy::KeepAll),
+                     analyzerPeak(net, Policy::KeepAll, k));
   const WeightFile f = loadWeights(path, net);
   fresh.writeWeights(f.weights, f.running_stats);
   const EvalResult after = evaluate(fresh, data);
@@ -304,7 +304,7 @@ TEST(HostMemory, TheNeedIsTheHandCountedSumOfItsParts) {
 TEST(HostMemory, PartsBeyondSixtyFourBitsSaturateInsteadOfWrapping) {
   const Network net = handCounted();
   const auto costs = computeLayerCosts(net);
-  const Gmap gmap = buildGmap(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  const Gmap gmap = buildGmap(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   const std::int64_t k = std::int64_t{1} << 60;
   const HostMemoryNeed need = hostMemoryNeed(net, gmap, k);
   EXPECT_EQ(need.total(), std::numeric_limits<std::int64_t>::max());
@@ -321,7 +321,7 @@ TEST(SwapExecutor, AHugeMinibatchIsRefusedBeforeTheKernelsAskForScratch) {
   const Network net = everyKind();
   auto device = createCpuDevice();
   try {
-    SwapExecutor ex(*device, net, std::int64_t{1} << 20, swapSet(net, SwapPolicy::SwapAll),
+    SwapExecutor ex(*device, net, std::int64_t{1} << 20, swapSet(net, Policy::SwapAll),
                     64 << 20);
     FAIL() << "accepted";
   } catch (const PlanDoesNotFit& e) {
@@ -333,8 +333,8 @@ TEST(SwapExecutor, AHugeMinibatchIsRefusedBeforeTheKernelsAskForScratch) {
 TEST(SwapExecutor, RefusesARunOverTheHostMemoryBeforeAllocatingAndCountsTheScratch) {
   const Network net = everyKind();
   const std::int64_t k = 64;
-  const SwapSet swapped = swapSet(net, SwapPolicy::SwapAll);
-  const std::int64_t budget = analyzerPeak(net, SwapPolicy::SwapAll, k) + (1 << 20);
+  const SwapSet swapped = swapSet(net, Policy::SwapAll);
+  const std::int64_t budget = analyzerPeak(net, Policy::SwapAll, k) + (1 << 20);
   const auto costs = computeLayerCosts(net);
   HostMemoryOptions host;
   host.pool = budget;  // the CPU backend's pool is host memory

@@ -8,7 +8,9 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "analysis/policy.h"
 #include "common/error.h"
 #include "store/plan_file.h"
 
@@ -31,9 +33,15 @@ PlanFile samplePlan() {
   p.learning_rate = 0.025;
   p.reuse_delay = 4;
   p.swap_set = {{"conv1", 1, 28}, {"relu1", 3, 26}};
-  p.predictions = {0.0421, 1520.2, 30 << 20,
-                   0.0032, 0,      0,
-                   true,   false,  {{26, "relu1", "bwd", 0.0011}, {1, "conv1", "fwd", 0.0021}},
+  p.predictions = {0.0421,
+                   1520.2,
+                   30 << 20,
+                   0.0032,
+                   0,
+                   0,
+                   true,
+                   false,
+                   {{26, "relu1", "bwd", 0.0011}, {1, "conv1", "fwd", 0.0021}},
                    {0.0021, 0.003, 0.0042}};
   return p;
 }
@@ -152,6 +160,26 @@ TEST(PlanFile, EveryValueOutOfItsRangeIsNamed) {
   EXPECT_GE(checked, 25);
 }
 
+TEST(PlanFile, SchemaPolicyEnumIsThePolicyTable) {
+  // The schema lists exactly the table's names, in its order, and the reader takes each of them
+  // and refuses a name outside it, listing the table.
+  std::vector<std::string> table;
+  for (const PolicyInfo& info : policyTable())
+    table.emplace_back(info.name);
+  EXPECT_EQ(schema()["properties"]["policy"]["enum"].get<std::vector<std::string>>(), table);
+  for (const std::string& name : table) {
+    json doc = planToJson(samplePlan());
+    doc["policy"] = name;
+    EXPECT_EQ(planFromJson(doc, "p.json").policy, name);
+  }
+  json doc = planToJson(samplePlan());
+  doc["policy"] = "swap-some";
+  EXPECT_NE(refusal(doc).find("'policy' is 'swap-some', not one of " +
+                              joinPolicyNames(PolicyRows::All, ", ", ", ")),
+            std::string::npos)
+      << refusal(doc);
+}
+
 TEST(PlanFile, PredictedStartsAreOptionalAndChecked) {
   json doc = planToJson(samplePlan());
   ASSERT_TRUE(doc["predictions"].contains("start_s"));
@@ -161,8 +189,7 @@ TEST(PlanFile, PredictedStartsAreOptionalAndChecked) {
   EXPECT_NE(refusal(doc).find("'predictions.start_s' must be an array"), std::string::npos)
       << refusal(doc);
   doc["predictions"]["start_s"] = json::array({0.0, -1.0});
-  EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' must be a number >= 0"),
-            std::string::npos)
+  EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' must be a number >= 0"), std::string::npos)
       << refusal(doc);
 }
 
@@ -208,7 +235,9 @@ TEST(PlanFile, UnreadableFilesAreNamed) {
     }
     return "";
   };
-  EXPECT_NE(refused((dir / "none.json").string()).find("cannot open the plan '" + (dir / "none.json").string() + "': no such file"), std::string::npos);
+  EXPECT_NE(refused((dir / "none.json").string())
+                .find("cannot open the plan '" + (dir / "none.json").string() + "': no such file"),
+            std::string::npos);
   EXPECT_NE(refused(dir.string()).find("is a directory"), std::string::npos);
   std::ofstream((dir / "text.json").string()) << "{ not json";
   EXPECT_NE(refused((dir / "text.json").string()).find("is not valid JSON"), std::string::npos);

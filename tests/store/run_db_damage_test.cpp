@@ -345,7 +345,7 @@ std::unique_ptr<RunWriter> startRun(const std::string& path) {
   meta.kind = "profile";
   const Network net = testing::tinyNetwork();
   const auto costs = computeLayerCosts(net);
-  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   auto writer = std::make_unique<RunWriter>(path, meta);
   writer->writeNetwork(net, costs, plan.gmap);
   for (int it = 0; it < 2; ++it) {

@@ -58,7 +58,7 @@ class RunDbTest : public ::testing::Test {
     d.meta = sampleMeta();
     const Network net = testing::tinyNetwork();
     const auto costs = computeLayerCosts(net);
-    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
     RunWriter w(path, d.meta);
     w.writeNetwork(net, costs, plan.gmap);
     d.batches = {{4, "swap-all", 1, 1000, 1000, 4, 2}, {8, "swap-all", 1, 2000, 2000, 1, 0}};

@@ -236,7 +236,7 @@ TEST_F(RunDbTest, NewColumnsRoundTrip) {
   {
     const Network net = testing::tinyNetwork();
     const auto costs = computeLayerCosts(net);
-    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
     RunWriter w(path2, sampleMeta());
     w.writeNetwork(net, costs, plan.gmap);
     w.addBatch({4, "swap-all", 1, 1000, 1000, 4, 2, 15000});

@@ -33,9 +33,9 @@ struct Fixture {
     const auto kept = s->planner.evaluate(
         128, SwapSet(static_cast<std::size_t>(s->net.size()), false), INT64_MAX);
     const auto all = s->planner.evaluate(
-        128, makeSwapSet(SwapPolicy::SwapAll, s->net, s->planner.costs()), INT64_MAX);
+        128, makeSwapSet(Policy::SwapAll, s->net, s->planner.costs()), INT64_MAX);
     const std::int64_t budget = (kept->peak + all->peak) / 2;
-    p = s->plan(request(perf::PlanPolicy::AccUdnn, budget, 128));
+    p = s->plan(request(Policy::AccUdnn, budget, 128));
     file = perf::toPlanFile(p, s->request, s->model, s->net, "cpu", "x");
     d = makeLayersData(s->net, s->planner.costs(), s->model, s->request, p);
   }
@@ -101,7 +101,7 @@ TEST(LayersData, RowsAreTheAnalyzerSimulatorAndPlanFile) {
 
 TEST(LayersData, KeepAllKeepsAndATransferredNetworkIsFlagged) {
   auto s = testing::fmnist();
-  const perf::PlanResult p = s->plan(request(perf::PlanPolicy::KeepAll, 64 * kMiB, 8));
+  const perf::PlanResult p = s->plan(request(Policy::KeepAll, 64 * kMiB, 8));
   ASSERT_TRUE(p.trainable);
   const LayersData d = makeLayersData(s->net, s->planner.costs(), s->model, s->request, p);
   for (const LayerRowData& r : d.rows) {
@@ -112,7 +112,7 @@ TEST(LayersData, KeepAllKeepsAndATransferredNetworkIsFlagged) {
   auto r = testing::resnet56();
   const Network other = buildZooModel("resnet20");
   const perf::Planner planner(r->model, other);
-  perf::PlanRequest req = request(perf::PlanPolicy::SwapAll, 256 * kMiB, 32);
+  perf::PlanRequest req = request(Policy::SwapAll, 256 * kMiB, 32);
   const perf::PlanResult op = planner.plan(req);
   ASSERT_TRUE(op.trainable);
   const LayersData od = makeLayersData(other, planner.costs(), r->model, req, op);
@@ -153,7 +153,7 @@ TEST(LayersView, SortsByValueFiltersAndSelects) {
   EXPECT_EQ(selected.count(), 0);  // no echo
   const QModelIndex cur = view.table()->currentIndex();
   EXPECT_EQ(cur.data(LayersTableModel::LayerRole).toInt(), 5);
-  const perf::PlanResult again = f.s->plan(request(perf::PlanPolicy::SwapAll, 256 * kMiB, 64));
+  const perf::PlanResult again = f.s->plan(request(Policy::SwapAll, 256 * kMiB, 64));
   view.setData(makeLayersData(f.s->net, f.s->planner.costs(), f.s->model, f.s->request, again));
   EXPECT_EQ(view.table()->currentIndex().data(LayersTableModel::LayerRole).toInt(), 5);
   EXPECT_EQ(view.proxy()->sortColumn(), LayersTableModel::FmBytes);

@@ -19,12 +19,16 @@ namespace {
 TEST(MemoryChartData, SeriesAreTheAnalyzerCurves) {
   const Network net = buildZooModel("resnet20");
   const NetworkAnalysis a = analyzeNetwork(net);
-  const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
   const std::int64_t budget = std::int64_t{64} << 20;
-  const MemoryChartData d = makeMemoryChartData(net, a, vdnn, 48, budget);
-  ASSERT_EQ(d.series.size(), 3u);
+  const MemoryChartData d = makeMemoryChartData(net, a, 48, budget);
+  // keep-all, each other fixed policy of the table, swap-all.
+  ASSERT_EQ(d.series.size(), 2 + a.other_fixed.size());
+  for (std::size_t i = 0; i < a.other_fixed.size(); ++i) {
+    EXPECT_EQ(d.series[1 + i].policy, policyName(a.other_fixed[i].first));
+    EXPECT_EQ(d.series[1 + i].peak, a.other_fixed[i].second.curve.peak(48));
+  }
   EXPECT_EQ(d.forward_steps, net.size() - 1);
-  const MemorySeries& swapAll = d.series[2];
+  const MemorySeries& swapAll = d.series.back();
   EXPECT_EQ(swapAll.policy, "swap-all");
   ASSERT_EQ(swapAll.bytes.size(), static_cast<std::size_t>(2 * d.forward_steps));
   for (int s = 1; s <= 2 * d.forward_steps; ++s) {
@@ -37,27 +41,27 @@ TEST(MemoryChartData, SeriesAreTheAnalyzerCurves) {
 TEST(MemoryChartView, OneGraphPerPolicyWithAPointPerStep) {
   const Network net = buildZooModel("fmnist-cnn");
   const NetworkAnalysis a = analyzeNetwork(net);
-  const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
   MemoryChartView view;
-  view.setData(makeMemoryChartData(net, a, vdnn, 64, std::int64_t{16} << 20));
-  // Three curves and the budget's legend entry (a graph without points).
-  ASSERT_EQ(view.plot()->graphCount(), 4);
-  for (int g = 0; g < 3; ++g)
+  view.setData(makeMemoryChartData(net, a, 64, std::int64_t{16} << 20));
+  // One curve per fixed policy and the budget's legend entry (a graph without points).
+  const int curves = 2 + static_cast<int>(a.other_fixed.size());
+  ASSERT_EQ(view.plot()->graphCount(), curves + 1);
+  for (int g = 0; g < curves; ++g)
     EXPECT_EQ(view.plot()->graph(g)->dataCount(), 2 * (net.size() - 1));
-  EXPECT_EQ(view.plot()->graph(3)->dataCount(), 0);
+  EXPECT_EQ(view.plot()->graph(curves)->dataCount(), 0);
   EXPECT_TRUE(view.plot()->graph(0)->name().startsWith("keep-all: peak"));
   const double top = static_cast<double>(a.keep_all.curve.peak(64)) / (1 << 20);
   // A budget a little above every curve stays on the chart.
   view.setBudget(static_cast<std::int64_t>(1.2 * top * (1 << 20)));
   EXPECT_GE(view.plot()->yAxis->range().upper, 1.2 * top);
-  EXPECT_FALSE(view.plot()->graph(3)->name().contains("above"));
+  EXPECT_FALSE(view.plot()->graph(curves)->name().contains("above"));
   // A budget far above them does not squash the curves: the axis follows the data and the
   // legend says where the budget is.
   view.setBudget(std::int64_t{1} << 30);
   EXPECT_LT(view.plot()->yAxis->range().upper, 1.5 * top);
   EXPECT_GE(view.plot()->yAxis->range().upper, top);
-  EXPECT_TRUE(view.plot()->graph(3)->name().contains("1024.0 MiB (above the curves)"))
-      << view.plot()->graph(3)->name().toStdString();
+  EXPECT_TRUE(view.plot()->graph(curves)->name().contains("1024.0 MiB (above the curves)"))
+      << view.plot()->graph(curves)->name().toStdString();
   // ... and a small one leaves the range fitted to the curves.
   view.setBudget(1);
   EXPECT_LT(view.plot()->yAxis->range().upper, 1.5 * top);
@@ -120,10 +124,9 @@ TEST(MemoryChartData, PlanSeriesAndSpansAreThePlanners) {
 TEST(MemoryChartView, ZoomStaysPutWhenTheBudgetMoves) {
   const Network net = buildZooModel("fmnist-cnn");
   const NetworkAnalysis a = analyzeNetwork(net);
-  const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
   MemoryChartView view;
   view.resize(600, 400);
-  view.setData(makeMemoryChartData(net, a, vdnn, 64, std::int64_t{16} << 20));
+  view.setData(makeMemoryChartData(net, a, 64, std::int64_t{16} << 20));
   // A wheel event zooms; the axes then keep the user's range through budget changes.
   QWheelEvent wheel(QPointF(300, 200), view.plot()->mapToGlobal(QPointF(300, 200)), QPoint(),
                     QPoint(0, 120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);

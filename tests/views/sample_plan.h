@@ -48,7 +48,7 @@ inline std::unique_ptr<SamplePlan> fmnist() {
   return std::make_unique<SamplePlan>("fmnist-cnn-cpu-profile.swapdb");
 }
 
-inline perf::PlanRequest request(perf::PlanPolicy policy, std::int64_t budget,
+inline perf::PlanRequest request(Policy policy, std::int64_t budget,
                                  std::optional<std::int64_t> batch = std::nullopt) {
   perf::PlanRequest r;
   r.policy = policy;

@@ -29,7 +29,7 @@ int gmapSwapCopies(const Gmap& g) {
 
 TEST(StreamsData, BarsAreTheSimulatedStepsAndTransfers) {
   auto s = testing::resnet56();
-  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::SwapAll, 256 * kMiB, 32));
+  const perf::PlanResult& p = s->plan(request(Policy::SwapAll, 256 * kMiB, 32));
   ASSERT_TRUE(p.trainable) << p.reason;
   const StreamsData d = makeStreamsData(s->net, p, &s->model, &s->planner.costs());
   const int steps = p.gmap.steps();
@@ -92,7 +92,7 @@ TEST(StreamsData, BarsAreTheSimulatedStepsAndTransfers) {
 
 TEST(StreamsData, HoverFindsTheBarUnderTheCursor) {
   auto s = testing::fmnist();
-  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::SwapAll, 32 * kMiB, 16));
+  const perf::PlanResult& p = s->plan(request(Policy::SwapAll, 32 * kMiB, 16));
   ASSERT_TRUE(p.trainable) << p.reason;
   const StreamsData d = makeStreamsData(s->net, p);
   const perf::StepTiming& t3 = p.best.sim.steps[3];
@@ -110,7 +110,7 @@ TEST(StreamsData, HoverFindsTheBarUnderTheCursor) {
 
 TEST(StreamsData, AnUntrainableBudgetGivesItsReasonAndNoBars) {
   auto s = testing::fmnist();
-  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::AccUdnn, 1024));
+  const perf::PlanResult& p = s->plan(request(Policy::AccUdnn, 1024));
   ASSERT_FALSE(p.trainable);
   const StreamsData d = makeStreamsData(s->net, p);
   EXPECT_FALSE(d.trainable);
@@ -120,7 +120,7 @@ TEST(StreamsData, AnUntrainableBudgetGivesItsReasonAndNoBars) {
 
 TEST(StreamsView, DrawsOneMarkerPerStallAndOneBarPerSwapCopy) {
   auto s = testing::resnet56();
-  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::SwapAll, 256 * kMiB, 32));
+  const perf::PlanResult& p = s->plan(request(Policy::SwapAll, 256 * kMiB, 32));
   ASSERT_TRUE(p.trainable);
   const store::PlanFile file = perf::toPlanFile(p, s->request, s->model, s->net, "cpu", "x");
   StreamsView view;
@@ -134,7 +134,7 @@ TEST(StreamsView, DrawsOneMarkerPerStallAndOneBarPerSwapCopy) {
   }
 
   // A plan with fewer swaps reuses the pooled items: hidden ones are not counted.
-  const perf::PlanResult& vdnn = s->plan(request(perf::PlanPolicy::VdnnConv, 256 * kMiB, 32));
+  const perf::PlanResult& vdnn = s->plan(request(Policy::VdnnConv, 256 * kMiB, 32));
   ASSERT_TRUE(vdnn.trainable);
   const store::PlanFile vf = perf::toPlanFile(vdnn, s->request, s->model, s->net, "cpu", "x");
   view.setData(makeStreamsData(s->net, vdnn, &s->model, &s->planner.costs()));
@@ -147,26 +147,26 @@ TEST(StreamsView, KeepsTheZoomWhileTheNetworkStays) {
   auto s = testing::fmnist();
   StreamsView view;
   view.resize(900, 300);
-  const perf::PlanResult a = s->plan(request(perf::PlanPolicy::SwapAll, 32 * kMiB, 16));
+  const perf::PlanResult a = s->plan(request(Policy::SwapAll, 32 * kMiB, 16));
   view.setData(makeStreamsData(s->net, a));
   // Fitted to the iteration.
   EXPECT_NEAR(view.plot()->xAxis->range().upper, a.best.sim.t_iter * 1e3 * 1.01, 1e-9);
   view.plot()->xAxis->setRange(0.1, 0.2);  // the user zooms in
-  const perf::PlanResult b = s->plan(request(perf::PlanPolicy::SwapAll, 32 * kMiB, 64));
+  const perf::PlanResult b = s->plan(request(Policy::SwapAll, 32 * kMiB, 64));
   ASSERT_NE(a.best.sim.t_iter, b.best.sim.t_iter);
   view.setData(makeStreamsData(s->net, b));
   EXPECT_DOUBLE_EQ(view.plot()->xAxis->range().lower, 0.1);
   EXPECT_DOUBLE_EQ(view.plot()->xAxis->range().upper, 0.2);
   // Another network fits again.
   auto r = testing::resnet56();
-  const perf::PlanResult c = r->plan(request(perf::PlanPolicy::SwapAll, 256 * kMiB, 16));
+  const perf::PlanResult c = r->plan(request(Policy::SwapAll, 256 * kMiB, 16));
   view.setData(makeStreamsData(r->net, c));
   EXPECT_NEAR(view.plot()->xAxis->range().upper, c.best.sim.t_iter * 1e3 * 1.01, 1e-9);
 }
 
 TEST(StreamsView, TooltipAndSelectionNameTheLayer) {
   auto s = testing::fmnist();
-  const perf::PlanResult& p = s->plan(request(perf::PlanPolicy::SwapAll, 32 * kMiB, 16));
+  const perf::PlanResult& p = s->plan(request(Policy::SwapAll, 32 * kMiB, 16));
   StreamsView view;
   view.setData(makeStreamsData(s->net, p));
   const perf::StepTiming& t = p.best.sim.steps[2];
@@ -186,7 +186,7 @@ TEST(StreamsView, TooltipAndSelectionNameTheLayer) {
 TEST(StreamsView, StatesAnUntrainableBudget) {
   auto s = testing::fmnist();
   StreamsView view;
-  view.setData(makeStreamsData(s->net, s->plan(request(perf::PlanPolicy::AccUdnn, 1024))));
+  view.setData(makeStreamsData(s->net, s->plan(request(Policy::AccUdnn, 1024))));
   EXPECT_EQ(view.stallMarkerCount(), 0);
   EXPECT_EQ(view.transferBarCount(), 0);
   bool stated = false;

@@ -56,13 +56,13 @@ TEST(TradeoffData, BatchGridIncludesTheEndsAndTheChosenK) {
 
 TEST(TradeoffData, SweepPointIsThePlansKAndThroughput) {
   auto s = testing::fmnist();
-  const perf::PlanResult p = s->plan(request(perf::PlanPolicy::AccUdnn, 24 * kMiB));
+  const perf::PlanResult p = s->plan(request(Policy::AccUdnn, 24 * kMiB));
   ASSERT_TRUE(p.trainable);
   const SweepPoint pt = sweepPoint(24 * kMiB, p);
   EXPECT_TRUE(pt.feasible);
   EXPECT_EQ(pt.k, p.best.k);
   EXPECT_DOUBLE_EQ(pt.throughput, static_cast<double>(p.best.k) / p.best.sim.t_iter);
-  const SweepPoint none = sweepPoint(1000, s->plan(request(perf::PlanPolicy::AccUdnn, 1000)));
+  const SweepPoint none = sweepPoint(1000, s->plan(request(Policy::AccUdnn, 1000)));
   EXPECT_FALSE(none.feasible);
   EXPECT_EQ(none.k, 0);
 }
@@ -72,7 +72,7 @@ TEST(TradeoffData, BatchCurveIsThePlannerAtFixedK) {
   // Swap-all has one swap set, so the argmin k (over every k when k_max <= 48) has the highest
   // throughput on the curve, and the curve's point at that k is the plan itself.
   const std::int64_t budget = 8 * kMiB;
-  const perf::PlanResult p = s->plan(request(perf::PlanPolicy::SwapAll, budget));
+  const perf::PlanResult p = s->plan(request(Policy::SwapAll, budget));
   ASSERT_TRUE(p.trainable) << p.reason;
   ASSERT_LE(p.k_max, 48);
   ASSERT_GT(p.k_max, 4);
@@ -86,14 +86,14 @@ TEST(TradeoffData, BatchCurveIsThePlannerAtFixedK) {
     EXPECT_NEAR(b.throughput, static_cast<double>(b.k) / b.t_iter, 1e-9 * b.throughput);
     bestThroughput = std::max(bestThroughput, b.throughput);
     // Each point is an independent plan at that k.
-    const perf::PlanResult at = s->planner.plan(request(perf::PlanPolicy::SwapAll, budget, b.k));
+    const perf::PlanResult at = s->planner.plan(request(Policy::SwapAll, budget, b.k));
     EXPECT_EQ(b.t_iter, at.best.sim.t_iter);
     if (b.k == p.best.k) EXPECT_EQ(b.t_iter, p.best.sim.t_iter);
   }
   const BatchPoint& chosen = c.points[static_cast<std::size_t>(p.best.k - 1)];
   EXPECT_EQ(chosen.throughput, bestThroughput);
   // Untrainable: no curve, the reason.
-  const perf::PlanResult none = s->plan(request(perf::PlanPolicy::SwapAll, 1000));
+  const perf::PlanResult none = s->plan(request(Policy::SwapAll, 1000));
   const BatchCurve empty = makeBatchCurve(s->planner, s->request, none);
   EXPECT_TRUE(empty.points.empty());
   EXPECT_FALSE(empty.reason.empty());
@@ -106,7 +106,7 @@ TEST(TradeoffView, PointsArriveOneByOneAndClicksAdoptThem) {
   const auto budgets = sweepBudgets(s->planner.minBudget() / 2, 64 * kMiB, 16);
   int feasible = 0;
   for (const std::int64_t b : budgets) {
-    const SweepPoint pt = sweepPoint(b, s->planner.plan(request(perf::PlanPolicy::AccUdnn, b)));
+    const SweepPoint pt = sweepPoint(b, s->planner.plan(request(Policy::AccUdnn, b)));
     feasible += pt.feasible;
     view.addPoint(pt);
     EXPECT_EQ(view.sweepPointsDrawn(), static_cast<int>(view.sweep().points.size()));
@@ -115,7 +115,7 @@ TEST(TradeoffView, PointsArriveOneByOneAndClicksAdoptThem) {
   EXPECT_GT(feasible, 0);
   EXPECT_LT(feasible, static_cast<int>(budgets.size()));  // half the minimum cannot train
   const std::int64_t current = 24 * kMiB;
-  const perf::PlanResult p = s->plan(request(perf::PlanPolicy::AccUdnn, current));
+  const perf::PlanResult p = s->plan(request(Policy::AccUdnn, current));
   view.setCurrentBudget(current);
   const BatchCurve curve = makeBatchCurve(s->planner, s->request, p, 16);
   view.setBatchCurve(curve);

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/// @brief The one table of policies. Each policy has a name (the CLI's, the plan file's and the
+/// app's spelling), a one-line description, whether its swap set is fixed (it follows from the
+/// network) or searched (the planner chooses it), and the feature-map attributes it may use.
+/// Parsing, help texts, error messages, the plan-file check and the app's choices all read this
+/// table; a new policy adds a row here and its own code (a fixed policy in makeSwapSet, a
+/// searched one in the planner).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace swapscope {
+
+enum class Policy {
+  KeepAll,   ///< nothing is swapped: the framework baseline
+  SwapAll,   ///< every swappable FM is swapped: the layer-wise ("naive swap") peak
+  VdnnConv,  ///< vDNN's conv policy: swap the FMs that convolutions read
+  AccUdnn,   ///< AccUDNN: swap-all, then greedy pins by stall removed per byte
+};
+
+/// Fixed: the swap set follows from the network alone. Searched: the planner chooses it from the
+/// budget and the performance model.
+enum class PolicyChoice { Fixed, Searched };
+
+/// What a policy may do with a feature map that some backward step reads.
+enum FmAttribute : unsigned {
+  kFmKeep = 1u << 0,       ///< stays on the device from its forward step to its backward use
+  kFmSwap = 1u << 1,       ///< offloaded to the host after forward, prefetched before backward
+  kFmRecompute = 1u << 2,  ///< released after forward, re-made from an ancestor before backward
+};
+
+struct PolicyInfo {
+  Policy id;
+  std::string_view name;
+  std::string_view description;
+  PolicyChoice choice;
+  unsigned attributes;  ///< FmAttribute flags
+  bool fixed() const { return choice == PolicyChoice::Fixed; }
+  bool uses(FmAttribute a) const { return (attributes & a) != 0; }
+};
+
+/// Every policy, in the order the CLI lists them.
+std::span<const PolicyInfo> policyTable();
+const PolicyInfo& policyInfo(Policy p);
+std::string_view policyName(Policy p);
+std::optional<Policy> policyFromName(std::string_view name);
+
+/// Which rows a listing covers: every policy, or the fixed ones (those that `train` and
+/// `analyze` run without a performance model).
+enum class PolicyRows { All, Fixed };
+std::vector<std::string_view> policyNames(PolicyRows rows = PolicyRows::All);
+/// The names joined with `sep`, the last two with `last_sep`: ("|", "|") gives
+/// "keep-all|swap-all|...", (", ", " or ") gives "keep-all, swap-all or ...".
+std::string joinPolicyNames(PolicyRows rows, std::string_view sep, std::string_view last_sep);
+/// "D (default), A, B or C": the default first, then the others in table order.
+std::string policyChoices(PolicyRows rows, Policy default_policy);
+
+}  // namespace swapscope
