@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "common/error.h"
+#include "gui/app_icon.h"
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
 
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
   using namespace swapscope;
   QApplication app(argc, argv);
   QApplication::setApplicationName("swapscope-gui");
+  QApplication::setDesktopFileName(gui::kDesktopId);
+  QApplication::setWindowIcon(gui::appIcon());
   gui::GuiOptions options;
   try {
     options = gui::parseGuiOptions(QApplication::arguments());
