@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "analysis/gmap.h"
+#include "analysis/memory.h"
 #include "analysis/network_analysis.h"
 #include "analysis/swap_policy.h"
 #include "collectors/timeline_rows.h"
@@ -16,6 +17,7 @@
 #include "common/error.h"
 #include "common/format.h"
 #include "common/stats.h"
+#include "graph/network_json.h"
 #include "runtime/dataset.h"
 #include "runtime/host_memory.h"
 #include "runtime/trainer.h"
@@ -265,6 +267,43 @@ nlohmann::ordered_json kernelChoicesJson(const Network& net, const rt::SwapExecu
                  {"backward_workspace", c.backward_workspace}});
   }
   return a;
+}
+
+Network planNetwork(const store::PlanFile& plan, const std::string& planName,
+                    const std::string& otherwise) {
+  if (plan.source_db.empty()) {
+    throwBadInput("plan '" + planName +
+                  "' names no source_db to take the network from: " + otherwise);
+  }
+  try {
+    store::RunReader reader(plan.source_db);
+    return networkFromText(reader.network().json, plan.source_db + " (network)");
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    throwBadInput(planName + ": source_db: " + e.what() + " (the network is taken from there; " +
+                  otherwise + " instead)");
+  }
+}
+
+SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName) {
+  if (net.structureHash() != plan.structure_hash) {
+    throwBadInput("plan '" + planName + "' was made for network " + plan.network_name +
+                  " (structure " + plan.structure_hash + "), not " + net.name() + " (structure " +
+                  net.structureHash() + ")");
+  }
+  std::vector<std::string> names;
+  for (const store::PlanSwap& w : plan.swap_set)
+    names.push_back(w.fm);
+  const auto costs = computeLayerCosts(net);
+  SwapSet swapped = swapSetFromNames(net, costs, names, planName + ": swap_set", ".fm");
+  // A k whose bytes no 64-bit count holds is the plan's error: name the file and the field.
+  try {
+    (void)computeMemoryCurve(buildGmap(net, costs, swapped)).peak(plan.k);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    throwBadInput(planName + ": k: " + e.what());
+  }
+  return swapped;
 }
 
 PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& plan,

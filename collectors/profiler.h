@@ -101,6 +101,16 @@ enum class PlanData {
   FashionMnist,  ///< consecutive minibatches of the Fashion-MNIST training set
 };
 
+/// The network a plan was made for, from the run database it names (`source_db`).
+/// Error(BadInput) naming the plan and the field where it names none or that database cannot
+/// give it; `otherwise` ends the message, saying how else to give the network.
+Network planNetwork(const store::PlanFile& plan, const std::string& planName,
+                    const std::string& otherwise);
+/// The plan's swap set of `net`: Error(BadInput) naming the plan when `net` is not the network
+/// it was made for (another structure hash), an FM of its swap set is not one of `net`'s
+/// swappable FMs, or its k overflows the memory curve.
+SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName);
+
 struct PlanRunConfig {
   int warmup = 1;      ///< unmeasured iterations first
   int iterations = 5;  ///< measured iterations (and as many again under a collector)

@@ -159,21 +159,9 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const std::int64_t peak = plan.predictions.peak_bytes;
   const double stall = plan.predictions.stall_s;
 
-  Network net = [&] {
-    if (args.has("--model") || args.has("--net")) return loadNetwork(args);
-    if (plan.source_db.empty()) {
-      throwBadInput("plan '" + planPath +
-                    "' names no source_db to take the network from: give --model or --net");
-    }
-    try {
-      store::RunReader reader(plan.source_db);
-      return networkFromText(reader.network().json, plan.source_db + " (network)");
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::BadInput) throw;
-      throwBadInput(planPath + ": source_db: " + e.what() +
-                    " (the network is taken from there; give --model or --net instead)");
-    }
-  }();
+  const Network net = args.has("--model") || args.has("--net")
+                          ? loadNetwork(args)
+                          : collect::planNetwork(plan, planPath, "give --model or --net");
   // The database the network came from and the data set are inputs too: --db never replaces
   // them, even with --force.
   if (!args.has("--model") && !args.has("--net"))
@@ -181,23 +169,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   if (args.value("--data") == "fashion-mnist")
     addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
   checkOutputOption(args, "--db", "the run database --db", rules);
-  if (net.structureHash() != plan.structure_hash) {
-    throwBadInput("plan '" + planPath + "' was made for network " + plan.network_name +
-                  " (structure " + plan.structure_hash + "), not " + net.name() + " (structure " +
-                  net.structureHash() + ")");
-  }
-  std::vector<std::string> names;
-  for (const store::PlanSwap& w : plan.swap_set)
-    names.push_back(w.fm);
+  const SwapSet swapped = collect::planSwapSet(net, plan, planPath);
   const auto costs = computeLayerCosts(net);
-  const SwapSet swapped = swapSetFromNames(net, costs, names, planPath + ": swap_set", ".fm");
-  // A k whose bytes no 64-bit count holds is the plan's error: name the file and the field.
-  try {
-    (void)computeMemoryCurve(buildGmap(net, costs, swapped)).peak(k);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::BadInput) throw;
-    throwBadInput(planPath + ": k: " + e.what());
-  }
   const std::int64_t iters = args.positiveInt("--iters").value_or(5);
   if (iters > 100000) throwBadInput("--iters: at most 100000, got " + std::to_string(iters));
   int warmup = 1;
