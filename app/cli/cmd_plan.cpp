@@ -111,6 +111,11 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
   }
   const perf::Evaluation& e = r.best;
+  if (policyInfo(req.policy).uses(kFmRecompute) && (args.has("--out") || args.has("--json"))) {
+    throwBadInput("--policy " + std::string(policyName(req.policy)) + ": plan files (version " +
+                  std::to_string(store::kPlanVersion) +
+                  ") do not hold recomputed feature maps; plan it without --out and --json");
+  }
   const store::PlanFile planFile = perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
   const auto doc = store::planToJson(planFile);
   if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, rules);
@@ -122,12 +127,22 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   // FMs stay on the device.
   const std::vector<bool> canSwap = swappableFms(net, planner.costs());
   std::size_t swappable = 0;
-  std::vector<std::string> kept;
+  std::vector<std::string> kept, recomputed;
   for (int i = 0; i < net.size(); ++i) {
     if (!canSwap[static_cast<std::size_t>(i)]) continue;
     ++swappable;
-    if (!e.swapped[static_cast<std::size_t>(i)]) kept.push_back(net.layer(i).name);
+    if (r.gmap.recomputed[static_cast<std::size_t>(i)]) {
+      recomputed.push_back(net.layer(i).name);
+    } else if (!e.swapped[static_cast<std::size_t>(i)]) {
+      kept.push_back(net.layer(i).name);
+    }
   }
+  auto names = [&](const std::vector<std::string>& list) {
+    for (std::size_t i = 0; i < list.size() && i < 8; ++i)
+      out << (i ? ", " : "") << list[i];
+    if (list.size() > 8) out << " and " << list.size() - 8 << " more";
+    out << '\n';
+  };
   out << "plan for " << net.name() << " in " << formatBytes(req.budget) << " on " << model.device()
       << " (model from " << dbPath << ")\n"
       << "  fits describe     " << model.device() << " (backend " << run.meta.backend
@@ -168,10 +183,11 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   }
   if (!kept.empty() && !planFile.swap_set.empty()) {
     out << "  kept on device    ";
-    for (std::size_t i = 0; i < kept.size() && i < 8; ++i)
-      out << (i ? ", " : "") << kept[i];
-    if (kept.size() > 8) out << " and " << kept.size() - 8 << " more";
-    out << '\n';
+    names(kept);
+  }
+  if (!recomputed.empty()) {
+    out << "  recomputed        ";
+    names(recomputed);
   }
   if (r.t_whole > 0) out << "  whole training    " << std::setprecision(1) << r.t_whole << " s\n";
   if (e.extrapolated)

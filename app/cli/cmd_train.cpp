@@ -125,6 +125,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   rt::ExecutorOptions options;
   options.seed = seed;
   const SwapSet swapped = makeSwapSet(policy, net, costs);
+  options.recompute = makeRecomputeSet(policy, net, costs);
   const std::string dataDir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
   const bool hasTest = dataName == "fashion-mnist";
   std::int64_t trainSamples = 0;

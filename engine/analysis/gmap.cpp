@@ -47,6 +47,8 @@ std::string_view gmapOpKindName(GmapOpKind kind) {
       return "prefetch";
     case GmapOpKind::Compute:
       return "compute";
+    case GmapOpKind::Recompute:
+      return "recompute";
   }
   return "?";
 }
@@ -56,15 +58,18 @@ namespace {
 class GmapBuilder {
  public:
   GmapBuilder(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
-              const std::vector<LinearBytes>* workspace)
+              const RecomputeSet& recomputed, const std::vector<LinearBytes>* workspace)
       : m_net(net), m_costs(costs), m_workspace(workspace) {
     m_gmap.swapped = swapped;
+    m_gmap.recomputed = recomputed;
   }
 
   Gmap build() {
     const int n = m_net.size();
-    if (static_cast<int>(m_costs.size()) != n || static_cast<int>(m_gmap.swapped.size()) != n) {
-      throwBadInput("GMAP: the costs and the swap set must have one entry per layer");
+    if (static_cast<int>(m_costs.size()) != n || static_cast<int>(m_gmap.swapped.size()) != n ||
+        static_cast<int>(m_gmap.recomputed.size()) != n) {
+      throwBadInput(
+          "GMAP: the costs, the swap set and the recompute set must have one entry per layer");
     }
     for (int i = 0; i < n; ++i) {
       if (i != m_net.inputLayer()) m_compute.push_back(i);
@@ -101,6 +106,7 @@ class GmapBuilder {
   }
   int backwardStepOf(int layer) const { return 2 * m_gmap.forward_steps + 1 - m_fwdStep[layer]; }
   bool swapped(int layer) const { return m_gmap.swapped[layer]; }
+  bool recomputed(int layer) const { return m_gmap.recomputed[layer]; }
 
   /// For every FM: the last forward step that reads it and the backward steps that read it.
   void planLifetimes() {
@@ -122,6 +128,7 @@ class GmapBuilder {
       }
     }
     const int steps = m_gmap.steps();
+    planRecompute();
     m_prefetchAt.assign(steps + 2, {});
     m_lastReadAt.assign(steps + 2, {});
     for (int i = 0; i < n; ++i) {
@@ -132,6 +139,71 @@ class GmapBuilder {
       if (swapped(i)) m_prefetchAt[m_firstBwd[i]].push_back(i);
       if (m_lastBwd[i] > 0) m_lastReadAt[m_lastBwd[i]].push_back(i);
     }
+  }
+
+  /// Where each recomputed FM is re-made: the first backward step that reads it, or earlier where
+  /// a recomputed descendant needs it. Its sources (the nearest FMs that backward steps read: kept,
+  /// prefetched or recomputed themselves) must be resident then, so their backward lifetimes
+  /// are extended to that step; the FMs between (released in forward) are re-made with it and
+  /// released at the end of the step. Descendants first (layer ids are topological), so that a
+  /// source's step is final before the source itself is planned.
+  void planRecompute() {
+    const int n = m_net.size();
+    const int steps = m_gmap.steps();
+    m_remakeAt.assign(steps + 2, {});
+    m_transientAt.assign(steps + 2, {});
+    const std::vector<bool> backwardRead = [&] {
+      std::vector<bool> r(n, false);
+      for (int i = 0; i < n; ++i)
+        r[i] = m_firstBwd[i] != 0;
+      return r;
+    }();
+    for (int x = n - 1; x >= 0; --x) {
+      if (!recomputed(x)) continue;
+      const std::string fm = "GMAP: the feature map of '" + m_net.layer(x).name + "'";
+      if (swapped(x)) throwBadInput(fm + " cannot be both swapped and recomputed");
+      if (!backwardRead[x]) {
+        throwBadInput(fm + " is not read by any backward step and cannot be recomputed");
+      }
+      if (m_lastFwd[x] == 0) {
+        throwBadInput(fm + " has no forward reader, so recomputing it saves nothing");
+      }
+      const int r = m_firstBwd[x];
+      std::vector<int> chain;  // layers to run again at r, topological
+      std::vector<bool> inChain(n, false);
+      auto visit = [&](auto&& self, int layer) -> void {
+        if (!isLightLayer(m_net.layer(layer).kind)) {
+          throwBadInput(fm + " cannot be recomputed: '" + m_net.layer(layer).name + "' (" +
+                        std::string(layerKindName(m_net.layer(layer).kind)) +
+                        ") would run again, and only light layers are recomputed");
+        }
+        for (int src : uniqueInputs(layer)) {
+          if (backwardRead[src]) {  // a source: resident at r
+            m_firstBwd[src] = std::min(m_firstBwd[src], r);
+            m_lastBwd[src] = std::max(m_lastBwd[src], r);
+          } else if (!inChain[src]) {
+            if (src == m_net.inputLayer()) {
+              throwBadInput(fm + " cannot be recomputed: it needs the minibatch, which no " +
+                            "backward step keeps");
+            }
+            self(self, src);
+          }
+        }
+        inChain[layer] = true;
+        chain.push_back(layer);
+      };
+      visit(visit, x);
+      for (int layer : chain) {
+        auto& at = m_remakeAt[r];
+        if (std::find(at.begin(), at.end(), layer) == at.end()) at.push_back(layer);
+        if (layer != x) {
+          auto& t = m_transientAt[r];
+          if (std::find(t.begin(), t.end(), layer) == t.end()) t.push_back(layer);
+        }
+      }
+    }
+    for (auto& at : m_remakeAt)
+      std::sort(at.begin(), at.end());
   }
 
   int addBuffer(std::string name, BufferKind kind, int layer, LinearBytes size) {
@@ -231,7 +303,9 @@ class GmapBuilder {
     }
     for (int src : uniqueInputs(layer)) {
       if (m_lastFwd[src] != s) continue;
-      if (m_firstBwd[src] == 0 || swapped(src)) op(GmapOpKind::Release, s, m_fm[src]);
+      if (m_firstBwd[src] == 0 || swapped(src) || recomputed(src)) {
+        op(GmapOpKind::Release, s, m_fm[src]);
+      }
     }
   }
 
@@ -241,6 +315,16 @@ class GmapBuilder {
     for (int i : m_prefetchAt[s]) {
       op(GmapOpKind::Allocate, s, m_fm[i]);
       op(GmapOpKind::Prefetch, s, m_fm[i]);
+    }
+    // Recomputed FMs and the FMs between them and their sources, in topological order.
+    for (int r : m_remakeAt[s])
+      op(GmapOpKind::Allocate, s, m_fm[r]);
+    for (int r : m_remakeAt[s]) {
+      op(GmapOpKind::Recompute, s, m_fm[r]);
+      for (int src : m_net.inputsOf(r))
+        touch(s, m_fm[src]);
+      touch(s, m_fm[r]);
+      touch(s, m_saved[r]);
     }
     if (c.backward_active) {
       for (int src : uniqueInputs(layer)) {
@@ -271,6 +355,8 @@ class GmapBuilder {
     if (m_saved[layer] >= 0) op(GmapOpKind::Release, s, m_saved[layer]);
     for (int i : m_lastReadAt[s])
       op(GmapOpKind::Release, s, m_fm[i]);
+    for (int t : m_transientAt[s])
+      op(GmapOpKind::Release, s, m_fm[t]);
     if (isLoss) op(GmapOpKind::Release, s, m_labels);
   }
 
@@ -287,8 +373,10 @@ class GmapBuilder {
   Gmap m_gmap;
   std::vector<int> m_compute;  // layer id of forward step s at index s-1
   std::vector<int> m_fwdStep, m_lastFwd, m_firstBwd, m_lastBwd;
-  std::vector<std::vector<int>> m_prefetchAt;  // per backward step: swapped FMs it brings back
-  std::vector<std::vector<int>> m_lastReadAt;  // per backward step: FMs it reads last
+  std::vector<std::vector<int>> m_prefetchAt;   // per backward step: swapped FMs it brings back
+  std::vector<std::vector<int>> m_lastReadAt;   // per backward step: FMs it reads last
+  std::vector<std::vector<int>> m_remakeAt;     // per backward step: FMs it re-makes (layer order)
+  std::vector<std::vector<int>> m_transientAt;  // per backward step: re-made FMs it releases
   std::vector<int> m_fm, m_grad, m_saved, m_ws, m_persistent;
   std::vector<bool> m_gradAllocated = std::vector<bool>(m_net.size(), false);
   int m_labels = -1;
@@ -298,7 +386,12 @@ class GmapBuilder {
 
 Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
                const std::vector<LinearBytes>* workspace) {
-  return GmapBuilder(net, costs, swapped, workspace).build();
+  return GmapBuilder(net, costs, swapped, RecomputeSet(swapped.size(), false), workspace).build();
+}
+
+Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
+               const RecomputeSet& recomputed, const std::vector<LinearBytes>* workspace) {
+  return GmapBuilder(net, costs, swapped, recomputed, workspace).build();
 }
 
 std::vector<SwapSteps> swapSteps(const Gmap& g) {

@@ -50,6 +50,9 @@ enum class GmapOpKind {
   Offload,   ///< copy device -> host (swap-out stream); the device copy stays until Release
   Prefetch,  ///< copy host -> device into the buffer just allocated (swap-in stream)
   Compute,   ///< run the step's kernels (compute stream); `buffer` is -1
+  /// Re-make a feature map in a backward step: its layer's forward kernel runs again on the
+  /// compute stream, writing `buffer` (just allocated) from inputs that are resident.
+  Recompute,
 };
 std::string_view gmapOpKindName(GmapOpKind kind);
 
@@ -67,6 +70,7 @@ struct Gmap {
   std::vector<std::vector<int>> step_touches;  ///< per step: non-persistent buffers it reads or
                                                ///< writes (workspace excluded)
   SwapSet swapped;                             ///< the swap set it was built for
+  RecomputeSet recomputed;                     ///< the recompute set it was built for
 
   int steps() const { return 2 * forward_steps; }
   bool isBackwardStep(int step) const { return step > forward_steps; }
@@ -76,6 +80,12 @@ struct Gmap {
 /// must be zero); without it every step runs without workspace (the zero-workspace baseline).
 Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
                const std::vector<LinearBytes>* workspace = nullptr);
+/// The same with FMs recomputed (docs/analysis.md, "Recompute"): each FM in `recomputed` is
+/// released after its last forward reader and re-made before the first backward step that
+/// reads it, from its nearest resident ancestors, re-running the light forward layers between.
+/// Error(BadInput) naming the FM where that is impossible.
+Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
+               const RecomputeSet& recomputed, const std::vector<LinearBytes>* workspace = nullptr);
 
 /// How a backend rounds buffers in its pool. A buffer of a + b·k bytes takes
 /// round_up(a, m) + round_up(b, m)·k bytes, m = `buffer` (`workspace` for kernel workspaces), and

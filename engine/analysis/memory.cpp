@@ -85,6 +85,7 @@ MemoryCurve computeMemoryCurve(const Gmap& gmap) {
         break;
       case GmapOpKind::Offload:
       case GmapOpKind::Prefetch:
+      case GmapOpKind::Recompute:  // its buffers were allocated before it, in the same step
         break;
     }
     if (op.step == 0) curve.persistent = now;

@@ -13,6 +13,14 @@ MemoryPlan planMemory(const Network& net, const std::vector<LayerCost>& costs,
   return plan;
 }
 
+MemoryPlan planMemory(const Network& net, const std::vector<LayerCost>& costs, Policy policy) {
+  MemoryPlan plan;
+  plan.gmap =
+      buildGmap(net, costs, makeSwapSet(policy, net, costs), makeRecomputeSet(policy, net, costs));
+  plan.curve = computeMemoryCurve(plan.gmap);
+  return plan;
+}
+
 NetworkAnalysis analyzeNetwork(const Network& net) {
   NetworkAnalysis a;
   a.costs = computeLayerCosts(net);
@@ -22,8 +30,7 @@ NetworkAnalysis analyzeNetwork(const Network& net) {
   a.lower_bound = memoryLowerBound(a.swap_all.gmap);
   for (const PolicyInfo& info : policyTable()) {
     if (info.fixed() && info.id != Policy::KeepAll && info.id != Policy::SwapAll) {
-      a.other_fixed.emplace_back(info.id,
-                                 planMemory(net, a.costs, makeSwapSet(info.id, net, a.costs)));
+      a.other_fixed.emplace_back(info.id, planMemory(net, a.costs, info.id));
     }
   }
   return a;

@@ -22,6 +22,8 @@ struct MemoryPlan {
 
 MemoryPlan planMemory(const Network& net, const std::vector<LayerCost>& costs,
                       const SwapSet& swapped);
+/// A fixed policy's plan: its swap set and its recompute set.
+MemoryPlan planMemory(const Network& net, const std::vector<LayerCost>& costs, Policy policy);
 
 struct NetworkAnalysis {
   std::vector<LayerCost> costs;

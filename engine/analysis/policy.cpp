@@ -21,6 +21,10 @@ constexpr std::array kPolicies{
     PolicyInfo{Policy::AccUdnn, "accudnn",
                "AccUDNN: from swap-all, keep the feature maps whose swaps stall the most per byte",
                PolicyChoice::Searched, kFmKeep | kFmSwap},
+    PolicyInfo{Policy::RecomputeLight, "recompute-light",
+               "SuperNeurons' rule: recompute the feature maps of light layers (ReLU, batch norm, "
+               "pooling, add, concat, flatten), swap the rest",
+               PolicyChoice::Fixed, kFmSwap | kFmRecompute},
 };
 
 bool inRows(const PolicyInfo& p, PolicyRows rows) {

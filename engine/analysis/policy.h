@@ -16,10 +16,11 @@
 namespace swapscope {
 
 enum class Policy {
-  KeepAll,   ///< nothing is swapped: the framework baseline
-  SwapAll,   ///< every swappable FM is swapped: the layer-wise ("naive swap") peak
-  VdnnConv,  ///< vDNN's conv policy: swap the FMs that convolutions read
-  AccUdnn,   ///< AccUDNN: swap-all, then greedy pins by stall removed per byte
+  KeepAll,         ///< nothing is swapped: the framework baseline
+  SwapAll,         ///< every swappable FM is swapped: the layer-wise ("naive swap") peak
+  VdnnConv,        ///< vDNN's conv policy: swap the FMs that convolutions read
+  AccUdnn,         ///< AccUDNN: swap-all, then greedy pins by stall removed per byte
+  RecomputeLight,  ///< SuperNeurons' static rule: recompute light layers' FMs, swap the rest
 };
 
 /// Fixed: the swap set follows from the network alone. Searched: the planner chooses it from the

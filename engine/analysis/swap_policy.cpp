@@ -6,6 +6,45 @@
 
 namespace swapscope {
 
+bool isLightLayer(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::ReLU:
+    case LayerKind::BatchNorm2d:
+    case LayerKind::MaxPool2d:
+    case LayerKind::AvgPool2d:
+    case LayerKind::AdaptiveAvgPool2d:
+    case LayerKind::Add:
+    case LayerKind::Concat:
+    case LayerKind::Flatten:
+    case LayerKind::Dropout:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<bool> recomputableFms(const Network& net, const std::vector<LayerCost>& costs) {
+  const std::vector<bool> read = swappableFms(net, costs);
+  // remakeable[i]: layer i can run again in backward from kept or prefetched FMs, through FMs
+  // released in forward (layer ids are topological, so every input's entry is known).
+  std::vector<bool> remakeable(net.size(), false), out(net.size(), false);
+  for (int i = 0; i < net.size(); ++i) {
+    if (i == net.inputLayer() || !isLightLayer(net.layer(i).kind)) continue;
+    bool ok = true;
+    for (int src : net.inputsOf(i))
+      ok = ok && (read[src] ? !out[src] : remakeable[src]);
+    remakeable[i] = ok;
+    out[i] = ok && read[i] && !net.consumersOf(i).empty();
+  }
+  return out;
+}
+
+RecomputeSet makeRecomputeSet(Policy policy, const Network& net,
+                              const std::vector<LayerCost>& costs) {
+  if (policy == Policy::RecomputeLight) return recomputableFms(net, costs);
+  return RecomputeSet(net.size(), false);
+}
+
 std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>& costs) {
   std::vector<bool> swappable(net.size(), false);
   for (int i = 0; i < net.size(); ++i) {
@@ -32,6 +71,13 @@ SwapSet makeSwapSet(Policy policy, const Network& net, const std::vector<LayerCo
         for (int src : net.inputsOf(i))
           set[src] = swappable[src];
       }
+      return set;
+    }
+    case Policy::RecomputeLight: {
+      const std::vector<bool> recomputable = recomputableFms(net, costs);
+      set = swappableFms(net, costs);
+      for (int i = 0; i < net.size(); ++i)
+        set[i] = set[i] && !recomputable[i];
       return set;
     }
     case Policy::AccUdnn:

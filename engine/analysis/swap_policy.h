@@ -22,6 +22,27 @@ inline std::string_view swapPolicyName(Policy p) {
 /// One flag per layer id: true where the layer's output FM is swapped.
 using SwapSet = std::vector<bool>;
 
+/// One flag per layer id: true where the layer's output FM is recomputed (released after its
+/// last forward reader, re-made in backward; analysis/gmap.h).
+using RecomputeSet = std::vector<bool>;
+
+/// Layers cheap enough to run again in backward (SuperNeurons' light layers as Ito et al.
+/// describe them): ReLU, batch norm, pooling, add, concat, flatten, and dropout (its mask is a
+/// function of the seed, so running it again gives the same output).
+bool isLightLayer(LayerKind kind);
+
+/// The FMs recompute-light recomputes: some backward step reads the FM, it has a forward
+/// reader, and re-making it runs light layers only, back to FMs that backward steps read and that
+/// are not recomputed themselves (decided in layer order). Each is then re-made once, at the
+/// first backward step that reads it, from kept or prefetched FMs; where a recomputed FM's
+/// sources were recomputed too (a ResNet's residual trunk is light from end to end), they would
+/// all be re-made at the earliest of those steps and held from there.
+std::vector<bool> recomputableFms(const Network& net, const std::vector<LayerCost>& costs);
+
+/// The recompute set of a fixed policy (all false for one without recompute).
+RecomputeSet makeRecomputeSet(Policy policy, const Network& net,
+                              const std::vector<LayerCost>& costs);
+
 /// True where layer i's output FM is read by some backward step (so swapping it can save memory).
 std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>& costs);
 

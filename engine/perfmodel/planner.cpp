@@ -41,15 +41,19 @@ double allReduceSeconds(std::int64_t param_bytes, int gpus, double bandwidth, do
 
 namespace {
 
-/// A swap set's GMAP and memory curve.
+/// A swap set's GMAP and memory curve (with the FMs a fixed policy recomputes, if any).
 struct Prepared {
   SwapSet set;
   Gmap gmap;
   MemoryCurve curve;
+  bool recomputes = false;
 };
 
-Prepared prepare(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& set) {
-  Prepared p{set, buildGmap(net, costs, set), {}};
+Prepared prepare(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& set,
+                 const RecomputeSet& recomputed = {}) {
+  const RecomputeSet none(set.size(), false);
+  const RecomputeSet& r = recomputed.empty() ? none : recomputed;
+  Prepared p{set, buildGmap(net, costs, set, r), {}, r != none};
   p.curve = computeMemoryCurve(p.gmap);
   return p;
 }
@@ -60,8 +64,10 @@ std::vector<std::pair<Policy, Prepared>> prepareFixed(const Network& net,
                                                       const std::vector<LayerCost>& costs) {
   std::vector<std::pair<Policy, Prepared>> plans;
   for (const PolicyInfo& info : policyTable()) {
-    if (info.fixed())
-      plans.emplace_back(info.id, prepare(net, costs, makeSwapSet(info.id, net, costs)));
+    if (info.fixed()) {
+      plans.emplace_back(info.id, prepare(net, costs, makeSwapSet(info.id, net, costs),
+                                          makeRecomputeSet(info.id, net, costs)));
+    }
   }
   return plans;
 }
@@ -123,7 +129,8 @@ struct Context {
 
   std::shared_ptr<const Prepared> prepared(const SwapSet& set) const {
     for (const auto& [policy, p] : fixedPlans) {
-      if (p.set == set) return {std::shared_ptr<const Prepared>(), &p};  // not owned
+      if (p.set == set && !p.recomputes)
+        return {std::shared_ptr<const Prepared>(), &p};  // not owned
     }
     {
       const std::lock_guard<std::mutex> lock(cacheMutex);
@@ -256,6 +263,20 @@ SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,
   in.k = times.k;
   in.step_seconds = times.step_seconds;
   in.update_seconds = times.update_seconds;
+  if (p.recomputes) {
+    // A recomputed FM's layer runs forward again in the backward step that re-makes it.
+    const int n = p.gmap.forward_steps;
+    std::vector<int> forwardStep(p.gmap.recomputed.size(), 0);
+    for (int s = 1; s <= n; ++s)
+      forwardStep[static_cast<std::size_t>(p.gmap.step_layer[static_cast<std::size_t>(s)])] = s;
+    for (const GmapOp& op : p.gmap.ops) {
+      if (op.kind != GmapOpKind::Recompute) continue;
+      const auto layer =
+          static_cast<std::size_t>(p.gmap.buffers[static_cast<std::size_t>(op.buffer)].layer);
+      in.step_seconds[static_cast<std::size_t>(op.step)] +=
+          times.step_seconds[static_cast<std::size_t>(forwardStep[layer])];
+    }
+  }
   const std::size_t buffers = p.gmap.buffers.size();
   for (auto* v : {&in.offload_seconds, &in.prefetch_seconds, &in.offload_beside_seconds,
                   &in.prefetch_beside_seconds})
@@ -952,7 +973,9 @@ PlanResult Planner::plan(const PlanRequest& req) const {
         }
       }
       ++out.evaluated;
-      auto e = evaluatePrepared(ctx, *ctx.prepared(set), times, req.budget, req.reuse_delay);
+      // A fixed policy's own plan: its recompute set is not in `set`.
+      auto e = evaluatePrepared(ctx, fixed ? *fixed : *ctx.prepared(set), times, req.budget,
+                                req.reuse_delay);
       if (e) timelines[k] = {std::move(pr), fixed ? 0 : req.budget - peak};
       return e;
     };
@@ -978,7 +1001,9 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   }
   out.trainable = true;
   out.best = std::move(*best);
-  const auto final = ctx.prepared(out.best.swapped);
+  const auto final = fixed
+                         ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
+                         : ctx.prepared(out.best.swapped);
   out.gmap = final->gmap;
   out.curve = final->curve;
   if (req.dataset_size > 0)

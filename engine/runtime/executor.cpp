@@ -83,13 +83,21 @@ void checkHost(const Device& device, const Network& net, const Gmap& gmap, std::
   checkHostMemory(hostMemoryNeed(net, gmap, k, host), available);
 }
 
+RecomputeSet recomputeSet(const Network& net, const ExecutorOptions& options) {
+  if (!options.recompute.empty() && static_cast<int>(options.recompute.size()) != net.size()) {
+    throwBadInput("the recompute set has " + std::to_string(options.recompute.size()) +
+                  " entries, not one per layer (" + std::to_string(net.size()) + ")");
+  }
+  return options.recompute.empty() ? RecomputeSet(net.size(), false) : options.recompute;
+}
+
 /// checkRunFits; returns the GMAP without workspaces.
 Gmap checkFits(const Device& device, const Network& net, const std::vector<LayerCost>& costs,
                const SwapSet& swapped, std::int64_t k, std::int64_t budget,
                const ExecutorOptions& options) {
   if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
   if (budget < 0) throwBadInput("the budget cannot be negative: " + std::to_string(budget));
-  Gmap gmap = buildGmap(net, costs, swapped);
+  Gmap gmap = buildGmap(net, costs, swapped, recomputeSet(net, options));
   // The pool holds the buffers padded as the backend needs them.
   checkPeak(net, gmap, computeMemoryCurve(padGmap(gmap, device.poolPadding())), k, budget);
   if (!device.poolInHostMemory()) {
@@ -222,7 +230,16 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
       workspace[static_cast<std::size_t>(s)].fixed = kernel->workspaceBytes(backward);
       any = any || workspace[static_cast<std::size_t>(s)].fixed > 0;
     }
-    if (any) m_gmap = buildGmap(net, im.costs, swapped, &workspace);
+    if (any) m_gmap = buildGmap(net, im.costs, swapped, recomputeSet(net, options), &workspace);
+    for (int i = 0; i < layers; ++i) {
+      const LayerKernel* kernel = im.kernels[static_cast<std::size_t>(i)].get();
+      if (m_gmap.recomputed[static_cast<std::size_t>(i)] && kernel &&
+          kernel->workspaceBytes(false) > 0) {
+        throwBadInput("the feature map of '" + net.layer(i).name +
+                      "' cannot be recomputed on this device: its forward kernel needs a " +
+                      "workspace, which backward steps do not hold");
+      }
+    }
   }
   im.gmapRef = &m_gmap;
   // The sizes the pool holds: every buffer padded as the device needs (no padding on the CPU).
@@ -576,6 +593,39 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         im.use(b, StreamKind::SwapIn, seq);
         break;
       }
+      case GmapOpKind::Recompute: {
+        // The layer's forward kernel again, on the inputs it had in forward (resident now):
+        // batch norm leaves its running statistics alone, dropout draws the same mask.
+        const int layer = m_gmap.buffers[static_cast<std::size_t>(b)].layer;
+        KernelArgs a;
+        std::vector<int> touched{b, im.saved[layer]};
+        for (int src : net.inputsOf(layer)) {
+          a.in.push_back(im.ptr(im.fm[src]));
+          touched.push_back(im.fm[src]);
+        }
+        a.out = im.ptr(b);
+        a.weights = im.ptr(im.weights[layer]);
+        a.running_stats = im.ptr(im.runningStats[layer]);
+        a.saved = im.ptr(im.saved[layer]);
+        a.training = true;
+        a.recompute = true;
+        a.seed = deriveSeed(im.options.seed, iteration, static_cast<std::uint64_t>(layer));
+        Fence wait{};
+        for (int t : touched) {
+          if (t < 0) continue;
+          wait[2] = std::max(wait[2], im.lastUse[t][2]);
+          wait = fenceMax(wait, im.pending[t]);
+        }
+        LayerKernel* kernel = im.kernels[layer].get();
+        const auto seq = m_device.submit(StreamKind::Compute, wait,
+                                         [kernel, a = std::move(a)] { kernel->forward(a); },
+                                         {TaskKind::Compute, op.step, b, 0});
+        for (int t : touched)
+          im.use(t, StreamKind::Compute, seq);
+        for (int p : {im.weights[layer], im.runningStats[layer]})
+          im.use(p, StreamKind::Compute, seq);
+        break;
+      }
       case GmapOpKind::Compute: {
         const int s = op.step;
         const int layer = m_gmap.step_layer[s];
@@ -690,7 +740,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
     if (t.stream != StreamKind::Compute) continue;
     if (t.tag.kind == TaskKind::Compute && t.tag.step >= 1 && t.tag.step <= 2 * n) {
       const std::int64_t gap = std::max<std::int64_t>(0, t.start_ns - computeFree);
-      rec.stall_ns[static_cast<std::size_t>(t.tag.step)] = gap;
+      rec.stall_ns[static_cast<std::size_t>(t.tag.step)] += gap;  // recomputes share the step
       rec.stall_total_ns += gap;
       while (nextSample < inUse.size() && inUse[nextSample].first < t.seq)
         ++nextSample;

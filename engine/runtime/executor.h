@@ -104,6 +104,8 @@ struct ExecutorOptions {
   std::vector<HostMemoryItem> host_extra;
   /// Bytes of host memory available to the run; -1: ask the machine (availableHostMemory()).
   std::int64_t host_available = -1;
+  /// The FMs recomputed in backward (analysis/swap_policy.h); empty: none.
+  RecomputeSet recompute;
 };
 
 /// The checks a SwapExecutor makes before it allocates anything, for callers that must refuse a

@@ -25,6 +25,9 @@ struct KernelArgs {
   void* workspace = nullptr;  ///< the step's scratch in the pool (see LayerKernel::workspaceBytes)
   bool training = true;       ///< forward: batch statistics and dropout; false: inference
   std::uint64_t seed = 0;     ///< dropout: the mask's seed for this iteration and layer
+  /// Forward run again in backward to re-make a recomputed FM: the same outputs and saved state,
+  /// but batch norm leaves its running statistics alone (they were updated once already).
+  bool recompute = false;
 
   // Backward only.
   const float* out_grad = nullptr;  ///< gradient of the output (null for the loss)

@@ -26,7 +26,8 @@ class GmapInvariants : public ::testing::TestWithParam<Case> {
   void SetUp() override {
     net = std::make_unique<Network>(buildZooModel(GetParam().model));
     costs = computeLayerCosts(*net);
-    gmap = buildGmap(*net, costs, makeSwapSet(GetParam().policy, *net, costs));
+    gmap = buildGmap(*net, costs, makeSwapSet(GetParam().policy, *net, costs),
+                     makeRecomputeSet(GetParam().policy, *net, costs));
   }
   std::unique_ptr<Network> net;
   std::vector<LayerCost> costs;
@@ -35,8 +36,12 @@ class GmapInvariants : public ::testing::TestWithParam<Case> {
 
 TEST_P(GmapInvariants, EveryAllocateHasOneLaterRelease) {
   std::vector<int> state(gmap.buffers.size(), 0);  // 0 never, 1 live, 2 released
-  std::vector<int> allocations(gmap.buffers.size(), 0);
+  std::vector<int> allocations(gmap.buffers.size(), 0), remakes(gmap.buffers.size(), 0);
   for (const GmapOp& op : gmap.ops) {
+    if (op.kind == GmapOpKind::Recompute) {
+      ASSERT_EQ(state[op.buffer], 1) << gmap.buffers[op.buffer].name << " re-made while free";
+      ++remakes[op.buffer];
+    }
     if (op.kind == GmapOpKind::Allocate) {
       ASSERT_NE(state[op.buffer], 1) << gmap.buffers[op.buffer].name << " allocated twice";
       state[op.buffer] = 1;
@@ -48,10 +53,15 @@ TEST_P(GmapInvariants, EveryAllocateHasOneLaterRelease) {
   }
   for (std::size_t b = 0; b < gmap.buffers.size(); ++b) {
     EXPECT_EQ(state[b], 2) << gmap.buffers[b].name << " is never released";
-    // Only a swapped feature map is allocated twice: forward, then again for its prefetch.
+    // A swapped feature map is allocated twice: forward, then again for its prefetch; every
+    // re-make in backward has its own allocation; a recomputed FM is re-made exactly once.
     const GmapBuffer& buf = gmap.buffers[b];
     const bool swapped = buf.kind == BufferKind::FeatureMap && gmap.swapped[buf.layer];
-    EXPECT_EQ(allocations[b], swapped ? 2 : 1) << buf.name;
+    EXPECT_EQ(allocations[b], (swapped ? 2 : 1) + remakes[b]) << buf.name;
+    if (buf.kind == BufferKind::FeatureMap && gmap.recomputed[buf.layer]) {
+      EXPECT_EQ(remakes[b], 1) << buf.name;
+      EXPECT_FALSE(swapped) << buf.name;
+    }
   }
 }
 
@@ -128,6 +138,26 @@ TEST_P(GmapInvariants, EverythingAStepTouchesIsResidentWhenItComputes) {
   for (const GmapOp& op : gmap.ops) {
     if (op.kind == GmapOpKind::Allocate) live[op.buffer] = true;
     if (op.kind == GmapOpKind::Release) live[op.buffer] = false;
+    if (op.kind == GmapOpKind::Recompute) {
+      // A re-made FM's inputs and its layer's saved state are resident when it runs again.
+      const int layer = gmap.buffers[op.buffer].layer;
+      ASSERT_TRUE(live[op.buffer]) << gmap.buffers[op.buffer].name;
+      ASSERT_TRUE(gmap.isBackwardStep(op.step)) << gmap.buffers[op.buffer].name;
+      for (int src : net->inputsOf(layer)) {
+        for (std::size_t b = 0; b < gmap.buffers.size(); ++b) {
+          if (gmap.buffers[b].layer == src && (gmap.buffers[b].kind == BufferKind::FeatureMap)) {
+            ASSERT_TRUE(live[b]) << "re-making " << gmap.buffers[op.buffer].name << " at step "
+                                 << op.step << " reads " << gmap.buffers[b].name
+                                 << ", which is not resident";
+          }
+        }
+      }
+      for (std::size_t b = 0; b < gmap.buffers.size(); ++b) {
+        if (gmap.buffers[b].layer == layer && gmap.buffers[b].kind == BufferKind::Saved) {
+          ASSERT_TRUE(live[b]) << gmap.buffers[b].name;
+        }
+      }
+    }
     if (op.kind != GmapOpKind::Compute) continue;
     for (int b : gmap.step_touches[op.step]) {
       ASSERT_TRUE(live[b]) << "step " << op.step << " touches " << gmap.buffers[b].name
@@ -139,7 +169,7 @@ TEST_P(GmapInvariants, EverythingAStepTouchesIsResidentWhenItComputes) {
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   for (const ZooEntry& e : zooEntries()) {
-    for (Policy p : {Policy::KeepAll, Policy::SwapAll, Policy::VdnnConv}) {
+    for (Policy p : {Policy::KeepAll, Policy::SwapAll, Policy::VdnnConv, Policy::RecomputeLight}) {
       cases.push_back({e.name, p});
     }
   }
@@ -159,8 +189,7 @@ TEST(GmapPolicies, SwapAllPeakIsAtMostKeepAllAndVdnnInBetween) {
   for (const ZooEntry& e : zooEntries()) {
     const Network net = buildZooModel(e.name);
     const NetworkAnalysis a = analyzeNetwork(net);
-    const MemoryPlan vdnn =
-        planMemory(net, a.costs, makeSwapSet(Policy::VdnnConv, net, a.costs));
+    const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(Policy::VdnnConv, net, a.costs));
     for (std::int64_t k : {1, 8, 256}) {
       EXPECT_LE(a.swap_all.curve.peak(k), a.keep_all.curve.peak(k)) << e.name << " k=" << k;
       EXPECT_LE(vdnn.curve.peak(k), a.keep_all.curve.peak(k)) << e.name << " k=" << k;
@@ -218,6 +247,73 @@ TEST(GmapTiny, SwapAllByHand) {
                                                                  {GmapOpKind::Offload, "r"},
                                                                  {GmapOpKind::Release, "c"}};
   EXPECT_EQ(step2, expected);
+}
+
+TEST(GmapTiny, RecomputeLightByHand) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  // f (flatten, light) is re-made from r, which backward steps read; r itself would need c, which
+  // only the convolution (not light) makes, so r is swapped like data and fc.
+  const SwapSet swapped = makeSwapSet(Policy::RecomputeLight, net, costs);
+  const RecomputeSet recomputed = makeRecomputeSet(Policy::RecomputeLight, net, costs);
+  EXPECT_EQ(swapped, (SwapSet{true, false, true, false, true, false}));
+  EXPECT_EQ(recomputed, (RecomputeSet{false, false, false, true, false, false}));
+  const Gmap gmap = buildGmap(net, costs, swapped, recomputed);
+  const MemoryCurve curve = computeMemoryCurve(gmap);
+  // As swap-all's through step 6. Step 7 (fc backward) re-makes f (128) from r, whose prefetch
+  // moves from step 9 to step 7 (+128 over swap-all's 268); r stays through step 8 (+128 over
+  // 256); steps 9 and 10 are swap-all's again.
+  const std::int64_t perSample[] = {0, 196, 260, 260, 144, 16, 28, 396, 384, 384, 192};
+  for (int s = 1; s <= 10; ++s) {
+    EXPECT_EQ(curve.resident[s], (LinearBytes{s == 5 ? 1408 : 1404, perSample[s]})) << "step " << s;
+  }
+  EXPECT_EQ(curve.peakStep(10), 7);
+  std::vector<std::pair<GmapOpKind, std::string>> step7;
+  for (const GmapOp& op : gmap.ops) {
+    if (op.step == 7)
+      step7.emplace_back(op.kind, op.buffer < 0 ? "" : gmap.buffers[op.buffer].name);
+  }
+  const std::vector<std::pair<GmapOpKind, std::string>> expected{
+      {GmapOpKind::Allocate, "r"},      {GmapOpKind::Prefetch, "r"},
+      {GmapOpKind::Allocate, "f"},      {GmapOpKind::Recompute, "f"},
+      {GmapOpKind::Allocate, "f.grad"}, {GmapOpKind::Compute, ""},
+      {GmapOpKind::Release, "fc.grad"}, {GmapOpKind::Release, "f"}};
+  EXPECT_EQ(step7, expected);
+  // In forward, f goes after its last reader (fc, step 4) without an offload.
+  for (const GmapOp& op : gmap.ops) {
+    if (op.buffer >= 0 && gmap.buffers[op.buffer].name == "f") {
+      EXPECT_NE(op.kind, GmapOpKind::Offload);
+      EXPECT_NE(op.kind, GmapOpKind::Prefetch);
+    }
+  }
+}
+
+TEST(GmapTiny, RecomputeThatCannotWorkIsRefusedNamingTheFm) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const SwapSet none(net.size(), false);
+  auto refusal = [&](const SwapSet& s, const RecomputeSet& r) -> std::string {
+    try {
+      buildGmap(net, costs, s, r);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      return e.what();
+    }
+    return "";
+  };
+  // r needs c again, and only the convolution makes c.
+  EXPECT_NE(refusal(none, {false, false, true, false, false, false})
+                .find("'r' cannot be recomputed: 'c' (conv2d) would run again"),
+            std::string::npos);
+  // c is read by no backward step: nothing to re-make.
+  EXPECT_NE(refusal(none, {false, true, false, false, false, false})
+                .find("'c' is not read by any backward step"),
+            std::string::npos);
+  // Both swapped and recomputed.
+  EXPECT_NE(
+      refusal({false, false, false, true, false, false}, {false, false, false, true, false, false})
+          .find("'f' cannot be both swapped and recomputed"),
+      std::string::npos);
 }
 
 TEST(GmapTiny, ExplicitSwapSetAndWorkspace) {

@@ -149,6 +149,17 @@ TEST(CliPlanSearch, SearchesKAndExplainsAnUntrainableBudget) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["mode"], "paper");
 
+  // recompute-light plans and prints; its plan has no plan file yet, so --json is refused.
+  r = run({"plan", "--db", kSample, "--budget", "24MiB", "--policy", "recompute-light"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("recompute-light"), std::string::npos) << r.out;
+  r = run({"plan", "--db", kSample, "--budget", "24MiB", "--policy", "recompute-light", "--json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--policy recompute-light: plan files (version 1) do not hold recomputed "
+                       "feature maps"),
+            std::string::npos)
+      << r.err;
+
   r = run({"plan", "--db", kSample, "--budget", "1MiB"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("untrainable"), std::string::npos) << r.err;

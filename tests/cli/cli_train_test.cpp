@@ -104,6 +104,33 @@ TEST(CliTrain, SavedWeightsAreIdenticalUnderKeepAllAndVdnnConv) {
   EXPECT_NE(wrong.err.find("keep.w"), std::string::npos) << wrong.err;
 }
 
+TEST(CliTrain, RecomputeLightRunsAtItsPeakWithKeepAllsWeights) {
+  // fmnist-cnn re-makes its flatten and dropout outputs; the pool's high-water mark is the
+  // analyzer's peak with them, and the saved weights are keep-all's byte for byte.
+  const std::string dir = ::testing::TempDir();
+  std::filesystem::remove(dir + "/keep-rl.w");
+  std::filesystem::remove(dir + "/rl.w");
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto costs = computeLayerCosts(net);
+  const auto plan = planMemory(net, costs, Policy::RecomputeLight);
+  const std::string budget = std::to_string(plan.curve.peak(8));
+  auto keep = trainArgs("keep-all", "64MiB");
+  keep.insert(keep.end(), {"--save-weights", dir + "/keep-rl.w"});
+  auto rl = trainArgs("recompute-light", budget);
+  rl.insert(rl.end(), {"--save-weights", dir + "/rl.w"});
+  ASSERT_EQ(run(keep).code, kExitOk);
+  const Result r = run(rl);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["policy"], "recompute-light");
+  EXPECT_EQ(j["pool"]["high_water"].get<std::int64_t>(), plan.curve.peak(8));
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(slurp(dir + "/keep-rl.w"), slurp(dir + "/rl.w"));
+}
+
 TEST(CliTrain, ABudgetBelowThePlanIsRefusedWithTheShortfall) {
   const Result r = run(trainArgs("keep-all", "1MiB"));
   EXPECT_EQ(r.code, kExitUsage);
@@ -149,8 +176,7 @@ TEST(CliTrain, BadOptionsAreUsageErrors) {
 TEST(CliTrain, AHugeMinibatchIsRefusedAtOnceWithTheShortfall) {
   const Network net = buildZooModel("fmnist-cnn");
   const auto costs = computeLayerCosts(net);
-  const MemoryCurve curve =
-      planMemory(net, costs, makeSwapSet(Policy::KeepAll, net, costs)).curve;
+  const MemoryCurve curve = planMemory(net, costs, makeSwapSet(Policy::KeepAll, net, costs)).curve;
   const std::int64_t budget = 64 << 20;
   for (const std::int64_t k : {100000, 200000, 1048576}) {
     const Result r = run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch",

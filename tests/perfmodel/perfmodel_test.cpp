@@ -327,8 +327,8 @@ TEST(Algorithm2, ASlowLinkKeepsEveryPrefetchedFmAndTheLargestKWhereTheyFit) {
   const Chain c;
   const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1.0));
   const Planner planner(model, c.net);
-  const MemoryCurve keepAll = computeMemoryCurve(
-      buildGmap(c.net, c.costs, makeSwapSet(Policy::KeepAll, c.net, c.costs)));
+  const MemoryCurve keepAll =
+      computeMemoryCurve(buildGmap(c.net, c.costs, makeSwapSet(Policy::KeepAll, c.net, c.costs)));
   for (const std::int64_t budget : {std::int64_t{40'000}, std::int64_t{100'000}}) {
     std::int64_t expected = 0;
     for (std::int64_t k = 1; c.curve.peak(k) <= budget; ++k) {
@@ -491,6 +491,59 @@ TEST_F(PlannerOnSampleRun, AccudnnIsNeverPredictedSlowerThanSwapAll) {
     EXPECT_EQ(acc->peak, planMemory(net, costs, acc->swapped).curve.peak(k));
     EXPECT_LE(acc->peak, 32 << 20);
   }
+}
+
+TEST_F(PlannerOnSampleRun, RecomputeLightTimesTheForwardStepsItRunsAgain) {
+  // A step that re-makes FMs runs each re-made layer's forward step again: its simulated compute
+  // is keep-all's for the step plus keep-all's forward time of each re-made layer (durations
+  // beside copies grow by the fitted slowdown, so that is left out of the comparison).
+  PerfModel model = PerfModel::fit(s_run);
+  const Network net = buildZooModelForTest();
+  const Planner planner(model, net);
+  PlanRequest req;
+  req.budget = std::int64_t{1} << 30;
+  req.batch = 32;
+  req.policy = Policy::KeepAll;
+  const PlanResult keep = planner.plan(req);
+  req.policy = Policy::RecomputeLight;
+  const PlanResult rl = planner.plan(req);
+  ASSERT_TRUE(keep.trainable && rl.trainable) << keep.reason << rl.reason;
+  const Gmap& g = rl.gmap;
+  std::vector<double> extra(static_cast<std::size_t>(g.steps() + 1), 0);
+  int remade = 0;
+  for (const GmapOp& op : g.ops) {
+    if (op.kind != GmapOpKind::Recompute) continue;
+    const int layer = g.buffers[static_cast<std::size_t>(op.buffer)].layer;
+    for (int s = 1; s <= g.forward_steps; ++s) {
+      if (g.step_layer[static_cast<std::size_t>(s)] != layer) continue;
+      const StepTiming& t = keep.best.sim.steps[static_cast<std::size_t>(s)];
+      extra[static_cast<std::size_t>(op.step)] += t.finish - t.start;
+    }
+    ++remade;
+  }
+  ASSERT_GE(remade, 2) << "fmnist-cnn re-makes its flatten and dropout outputs";
+  const double slowdown = model.contention().slowdown.slope;
+  for (int s = 1; s <= g.steps(); ++s) {
+    const StepTiming& a = keep.best.sim.steps[static_cast<std::size_t>(s)];
+    const StepTiming& b = rl.best.sim.steps[static_cast<std::size_t>(s)];
+    const double want = (a.finish - a.start) + extra[static_cast<std::size_t>(s)];
+    const double got = b.finish - b.start;
+    if (slowdown == 0) {
+      EXPECT_NEAR(got, want, 1e-12 + 1e-9 * want) << "step " << s;
+    } else {
+      EXPECT_GE(got, want * (1 - 1e-9)) << "step " << s;  // copies only slow compute down
+    }
+  }
+  // The k search plans with the policy's recompute set: the analyzer's peak for it, and its GMAP.
+  const MemoryPlan analyzer = planMemory(net, planner.costs(), Policy::RecomputeLight);
+  req.batch.reset();
+  req.budget = 24 << 20;
+  req.max_batch = 128;
+  const PlanResult r = planner.plan(req);
+  ASSERT_TRUE(r.trainable) << r.reason;
+  EXPECT_EQ(r.best.peak, analyzer.curve.peak(r.best.k));
+  EXPECT_EQ(r.gmap.recomputed, analyzer.gmap.recomputed);
+  EXPECT_EQ(r.gmap.ops.size(), analyzer.gmap.ops.size());
 }
 
 TEST_F(PlannerOnSampleRun, ArgminPicksTheBestOfEveryK) {

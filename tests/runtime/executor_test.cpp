@@ -26,8 +26,13 @@ namespace swapscope::rt {
 namespace {
 
 std::int64_t analyzerPeak(const Network& net, Policy policy, std::int64_t k) {
-  const auto costs = computeLayerCosts(net);
-  return planMemory(net, costs, makeSwapSet(policy, net, costs)).curve.peak(k);
+  return planMemory(net, computeLayerCosts(net), policy).curve.peak(k);
+}
+
+/// The executor's options for a fixed policy: its recompute set (empty where it has none).
+ExecutorOptions optionsFor(const Network& net, Policy policy, ExecutorOptions options = {}) {
+  options.recompute = makeRecomputeSet(policy, net, computeLayerCosts(net));
+  return options;
 }
 
 SwapSet swapSet(const Network& net, Policy policy) {
@@ -66,7 +71,8 @@ TEST_P(HighWater, MeasuredPoolHighWaterEqualsTheAnalyzersPeak) {
   const std::int64_t peak = analyzerPeak(net, GetParam().policy, k);
   const auto budget = static_cast<std::int64_t>(static_cast<double>(peak) * GetParam().slack);
   auto device = createCpuDevice();
-  SwapExecutor ex(*device, net, k, swapSet(net, GetParam().policy), budget);
+  SwapExecutor ex(*device, net, k, swapSet(net, GetParam().policy), budget,
+                  optionsFor(net, GetParam().policy));
   const Dataset data = syntheticDataset(net.sampleShape(), 10, 2 * k, 3);
   for (int it = 0; it < 2; ++it) {
     ex.trainIteration(data.images.data() + it * k * net.sampleShape().numel(),
@@ -77,12 +83,45 @@ TEST_P(HighWater, MeasuredPoolHighWaterEqualsTheAnalyzersPeak) {
   EXPECT_EQ(ex.poolStats().high_water, peak) << "evaluation stays within the training peak";
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, HighWater,
-                         ::testing::Values(PolicyCase{Policy::KeepAll, 1.0},
-                                           PolicyCase{Policy::SwapAll, 1.0},
-                                           PolicyCase{Policy::SwapAll, 1.5},
-                                           PolicyCase{Policy::VdnnConv, 1.0},
-                                           PolicyCase{Policy::VdnnConv, 4.0}));
+INSTANTIATE_TEST_SUITE_P(
+    Policies, HighWater,
+    ::testing::Values(PolicyCase{Policy::KeepAll, 1.0}, PolicyCase{Policy::SwapAll, 1.0},
+                      PolicyCase{Policy::SwapAll, 1.5}, PolicyCase{Policy::VdnnConv, 1.0},
+                      PolicyCase{Policy::VdnnConv, 4.0}, PolicyCase{Policy::RecomputeLight, 1.0},
+                      PolicyCase{Policy::RecomputeLight, 2.0}));
+
+TEST(SwapExecutor, RecomputeLightReMakesBatchNormAndDropoutChainsOnTheLayerKindNetwork) {
+  // What the recompute tests below rely on: relu1 is re-made through bn1 from conv1's output,
+  // and the dropout's output through pool2, gap and flat from relu2's; both are released in
+  // forward and re-made, not swapped.
+  const Network net = everyKind();
+  const auto costs = computeLayerCosts(net);
+  const RecomputeSet r = makeRecomputeSet(Policy::RecomputeLight, net, costs);
+  const SwapSet s = makeSwapSet(Policy::RecomputeLight, net, costs);
+  std::vector<std::string> recomputed, remade;
+  for (int i = 0; i < net.size(); ++i) {
+    if (r[i]) recomputed.push_back(net.layer(i).name);
+    EXPECT_FALSE(r[i] && s[i]) << net.layer(i).name;
+  }
+  EXPECT_EQ(recomputed, (std::vector<std::string>{"relu1", "drop"}));
+  const Gmap g = buildGmap(net, costs, s, r);
+  for (const GmapOp& op : g.ops) {
+    if (op.kind == GmapOpKind::Recompute) remade.push_back(g.buffers[op.buffer].name);
+  }
+  EXPECT_EQ(remade, (std::vector<std::string>{"pool2", "gap", "flat", "drop", "bn1", "relu1"}));
+}
+
+TEST(SwapExecutor, ResNetHighWaterEqualsTheAnalyzersPeakUnderRecomputeLightAtExactlyThePeak) {
+  const Network net = buildZooModel("resnet20", {});
+  const std::int64_t k = 4;
+  const std::int64_t peak = analyzerPeak(net, Policy::RecomputeLight, k);
+  auto device = createCpuDevice();
+  SwapExecutor ex(*device, net, k, swapSet(net, Policy::RecomputeLight), peak,
+                  optionsFor(net, Policy::RecomputeLight));
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 3);
+  ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
+  EXPECT_EQ(ex.poolStats().high_water, peak);
+}
 
 TEST(SwapExecutor, ResNetHighWaterEqualsTheAnalyzersPeakUnderSwapAll) {
   const Network net = buildZooModel("resnet20", {});
@@ -104,7 +143,7 @@ std::vector<std::vector<float>> trainWeights(Policy policy, int iterations,
   ExecutorOptions options;
   options.seed = 11;
   SwapExecutor ex(*device, net, k, swapSet(net, policy), analyzerPeak(net, policy, k) + (1 << 20),
-                  options);
+                  optionsFor(net, policy, options));
   const Dataset data = syntheticDataset(net.sampleShape(), 10, 4 * k, 5);
   TrainConfig cfg;
   cfg.iterations = iterations;
@@ -115,10 +154,14 @@ std::vector<std::vector<float>> trainWeights(Policy policy, int iterations,
 }
 
 TEST(SwapExecutor, WeightsAreBitIdenticalUnderEveryPolicy) {
-  std::vector<std::vector<float>> keepStats, swapStats, vdnnStats;
+  std::vector<std::vector<float>> keepStats, swapStats, vdnnStats, recomputeStats;
   const auto keep = trainWeights(Policy::KeepAll, 6, &keepStats);
   const auto swap = trainWeights(Policy::SwapAll, 6, &swapStats);
   const auto vdnn = trainWeights(Policy::VdnnConv, 6, &vdnnStats);
+  // bn1 runs again in backward (its running statistics must move once per iteration) and so
+  // does the dropout (its mask must be the forward's).
+  const auto recompute = trainWeights(Policy::RecomputeLight, 6, &recomputeStats);
+  ASSERT_EQ(keep.size(), recompute.size());
   const auto before = trainWeights(Policy::KeepAll, 1);
   ASSERT_EQ(keep.size(), swap.size());
   ASSERT_EQ(keep.size(), vdnn.size());
@@ -129,11 +172,14 @@ TEST(SwapExecutor, WeightsAreBitIdenticalUnderEveryPolicy) {
         << "tensor " << i << " differs between keep-all and swap-all";
     EXPECT_EQ(0, std::memcmp(keep[i].data(), vdnn[i].data(), keep[i].size() * sizeof(float)))
         << "tensor " << i << " differs between keep-all and vdnn-conv";
+    EXPECT_EQ(0, std::memcmp(keep[i].data(), recompute[i].data(), keep[i].size() * sizeof(float)))
+        << "tensor " << i << " differs between keep-all and recompute-light";
     changed = changed || keep[i] != before[i];
   }
   EXPECT_TRUE(changed) << "training must move the weights for the comparison to mean anything";
   EXPECT_EQ(keepStats, swapStats);
   EXPECT_EQ(keepStats, vdnnStats);
+  EXPECT_EQ(keepStats, recomputeStats);
 }
 
 TEST(SwapExecutor, TimelineShowsOffloadsOverlappingCompute) {
@@ -321,8 +367,7 @@ TEST(SwapExecutor, AHugeMinibatchIsRefusedBeforeTheKernelsAskForScratch) {
   const Network net = everyKind();
   auto device = createCpuDevice();
   try {
-    SwapExecutor ex(*device, net, std::int64_t{1} << 20, swapSet(net, Policy::SwapAll),
-                    64 << 20);
+    SwapExecutor ex(*device, net, std::int64_t{1} << 20, swapSet(net, Policy::SwapAll), 64 << 20);
     FAIL() << "accepted";
   } catch (const PlanDoesNotFit& e) {
     EXPECT_GT(e.shortfall(), std::int64_t{4} << 30);

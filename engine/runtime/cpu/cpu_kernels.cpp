@@ -259,6 +259,7 @@ class BatchNormKernel final : public DnnlKernel {
           {DNNL_ARG_VARIANCE, mem(m_stat, saved + m_channels)},
           {DNNL_ARG_SCALE, mem(m_stat, a.weights)},
           {DNNL_ARG_SHIFT, mem(m_stat, a.weights + m_channels)}});
+    if (a.recompute) return;
     const float unbias =
         m_perChannel > 1 ? static_cast<float>(m_perChannel) / static_cast<float>(m_perChannel - 1)
                          : 1.0f;

@@ -438,7 +438,8 @@ class BatchNormKernel final : public LayerKernel {
     float* saved = static_cast<float*>(a.saved);
     SWAPSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
         m_ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, m_x.get(), a.in[0], m_x.get(), a.out,
-        m_stat.get(), gamma, betaP, m_momentum, mean, var, m_eps, saved, saved + m_channels));
+        m_stat.get(), gamma, betaP, m_momentum, a.recompute ? nullptr : mean,
+        a.recompute ? nullptr : var, m_eps, saved, saved + m_channels));  // null: not updated
   }
 
   void backward(const KernelArgs& a) override {
