@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "views/memory_chart_view.h"
+#include "views/replot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -64,7 +65,7 @@ MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new 
   connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] {
     m_userZoomed = false;
     fitAxes();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotWhenShown(m_plot);
   });
   connect(m_plot, &QCustomPlot::mousePress, this,
           [this](QMouseEvent* e) { m_pressPos = e->pos(); });
@@ -143,7 +144,7 @@ void MemoryChartView::setBudget(std::int64_t budget) {
   m_budgetAbove->setText(QStringLiteral("budget %1 MiB above").arg(y, 0, 'f', 1));
   m_budgetAbove->setVisible(above);
   if (!m_userZoomed) fitAxes();
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  replotWhenShown(m_plot);
 }
 
 bool MemoryChartView::budgetAboveChart() const {
@@ -177,7 +178,7 @@ void MemoryChartView::selectLayer(int layer) {
       m_selectionLines.push_back(line);
     }
   }
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  replotWhenShown(m_plot);
 }
 
 void MemoryChartView::onClick(QMouseEvent* event) {

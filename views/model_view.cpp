@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "views/model_view.h"
+#include "views/replot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -188,7 +189,7 @@ void ModelView::draw() {
     m_residuals->axis(QCPAxis::atLeft)->setRange(keepR);
   }
   m_keepRange = true;  // from now on, the user's zoom of this page stays
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  replotWhenShown(m_plot);
 }
 
 void ModelView::drawGroup(const ModelGroupData& g) {

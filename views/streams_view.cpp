@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "views/streams_view.h"
+#include "views/replot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -91,7 +92,7 @@ StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
   connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
     m_autoRange = true;
     fitAll();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotWhenShown(m_plot);
   });
 }
 
@@ -165,7 +166,7 @@ void StreamsView::setData(const StreamsData& data) {
   if (m_autoRange) fitAll();
   applySelection();
   placeStallLabels();
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  replotWhenShown(m_plot);
 }
 
 void StreamsView::fitAll() {
@@ -295,7 +296,7 @@ void StreamsView::onMouseRelease(QMouseEvent* event) {
 void StreamsView::selectLayer(int layer) {
   m_selected = layer;
   applySelection();
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  replotWhenShown(m_plot);
 }
 
 void StreamsView::applySelection() {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "views/tradeoff_view.h"
+#include "views/replot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -140,7 +141,7 @@ TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent), m_plot(new QCusto
       m_autoRight = true;
       fitCurve();
     }
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replotWhenShown(m_plot);
   });
 }
 
@@ -173,7 +174,7 @@ void TradeoffView::redrawSweep() {
   m_k->setData(kx, ky, true);
   m_infeasible->setData(ix, iy, true);
   if (m_autoLeft) fitSweep();
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  replotWhenShown(m_plot);
 }
 
 void TradeoffView::fitSweep() {
@@ -207,7 +208,7 @@ void TradeoffView::setCurrentBudget(std::int64_t budget) {
   m_budgetLine->point2->setCoords(x, 1);
   m_budgetLine->setVisible(budget > 0);
   if (m_autoLeft) fitSweep();
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  replotWhenShown(m_plot);
 }
 
 void TradeoffView::setBatchCurve(const BatchCurve& curve) {
@@ -234,7 +235,7 @@ void TradeoffView::setBatchCurve(const BatchCurve& curve) {
   m_curveMessage->setText(curve.reason.empty() ? QStringLiteral("no k fits this budget")
                                                : QString::fromStdString(curve.reason));
   if (m_autoRight) fitCurve();
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  replotWhenShown(m_plot);
 }
 
 void TradeoffView::fitCurve() {

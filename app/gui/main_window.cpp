@@ -691,8 +691,9 @@ files::OutputRules MainWindow::outputRules(bool force) const {
 void MainWindow::exportPlan(const QString& path, bool force) {
   if (!m_shown || !m_shown->result)
     throwBadInput("--export-plan: no plan to export (open a run database first)");
-  if (!m_shown->file) throwBadInput(m_shown->result->reason);
-  store::writePlanFile(*m_shown->file, path.toStdString(), outputRules(force));
+  const std::optional<store::PlanFile> file = m_shown->planFile();
+  if (!file) throwBadInput(m_shown->result->reason);
+  store::writePlanFile(*file, path.toStdString(), outputRules(force));
 }
 
 void MainWindow::saveFigure(const QString& name, const QString& path, bool force) {

@@ -2,6 +2,7 @@
 #include "gui/plan_service.h"
 
 #include <QPointer>
+#include <QThread>
 #include <QThreadPool>
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,12 @@ PlanViews makePlanViews(const PlanContext& c, const perf::PlanRequest& request,
   return v;
 }
 
+std::optional<store::PlanFile> PlanOutcome::planFile() const {
+  if (!result || !result->trainable || !context) return std::nullopt;
+  return perf::toPlanFile(*result, request, *context->run->model, *context->network,
+                          context->run->run->meta.backend, context->run->path);
+}
+
 PlanService::PlanService(QObject* parent)
     : QObject(parent),
       m_planPool(new QThreadPool(this)),
@@ -54,10 +61,14 @@ PlanService::PlanService(QObject* parent)
   m_planPool->setMaxThreadCount(1);
   m_sweepPool->setMaxThreadCount(1);
   m_curvePool->setMaxThreadCount(1);
+  m_curveSettle.setSingleShot(true);
+  m_curveSettle.setInterval(kCurveSettleMs);
+  connect(&m_curveSettle, &QTimer::timeout, this, &PlanService::startCurve);
 }
 
 PlanService::~PlanService() {
   cancelSweep();
+  m_interactive->store(false);
   m_curvePending.reset();
   m_planPool->waitForDone();
   m_sweepPool->waitForDone();
@@ -87,6 +98,7 @@ void PlanService::setNetwork(std::shared_ptr<const RunData> run,
           self->m_contextPending = false;
           if (!context) {
             self->m_pending.reset();
+            self->m_interactive->store(false);
             emit self->contextFailed(error);
             return;
           }
@@ -101,6 +113,8 @@ void PlanService::setNetwork(std::shared_ptr<const RunData> run,
 quint64 PlanService::requestPlan(const perf::PlanRequest& request) {
   m_pending = std::make_pair(++m_seq, request);
   m_latest->store(m_seq);
+  m_interactive->store(true);
+  m_curveSettle.stop();
   startNext();
   return m_seq;
 }
@@ -119,10 +133,6 @@ void PlanService::startNext() {
     out.context = context;
     try {
       auto result = std::make_shared<perf::PlanResult>(context->planner->plan(request));
-      if (result->trainable) {
-        out.file = perf::toPlanFile(*result, request, *context->run->model, *context->network,
-                                    context->run->run->meta.backend, context->run->path);
-      }
       out.views = std::make_shared<const PlanViews>(makePlanViews(*context, request, *result));
       out.result = std::move(result);
     } catch (const std::exception& e) {
@@ -137,11 +147,12 @@ void PlanService::startNext() {
           if (out.seq == self->m_seq && out.context == self->m_context) {
             if (out.result && out.result->trainable) {
               self->m_curvePending = out;
-              self->startCurve();
+              self->m_curveSettle.start();
             }
             emit self->planReady(out);
           }
           self->startNext();
+          if (!self->m_running && !self->m_pending) self->m_interactive->store(false);
         },
         Qt::QueuedConnection);
   });
@@ -187,8 +198,12 @@ int PlanService::requestSweep(const perf::PlanRequest& base, std::int64_t top, i
   const std::vector<std::int64_t> budgets = swapscope::sweepBudgets(low, high, points);
   QPointer<PlanService> self(this);
   std::shared_ptr<std::atomic<int>> current = m_sweepId;
-  m_sweepPool->start([self, sweep, base, context, budgets, current] {
+  std::shared_ptr<const std::atomic<bool>> interactive = m_interactive;
+  m_sweepPool->start([self, sweep, base, context, budgets, current, interactive] {
     for (std::size_t i = 0; i < budgets.size(); ++i) {
+      // The plan the user asked for first: with two cores, a sweep beside it halves its speed.
+      while (interactive->load() && current->load() == sweep)
+        QThread::msleep(2);
       if (current->load() != sweep) return;  // cancelled or replaced
       perf::PlanRequest request = base;
       request.budget = budgets[i];

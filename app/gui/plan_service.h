@@ -7,12 +7,15 @@
 /// request replaces the waiting one, and a result whose sequence number is not the newest is
 /// dropped, so planReady() always describes the last request made. requestSweep(): about 64
 /// budgets on a log scale from the untrainable minimum to the device memory, planned one after
-/// another on a second worker, one sweepPoint() per budget as it is done. After each fresh plan
-/// a third worker plans the same request at each k of a grid (the trade-off view's t_iter
-/// against k); like plans, only the newest such request is kept.
+/// another on a second worker, one sweepPoint() per budget as it is done; the sweep waits while
+/// a requested plan is waiting or running, so that it never slows the plan the user is looking
+/// at. Once the budget has settled (no new plan for kCurveSettleMs after a fresh plan) a third
+/// worker plans the same request at each k of a grid (the trade-off view's t_iter against k);
+/// like plans, only the newest such request is kept.
 #pragma once
 
 #include <QObject>
+#include <QTimer>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -45,6 +48,9 @@ class PlanService : public QObject {
   int requestSweep(const perf::PlanRequest& base, std::int64_t top, int points = 64);
   void cancelSweep();
 
+  /// How long the budget must rest before the k curve of its plan is made.
+  static constexpr int kCurveSettleMs = 150;
+
  signals:
   void contextReady();
   void contextFailed(const QString& message);
@@ -73,6 +79,9 @@ class PlanService : public QObject {
   bool m_running = false;
   std::optional<std::pair<quint64, perf::PlanRequest>> m_pending;
   std::shared_ptr<std::atomic<int>> m_sweepId;
+  /// True while a requested plan waits or runs: the sweep's worker waits meanwhile.
+  std::shared_ptr<std::atomic<bool>> m_interactive = std::make_shared<std::atomic<bool>>(false);
+  QTimer m_curveSettle;
 };
 
 }  // namespace swapscope::gui

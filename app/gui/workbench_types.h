@@ -68,9 +68,11 @@ struct PlanOutcome {
   perf::PlanRequest request;
   std::shared_ptr<const PlanContext> context;
   std::shared_ptr<const perf::PlanResult> result;
-  std::optional<store::PlanFile> file;     ///< the exported plan, when the result trains
   std::shared_ptr<const PlanViews> views;  ///< with the result
   QString error;                           ///< the planner failed (the result is then null)
+  /// The plan file of a trainable result (what `swapscope plan --out` writes for the same
+  /// inputs), built when asked for: only Export needs it, not every plan of a drag.
+  std::optional<store::PlanFile> planFile() const;
 };
 
 /// One budget of a sweep, as the trade-off view takes it.

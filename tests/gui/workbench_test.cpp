@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// The desktop workbench, headless: the run document and the plan service off the GUI thread,
 /// and the window against the CLI (`swapscope plan`) for the same inputs.
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QFile>
 #include <QItemSelectionModel>
@@ -27,6 +28,7 @@
 #include "views/layers_view.h"
 #include "views/memory_chart_view.h"
 #include "views/model_view.h"
+#include "views/replot.h"
 #include "views/streams_view.h"
 #include "views/summary_view.h"
 #include "views/tradeoff_view.h"
@@ -178,21 +180,23 @@ TEST(MainWindow, ExportedPlanIsTheClisFile) {
 TEST(MainWindow, ShadedSpansAreThePlansSwapSet) {
   OpenWindow w({"--budget", "64MiB", "--policy", "accudnn"});
   const PlanOutcome* plan = w.window.shownPlan();
-  ASSERT_TRUE(plan && plan->file);
-  ASSERT_FALSE(plan->file->swap_set.empty());
-  EXPECT_EQ(w.window.memoryView()->spanCount(), static_cast<int>(plan->file->swap_set.size()));
+  ASSERT_TRUE(plan && plan->planFile());
+  ASSERT_FALSE(plan->planFile()->swap_set.empty());
+  EXPECT_EQ(w.window.memoryView()->spanCount(),
+            static_cast<int>(plan->planFile()->swap_set.size()));
 }
 
 TEST(MainWindow, StallMarkersAndSpansAreThePlans) {
   // A budget where the plan stalls (its file lists the stalled steps).
   OpenWindow w({"--budget", "40MiB", "--policy", "swap-all", "--batch", "64"});
   const PlanOutcome* plan = w.window.shownPlan();
-  ASSERT_TRUE(plan && plan->file);
-  ASSERT_FALSE(plan->file->predictions.stalls.empty());
+  ASSERT_TRUE(plan && plan->planFile());
+  ASSERT_FALSE(plan->planFile()->predictions.stalls.empty());
   w.window.refreshAllViews();
   EXPECT_EQ(w.window.streamsView()->stallMarkerCount(),
-            static_cast<int>(plan->file->predictions.stalls.size()));
-  EXPECT_EQ(w.window.memoryView()->spanCount(), static_cast<int>(plan->file->swap_set.size()));
+            static_cast<int>(plan->planFile()->predictions.stalls.size()));
+  EXPECT_EQ(w.window.memoryView()->spanCount(),
+            static_cast<int>(plan->planFile()->swap_set.size()));
   EXPECT_EQ(w.window.layersView()->model()->rowCount(), plan->context->network->size());
 }
 
@@ -223,6 +227,29 @@ TEST(MainWindow, SelectingAStepHighlightsTheLayerInTheTable) {
   const QModelIndexList rows = w.window.layersView()->table()->selectionModel()->selectedRows();
   ASSERT_EQ(rows.size(), 1);
   EXPECT_EQ(rows.front().data(LayersTableModel::LayerRole).toInt(), layer);
+}
+
+TEST(MainWindow, AHiddenViewIsDrawnWhenShownNotOnEveryPlan) {
+  OpenWindow w({"--budget", "64MiB", "--view", "summary"});
+  w.window.show();
+  QCustomPlot* memory = w.window.memoryView()->plot();
+  int replots = 0;
+  QObject::connect(memory, &QCustomPlot::afterReplot, [&replots] { ++replots; });
+  QSignalSpy shown(&w.window, &MainWindow::planShown);
+  w.window.budgetSlider()->setValue(w.window.budgetSlider()->value() + 40);
+  ASSERT_TRUE(shown.wait(kWaitMs));
+  QCoreApplication::processEvents();
+  // The memory view took the new plan's data but drew nothing while hidden.
+  EXPECT_EQ(replots, 0);
+  EXPECT_TRUE(replotDeferred(memory));
+  EXPECT_EQ(w.window.memoryView()->spanCount(),
+            static_cast<int>(w.window.shownPlan()->planFile()->swap_set.size()));
+  // Shown: drawn once, with nothing left deferred.
+  w.window.tabs()->setCurrentWidget(w.window.memoryView());
+  for (int i = 0; i < 100 && replots == 0; ++i)
+    QTest::qWait(10);
+  EXPECT_GE(replots, 1);
+  EXPECT_FALSE(replotDeferred(memory));
 }
 
 TEST(MainWindow, UntrainableBudgetIsStated) {
