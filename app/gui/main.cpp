@@ -11,6 +11,7 @@
 #include "gui/app_icon.h"
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
+#include "gui/run_dialog.h"
 
 namespace {
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   gui::MainWindow window;
+  new gui::RunController(&window);  // the Run menu: Profile..., Run plan... (owned by the window)
   bool finishing = false;
   // Headless: the first plan drawn (or, without a database, the first layout) writes the files.
   auto finish = [&] {

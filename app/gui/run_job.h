@@ -62,6 +62,8 @@ class RunJob : public QObject {
   /// Asks the job to stop after its current iteration; finished() follows (incomplete).
   void cancel();
   bool running() const { return m_running; }
+  /// Whether cancel() was called since the job started.
+  bool cancelRequested() const { return m_cancel.load(); }
 
  signals:
   void progress(const swapscope::collect::RunProgress& progress);

@@ -2,10 +2,16 @@
 // The app's profile and plan runs on a worker thread (RunJob): a small profile of fmnist-cnn on
 // the CPU at two k, progress on the GUI thread, the database complete; a cancel mid-run leaves a
 // readable database marked incomplete; a plan run records the plan; refusals end as failed.
+// Then the same from the window's Run menu (RunController): the profile opened when it
+// completes, Cancel in the progress dialog, the plan shown run into a new database, a refusal
+// shown with the engine's message, and closing the window during a run.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <QCoreApplication>
+#include <QApplication>
+#include <QMessageBox>
+#include <QProgressDialog>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QThread>
 #include <filesystem>
@@ -14,7 +20,10 @@
 
 #include "cli/commands.h"
 #include "graph/zoo.h"
+#include "gui/main_window.h"
+#include "gui/run_dialog.h"
 #include "gui/run_job.h"
+#include "store/plan_file.h"
 #include "store/run_db.h"
 
 namespace swapscope::gui {
@@ -157,11 +166,143 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
   fs::remove(plan);
 }
 
+/// Waits for the controller's jobFinished() and returns its outcome.
+JobOutcome waitForController(QSignalSpy& finished) {
+  if (finished.isEmpty()) EXPECT_TRUE(finished.wait(120000)) << "the job did not finish";
+  if (finished.isEmpty()) return {};
+  return finished.takeFirst().at(0).value<JobOutcome>();
+}
+
+/// Waits until the window shows a plan of the database `db` (at `budget` bytes, when given).
+bool waitForPlanOf(MainWindow& window, const std::string& db, std::int64_t budget = 0) {
+  QSignalSpy shown(&window, &MainWindow::planShown);
+  for (int i = 0; i < 20; ++i) {
+    const PlanOutcome* p = window.shownPlan();
+    if (p && p->context && p->context->run && p->context->run->path == db &&
+        (budget == 0 || p->request.budget == budget))
+      return true;
+    if (!shown.wait(10000)) return false;
+  }
+  return false;
+}
+
+TEST(RunController, AProfileFromTheAppIsOpenedWhenItCompletes) {
+  const std::string db = scratch("app-profile.swapdb");
+  removeDb(db);
+  MainWindow window;
+  auto* runs = new RunController(&window);
+  QSignalSpy finished(runs, &RunController::jobFinished);
+  runs->startProfile(smallProfile(db, 2));
+  ASSERT_NE(runs->progressDialog(), nullptr);
+  EXPECT_TRUE(runs->progressDialog()->isVisible());
+  const JobOutcome out = waitForController(finished);
+  EXPECT_EQ(out.status, store::RunStatus::Complete) << out.message.toStdString();
+  EXPECT_FALSE(runs->progressDialog()->isVisible());
+  EXPECT_EQ(runs->progressDialog()->maximum(), 4);  // 2 k x 2 iterations
+  EXPECT_EQ(runs->progressDialog()->value(), 4);
+  const store::RunData d = store::RunReader(db).load();
+  EXPECT_EQ(d.meta.status, store::RunStatus::Complete);
+  EXPECT_EQ(d.iterations.size(), 4u);
+  EXPECT_TRUE(waitForPlanOf(window, db)) << "the window did not open " << db;
+  removeDb(db);
+}
+
+TEST(RunController, CancelInTheProgressDialogLeavesAnIncompleteDatabase) {
+  const std::string db = scratch("app-cancel.swapdb");
+  removeDb(db);
+  MainWindow window;
+  auto* runs = new RunController(&window);
+  QSignalSpy finished(runs, &RunController::jobFinished);
+  int reports = 0;
+  QObject::connect(runs->job(), &RunJob::progress, [&](const collect::RunProgress&) {
+    if (++reports == 2) runs->progressDialog()->findChild<QPushButton*>()->click();
+  });
+  runs->startProfile(smallProfile(db, 100000));
+  const JobOutcome out = waitForController(finished);
+  EXPECT_EQ(out.status, store::RunStatus::Incomplete) << out.message.toStdString();
+  const store::RunData d = store::RunReader(db).load();
+  EXPECT_EQ(d.meta.status, store::RunStatus::Incomplete);
+  EXPECT_GE(d.iterations.size(), 2u);
+  EXPECT_LT(d.iterations.size(), 100u);
+  removeDb(db);
+}
+
+TEST(RunController, RunsThePlanShownIntoANewDatabase) {
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string db = scratch("app-run.swapdb");
+  removeDb(db);
+  MainWindow window;
+  auto* runs = new RunController(&window);
+  EXPECT_THROW(runs->startPlanShown(QString::fromStdString(db), 2, 0, false), Error);  // no plan
+  window.openDatabase(QString::fromStdString(sample));
+  ASSERT_TRUE(waitForPlanOf(window, sample));
+  window.setBudget(16 << 20);  // a small k, for a short run
+  ASSERT_TRUE(waitForPlanOf(window, sample, 16 << 20));
+  const store::PlanFile shown = *window.shownPlan()->planFile();
+  QSignalSpy finished(runs, &RunController::jobFinished);
+  runs->startPlanShown(QString::fromStdString(db), 2, 0, false);
+  const JobOutcome out = waitForController(finished);
+  EXPECT_EQ(out.status, store::RunStatus::Complete) << out.message.toStdString();
+  const store::RunData d = store::RunReader(db).load();
+  EXPECT_EQ(d.meta.kind, "run");
+  ASSERT_EQ(d.plans.size(), 1u);
+  EXPECT_EQ(store::planFromJson(nlohmann::json::parse(d.plans[0].json), "stored plan"), shown);
+  EXPECT_EQ(d.iterations.size(), 2u);
+  ASSERT_EQ(d.batches.size(), 1u);
+  EXPECT_EQ(d.batches[0].k, shown.k);
+  removeDb(db);
+}
+
+TEST(RunController, ARefusalShowsTheEnginesMessage) {
+  const std::string db = scratch("app-exists.swapdb");
+  removeDb(db);
+  { std::ofstream(db) << "not mine"; }
+  MainWindow window;
+  auto* runs = new RunController(&window);
+  QSignalSpy finished(runs, &RunController::jobFinished);
+  runs->startProfile(smallProfile(db, 2));
+  const JobOutcome out = waitForController(finished);
+  EXPECT_EQ(out.status, store::RunStatus::Failed);
+  const auto boxes = window.findChildren<QMessageBox*>();
+  ASSERT_EQ(boxes.size(), 1);
+  EXPECT_EQ(boxes[0]->text(), out.message);
+  EXPECT_TRUE(out.message.contains(QString::fromStdString(db))) << out.message.toStdString();
+  removeDb(db);
+}
+
+TEST(RunController, ClosingTheWindowDuringARunAsksThenCancelsAndCloses) {
+  const std::string db = scratch("app-close.swapdb");
+  removeDb(db);
+  MainWindow window;
+  window.show();
+  auto* runs = new RunController(&window);
+  int asked = 0;
+  runs->confirmClose = [&] {
+    ++asked;
+    return true;
+  };
+  QSignalSpy finished(runs, &RunController::jobFinished);
+  bool closedAtOnce = true;
+  QObject::connect(runs->job(), &RunJob::progress, [&](const collect::RunProgress&) {
+    if (asked == 0) closedAtOnce = window.close();
+  });
+  runs->startProfile(smallProfile(db, 100000));
+  const JobOutcome out = waitForController(finished);
+  EXPECT_EQ(asked, 1);
+  EXPECT_FALSE(closedAtOnce);  // it waited for the iteration to end
+  EXPECT_EQ(out.status, store::RunStatus::Incomplete) << out.message.toStdString();
+  EXPECT_FALSE(window.isVisible());  // then closed
+  EXPECT_EQ(store::RunReader(db).meta().status, store::RunStatus::Incomplete);
+  removeDb(db);
+}
+
 }  // namespace
 }  // namespace swapscope::gui
 
 int main(int argc, char** argv) {
-  QCoreApplication app(argc, argv);
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
   qRegisterMetaType<swapscope::gui::JobOutcome>();
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
