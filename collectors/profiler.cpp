@@ -50,8 +50,7 @@ std::vector<std::int64_t> profileBatches(std::int64_t top) {
 
 std::int64_t swapAllKMax(const Network& net, std::int64_t budget) {
   const auto costs = computeLayerCosts(net);
-  const MemoryCurve curve =
-      planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs)).curve;
+  const MemoryCurve curve = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs)).curve;
   const std::int64_t kMax = curve.kMax(budget, std::int64_t{1} << 30);
   if (kMax < 1) {
     const std::int64_t need = curve.peak(1);
@@ -112,7 +111,7 @@ void checkProfileFits(const rt::Device& device, const Network& net, const Profil
   const std::vector<std::int64_t> ks = batchesOf(cfg, swapAllKMax(net, cfg.budget));
   const auto costs = computeLayerCosts(net);
   const std::int64_t k = ks.back();
-  rt::checkRunFits(device, net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs), k, cfg.budget,
+  rt::checkRunFits(device, net, costs, makeSwapSet(Policy::SwapAll, net, costs), k, cfg.budget,
                    executorOptions(net, cfg, k, available));
 }
 
@@ -147,7 +146,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   if (cfg.iterations < 1) throwBadInput("profiling needs at least one recorded iteration per k");
   if (cfg.warmup < 0) throwBadInput("the number of warm-up iterations cannot be negative");
   const auto costs = computeLayerCosts(net);
-  const SwapSet swapAll = makeSwapSet(SwapPolicy::SwapAll, net, costs);
+  const SwapSet swapAll = makeSwapSet(Policy::SwapAll, net, costs);
   const MemoryPlan plan = planMemory(net, costs, swapAll);
 
   ProfileResult result;
@@ -201,9 +200,9 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
         }
       }
       if (recorded > 0) {
-        db.addBatch({k, std::string(swapPolicyName(SwapPolicy::SwapAll)), cfg.warmup,
-                     ex.predictedPeak(), ex.poolStats().high_water, ex.reuseDelay(),
-                     ex.hoistedPrefetches(), medianDispatch(gaps)});
+        db.addBatch({k, std::string(policyName(Policy::SwapAll)), cfg.warmup, ex.predictedPeak(),
+                     ex.poolStats().high_water, ex.reuseDelay(), ex.hoistedPrefetches(),
+                     medianDispatch(gaps)});
       }
     }
   } catch (const std::exception& e) {
@@ -267,6 +266,13 @@ nlohmann::ordered_json kernelChoicesJson(const Network& net, const rt::SwapExecu
                  {"backward_workspace", c.backward_workspace}});
   }
   return a;
+}
+
+std::string planDeviceMismatch(const store::PlanFile& plan, const rt::Device& device) {
+  if (plan.backend == device.backendName() && plan.device_name == device.deviceName()) return "";
+  return "the plan's model was fitted on " + plan.device_name + " (" + plan.backend +
+         "), but this run is on " + device.deviceName() + " (" + device.backendName() +
+         "): predictions from another device are not comparable with this run's measurement";
 }
 
 Network planNetwork(const store::PlanFile& plan, const std::string& planName,

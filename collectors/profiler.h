@@ -95,6 +95,11 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
                          store::RunWriter& db, const RunProgressFn& progress = {},
                          const std::atomic<bool>* cancel = nullptr);
 
+/// When `device` is not the device whose profile the plan's model was fitted on (another backend
+/// or device name), what to tell the user: the plan's predictions are not comparable with the
+/// run's measurement. Empty when it is the same device.
+std::string planDeviceMismatch(const store::PlanFile& plan, const rt::Device& device);
+
 /// Where a plan's run takes its minibatches from.
 enum class PlanData {
   Synthetic,     ///< one minibatch of random data of the network's shape

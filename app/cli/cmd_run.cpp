@@ -181,12 +181,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const std::unique_ptr<rt::Device> device = openDevice(args);
   // Predictions describe the device whose profile the model was fitted on.
   std::optional<std::string> deviceWarning;
-  if (plan.backend != device->backendName() || plan.device_name != device->deviceName()) {
-    const std::string text = "the plan's model was fitted on " + plan.device_name + " (" +
-                             plan.backend + "), but this run is on " + device->deviceName() + " (" +
-                             device->backendName() +
-                             "): predictions from another device are not comparable with this "
-                             "run's measurement";
+  if (const std::string text = collect::planDeviceMismatch(plan, *device); !text.empty()) {
     if (args.has("--strict-device")) throwBadInput("--strict-device: " + text);
     deviceWarning = text;
     if (!args.has("--json")) out << "warning: " << text << '\n';

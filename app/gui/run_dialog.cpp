@@ -140,12 +140,15 @@ void RunController::onFinished(const JobOutcome& outcome) {
     QFile::remove(m_planFile);
     m_planFile.clear();
   }
+  // Another device than the plan's: said with the result, as `swapscope run` warns.
+  const QString warning =
+      outcome.warning.isEmpty() ? QString() : tr("; warning: %1").arg(outcome.warning);
   if (outcome.status == store::RunStatus::Complete) {
-    m_window->statusBar()->showMessage(tr("wrote %1 (complete)").arg(outcome.db));
+    m_window->statusBar()->showMessage(tr("wrote %1 (complete)%2").arg(outcome.db, warning));
     if (m_kind == Kind::Profile) m_window->openDatabase(outcome.db);  // ready to plan
   } else if (outcome.status == store::RunStatus::Incomplete) {
     m_window->statusBar()->showMessage(
-        tr("wrote %1 (incomplete: %2)").arg(outcome.db, outcome.message));
+        tr("wrote %1 (incomplete: %2)%3").arg(outcome.db, outcome.message, warning));
   } else if (!m_closeWhenDone) {
     auto* box = new QMessageBox(
         QMessageBox::Warning,
@@ -166,7 +169,8 @@ void RunController::startProfile(ProfileJob job) {
   showProgress(title, Kind::Profile);
 }
 
-void RunController::startPlanShown(const QString& db, int iterations, int warmup, bool force) {
+void RunController::startPlanShown(const QString& db, int iterations, int warmup, bool force,
+                                   const std::string& device) {
   if (!m_window->shownPlan()) throwBadInput("no plan is shown: open a run database to plan first");
   // The plan shown, through the engine's plan-file writer, to a file the job reads.
   const QString plan = QDir::temp().filePath(
@@ -174,6 +178,7 @@ void RunController::startPlanShown(const QString& db, int iterations, int warmup
   m_window->exportPlan(plan, true);
   PlanJob job;
   job.plan = plan.toStdString();
+  job.device = device;
   job.config.iterations = iterations;
   job.config.warmup = warmup;
   job.db = db.toStdString();
@@ -272,6 +277,11 @@ void RunController::askRunPlan() {
   warmup->setRange(0, 1000);
   warmup->setValue(1);
   auto* output = new QLineEdit(QDir::current().filePath("run.swapdb"), &dialog);
+  auto* device = new QComboBox(&dialog);
+  for (const rt::BackendInfo& b : rt::listBackends()) {
+    if (b.available) device->addItem(qs(b.name));
+  }
+  form->addRow(tr("Device"), device);
   form->addRow(tr("Measured iterations"), iterations);
   form->addRow(tr("Warm-up iterations"), warmup);
   form->addRow(tr("Run database"), outputRow(&dialog, output));
@@ -285,7 +295,8 @@ void RunController::askRunPlan() {
       bool force = false;
       if (output->text().isEmpty()) throwBadInput("choose the run database to write");
       if (!confirmOutput(&dialog, output->text(), force)) continue;
-      startPlanShown(output->text(), iterations->value(), warmup->value(), force);
+      startPlanShown(output->text(), iterations->value(), warmup->value(), force,
+                     device->currentText().toStdString());
       return;
     } catch (const Error& e) {
       QMessageBox::warning(&dialog, tr("Cannot run the plan"), qs(e.what()));

@@ -11,6 +11,7 @@
 #include <QObject>
 #include <QString>
 #include <functional>
+#include <string>
 
 #include "gui/run_job.h"
 
@@ -30,9 +31,10 @@ class RunController : public QObject {
 
   /// Starts a profile; the window opens its database when it completes.
   void startProfile(ProfileJob job);
-  /// Runs the plan shown for `iterations` measured iterations (after `warmup`) into `db`.
-  /// Error(BadInput) when no plan is shown.
-  void startPlanShown(const QString& db, int iterations, int warmup, bool force);
+  /// Runs the plan shown on `device` for `iterations` measured iterations (after `warmup`) into
+  /// `db`. Error(BadInput) when no plan is shown.
+  void startPlanShown(const QString& db, int iterations, int warmup, bool force,
+                      const std::string& device = "cpu");
   RunJob* job() const { return m_job; }
   /// The last job's outcome (status failed before any).
   const JobOutcome& lastOutcome() const { return m_last; }

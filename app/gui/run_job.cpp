@@ -22,7 +22,8 @@ void RunJob::cancel() {
 
 void RunJob::start(
     const std::string& db,
-    std::function<void(const collect::RunProgressFn&, const std::atomic<bool>*, bool&)> work) {
+    std::function<void(const collect::RunProgressFn&, const std::atomic<bool>*, JobOutcome&)>
+        work) {
   if (m_running) throw Error(ErrorKind::Runtime, "a profile or run is already in progress");
   if (m_thread.joinable()) m_thread.join();  // the previous job's thread, already done
   m_cancel.store(false);
@@ -35,7 +36,7 @@ void RunJob::start(
     JobOutcome out;
     out.db = QString::fromStdString(db);
     try {
-      work(report, &m_cancel, out.created);
+      work(report, &m_cancel, out);
       // The status and message as the database records them.
       const store::RunMeta meta = store::RunReader(db).meta();
       out.status = meta.status;
@@ -59,7 +60,7 @@ void RunJob::start(
 void RunJob::startProfile(ProfileJob job) {
   const std::string db = job.db;
   start(db, [job = std::move(job)](const collect::RunProgressFn& report,
-                                   const std::atomic<bool>* cancel, bool& created) {
+                                   const std::atomic<bool>* cancel, JobOutcome& out) {
     const std::unique_ptr<rt::Device> device = rt::openDevice(job.device);
     // Refused before the file is created: a budget below k = 1, a profile that does not fit.
     collect::checkProfileFits(*device, *job.network, job.config);
@@ -67,7 +68,7 @@ void RunJob::startProfile(ProfileJob job) {
     meta.command_line = job.command_line;
     meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
     store::RunWriter writer(job.db, meta, job.force);
-    created = true;
+    out.created = true;
     collect::runProfile(*device, *job.network, job.config, writer, report, cancel);
   });
 }
@@ -75,19 +76,20 @@ void RunJob::startProfile(ProfileJob job) {
 void RunJob::startPlan(PlanJob job) {
   const std::string db = job.db;
   start(db, [job = std::move(job)](const collect::RunProgressFn& report,
-                                   const std::atomic<bool>* cancel, bool& created) {
+                                   const std::atomic<bool>* cancel, JobOutcome& out) {
     const store::PlanFile plan = store::readPlanFile(job.plan);
     const Network net =
         job.network ? *job.network : collect::planNetwork(plan, job.plan, "choose the network");
     const SwapSet swapped = collect::planSwapSet(net, plan, job.plan);
     const std::unique_ptr<rt::Device> device = rt::openDevice(job.device);
+    out.warning = QString::fromStdString(collect::planDeviceMismatch(plan, *device));
     collect::PlanRun run(*device, net, plan, job.plan, swapped, job.config);
     store::RunMeta meta = collect::runMeta(*device, "run", plan.budget, plan.policy);
     meta.command_line = job.command_line;
     meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
     meta.extra["plan"] = store::planToJson(plan).dump();
     store::RunWriter writer(job.db, meta, job.force);
-    created = true;
+    out.created = true;
     collect::runPlan(run, &writer, report, cancel);
   });
 }

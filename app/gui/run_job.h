@@ -46,6 +46,9 @@ struct JobOutcome {
   store::RunStatus status = store::RunStatus::Failed;  ///< complete, incomplete or failed
   /// The database's status message (the count of an interrupted run), or the error's.
   QString message;
+  /// A plan run on another device than the one its model was fitted on: what to tell the user
+  /// (collect::planDeviceMismatch); empty otherwise.
+  QString warning;
 };
 
 class RunJob : public QObject {
@@ -72,7 +75,8 @@ class RunJob : public QObject {
  private:
   void start(
       const std::string& db,
-      std::function<void(const collect::RunProgressFn&, const std::atomic<bool>*, bool&)> work);
+      std::function<void(const collect::RunProgressFn&, const std::atomic<bool>*, JobOutcome&)>
+          work);
 
   std::thread m_thread;
   std::atomic<bool> m_cancel{false};

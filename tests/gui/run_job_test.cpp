@@ -166,6 +166,40 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
   fs::remove(plan);
 }
 
+TEST(RunJob, APlanFittedOnAnotherDeviceRunsWithTheCliWarning) {
+  const std::string plan = scratch("gpu-plan.json");
+  const std::string db = scratch("gpu-run.swapdb");
+  removeDb(db);
+  std::ostringstream out, err;
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  ASSERT_EQ(cli::runCli({"plan", "--db", sample, "--budget", "16MiB", "--policy", "swap-all",
+                         "--batch", "8", "--out", plan, "--force"},
+                        out, err),
+            0)
+      << err.str();
+  // The same plan, as a plan fitted on a GPU would record it.
+  store::PlanFile gpu = store::readPlanFile(plan);
+  gpu.backend = "cuda";
+  gpu.device_name = "NVIDIA H100 80GB HBM3";
+  std::ofstream(plan) << store::planToJson(gpu).dump(2);
+  RunJob job;
+  QSignalSpy finished(&job, &RunJob::finished);
+  PlanJob p;
+  p.plan = plan;
+  p.config.warmup = 0;
+  p.config.iterations = 1;
+  p.db = db;
+  job.startPlan(p);
+  const JobOutcome outcome = waitFor(job, finished);
+  EXPECT_EQ(outcome.status, store::RunStatus::Complete) << outcome.message.toStdString();
+  EXPECT_TRUE(outcome.warning.startsWith(
+      "the plan's model was fitted on NVIDIA H100 80GB HBM3 (cuda), but this run is on "))
+      << outcome.warning.toStdString();
+  removeDb(db);
+  fs::remove(plan);
+}
+
 /// Waits for the controller's jobFinished() and returns its outcome.
 JobOutcome waitForController(QSignalSpy& finished) {
   if (finished.isEmpty()) EXPECT_TRUE(finished.wait(120000)) << "the job did not finish";
