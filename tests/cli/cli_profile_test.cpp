@@ -309,6 +309,34 @@ TEST(CliRunKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
     fs::remove(f);
 }
 
+TEST(CliRunKilled, WithJsonTheInterruptionIsAFieldOfTheReport) {
+  const std::string plan = scratch("term-json-plan.json");
+  const std::string db = scratch("term-json-run.swapdb");
+  const std::string printed = scratch("term-json-run.out");
+  fs::remove(db);
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  ASSERT_EQ(run({"plan", "--db", sample, "--budget", "16MiB", "--policy", "swap-all", "--batch",
+                 "8", "--out", plan, "--force"})
+                .code,
+            0);
+  bool started = false;
+  const int status = signalWhenRecorded(
+      startCli({"run", "--plan", plan, "--iters", "100000", "--warmup", "0", "--db", db, "--json"},
+               printed),
+      db, 2, SIGTERM, started);
+  ASSERT_TRUE(started) << "the run recorded no iterations within 60 s";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);  // as profile --json: the report says it
+  std::ifstream in(printed);
+  const json j = json::parse(in);
+  EXPECT_EQ(j["interrupted"], "SIGTERM");
+  EXPECT_EQ(j["iterations"].get<std::size_t>(), store::RunReader(db).load().iterations.size());
+  EXPECT_EQ(store::RunReader(db).meta().status, store::RunStatus::Incomplete);
+  for (const std::string& f : {plan, db, printed})
+    fs::remove(f);
+}
+
 TEST(CliProfileKilled, ForceDoesNotReplaceTheDatabaseOfALiveProfile) {
   const std::string db = scratch("live.swapdb").string();
   for (const char* suffix : {"", "-wal", "-shm"})
