@@ -3,6 +3,7 @@
 #include "views/replot.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <qcustomplot.h>
@@ -52,6 +53,81 @@ QString ms(double seconds) {
   return QString::fromStdString(formatMilliseconds(seconds)) + QStringLiteral(" ms");
 }
 
+bool isTransfer(StreamBarKind kind) {
+  return kind == StreamBarKind::Offload || kind == StreamBarKind::Prefetch;
+}
+
+constexpr int kBarKinds = 6;
+
+/// Every bar and stall of a StreamsData, drawn in one pass: one drawRects call per bar kind and
+/// one for the stalls, those outside the time axis's range skipped, the selected layer's bars
+/// outlined.
+class BarLayer : public QCPLayerable {
+ public:
+  BarLayer(QCustomPlot* plot, const StreamsData* data, const int* selected)
+      : QCPLayerable(plot), m_data(data), m_selected(selected) {}
+
+ protected:
+  void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
+    // Axis-aligned rectangles on whole pixels (antialiased, a redraw took several times as
+    // long); one narrower than half a pixel is drawn when zoomed in.
+    painter->setAntialiasing(false);
+  }
+  QRect clipRect() const override { return mParentPlot->axisRect()->rect(); }
+  void draw(QCPPainter* painter) override {
+    const QCPAxis* x = mParentPlot->xAxis;
+    const QCPAxis* y = mParentPlot->yAxis;
+    const QCPRange range = x->range();
+    std::array<QVector<QRectF>, kBarKinds> rects;
+    QVector<QRectF> selected;
+    for (const StreamBar& b : m_data->bars) {
+      if (b.finish * kMs < range.lower || b.start * kMs > range.upper) continue;
+      const double lane = laneY(b.lane);
+      QRectF r(QPointF(x->coordToPixel(b.start * kMs), y->coordToPixel(lane + kHalfHeight)),
+               QPointF(x->coordToPixel(b.finish * kMs), y->coordToPixel(lane - kHalfHeight)));
+      r = r.normalized();
+      rects[static_cast<std::size_t>(b.kind)].push_back(r);
+      if (*m_selected >= 0 && b.layer == *m_selected) selected.push_back(r);
+    }
+    // Compute bars touch each other: a light edge separates them. Transfers are often a pixel
+    // wide: an edge of their own colour keeps them visible.
+    const QPen separator(QColor(255, 255, 255, 90), 0);
+    for (int k = 0; k < kBarKinds; ++k) {
+      const auto kind = static_cast<StreamBarKind>(k);
+      const auto& list = rects[static_cast<std::size_t>(k)];
+      if (list.isEmpty()) continue;
+      painter->setBrush(barColor(kind));
+      painter->setPen(isTransfer(kind) ? QPen(barColor(kind).darker(115), 0) : separator);
+      painter->drawRects(list);
+    }
+    if (!selected.isEmpty()) {
+      painter->setBrush(Qt::NoBrush);
+      painter->setPen(QPen(Qt::black, 2.5));
+      painter->drawRects(selected);
+    }
+    // Stalls on the compute lane, over the bars.
+    QVector<QRectF> stalls;
+    const double lane = laneY(StreamLane::Compute);
+    for (const StallMarker& s : m_data->stalls) {
+      if (s.end * kMs < range.lower || s.start * kMs > range.upper) continue;
+      QRectF r(QPointF(x->coordToPixel(s.start * kMs), y->coordToPixel(lane + kHalfHeight)),
+               QPointF(x->coordToPixel(s.end * kMs), y->coordToPixel(lane - kHalfHeight)));
+      r = r.normalized();
+      if (r.width() < 1) r.setWidth(1);  // every stall shows, however short
+      stalls.push_back(r);
+    }
+    // Opaque, without an outline: a stall is the compute lane's idle time, with no bar beneath
+    // it (translucent or outlined, the stalls of ResNet-152 cost several times all the bars).
+    painter->setBrush(QColor(0xd0, 0x18, 0x18));
+    painter->setPen(Qt::NoPen);
+    painter->drawRects(stalls);
+  }
+
+ private:
+  const StreamsData* m_data;
+  const int* m_selected;
+};
+
 }  // namespace
 
 StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
@@ -77,6 +153,7 @@ StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
   m_message->setProperty(kKindProperty, QStringLiteral("message"));
   m_plot->plotLayout()->insertRow(0);
   m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), font().pointSize() + 1));
+  m_bars = new BarLayer(m_plot, &m_data, &m_selected);
   m_plot->plotLayout()->addElement(0, 0, m_title);
 
   connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
@@ -101,36 +178,9 @@ void StreamsView::setData(const StreamsData& data) {
   m_data = data;
   if (!sameNetwork) m_autoRange = true;
 
-  // Items are pooled: a drag of the budget re-plans many times and the bar count rarely changes.
-  while (m_bars.size() < m_data.bars.size()) {
-    auto* r = new QCPItemRect(m_plot);
-    r->setProperty(kKindProperty, QStringLiteral("bar"));
-    r->setSelectable(false);
-    m_bars.push_back(r);
-  }
-  for (std::size_t i = 0; i < m_bars.size(); ++i) {
-    QCPItemRect* r = m_bars[i];
-    if (i >= m_data.bars.size()) {
-      r->setVisible(false);
-      continue;
-    }
-    const StreamBar& b = m_data.bars[i];
-    const double y = laneY(b.lane);
-    r->setVisible(true);
-    r->topLeft->setCoords(b.start * kMs, y + kHalfHeight);
-    r->bottomRight->setCoords(b.finish * kMs, y - kHalfHeight);
-    r->setBrush(barColor(b.kind));
-    const bool transfer = b.kind == StreamBarKind::Offload || b.kind == StreamBarKind::Prefetch;
-    r->setProperty(kKindProperty, transfer ? QStringLiteral("transfer") : QStringLiteral("bar"));
-  }
-
-  while (m_stalls.size() < m_data.stalls.size()) {
-    auto* r = new QCPItemRect(m_plot);
-    r->setProperty(kKindProperty, QStringLiteral("stall"));
-    r->setSelectable(false);
-    r->setPen(QPen(QColor(0xc0, 0x10, 0x10), 1));
-    r->setBrush(QColor(0xe0, 0x20, 0x20, 150));
-    m_stalls.push_back(r);
+  // Stall labels are pooled: a drag of the budget re-plans many times and their count rarely
+  // changes. Only those with room are shown (placeStallLabels).
+  while (m_stallLabels.size() < m_data.stalls.size()) {
     auto* t = new QCPItemText(m_plot);
     t->setProperty(kKindProperty, QStringLiteral("stall-label"));
     t->setSelectable(false);
@@ -139,14 +189,10 @@ void StreamsView::setData(const StreamsData& data) {
     m_stallLabels.push_back(t);
   }
   const double yc = laneY(StreamLane::Compute);
-  for (std::size_t i = 0; i < m_stalls.size(); ++i) {
-    const bool used = i < m_data.stalls.size();
-    m_stalls[i]->setVisible(used);
+  for (std::size_t i = 0; i < m_stallLabels.size(); ++i) {
     m_stallLabels[i]->setVisible(false);
-    if (!used) continue;
+    if (i >= m_data.stalls.size()) continue;
     const StallMarker& s = m_data.stalls[i];
-    m_stalls[i]->topLeft->setCoords(s.start * kMs, yc + kHalfHeight);
-    m_stalls[i]->bottomRight->setCoords(s.end * kMs, yc - kHalfHeight);
     m_stallLabels[i]->position->setCoords((s.start + s.end) / 2 * kMs, yc + kHalfHeight + 0.05);
     m_stallLabels[i]->setText(ms(s.seconds()));
   }
@@ -164,7 +210,6 @@ void StreamsView::setData(const StreamsData& data) {
                     .arg(m_data.swapTransfers())
           : QString::fromStdString(m_data.title));
   if (m_autoRange) fitAll();
-  applySelection();
   placeStallLabels();
   replotWhenShown(m_plot);
 }
@@ -207,21 +252,13 @@ void StreamsView::placeStallLabels() {
 }
 
 int StreamsView::stallMarkerCount() const {
-  int n = 0;
-  for (int i = 0; i < m_plot->itemCount(); ++i) {
-    const QCPAbstractItem* item = m_plot->item(i);
-    n += item->visible() && item->property(kKindProperty).toString() == QLatin1String("stall");
-  }
-  return n;
+  return m_bars->realVisibility() ? static_cast<int>(m_data.stalls.size()) : 0;
 }
 
 int StreamsView::transferBarCount() const {
-  int n = 0;
-  for (int i = 0; i < m_plot->itemCount(); ++i) {
-    const QCPAbstractItem* item = m_plot->item(i);
-    n += item->visible() && item->property(kKindProperty).toString() == QLatin1String("transfer");
-  }
-  return n;
+  if (!m_bars->realVisibility()) return 0;
+  return static_cast<int>(std::count_if(m_data.bars.begin(), m_data.bars.end(),
+                                        [](const StreamBar& b) { return isTransfer(b.kind); }));
 }
 
 QString StreamsView::toolTipAt(double timeMs, double laneValue, double slackMs) const {
@@ -295,22 +332,7 @@ void StreamsView::onMouseRelease(QMouseEvent* event) {
 
 void StreamsView::selectLayer(int layer) {
   m_selected = layer;
-  applySelection();
   replotWhenShown(m_plot);
-}
-
-void StreamsView::applySelection() {
-  // Compute bars touch each other: a light edge separates them. Transfers are often a pixel
-  // wide: an edge of their own colour keeps them visible.
-  const QPen separator(QColor(255, 255, 255, 90), 0.5);
-  const QPen selected(Qt::black, 2.5);
-  for (std::size_t i = 0; i < m_data.bars.size() && i < m_bars.size(); ++i) {
-    const StreamBar& b = m_data.bars[i];
-    const bool sel = m_selected >= 0 && b.layer == m_selected;
-    m_bars[i]->setPen(
-        sel ? selected
-            : (b.lane == StreamLane::Compute ? separator : QPen(barColor(b.kind).darker(115), 0)));
-  }
 }
 
 }  // namespace swapscope

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @brief The streams view: the simulated iteration of a plan as three lanes (compute, swap-out,
-/// swap-in) on a QCustomPlot, one rectangle per step and per transfer, every t_ready stall
-/// marked in red with its duration. It draws a StreamsData (views/streams_data.h) and nothing
+/// swap-in) on a QCustomPlot, one rectangle per step and per transfer (drawn by one layerable
+/// in a few batched calls: thousands of QCustomPlot items took most of a redraw), every t_ready
+/// stall marked in red with its duration. It draws a StreamsData (views/streams_data.h) and nothing
 /// else.
 ///
 /// Wiring (for the main window):
@@ -23,6 +24,7 @@
 
 class QCustomPlot;
 class QCPItemRect;
+class QCPLayerable;
 class QCPItemText;
 class QCPTextElement;
 class QMouseEvent;
@@ -38,7 +40,7 @@ class StreamsView : public QWidget {
   void setData(const StreamsData& data);
   const StreamsData& data() const { return m_data; }
   QCustomPlot* plot() const { return m_plot; }
-  /// Drawn and visible items, for tests: stall markers, and offload + prefetch bars.
+  /// For tests: the stall markers and the offload + prefetch bars the bar layer draws.
   int stallMarkerCount() const;
   int transferBarCount() const;
   /// The tooltip text for a point in plot coordinates (time in ms, lane value); empty when the
@@ -57,12 +59,10 @@ class StreamsView : public QWidget {
   void onMouseRelease(QMouseEvent* event);
   void fitAll();
   void placeStallLabels();
-  void applySelection();
 
   QCustomPlot* m_plot;
   StreamsData m_data;
-  std::vector<QCPItemRect*> m_bars;    ///< one per m_data.bars entry (a pool: extra ones hidden)
-  std::vector<QCPItemRect*> m_stalls;  ///< one per m_data.stalls entry (a pool)
+  QCPLayerable* m_bars = nullptr;  ///< draws m_data.bars and m_data.stalls
   std::vector<QCPItemText*> m_stallLabels;
   QCPTextElement* m_title = nullptr;
   QCPItemText* m_message = nullptr;  ///< "untrainable: ..." when there is no plan
