@@ -26,7 +26,7 @@ void analyze(const Network& net) {
   std::int64_t perSample = a.totals.trainFlops();
   for (const LinearBytes& r : a.keep_all.curve.resident)
     perSample = std::max(perSample, r.per_sample);
-  const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(SwapPolicy::VdnnConv, net, a.costs));
+  const MemoryPlan vdnn = planMemory(net, a.costs, makeSwapSet(Policy::VdnnConv, net, a.costs));
   for (const std::int64_t k : {1, 2, 7}) {
     if (perSample > (std::int64_t{1} << 62) / k) break;
     const std::int64_t keep = a.keep_all.curve.peak(k);

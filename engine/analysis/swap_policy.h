@@ -13,12 +13,6 @@
 
 namespace swapscope {
 
-/// The former name of Policy, and of policyName(); new code uses those.
-using SwapPolicy = Policy;
-inline std::string_view swapPolicyName(Policy p) {
-  return policyName(p);
-}
-
 /// One flag per layer id: true where the layer's output FM is swapped.
 using SwapSet = std::vector<bool>;
 

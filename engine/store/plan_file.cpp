@@ -63,6 +63,16 @@ namespace {
 constexpr std::int64_t kMaxStep = std::int64_t{1} << 30;  // the schema's maximum for steps
 constexpr std::size_t kMaxPathBytes = 4096;               // the schema's maxLength of source_db
 
+/// The policies a plan file of this version can hold: the table's rows that keep or swap only
+/// (version 1 has no field for recomputed FMs).
+std::vector<std::string_view> planFilePolicies() {
+  std::vector<std::string_view> names;
+  for (const PolicyInfo& info : policyTable()) {
+    if (!info.uses(kFmRecompute)) names.push_back(info.name);
+  }
+  return names;
+}
+
 /// Reads fields of one JSON object, naming each by its path in errors.
 class Reader {
  public:
@@ -177,7 +187,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   p.device_name = dev.str("name");
   p.backend = dev.oneOf("backend", {"cpu", "cuda"});
   p.source_db = top.str("source_db", false, kMaxPathBytes);
-  p.policy = top.oneOf("policy", policyNames());
+  p.policy = top.oneOf("policy", planFilePolicies());
   p.mode = top.oneOf("mode", {"argmin", "paper", "fixed"});
   p.budget = top.integer("budget", 1);
   p.k = top.integer("k", 1);
@@ -248,6 +258,12 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
 }
 
 void writePlanFile(const PlanFile& plan, const std::string& path, const files::OutputRules& rules) {
+  const std::vector<std::string_view> held = planFilePolicies();
+  if (std::find(held.begin(), held.end(), plan.policy) == held.end()) {
+    throwBadInput("the plan file '" + path + "': policy '" + echoText(plan.policy) +
+                  "' is not one a plan file (version " + std::to_string(kPlanVersion) +
+                  ") holds; it has no field for recomputed feature maps");
+  }
   files::writeOutputFile(
       path, "the plan file",
       planToJson(plan).dump(2, ' ', false, ojson::error_handler_t::replace) + '\n', rules);

@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 store::PlanFile swapAllPlan(const Network& net, const rt::Device& device, std::int64_t k,
                             std::int64_t budget) {
   const auto costs = computeLayerCosts(net);
-  const Gmap g = buildGmap(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  const Gmap g = buildGmap(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   store::PlanFile p;
   p.network_name = net.name();
   p.structure_hash = net.structureHash();
@@ -53,7 +53,7 @@ class PlanRunTest : public ::testing::Test {
     fs::remove(m_path);
     m_plan = swapAllPlan(m_net, *m_device, 4, 4 << 20);
     const auto costs = computeLayerCosts(m_net);
-    m_swapped = makeSwapSet(SwapPolicy::SwapAll, m_net, costs);
+    m_swapped = makeSwapSet(Policy::SwapAll, m_net, costs);
   }
   void TearDown() override {
     for (const char* suffix : {"", "-wal", "-shm"})

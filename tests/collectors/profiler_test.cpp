@@ -46,7 +46,7 @@ class ProfilerTest : public ::testing::Test {
 TEST_F(ProfilerTest, RecordsEveryStepAndEveryTransferAtFiveMinibatches) {
   const Network net = testing::tinyNetwork();
   const auto costs = computeLayerCosts(net);
-  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(SwapPolicy::SwapAll, net, costs));
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   auto device = rt::openDevice("cpu");
   ProfileConfig cfg;
   cfg.budget = 4 << 20;

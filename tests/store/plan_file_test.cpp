@@ -66,6 +66,20 @@ TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
   writePlanFile(p, path.string(), {.force = true});
   EXPECT_EQ(readPlanFile(path.string()), p);
   std::filesystem::remove(path);
+
+  // A plan that recomputes FMs has no version-1 file: refused before anything is written.
+  PlanFile r = p;
+  r.policy = "recompute-light";
+  try {
+    writePlanFile(r, path.string(), {.force = true});
+    ADD_FAILURE() << "a recompute-light plan was written";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("policy 'recompute-light' is not one a plan file"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 /// Visits every property the schema requires, depth first, with its path in `doc` and its
@@ -161,11 +175,16 @@ TEST(PlanFile, EveryValueOutOfItsRangeIsNamed) {
 }
 
 TEST(PlanFile, SchemaPolicyEnumIsThePolicyTable) {
-  // The schema lists exactly the table's names, in its order, and the reader takes each of them
-  // and refuses a name outside it, listing the table.
+  // The schema lists exactly the table's names of policies that keep or swap only (version 1
+  // has no field for recomputed FMs), in its order, and the reader takes each of them and
+  // refuses a name outside them, listing them.
   std::vector<std::string> table;
-  for (const PolicyInfo& info : policyTable())
+  std::string listed;
+  for (const PolicyInfo& info : policyTable()) {
+    if (info.uses(kFmRecompute)) continue;
     table.emplace_back(info.name);
+    listed += (listed.empty() ? "" : ", ") + std::string(info.name);
+  }
   EXPECT_EQ(schema()["properties"]["policy"]["enum"].get<std::vector<std::string>>(), table);
   for (const std::string& name : table) {
     json doc = planToJson(samplePlan());
@@ -174,9 +193,11 @@ TEST(PlanFile, SchemaPolicyEnumIsThePolicyTable) {
   }
   json doc = planToJson(samplePlan());
   doc["policy"] = "swap-some";
-  EXPECT_NE(refusal(doc).find("'policy' is 'swap-some', not one of " +
-                              joinPolicyNames(PolicyRows::All, ", ", ", ")),
-            std::string::npos)
+  EXPECT_NE(refusal(doc).find("'policy' is 'swap-some', not one of " + listed), std::string::npos)
+      << refusal(doc);
+  // A recomputing policy's plan cannot be written as version 1: its name is refused.
+  doc["policy"] = "recompute-light";
+  EXPECT_NE(refusal(doc).find("'policy' is 'recompute-light', not one of"), std::string::npos)
       << refusal(doc);
 }
 
