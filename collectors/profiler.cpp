@@ -314,11 +314,7 @@ SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::
 
 PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& plan,
                  const std::string& planName, const SwapSet& swapped, const PlanRunConfig& config)
-    : m_device(device),
-      m_net(net),
-      m_plan(plan),
-      m_config(config),
-      m_costs(computeLayerCosts(net)) {
+    : m_net(net), m_plan(plan), m_config(config), m_costs(computeLayerCosts(net)) {
   if (config.iterations < 1) throwBadInput("a plan's run needs at least one measured iteration");
   if (config.warmup < 0) throwBadInput("the number of warm-up iterations cannot be negative");
   const std::string& c = config.collector;

@@ -134,8 +134,8 @@ struct PlanRunConfig {
 class PlanRun {
  public:
   /// `planName` names the plan in messages (its file). `swapped` is the plan's swap set of
-  /// `net`. Throws Error(BadInput) for a plan or data set that cannot run, PlanDoesNotFit where
-  /// the kernels' workspaces do not fit.
+  /// `net` (planSwapSet). `device` and `net` must outlive the PlanRun. Throws Error(BadInput) for a
+  /// plan or data set that cannot run, PlanDoesNotFit where the kernels' workspaces do not fit.
   PlanRun(rt::Device& device, const Network& net, const store::PlanFile& plan,
           const std::string& planName, const SwapSet& swapped, const PlanRunConfig& config);
   ~PlanRun();
@@ -151,7 +151,6 @@ class PlanRun {
   const rt::Dataset& data() const { return m_data; }
 
  private:
-  rt::Device& m_device;
   const Network& m_net;
   store::PlanFile m_plan;
   PlanRunConfig m_config;
