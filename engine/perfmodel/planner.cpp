@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -542,8 +544,8 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
           std::max(kEps, bestScore * static_cast<double>(std::max<std::int64_t>(1, fm.bytes)));
       const double limit = before - needed + 1e-12 + 1e-9 * before;
       const bool complete = simulateFrom(
-          schedule, in, sim, static_cast<std::size_t>(schedule.firstTransferStep(fm.buffer)),
-          limit, trial);
+          schedule, in, sim, static_cast<std::size_t>(schedule.firstTransferStep(fm.buffer)), limit,
+          trial);
       ++count;
       setPinned(in, fm, false);
       if (!complete) continue;
@@ -760,15 +762,24 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   }
   const std::int64_t top = req.max_batch > 0 ? std::min(out.k_max, req.max_batch) : out.k_max;
 
-  auto at = [&](const StepTimes& times, bool keepWhatFits,
-                const Evaluation* phase1Plan = nullptr) -> std::optional<Evaluation> {
+  // One k's plan; its simulations are added to `*evaluated` (a k evaluated on another thread
+  // counts into its own).
+  auto atCounted = [&](const StepTimes& times, bool keepWhatFits, const Evaluation* phase1Plan,
+                       int* evaluated) -> std::optional<Evaluation> {
     if (fixed) {
-      ++out.evaluated;
+      ++*evaluated;
       return evaluatePrepared(ctx, *fixed, times, req.budget, req.reuse_delay);
     }
-    return accudnnPrepared(ctx, swapAll, times, req.budget, req.reuse_delay, &out.evaluated,
+    return accudnnPrepared(ctx, swapAll, times, req.budget, req.reuse_delay, evaluated,
                            keepWhatFits, phase1Plan);
   };
+  auto at = [&](const StepTimes& times, bool keepWhatFits,
+                const Evaluation* phase1Plan = nullptr) -> std::optional<Evaluation> {
+    return atCounted(times, keepWhatFits, phase1Plan, &out.evaluated);
+  };
+  const std::size_t lanes = req.threads > 0
+                                ? static_cast<std::size_t>(req.threads)
+                                : std::max<std::size_t>(1, std::thread::hardware_concurrency());
 
   std::optional<Evaluation> best;
   if (req.batch) {
@@ -805,15 +816,43 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
         return std::tie(x.bound, x.times->k) < std::tie(y.bound, y.times->k);
       });
-      for (const Candidate& c : candidates) {
-        if (c.bound > bestObj) break;
-        auto e = at(*c.times, false);
-        if (!e) continue;
-        const double obj = objective(e->k, e->sim.t_iter, req, out.delta);
-        if (obj < bestObj || (obj == bestObj && best && e->k < best->k)) {
-          bestObj = obj;
-          best = std::move(e);
+      // In bound order, `lanes` k values at a time, one per thread; the results are then taken
+      // in that order as one thread would have made them, and those one thread would not have
+      // simulated (its bound exceeds the best found before it) are dropped, counts included:
+      // the same plan, and the same count, on any number of threads.
+      std::vector<std::optional<Evaluation>> results;
+      std::vector<int> counts;
+      for (std::size_t i = 0; i < candidates.size();) {
+        std::size_t end = i;
+        while (end < candidates.size() && end - i < lanes && candidates[end].bound <= bestObj)
+          ++end;
+        if (end == i) break;
+        results.assign(end - i, std::nullopt);
+        counts.assign(end - i, 0);
+        std::vector<std::future<void>> others;
+        for (std::size_t j = i + 1; j < end; ++j) {
+          others.push_back(std::async(std::launch::async, [&, j] {
+            results[j - i] = atCounted(*candidates[j].times, false, nullptr, &counts[j - i]);
+          }));
         }
+        results[0] = atCounted(*candidates[i].times, false, nullptr, &counts[0]);
+        for (auto& f : others)
+          f.get();
+        for (std::size_t j = i; j < end; ++j) {
+          if (candidates[j].bound > bestObj) {
+            end = candidates.size();  // one thread would have stopped here
+            break;
+          }
+          out.evaluated += counts[j - i];
+          auto& e = results[j - i];
+          if (!e) continue;
+          const double obj = objective(e->k, e->sim.t_iter, req, out.delta);
+          if (obj < bestObj || (obj == bestObj && best && e->k < best->k)) {
+            bestObj = obj;
+            best = std::move(e);
+          }
+        }
+        i = end;
       }
     };
     const auto ks = grid(top);

@@ -54,6 +54,9 @@ struct PlanRequest {
   /// Paper mode: try every k from the top down, as Algorithm 2 is written, instead of the grid
   /// descent and bisection (see plan()). Slow on large k ranges; for checking the fast search.
   bool paper_scan_all = false;
+  /// Argmin: k values simulated at once, one per thread (0: the machine's hardware threads).
+  /// The plan does not depend on it.
+  int threads = 0;
 };
 
 /// One evaluated (k, swap set).
