@@ -151,6 +151,8 @@ void printJson(const Context& c, std::ostream& out) {
                       {"backward_weight_flops", lc.bwd_weight_flops * k},
                       {"fm_bytes", lc.fm.at(k)},
                       {"swapped", static_cast<bool>(c.chosen.gmap.swapped[i])}});
+    if (policyInfo(c.policy).uses(kFmRecompute))
+      layers.back()["recomputed"] = static_cast<bool>(c.chosen.gmap.recomputed[i]);
   }
   json doc{{"network",
             {{"name", c.net.name()},
@@ -194,7 +196,8 @@ void printText(const Context& c, std::ostream& out) {
     t.row({std::to_string(i), net.layer(i).name, std::string(layerKindName(net.layer(i).kind)),
            net.outputShape(i).toString(), lc.params ? formatGrouped(lc.params) : "",
            si(lc.fwd_flops * k), si(lc.bwd_data_flops * k), si(lc.bwd_weight_flops * k),
-           formatBytes(lc.fm.at(k)), c.chosen.gmap.swapped[i] ? "swap" : ""});
+           formatBytes(lc.fm.at(k)),
+           c.chosen.gmap.swapped[i] ? "swap" : (c.chosen.gmap.recomputed[i] ? "recompute" : "")});
   }
   t.print(out);
 

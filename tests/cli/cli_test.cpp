@@ -53,6 +53,38 @@ TEST(Cli, AnalyzeJsonHasTheDocumentedKeys) {
   EXPECT_EQ(doc["memory"]["curve"].size(), 140u);  // 2N steps, N = 70 non-input layers
 }
 
+TEST(Cli, AnalyzeRecomputeLightNamesItsRecomputedFmsAndItsPeakAndKMax) {
+  const Network net = buildZooModel("resnet20");
+  const auto costs = computeLayerCosts(net);
+  const RecomputeSet recomputed = makeRecomputeSet(Policy::RecomputeLight, net, costs);
+  const MemoryPlan plan = planMemory(net, costs, Policy::RecomputeLight);
+  Result r = run({"analyze", "--model", "resnet20", "--batch", "32", "--budget", "64MiB",
+                  "--policy", "recompute-light", "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  int count = 0;
+  for (int i = 0; i < net.size(); ++i) {
+    EXPECT_EQ(doc["layers"][i]["recomputed"], static_cast<bool>(recomputed[i])) << i;
+    count += recomputed[i] ? 1 : 0;
+  }
+  EXPECT_GT(count, 0);
+  EXPECT_EQ(doc["memory"]["policy_peak"]["bytes"], plan.curve.peak(32));
+  EXPECT_EQ(doc["k_max"]["recompute_light"], plan.curve.kMax(std::int64_t{64} << 20));
+  // Policies without recompute keep their JSON as it was.
+  r = run({"analyze", "--model", "resnet20", "--batch", "32", "--json"});
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["layers"][1].contains("recomputed"));
+
+  r = run({"analyze", "--model", "resnet20", "--batch", "32", "--budget", "64MiB", "--policy",
+           "recompute-light"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const std::string part :
+       {std::string("recompute-light peak "),
+        "  recompute-light     " + std::to_string(plan.curve.kMax(std::int64_t{64} << 20)),
+        std::string("recompute\n")}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+}
+
 TEST(Cli, AnalyzeTextShowsTotalsAndKMax) {
   const Result r = run({"analyze", "--model", "resnet20", "--batch", "32", "--budget", "64MiB",
                         "--policy", "swap-all"});
