@@ -283,7 +283,11 @@ SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,
   for (auto* v : {&in.offload_seconds, &in.prefetch_seconds, &in.offload_beside_seconds,
                   &in.prefetch_beside_seconds})
     v->resize(buffers);
-  for (std::size_t b = 0; b < buffers; ++b) {
+  // Only the buffers the GMAP moves: the simulator reads no other's copy time.
+  for (const GmapOp& op : p.gmap.ops) {
+    if ((op.kind != GmapOpKind::Offload && op.kind != GmapOpKind::Prefetch) || op.buffer < 0)
+      continue;
+    const auto b = static_cast<std::size_t>(op.buffer);
     const std::int64_t bytes = p.gmap.buffers[b].size.at(times.k);
     in.offload_seconds[b] = ctx.model.transfer(bytes, true);
     in.prefetch_seconds[b] = ctx.model.transfer(bytes, false);
