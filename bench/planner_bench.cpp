@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @brief Planner speed: a full plan (k search plus swap set) for ResNet-152 at 224x224 and a
 /// sweep of 64 budgets, with the model fitted to the resnet56 sample run (per-type curves,
-/// transferred to ResNet-152). One thread.
+/// transferred to ResNet-152). One thread, except where the argument gives the planner more (0:
+/// one per hardware thread); those report wall time.
 /// Run: build/release/bench/planner_bench --benchmark_repetitions=5
 ///      --benchmark_report_aggregates_only
 #include <benchmark/benchmark.h>
@@ -82,11 +83,12 @@ void BM_ReplanResNet152(benchmark::State& state) {
   }
   report(state, r);
 }
-BENCHMARK(BM_ReplanResNet152)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplanResNet152)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// A drag of the app's budget slider: 200 re-plans at budgets from 6 to 10 GiB (log-spaced,
 /// one after another) on a planner that is new for each drag (built outside the timing), so
-/// that its caches start empty. `per_plan` is the time of one re-plan.
+/// that its caches start empty. `per_plan` is the time of one re-plan. Arg: the planner's
+/// threads.
 void BM_DragResNet152(benchmark::State& state) {
   constexpr int kPositions = 200;
   int trainable = 0;
@@ -110,10 +112,10 @@ void BM_DragResNet152(benchmark::State& state) {
   state.counters["per_plan"] = benchmark::Counter(
       kPositions, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_DragResNet152)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DragResNet152)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// 64 budgets, geometric from the minimum (swap-all at k = 1) to 16 GiB, accudnn argmin, with
-/// one planner (built inside the timed loop).
+/// one planner (built inside the timed loop). Arg: the planner's threads.
 void BM_Sweep64BudgetsResNet152(benchmark::State& state) {
   int trainable = 0;
   for (auto _ : state) {
@@ -130,7 +132,7 @@ void BM_Sweep64BudgetsResNet152(benchmark::State& state) {
   }
   state.counters["trainable"] = trainable;
 }
-BENCHMARK(BM_Sweep64BudgetsResNet152)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sweep64BudgetsResNet152)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
