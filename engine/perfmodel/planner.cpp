@@ -2,6 +2,7 @@
 #include "perfmodel/planner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -828,43 +829,54 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
         return std::tie(x.bound, x.times->k) < std::tie(y.bound, y.times->k);
       });
-      // In bound order, `lanes` k values at a time, one per thread; the results are then taken
-      // in that order as one thread would have made them, and those one thread would not have
-      // simulated (its bound exceeds the best found before it) are dropped, counts included:
-      // the same plan, and the same count, on any number of threads.
-      std::vector<std::optional<Evaluation>> results;
-      std::vector<int> counts;
-      for (std::size_t i = 0; i < candidates.size();) {
-        std::size_t end = i;
-        while (end < candidates.size() && end - i < lanes && candidates[end].bound <= bestObj)
-          ++end;
-        if (end == i) break;
-        results.assign(end - i, std::nullopt);
-        counts.assign(end - i, 0);
-        std::vector<std::future<void>> others;
-        for (std::size_t j = i + 1; j < end; ++j) {
-          others.push_back(std::async(std::launch::async, [&, j] {
-            results[j - i] = atCounted(*candidates[j].times, false, nullptr, &counts[j - i]);
-          }));
-        }
-        results[0] = atCounted(*candidates[i].times, false, nullptr, &counts[0]);
-        for (auto& f : others)
-          f.get();
-        for (std::size_t j = i; j < end; ++j) {
-          if (candidates[j].bound > bestObj) {
-            end = candidates.size();  // one thread would have stopped here
-            break;
+      // `lanes` threads take the k values in bound order. A thread skips k (and so every later
+      // one) when its bound exceeds the best objective of the k values before it that are done:
+      // one thread would have stopped there too, since that best can only be lower once the rest
+      // are done. The results are then taken in order as one thread would have made them, and
+      // those it would not have simulated are dropped, counts included: the same plan, and the
+      // same count, on any number of threads.
+      const std::size_t n = candidates.size();
+      std::vector<std::optional<Evaluation>> results(n);
+      std::vector<int> counts(n, 0);
+      std::vector<double> objs(n, std::numeric_limits<double>::infinity());
+      const auto done = std::make_unique<std::atomic<bool>[]>(n);
+      std::atomic<std::size_t> next{0};
+      std::atomic<bool> stop{false};
+      const double entryBest = bestObj;
+      auto work = [&] {
+        for (;;) {
+          const std::size_t i = next.fetch_add(1);
+          if (i >= n || stop.load()) return;
+          double threshold = entryBest;
+          for (std::size_t j = 0; j < i; ++j) {
+            if (done[j].load(std::memory_order_acquire)) threshold = std::min(threshold, objs[j]);
           }
-          out.evaluated += counts[j - i];
-          auto& e = results[j - i];
-          if (!e) continue;
-          const double obj = objective(e->k, e->sim.t_iter, req, out.delta);
-          if (obj < bestObj || (obj == bestObj && best && e->k < best->k)) {
-            bestObj = obj;
-            best = std::move(e);
+          if (candidates[i].bound > threshold) {
+            stop.store(true);
+            return;
           }
+          results[i] = atCounted(*candidates[i].times, false, nullptr, &counts[i]);
+          if (results[i])
+            objs[i] = objective(results[i]->k, results[i]->sim.t_iter, req, out.delta);
+          done[i].store(true, std::memory_order_release);
         }
-        i = end;
+      };
+      std::vector<std::future<void>> others;
+      for (std::size_t t = 1; t < std::min(lanes, n); ++t)
+        others.push_back(std::async(std::launch::async, work));
+      work();
+      for (auto& f : others)
+        f.get();
+      for (std::size_t i = 0; i < n; ++i) {
+        if (candidates[i].bound > bestObj || !done[i].load()) break;  // one thread stops here
+        out.evaluated += counts[i];
+        auto& e = results[i];
+        if (!e) continue;
+        const double obj = objs[i];
+        if (obj < bestObj || (obj == bestObj && best && e->k < best->k)) {
+          bestObj = obj;
+          best = std::move(e);
+        }
       }
     };
     const auto ks = grid(top);
