@@ -171,15 +171,18 @@ struct Context {
   static constexpr std::size_t kTimesEntries = 1024;
   mutable std::mutex timesMutex;
   mutable std::unordered_map<std::int64_t, std::shared_ptr<const StepTimes>> times;
+  /// A recomputing plan's GMAP differs from the plain one of the same swap set.
   struct ScheduleKey {
     SwapSet set;
     std::int64_t k = 0;
+    bool recomputes = false;
     bool operator==(const ScheduleKey&) const = default;
   };
   struct ScheduleKeyHash {
     std::size_t operator()(const ScheduleKey& key) const {
       const std::size_t h = std::hash<SwapSet>()(key.set);
-      return h ^ (std::hash<std::int64_t>()(key.k) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+      return h ^ (std::hash<std::int64_t>()(key.k * 2 + key.recomputes) + 0x9e3779b97f4a7c15ULL +
+                  (h << 6) + (h >> 2));
     }
   };
   /// A few KiB each (a move-to entry per buffer).
@@ -244,7 +247,7 @@ std::shared_ptr<const StepTimes> Context::timesAt(std::int64_t k) const {
 
 std::shared_ptr<const Context::Schedule> Context::scheduleAt(const Prepared& p,
                                                              std::int64_t k) const {
-  ScheduleKey key{p.set, k};
+  ScheduleKey key{p.set, k, p.recomputes};
   {
     const std::lock_guard<std::mutex> lock(scheduleMutex);
     if (auto it = schedules.find(key); it != schedules.end()) return it->second;
@@ -841,18 +844,21 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       std::vector<double> objs(n, std::numeric_limits<double>::infinity());
       const auto done = std::make_unique<std::atomic<bool>[]>(n);
       std::atomic<std::size_t> next{0};
-      std::atomic<bool> stop{false};
+      std::atomic<std::size_t> stopAt{n};  // the first index found past the bound
       const double entryBest = bestObj;
       auto work = [&] {
         for (;;) {
           const std::size_t i = next.fetch_add(1);
-          if (i >= n || stop.load()) return;
+          // An index below the one that stopped is still evaluated: one thread reaches it.
+          if (i >= n || i > stopAt.load()) return;
           double threshold = entryBest;
           for (std::size_t j = 0; j < i; ++j) {
             if (done[j].load(std::memory_order_acquire)) threshold = std::min(threshold, objs[j]);
           }
           if (candidates[i].bound > threshold) {
-            stop.store(true);
+            std::size_t seen = stopAt.load();
+            while (i < seen && !stopAt.compare_exchange_weak(seen, i)) {
+            }
             return;
           }
           results[i] = atCounted(*candidates[i].times, false, nullptr, &counts[i]);
