@@ -430,10 +430,13 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
     }
     result.peak = ex.poolStats().high_water;
     result.dispatch_ns = medianDispatch(gaps);
-    result.cancelled = stopped();
+    // Stopped early: a cancel that comes after the last iteration has nothing left to stop.
+    result.cancelled = it < total;
     result.status = result.cancelled ? store::RunStatus::Incomplete : store::RunStatus::Complete;
     if (db) {
-      if (!result.collector_source.empty()) {
+      // The collector's overhead only from a whole pass.
+      if (!result.collector_source.empty() &&
+          static_cast<int>(result.collector_t_iter.size()) == cfg.iterations) {
         db->setMeta("collector", result.collector_source);
         db->setMeta("collector_overhead",
                     formatFixed(median(result.collector_t_iter) / median(result.t_iter) - 1.0, 4));

@@ -143,6 +143,27 @@ TEST_F(PlanRunTest, CancellingStopsAfterTheIterationAndLeavesAnIncompleteReadabl
   EXPECT_FALSE(fs::exists(m_path + "-wal"));  // finished: one self-contained file
 }
 
+TEST_F(PlanRunTest, ACancelDuringTheLastIterationLeavesTheRunComplete) {
+  // Nothing is left to stop: every iteration ran, so the database is complete.
+  PlanRunConfig cfg;
+  cfg.warmup = 0;
+  cfg.iterations = 3;
+  cfg.collector = "off";
+  PlanRun run(*m_device, m_net, m_plan, "swap-all.json", m_swapped, cfg);
+  std::atomic<bool> cancel{false};
+  int calls = 0;
+  PlanRunResult result;
+  {
+    store::RunWriter db(m_path, meta());
+    result = runPlan(
+        run, &db, [&](const RunProgress&) { cancel.store(++calls == 3); }, &cancel);
+  }
+  EXPECT_EQ(result.t_iter.size(), 3u);
+  EXPECT_FALSE(result.cancelled);
+  EXPECT_EQ(result.status, store::RunStatus::Complete);
+  EXPECT_EQ(store::RunReader(m_path).load().meta.status, store::RunStatus::Complete);
+}
+
 TEST_F(PlanRunTest, AnErrorMidRunMarksTheDatabaseFailedWithItsMessage) {
   PlanRunConfig cfg;
   cfg.warmup = 0;
