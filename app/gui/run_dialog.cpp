@@ -164,6 +164,7 @@ void RunController::onFinished(const JobOutcome& outcome) {
 }
 
 void RunController::startProfile(ProfileJob job) {
+  m_closeWhenDone = false;
   const QString title = tr("Profiling %1").arg(qs(job.network->name()));
   m_job->startProfile(std::move(job));
   showProgress(title, Kind::Profile);
@@ -176,7 +177,12 @@ void RunController::startPlanShown(const QString& db, int iterations, int warmup
   const QString plan = QDir::temp().filePath(
       QString("swapscope-run-plan-%1.json").arg(QCoreApplication::applicationPid()));
   m_window->exportPlan(plan, true);
+  m_closeWhenDone = false;
   PlanJob job;
+  // A zoo model or network JSON planned with the database's model runs that network, not the
+  // one the database profiled.
+  if (const auto& context = m_window->shownPlan()->context; context && context->transferred)
+    job.network = context->network;
   job.plan = plan.toStdString();
   job.device = device;
   job.config.iterations = iterations;
@@ -307,6 +313,8 @@ void RunController::askRunPlan() {
 bool RunController::eventFilter(QObject* watched, QEvent* event) {
   if (watched == m_window && event->type() == QEvent::Close && m_job->running()) {
     if (m_closeWhenDone || (confirmClose && confirmClose())) {
+      // The job may have ended while the question was open: then close now.
+      if (!m_job->running()) return QObject::eventFilter(watched, event);
       m_closeWhenDone = true;
       m_job->cancel();
       if (m_progress) m_progress->setLabelText(tr("Stopping after the current iteration..."));

@@ -20,6 +20,7 @@
 
 #include "cli/commands.h"
 #include "graph/zoo.h"
+#include "gui/gui_options.h"
 #include "gui/main_window.h"
 #include "gui/run_dialog.h"
 #include "gui/run_job.h"
@@ -285,6 +286,32 @@ TEST(RunController, RunsThePlanShownIntoANewDatabase) {
   EXPECT_EQ(d.iterations.size(), 2u);
   ASSERT_EQ(d.batches.size(), 1u);
   EXPECT_EQ(d.batches[0].k, shown.k);
+  removeDb(db);
+}
+
+TEST(RunController, RunsTheZooModelShownNotTheProfiledNetwork) {
+  // The fmnist-cnn sample's model, transferred to a zoo network: the run trains that network.
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string db = scratch("app-run-zoo.swapdb");
+  removeDb(db);
+  MainWindow window;
+  auto* runs = new RunController(&window);
+  {
+    QSignalSpy shown(&window, &MainWindow::planShown);
+    window.applyOptions(
+        parseGuiOptions({"swapscope-gui", QString::fromStdString(sample), "--model", "resnet20",
+                         "--budget", "64MiB", "--batch", "2", "--policy", "swap-all"}));
+    ASSERT_TRUE(shown.wait(60000));
+  }
+  ASSERT_TRUE(window.shownPlan() && window.shownPlan()->context->transferred);
+  QSignalSpy finished(runs, &RunController::jobFinished);
+  runs->startPlanShown(QString::fromStdString(db), 1, 0, false);
+  const JobOutcome out = waitForController(finished);
+  EXPECT_EQ(out.status, store::RunStatus::Complete) << out.message.toStdString();
+  const store::RunData d = store::RunReader(db).load();
+  EXPECT_EQ(d.network.name, "resnet20");
+  EXPECT_EQ(d.iterations.size(), 1u);
   removeDb(db);
 }
 
