@@ -5,15 +5,16 @@
 set -euo pipefail
 
 # python3: the tests of bench/gpu/validate.py (skipped, and said so, without it).
+# qt6-svg-dev: the app's SVG figures and the icon renderer; appstream: the metainfo check.
 # ocl-icd-opencl-dev: Debian's oneDNN is built with an OpenCL GPU runtime, and its CMake package
 # requires OpenCL; apt only recommends it, and recommendations are not installed here.
 packages=(
   build-essential cmake pkg-config
   nlohmann-json3-dev libsqlite3-dev
-  qt6-base-dev libqcustomplot-dev
+  qt6-base-dev qt6-svg-dev libqcustomplot-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev zlib1g-dev dataset-fashion-mnist
-  xvfb xauth
+  xvfb xauth appstream
   python3
 )
 

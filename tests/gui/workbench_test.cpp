@@ -252,6 +252,43 @@ TEST(MainWindow, AHiddenViewIsDrawnWhenShownNotOnEveryPlan) {
   EXPECT_FALSE(replotDeferred(memory));
 }
 
+TEST(MainWindow, EveryViewSavesAsPngPdfAndSvg) {
+  // Saved from a hidden tab too: the figure is drawn for the file, not taken from the screen.
+  OpenWindow w({"--budget", "48MiB", "--view", "summary"});
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  for (const QString& view : kViewNames) {
+    for (const QString& format : {QStringLiteral("png"), QStringLiteral("pdf")}) {
+      const QString path = dir.filePath(view + "." + format);
+      w.window.saveFigure(view, path, false);
+      const std::string bytes = readAll(path.toStdString());
+      SCOPED_TRACE(path.toStdString());
+      ASSERT_GT(bytes.size(), 1000u);
+      EXPECT_EQ(bytes.substr(0, 4), format == "png" ? "\x89PNG" : "%PDF");
+    }
+    const QString svg = dir.filePath(view + ".svg");
+#ifdef SWAPSCOPE_HAVE_QT_SVG
+    w.window.saveFigure(view, svg, false);
+    const std::string bytes = readAll(svg.toStdString());
+    EXPECT_NE(bytes.find("<svg"), std::string::npos) << svg.toStdString();
+#else
+    try {
+      w.window.saveFigure(view, svg, false);
+      ADD_FAILURE() << "a build without Qt SVG wrote " << svg.toStdString();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Qt SVG"), std::string::npos) << e.what();
+    }
+#endif
+  }
+  // An unknown format is refused, naming it.
+  try {
+    w.window.saveFigure("memory", dir.filePath("memory.bmp"), false);
+    ADD_FAILURE() << "a .bmp figure was written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'bmp'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MainWindow, UntrainableBudgetIsStated) {
   OpenWindow w({"--budget", "1MiB"});
   const SummaryData& s = w.window.summaryView()->data();
