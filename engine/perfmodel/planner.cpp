@@ -337,14 +337,6 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   return e;
 }
 
-/// Stall that pinning can remove (step 1 waits for the minibatch whatever the swap set).
-double removableStall(const SimResult& r) {
-  double s = 0;
-  for (std::size_t j = 2; j < r.steps.size(); ++j)
-    s += r.steps[j].stall;
-  return s;
-}
-
 }  // namespace
 
 namespace {
@@ -527,7 +519,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   // of such pins took 25,000 simulations per plan for 0.25 % of predicted time per sample.
   constexpr double kMinPinGain = 1e-5;
   const double minGain = std::max(kEps, kMinPinGain * sim.t_iter);
-  while (!phase1Plan && removableStall(sim) > minGain) {
+  while (!phase1Plan && sim.removableStall() > minGain) {
     // Candidates: FMs prefetched for the stalled steps, the earliest stalls first.
     std::vector<int> candidates;
     for (std::size_t j = 2; j < sim.steps.size() && candidates.size() < 8; ++j) {
@@ -542,7 +534,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
         }
       }
     }
-    const double before = removableStall(sim);
+    const double before = sim.removableStall();
     int best = -1;
     double bestScore = 0;
     std::set<int> tried;
@@ -565,7 +557,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
       ++count;
       setPinned(in, fm, false);
       if (!complete) continue;
-      const double gain = before - removableStall(trial);
+      const double gain = before - trial.removableStall();
       const double score = gain / static_cast<double>(std::max<std::int64_t>(1, fm.bytes));
       if (gain > minGain && score > bestScore) {
         bestScore = score;

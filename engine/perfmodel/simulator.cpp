@@ -16,6 +16,13 @@ std::vector<int> SimResult::stalled_steps() const {
   return out;
 }
 
+double SimResult::removableStall() const {
+  double s = 0;
+  for (std::size_t j = 2; j < steps.size(); ++j)
+    s += steps[j].stall;
+  return s;
+}
+
 namespace {
 
 /// Time the other direction is busy within [start, end) of a transfer: slows it by the factor.
@@ -186,7 +193,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
   }
   double ci = 0, co = 0, cc = 0;  // stream clocks: swap-in, swap-out, compute
   double loaded = 0;
-  double removable = 0;  // the stall of steps 2.., summed as the planner sums it
+  double removable = 0;  // removableStall(), summed in the same order
   const double d = in.dispatch_seconds;
   if (base) {
     // Steps before `from` are the base's: its transfers issued before `from`, its clocks after

@@ -75,6 +75,9 @@ struct SimResult {
   double throughput = 0;             ///< samples per second
   std::vector<double> transfer_end;  ///< scratch: per buffer, offload then prefetch end times
   std::vector<int> stalled_steps() const;
+  /// The stall of steps 2.., summed in step order: what pinning can remove (step 1 waits for
+  /// the minibatch whatever the swap set), and what simulateFrom's stall limit is checked on.
+  double removableStall() const;
 };
 
 /// The order of events of one (GMAP, prefetch schedule, reuse delay): which prefetches each step

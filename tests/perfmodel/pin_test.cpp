@@ -11,13 +11,6 @@
 namespace swapscope::perf {
 namespace {
 
-double removable(const SimResult& r) {
-  double s = 0;
-  for (std::size_t j = 2; j < r.steps.size(); ++j)
-    s += r.steps[j].stall;
-  return s;
-}
-
 /// With a budget that holds keep-all, phase 1 alone (no keeping of what fits) must pin FMs of
 /// stalled steps and remove stall. Copies beside compute have their own fitted rate; a pin
 /// that zeroed only the rate without compute left those copies in place, and phase 1 then
@@ -38,12 +31,13 @@ TEST(AccudnnPins, WhereEveryFmFitsPhaseOneRemovesTheStall) {
     const auto pinned = planner.accudnnAt(k, budget, -1, nullptr, /*keep_what_fits=*/false);
     ASSERT_TRUE(pinned);
     SCOPED_TRACE("k = " + std::to_string(k));
-    ASSERT_GT(removable(swapAll->sim), 0) << "swap-all must stall here for the test to mean much";
+    ASSERT_GT(swapAll->sim.removableStall(), 0)
+        << "swap-all must stall here for the test to mean much";
     // Pins were taken, and they removed most of the stall (the greedy stops when none of the
     // stalled steps' FMs helps; the rest is the exact plan's own schedule).
     const auto swappedFms = std::count(pinned->swapped.begin(), pinned->swapped.end(), true);
     EXPECT_LT(swappedFms, std::count(swapAll->swapped.begin(), swapAll->swapped.end(), true));
-    EXPECT_LT(removable(pinned->sim), 0.5 * removable(swapAll->sim));
+    EXPECT_LT(pinned->sim.removableStall(), 0.5 * swapAll->sim.removableStall());
     EXPECT_LT(pinned->sim.t_iter, swapAll->sim.t_iter);
   }
 }

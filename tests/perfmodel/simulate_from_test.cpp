@@ -54,13 +54,6 @@ SimInput randomInput(const Fixture& f, unsigned seed) {
   return in;
 }
 
-double removable(const SimResult& r) {
-  double s = 0;
-  for (std::size_t j = 2; j < r.steps.size(); ++j)
-    s += r.steps[j].stall;
-  return s;
-}
-
 bool same(double a, double b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
@@ -95,7 +88,7 @@ TEST(SimulateFrom, EqualsAWholeSimulationForEveryChangedBuffer) {
     SimInput in = randomInput(f, seed);
     const SimSchedule schedule(in);
     const SimResult base = simulate(schedule, in);
-    ASSERT_GT(removable(base), 0) << "the input must stall for the test to mean something";
+    ASSERT_GT(base.removableStall(), 0) << "the input must stall for the test to mean something";
     int checked = 0;
     SimResult resumed;
     for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
@@ -146,7 +139,7 @@ TEST(SimulateFrom, TheStallLimitStopsExactlyWhenTheWholeStallExceedsIt) {
   const SimInput in = randomInput(f, 2);
   const SimSchedule schedule(in);
   const SimResult base = simulate(schedule, in);
-  const double total = removable(base);
+  const double total = base.removableStall();
   ASSERT_GT(total, 0);
   SimResult out;
   for (const double fraction : {0.0, 0.3, 0.999, 1.0, 1.5}) {
