@@ -275,12 +275,10 @@ TEST(CliRunKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
   const std::string db = scratch("term-run.swapdb").string();
   const std::string printed = scratch("term-run.out").string();
   fs::remove(db);
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
-  ASSERT_EQ(run({"plan", "--db", sample, "--budget", "16MiB", "--policy", "swap-all", "--batch",
-                 "8", "--out", plan, "--force"})
-                .code,
-            0);
+  {
+    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    ASSERT_EQ(made.code, 0) << made.err;
+  }
   bool started = false;
   const int status = signalWhenRecorded(
       startCli({"run", "--plan", plan, "--iters", "100000", "--warmup", "0", "--db", db}, printed),
@@ -314,12 +312,10 @@ TEST(CliRunKilled, WithJsonTheInterruptionIsAFieldOfTheReport) {
   const std::string db = scratch("term-json-run.swapdb");
   const std::string printed = scratch("term-json-run.out");
   fs::remove(db);
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
-  ASSERT_EQ(run({"plan", "--db", sample, "--budget", "16MiB", "--policy", "swap-all", "--batch",
-                 "8", "--out", plan, "--force"})
-                .code,
-            0);
+  {
+    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    ASSERT_EQ(made.code, 0) << made.err;
+  }
   bool started = false;
   const int status = signalWhenRecorded(
       startCli({"run", "--plan", plan, "--iters", "100000", "--warmup", "0", "--db", db, "--json"},

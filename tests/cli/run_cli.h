@@ -21,4 +21,11 @@ inline Result run(std::vector<std::string> args) {
   return {code, out.str(), err.str()};
 }
 
+/// `swapscope plan` of a swap-all plan at k = 8 in 16 MiB from the fmnist-cnn sample run in
+/// `sampleRuns`, written to `out` (replaced): a short plan for tests that run one.
+inline Result writeFmnistPlan(const std::string& sampleRuns, const std::string& out) {
+  return run({"plan", "--db", sampleRuns + "/fmnist-cnn-cpu-profile.swapdb", "--budget", "16MiB",
+              "--policy", "swap-all", "--batch", "8", "--out", out, "--force"});
+}
+
 }  // namespace swapscope::cli::testing

@@ -60,6 +60,16 @@ class PlanRunTest : public ::testing::Test {
       fs::remove(m_path + suffix);
   }
   store::RunMeta meta() const { return runMeta(*m_device, "run", m_plan.budget, m_plan.policy); }
+  /// runPlan into the database, asking to cancel from the `cancelAt`-th progress report on;
+  /// `calls` counts the reports.
+  PlanRunResult runCancellingAt(const PlanRunConfig& cfg, int cancelAt, int& calls) {
+    PlanRun run(*m_device, m_net, m_plan, "swap-all.json", m_swapped, cfg);
+    std::atomic<bool> cancel{false};
+    calls = 0;
+    store::RunWriter db(m_path, meta());
+    return runPlan(
+        run, &db, [&](const RunProgress&) { cancel.store(++calls == cancelAt); }, &cancel);
+  }
 
   const Network m_net = testing::tinyNetwork();
   std::unique_ptr<rt::Device> m_device = rt::openDevice("cpu");
@@ -119,15 +129,8 @@ TEST_F(PlanRunTest, CancellingStopsAfterTheIterationAndLeavesAnIncompleteReadabl
   cfg.warmup = 0;
   cfg.iterations = 10;
   cfg.collector = "events";  // the collector's pass is skipped too
-  PlanRun run(*m_device, m_net, m_plan, "swap-all.json", m_swapped, cfg);
-  std::atomic<bool> cancel{false};
   int calls = 0;
-  PlanRunResult result;
-  {
-    store::RunWriter db(m_path, meta());
-    result = runPlan(
-        run, &db, [&](const RunProgress&) { cancel.store(++calls == 3); }, &cancel);
-  }
+  const PlanRunResult result = runCancellingAt(cfg, 3, calls);
   EXPECT_EQ(calls, 3);
   EXPECT_TRUE(result.cancelled);
   EXPECT_EQ(result.status, store::RunStatus::Incomplete);
@@ -149,15 +152,9 @@ TEST_F(PlanRunTest, ACancelDuringTheLastIterationLeavesTheRunComplete) {
   cfg.warmup = 0;
   cfg.iterations = 3;
   cfg.collector = "off";
-  PlanRun run(*m_device, m_net, m_plan, "swap-all.json", m_swapped, cfg);
-  std::atomic<bool> cancel{false};
   int calls = 0;
-  PlanRunResult result;
-  {
-    store::RunWriter db(m_path, meta());
-    result = runPlan(
-        run, &db, [&](const RunProgress&) { cancel.store(++calls == 3); }, &cancel);
-  }
+  const PlanRunResult result = runCancellingAt(cfg, 3, calls);
+  EXPECT_EQ(calls, 3);
   EXPECT_EQ(result.t_iter.size(), 3u);
   EXPECT_FALSE(result.cancelled);
   EXPECT_EQ(result.status, store::RunStatus::Complete);

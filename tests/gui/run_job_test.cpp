@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/run_cli.h"
 #include "graph/zoo.h"
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
@@ -138,14 +139,10 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
   const std::string plan = scratch("plan.json");
   const std::string db = scratch("run.swapdb");
   removeDb(db);
-  std::ostringstream out, err;
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
-  ASSERT_EQ(cli::runCli({"plan", "--db", sample, "--budget", "16MiB", "--policy", "swap-all",
-                         "--batch", "8", "--out", plan, "--force"},
-                        out, err),
-            0)
-      << err.str();
+  {
+    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    ASSERT_EQ(made.code, 0) << made.err;
+  }
   RunJob job;
   QSignalSpy finished(&job, &RunJob::finished);
   PlanJob p;
@@ -171,14 +168,10 @@ TEST(RunJob, APlanFittedOnAnotherDeviceRunsWithTheCliWarning) {
   const std::string plan = scratch("gpu-plan.json");
   const std::string db = scratch("gpu-run.swapdb");
   removeDb(db);
-  std::ostringstream out, err;
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
-  ASSERT_EQ(cli::runCli({"plan", "--db", sample, "--budget", "16MiB", "--policy", "swap-all",
-                         "--batch", "8", "--out", plan, "--force"},
-                        out, err),
-            0)
-      << err.str();
+  {
+    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    ASSERT_EQ(made.code, 0) << made.err;
+  }
   // The same plan, as a plan fitted on a GPU would record it.
   store::PlanFile gpu = store::readPlanFile(plan);
   gpu.backend = "cuda";
