@@ -28,6 +28,7 @@
 #include <QSvgGenerator>
 #endif
 
+#include "cli/file_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/files.h"
@@ -683,7 +684,8 @@ void MainWindow::showView(const QString& name) {
 files::OutputRules MainWindow::outputRules(bool force) const {
   files::OutputRules rules;
   rules.force = force;
-  if (const auto run = m_doc->current()) rules.inputs.push_back({"the run database", run->path});
+  // As the CLI's: the run database with SQLite's companion files.
+  if (const auto run = m_doc->current()) cli::addInput(rules, "the run database", run->path);
   if (!m_netFile.isEmpty()) rules.inputs.push_back({"the network", m_netFile.toStdString()});
   return rules;
 }

@@ -157,14 +157,23 @@ std::string readInputFile(const std::string& path, std::string_view what, std::u
 
 void checkOutputPath(const std::string& path, std::string_view what, const OutputRules& rules) {
   if (path.empty()) throwBadInput(std::string(what) + ": the file name is empty");
+  auto refuse = [&](const Input& in) {
+    throwBadInput(quoted(what, path) + " is the same file as " + quoted(in.what, in.path) +
+                  "; an input is never overwritten, not even with --force");
+  };
+  // By name too, for an input that does not exist yet: a run database's -wal or -journal file
+  // written by anyone else would be read by SQLite as part of the database.
+  const auto normal = [](const std::string& p) {
+    return std::filesystem::absolute(p).lexically_normal();
+  };
+  for (const Input& in : rules.inputs) {
+    if (normal(in.path) == normal(path)) refuse(in);
+  }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     const FileId id{st.st_dev, st.st_ino};
     for (const Input& in : rules.inputs) {
-      if (identity(in.path) == id) {
-        throwBadInput(quoted(what, path) + " is the same file as " + quoted(in.what, in.path) +
-                      "; an input is never overwritten, not even with --force");
-      }
+      if (identity(in.path) == id) refuse(in);
     }
     if (!S_ISREG(st.st_mode)) {
       throwBadInput(quoted(what, path) + " is " + kindOf(st.st_mode) + "; give a file name");

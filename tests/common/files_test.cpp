@@ -126,6 +126,22 @@ TEST_F(FilesTest, AnInputIsNeverReplacedWhateverItsName) {
   EXPECT_EQ(get(path("a.swapdb")), "database");
 }
 
+TEST_F(FilesTest, AnInputThatDoesNotExistYetIsNotWrittenEither) {
+  // A run database's -wal file is an input before SQLite makes it: a plan written there would
+  // be read as part of the database.
+  const files::OutputRules rules{
+      .force = true, .inputs = {{"the run database's -wal file", path("a.swapdb-wal")}}};
+  const std::string dotted = (dir / "." / "a.swapdb-wal").string();
+  for (const std::string& name : {path("a.swapdb-wal"), dotted}) {
+    const std::string msg =
+        errorOf([&] { files::writeOutputFile(name, "the plan --out", "plan", rules); },
+                ErrorKind::BadInput);
+    EXPECT_NE(msg.find("is the same file as the run database's -wal file"), std::string::npos)
+        << msg;
+    EXPECT_FALSE(fs::exists(name));
+  }
+}
+
 TEST_F(FilesTest, OutputOntoAFolderOrIntoAMissingFolderIsRefused) {
   fs::create_directories(dir / "sub");
   EXPECT_NE(

@@ -175,6 +175,12 @@ TEST(MainWindow, ExportedPlanIsTheClisFile) {
   EXPECT_NO_THROW(w.window.exportPlan(QString::fromStdString(mine), true));
   // Never the run database itself, even with force.
   EXPECT_THROW(w.window.exportPlan(QString::fromStdString(kSample), true), Error);
+  // Nor its SQLite companions, as the CLI refuses them.
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    EXPECT_THROW(w.window.exportPlan(QString::fromStdString(kSample + suffix), true), Error)
+        << suffix;
+    EXPECT_FALSE(QFile::exists(QString::fromStdString(kSample + suffix))) << suffix;
+  }
 }
 
 TEST(MainWindow, ShadedSpansAreThePlansSwapSet) {
