@@ -46,21 +46,18 @@ LayersData makeLayersData(const Network& net, const std::vector<LayerCost>& cost
     r.bwd_flops = (c.bwd_data_flops + c.bwd_weight_flops) * k;
     r.swappable = swappable[ii];
     const bool swapped = ii < e.swapped.size() && e.swapped[ii];
-    r.state = swapped                                                      ? FmState::Swapped
+    r.state = swapped                                              ? FmState::Swapped
               : !policyInfo(request.policy).fixed() && r.swappable ? FmState::Pinned
-                                                                           : FmState::Kept;
+                                                                   : FmState::Kept;
   }
   for (int j = 1; j <= g.steps(); ++j) {
     const int layer = g.step_layer[static_cast<std::size_t>(j)];
     if (layer < 0 || layer >= net.size()) continue;
     LayerRowData& r = d.rows[static_cast<std::size_t>(layer)];
-    // As the plan file counts a stalled step: the compute stream's idle time before it (the
-    // stall and the hand-off); 0 for a step that does not stall.
-    double stall = 0;
-    if (static_cast<std::size_t>(j) < e.sim.steps.size()) {
-      const perf::StepTiming& t = e.sim.steps[static_cast<std::size_t>(j)];
-      if (t.stall > 0) stall = t.stall + t.dispatch;
-    }
+    // As the plan file counts a stalled step (StepTiming::stalledIdle).
+    const double stall = static_cast<std::size_t>(j) < e.sim.steps.size()
+                             ? e.sim.steps[static_cast<std::size_t>(j)].stalledIdle()
+                             : 0.0;
     if (g.isBackwardStep(j)) {
       r.bwd_step = j;
       r.bwd_stall = stall;

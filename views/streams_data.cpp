@@ -81,11 +81,8 @@ StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
     b.finish = t.finish;
     b.stall = t.stall;
     d.bars.push_back(b);
-    // Same rule as the plan file's stalls (perf::toPlanFile): every step whose stall is above 0,
-    // marked with the compute stream's idle time before it (the stall and the hand-off), which
-    // is what a run measures.
-    if (t.stall > 0) {
-      const double idle = t.stall + t.dispatch;
+    // The plan file's stalls (perf::toPlanFile): every stalled step, marked with its idle time.
+    if (const double idle = t.stalledIdle(); idle > 0) {
       d.stalls.push_back({step, layer, b.label, t.start - idle, t.start});
     }
     lastFinish = t.finish;

@@ -1107,11 +1107,11 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
   pr.extrapolated = e.extrapolated;
   pr.transferred = e.transferred;
   for (std::size_t j = 1; j < e.sim.steps.size(); ++j) {
-    if (e.sim.steps[j].stall <= 0) continue;
+    const double idle = e.sim.steps[j].stalledIdle();
+    if (idle <= 0) continue;
     const int layer = g.step_layer[j];
     pr.stalls.push_back({static_cast<int>(j), net.layer(layer).name,
-                         g.isBackwardStep(static_cast<int>(j)) ? "bwd" : "fwd",
-                         e.sim.steps[j].stall + e.sim.steps[j].dispatch});
+                         g.isBackwardStep(static_cast<int>(j)) ? "bwd" : "fwd", idle});
   }
   pr.start_s.reserve(e.sim.steps.size());
   for (std::size_t j = 1; j < e.sim.steps.size(); ++j)

@@ -53,6 +53,10 @@ struct StepTiming {
   double ready = 0, start = 0, finish = 0;
   double stall = 0;     ///< the wait beyond the hand-off (for data, memory or a copy)
   double dispatch = 0;  ///< the hand-off before it
+  /// The compute stream's idle time before a stalled step (its stall and its hand-off), which
+  /// is what a run measures; 0 for a step that does not stall. The plan file's stalls, and the
+  /// app's stall markers and layer table, count this.
+  double stalledIdle() const { return stall > 0 ? stall + dispatch : 0.0; }
 };
 
 struct BusyInterval {
