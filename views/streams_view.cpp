@@ -66,6 +66,8 @@ class BarLayer : public QCPLayerable {
  public:
   BarLayer(QCustomPlot* plot, const StreamsData* data, const int* selected)
       : QCPLayerable(plot), m_data(data), m_selected(selected) {}
+  /// What the last draw drew: stall markers, and offload + prefetch bars.
+  int drawnStalls = 0, drawnTransfers = 0;
 
  protected:
   void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
@@ -121,6 +123,10 @@ class BarLayer : public QCPLayerable {
     painter->setBrush(QColor(0xd0, 0x18, 0x18));
     painter->setPen(Qt::NoPen);
     painter->drawRects(stalls);
+    drawnStalls = static_cast<int>(stalls.size());
+    drawnTransfers =
+        static_cast<int>(rects[static_cast<std::size_t>(StreamBarKind::Offload)].size() +
+                         rects[static_cast<std::size_t>(StreamBarKind::Prefetch)].size());
   }
 
  private:
@@ -252,13 +258,11 @@ void StreamsView::placeStallLabels() {
 }
 
 int StreamsView::stallMarkerCount() const {
-  return m_bars->realVisibility() ? static_cast<int>(m_data.stalls.size()) : 0;
+  return static_cast<const BarLayer*>(m_bars)->drawnStalls;
 }
 
 int StreamsView::transferBarCount() const {
-  if (!m_bars->realVisibility()) return 0;
-  return static_cast<int>(std::count_if(m_data.bars.begin(), m_data.bars.end(),
-                                        [](const StreamBar& b) { return isTransfer(b.kind); }));
+  return static_cast<const BarLayer*>(m_bars)->drawnTransfers;
 }
 
 QString StreamsView::toolTipAt(double timeMs, double laneValue, double slackMs) const {

@@ -40,7 +40,7 @@ class StreamsView : public QWidget {
   void setData(const StreamsData& data);
   const StreamsData& data() const { return m_data; }
   QCustomPlot* plot() const { return m_plot; }
-  /// For tests: the stall markers and the offload + prefetch bars the bar layer draws.
+  /// For tests: the stall markers and the offload + prefetch bars the last replot drew.
   int stallMarkerCount() const;
   int transferBarCount() const;
   /// The tooltip text for a point in plot coordinates (time in ms, lane value); empty when the
