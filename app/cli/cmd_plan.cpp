@@ -81,18 +81,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   req.budget = parseByteSize(args.required("--budget"), "--budget");
   req.batch = args.positiveInt("--batch");
   req.max_batch = args.positiveInt("--max-batch").value_or(0);
-  if (auto p = args.value("--policy")) {
-    const auto pol = policyFromName(*p);
-    if (!pol)
-      throwBadInput("--policy: unknown policy '" + *p + "' (" +
-                    joinPolicyNames(PolicyRows::All, ", ", ", ") + ")");
-    req.policy = *pol;
-  }
-  if (auto m = args.value("--mode")) {
-    if (*m != "argmin" && *m != "paper")
-      throwBadInput("--mode: '" + *m + "' is not argmin or paper");
-    req.mode = *m == "paper" ? perf::PlanMode::Paper : perf::PlanMode::Argmin;
-  }
+  if (auto p = args.value("--policy")) req.policy = parsePolicy(*p, PolicyRows::All);
+  if (auto m = args.value("--mode")) req.mode = parsePlanMode(*m);
   if (auto e = args.value("--epochs")) req.epochs = parseNumber(*e, "--epochs", 0.001, 1e6);
   req.dataset_size = args.positiveInt("--dataset-size").value_or(0);
   req.gpus = static_cast<int>(args.positiveInt("--gpus").value_or(1));

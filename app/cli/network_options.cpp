@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
+#include "perfmodel/planner.h"
 
 namespace swapscope::cli {
 
@@ -69,15 +70,30 @@ std::int64_t batchOption(const ArgParser& args, std::int64_t max) {
   return *batch;
 }
 
-Policy policyOption(const ArgParser& args) {
-  const std::string name =
-      args.value("--policy").value_or(std::string(policyName(Policy::KeepAll)));
+Policy parsePolicy(const std::string& name, PolicyRows rows) {
   const auto policy = policyFromName(name);
-  if (!policy || !policyInfo(*policy).fixed()) {
+  if (rows == PolicyRows::Fixed && (!policy || !policyInfo(*policy).fixed())) {
     throwBadInput("--policy: unknown policy '" + name + "' (choose " +
                   joinPolicyNames(PolicyRows::Fixed, ", ", " or ") + ")");
   }
+  if (!policy) {
+    throwBadInput("--policy: unknown policy '" + name + "' (" +
+                  joinPolicyNames(PolicyRows::All, ", ", ", ") + ")");
+  }
   return *policy;
+}
+
+perf::PlanMode parsePlanMode(const std::string& name) {
+  if (name != perf::planModeName(perf::PlanMode::Argmin) &&
+      name != perf::planModeName(perf::PlanMode::Paper))
+    throwBadInput("--mode: '" + name + "' is not argmin or paper");
+  return name == perf::planModeName(perf::PlanMode::Paper) ? perf::PlanMode::Paper
+                                                           : perf::PlanMode::Argmin;
+}
+
+Policy policyOption(const ArgParser& args) {
+  return parsePolicy(args.value("--policy").value_or(std::string(policyName(Policy::KeepAll))),
+                     PolicyRows::Fixed);
 }
 
 double parseNumber(const std::string& text, const std::string& what, double lo, double hi) {

@@ -78,19 +78,9 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
                     "'");
     o.batch = k;
   }
-  if (cli.isSet(policy)) {
-    const std::string p = cli.value(policy).toStdString();
-    const auto parsed = policyFromName(p);
-    if (!parsed)
-      throwBadInput("--policy: unknown policy '" + p + "' (" +
-                    joinPolicyNames(PolicyRows::All, ", ", ", ") + ")");
-    o.policy = *parsed;
-  }
-  if (cli.isSet(mode)) {
-    const std::string m = cli.value(mode).toStdString();
-    if (m != "argmin" && m != "paper") throwBadInput("--mode: '" + m + "' is not argmin or paper");
-    o.mode = m == "paper" ? perf::PlanMode::Paper : perf::PlanMode::Argmin;
-  }
+  if (cli.isSet(policy))
+    o.policy = cli::parsePolicy(cli.value(policy).toStdString(), PolicyRows::All);
+  if (cli.isSet(mode)) o.mode = cli::parsePlanMode(cli.value(mode).toStdString());
   if (cli.isSet(view)) {
     o.view = cli.value(view);
     if (!kViewNames.contains(o.view))
