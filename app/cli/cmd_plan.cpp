@@ -70,18 +70,17 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   const std::string dbPath = args.required("--db");
   const files::OutputRules rules = outputRules(args, {"--db", "--net"});
   checkOutputOption(args, "--out", "the plan file --out", rules);
-  store::RunReader reader(dbPath);
-  const store::RunData run = reader.load();
-  const Network net = args.has("--model") || args.has("--net")
-                          ? loadNetwork(args)
-                          : networkFromText(run.network.json, dbPath + " (network)");
-  const perf::PerfModel model = perf::PerfModel::fit(run);
-
+  // Every option is checked before the run database is read and fitted.
   perf::PlanRequest req;
   req.budget = parseByteSize(args.required("--budget"), "--budget");
   req.batch = args.positiveInt("--batch");
   req.max_batch = args.positiveInt("--max-batch").value_or(0);
   if (auto p = args.value("--policy")) req.policy = parsePolicy(*p, PolicyRows::All);
+  if (policyInfo(req.policy).uses(kFmRecompute) && (args.has("--out") || args.has("--json"))) {
+    throwBadInput("--policy " + std::string(policyName(req.policy)) + ": plan files (version " +
+                  std::to_string(store::kPlanVersion) +
+                  ") do not hold recomputed feature maps; plan it without --out and --json");
+  }
   if (auto m = args.value("--mode")) req.mode = parsePlanMode(*m);
   if (auto e = args.value("--epochs")) req.epochs = parseNumber(*e, "--epochs", 0.001, 1e6);
   req.dataset_size = args.positiveInt("--dataset-size").value_or(0);
@@ -93,6 +92,13 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   req.k_base = args.positiveInt("--k-base").value_or(256);
   if (auto v = args.value("--lr-c")) req.lr_c = parseNumber(*v, "--lr-c", 0, 1e6);
 
+  store::RunReader reader(dbPath);
+  const store::RunData run = reader.load();
+  const Network net = args.has("--model") || args.has("--net")
+                          ? loadNetwork(args)
+                          : networkFromText(run.network.json, dbPath + " (network)");
+  const perf::PerfModel model = perf::PerfModel::fit(run);
+
   const perf::Planner planner(model, net);
   const perf::PlanResult r = planner.plan(req);
   if (!r.trainable) {
@@ -101,11 +107,6 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
   }
   const perf::Evaluation& e = r.best;
-  if (policyInfo(req.policy).uses(kFmRecompute) && (args.has("--out") || args.has("--json"))) {
-    throwBadInput("--policy " + std::string(policyName(req.policy)) + ": plan files (version " +
-                  std::to_string(store::kPlanVersion) +
-                  ") do not hold recomputed feature maps; plan it without --out and --json");
-  }
   const store::PlanFile planFile = perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
   const auto doc = store::planToJson(planFile);
   if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, rules);

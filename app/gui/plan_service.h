@@ -39,7 +39,7 @@ class PlanService : public QObject {
 
   /// Plans `request` with the current context; returns its sequence number.
   quint64 requestPlan(const perf::PlanRequest& request);
-  /// The newest request's sequence number.
+  /// Whether a requested plan waits or runs.
   bool planning() const { return m_running || m_pending.has_value(); }
 
   /// Plans `base` at `points` budgets, log-spaced from the context's minimum budget to `top`

@@ -134,7 +134,6 @@ void RunController::onProgress(const collect::RunProgress& p) {
 }
 
 void RunController::onFinished(const JobOutcome& outcome) {
-  m_last = outcome;
   if (m_progress) m_progress->hide();
   if (!m_planFile.isEmpty()) {
     QFile::remove(m_planFile);

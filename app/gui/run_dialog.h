@@ -36,8 +36,6 @@ class RunController : public QObject {
   void startPlanShown(const QString& db, int iterations, int warmup, bool force,
                       const std::string& device = "cpu");
   RunJob* job() const { return m_job; }
-  /// The last job's outcome (status failed before any).
-  const JobOutcome& lastOutcome() const { return m_last; }
   QProgressDialog* progressDialog() const { return m_progress; }
   /// Asked when the window is closed during a run: true cancels the run and closes the window
   /// once the current iteration has ended. By default a question box.
@@ -64,7 +62,6 @@ class RunController : public QObject {
   Kind m_kind = Kind::Profile;
   QString m_planFile;  ///< the temporary copy of the plan shown that a plan job runs
   bool m_closeWhenDone = false;
-  JobOutcome m_last;
 };
 
 }  // namespace swapscope::gui
