@@ -111,11 +111,6 @@ struct Context {
                 "policy " + std::string(policyName(policy)) + " has no fixed swap set");
   }
 
-  /// The prepared plan of a set: one of the three policies' as it is, else the one built for
-  /// the same set before (by any call, on any thread), else built now and kept. The GMAP and
-  /// memory curve of a set do not depend on k or the budget, and the k search meets the same
-  /// pinned sets again and again (across k, and across budgets while the app's budget is
-  /// dragged), so building each once is most of the planner's speed.
   /// Compute times at k (the same for every swap set), kept like prepared plans: the k search of
   /// each budget meets many of the k values of the budgets before it.
   std::shared_ptr<const StepTimes> timesAt(std::int64_t k) const;
@@ -130,6 +125,11 @@ struct Context {
   };
   std::shared_ptr<const Schedule> scheduleAt(const Prepared& p, std::int64_t k) const;
 
+  /// The prepared plan of a set: a fixed policy's as it is, else the one built for
+  /// the same set before (by any call, on any thread), else built now and kept. The GMAP and
+  /// memory curve of a set do not depend on k or the budget, and the k search meets the same
+  /// pinned sets again and again (across k, and across budgets while the app's budget is
+  /// dragged), so building each once is most of the planner's speed.
   std::shared_ptr<const Prepared> prepared(const SwapSet& set) const {
     for (const auto& [policy, p] : fixedPlans) {
       if (p.set == set && !p.recomputes)
