@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/file_options.h"
 #include "cli/network_options.h"
+#include "cli/plan_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"

@@ -8,7 +8,6 @@
 #include "common/error.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
-#include "perfmodel/planner.h"
 
 namespace swapscope::cli {
 
@@ -81,14 +80,6 @@ Policy parsePolicy(const std::string& name, PolicyRows rows) {
                   joinPolicyNames(PolicyRows::All, ", ", ", ") + ")");
   }
   return *policy;
-}
-
-perf::PlanMode parsePlanMode(const std::string& name) {
-  if (name != perf::planModeName(perf::PlanMode::Argmin) &&
-      name != perf::planModeName(perf::PlanMode::Paper))
-    throwBadInput("--mode: '" + name + "' is not argmin or paper");
-  return name == perf::planModeName(perf::PlanMode::Paper) ? perf::PlanMode::Paper
-                                                           : perf::PlanMode::Argmin;
 }
 
 Policy policyOption(const ArgParser& args) {

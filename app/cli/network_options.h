@@ -7,10 +7,6 @@
 #include "cli/args.h"
 #include "graph/network.h"
 
-namespace swapscope::perf {
-enum class PlanMode;
-}
-
 namespace swapscope::cli {
 
 void addNetworkOptions(ArgParser& args);
@@ -24,8 +20,6 @@ Policy policyOption(const ArgParser& args);
 /// The policy named `name` among `rows` (the table's fixed rows, or all of them); Error(BadInput)
 /// naming the value and the choices otherwise. `swapscope plan`, `train` and the app use it.
 Policy parsePolicy(const std::string& name, PolicyRows rows);
-/// --mode: argmin or paper; Error(BadInput) naming the value otherwise.
-perf::PlanMode parsePlanMode(const std::string& name);
 /// Parses a number in [lo, hi]; Error(BadInput) naming `what` otherwise.
 double parseNumber(const std::string& text, const std::string& what, double lo, double hi);
 /// The --seed option (default 1), an integer from 0 to 2^53.

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/network_options.h"
+#include "cli/plan_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
 

@@ -1041,9 +1041,9 @@ RunData RunReader::load() {
       r.start_ns = rows.nonNegative(6);
       r.time_ns = rows.nonNegative(7);
       // A step runs inside its iteration: a longer one is damage, and it would drive the fits.
-      if (const std::int64_t d = durationOf.at({r.k, r.iteration}); r.time_ns > d) {
+      if (const std::int64_t iter = durationOf.at({r.k, r.iteration}); r.time_ns > iter) {
         rows.bad(7, "is " + std::to_string(r.time_ns) + ", longer than its iteration (" +
-                        std::to_string(d) + " ns)");
+                        std::to_string(iter) + " ns)");
       }
       r.stall_ns = rows.nonNegative(8);
       if (v2) {
