@@ -276,8 +276,10 @@ class CuptiCollector final : public KernelCollector {
       const auto it = external.find(c.correlation);
       if (it == external.end()) continue;
       const rt::TaskKind kind = idKind(it->second);
-      if (kind == rt::TaskKind::Compute && c.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) {
-        // A step that copies on the device (flatten, concat) without a kernel.
+      if ((kind == rt::TaskKind::Compute || kind == rt::TaskKind::Recompute) &&
+          c.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) {
+        // A step that copies on the device (flatten, concat) without a kernel, or re-makes such
+        // an FM.
         StepKernels& s = stepOf(perStep, idStep(it->second));
         ++s.memcpys;
         continue;

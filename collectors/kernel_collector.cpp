@@ -52,7 +52,9 @@ KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned) {
   std::vector<std::pair<std::int64_t, std::int64_t>> busy;
   for (const rt::TimelineOp& op : rec.ops) {
     if (op.stream != rt::StreamKind::Compute) continue;
-    if (op.kind != rt::TaskKind::Compute && op.kind != rt::TaskKind::Update) continue;
+    if (op.kind != rt::TaskKind::Compute && op.kind != rt::TaskKind::Recompute &&
+        op.kind != rt::TaskKind::Update)
+      continue;
     perStep[op.step] += op.end_ns - op.start_ns;
     busy.emplace_back(op.start_ns, op.end_ns);
   }

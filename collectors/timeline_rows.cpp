@@ -113,6 +113,15 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
                                 covered(copies, op.start_ns, op.end_ns)});
         break;
       }
+      case rt::TaskKind::Recompute: {
+        // A layer run forward again inside a backward step: its own row, never a step's sample.
+        if (op.step <= n || op.step > 2 * n || op.buffer < 0) break;
+        const int layer = gmap.buffers.at(static_cast<std::size_t>(op.buffer)).layer;
+        rows.recomputes.push_back({ctx.k, ctx.iteration, op.step, layer,
+                                   ctx.k * costs.at(static_cast<std::size_t>(layer)).fwd_flops,
+                                   origin + op.start_ns, op.end_ns - op.start_ns});
+        break;
+      }
       case rt::TaskKind::Update: {
         if (op.step != 2 * n + 1 || op.buffer < 0) break;
         const int layer = gmap.buffers.at(static_cast<std::size_t>(op.buffer)).layer;

@@ -28,6 +28,7 @@ struct RowContext {
 /// Rows of one iteration:
 /// - a sample per compute step (FLOPs at k, time, stall before it, t_ready, time beside a copy)
 ///   and per layer's SGD update;
+/// - a recompute row per layer run forward again in a backward step (its forward FLOPs at k);
 /// - a transfer per offload, prefetch, minibatch load and loss readback, with the time it ran
 ///   beside compute;
 /// - the pool bytes in use over time, when `ctx.memory`.

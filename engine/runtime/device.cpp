@@ -37,6 +37,8 @@ std::string_view taskKindName(TaskKind k) {
       return "update";
     case TaskKind::Readback:
       return "readback";
+    case TaskKind::Recompute:
+      return "recompute";
   }
   return "?";
 }

@@ -29,8 +29,9 @@ namespace swapscope::rt {
 enum class StreamKind : int { Compute = 0, SwapOut = 1, SwapIn = 2 };
 std::string_view streamName(StreamKind s);
 
-/// What a task is, for the timeline.
-enum class TaskKind { Compute, Offload, Prefetch, Update, Readback };
+/// What a task is, for the timeline. Recompute: a layer's forward kernel run again in a backward
+/// step to re-make a recomputed FM (its `buffer`), beside the step's own Compute task.
+enum class TaskKind { Compute, Offload, Prefetch, Update, Readback, Recompute };
 std::string_view taskKindName(TaskKind k);
 
 struct TaskTag {

@@ -619,7 +619,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         LayerKernel* kernel = im.kernels[layer].get();
         const auto seq = m_device.submit(StreamKind::Compute, wait,
                                          [kernel, a = std::move(a)] { kernel->forward(a); },
-                                         {TaskKind::Compute, op.step, b, 0});
+                                         {TaskKind::Recompute, op.step, b, 0});
         for (int t : touched)
           im.use(t, StreamKind::Compute, seq);
         for (int p : {im.weights[layer], im.runningStats[layer]})
@@ -738,7 +738,8 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
     rec.ops.push_back({t.stream, t.tag.kind, t.tag.step, t.tag.buffer, t.tag.bytes,
                        t.start_ns - rec.start_ns, t.end_ns - rec.start_ns});
     if (t.stream != StreamKind::Compute) continue;
-    if (t.tag.kind == TaskKind::Compute && t.tag.step >= 1 && t.tag.step <= 2 * n) {
+    if ((t.tag.kind == TaskKind::Compute || t.tag.kind == TaskKind::Recompute) && t.tag.step >= 1 &&
+        t.tag.step <= 2 * n) {
       const std::int64_t gap = std::max<std::int64_t>(0, t.start_ns - computeFree);
       rec.stall_ns[static_cast<std::size_t>(t.tag.step)] += gap;  // recomputes share the step
       rec.stall_total_ns += gap;

@@ -91,6 +91,17 @@ json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
                       {"dur", micros(s.time_ns)},
                       {"args", {{"step", s.step}, {"flops", s.flops}}}});
   }
+  for (const RecomputeRow& r : run.recomputes) {
+    if (r.k != k || r.iteration != iteration) continue;
+    events.push_back({{"name", layerName(r.layer) + " recompute"},
+                      {"cat", "recompute"},
+                      {"ph", "X"},
+                      {"pid", kPid},
+                      {"tid", kComputeTid},
+                      {"ts", micros(r.start_ns)},
+                      {"dur", micros(r.time_ns)},
+                      {"args", {{"step", r.step}, {"flops", r.flops}}}});
+  }
   for (const TransferRow& t : run.transfers) {
     if (t.k != k || t.iteration != iteration) continue;
     const std::string kind(transferKindName(t.kind));

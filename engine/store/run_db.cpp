@@ -340,8 +340,16 @@ struct RunWriter::Statements {
             db,
             "INSERT INTO transfers(k, iteration, kind, direction, tensor, step, bytes, "
             "start_ns, end_ns, pinned, overlap_ns) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"),
-        memory(db, "INSERT INTO memory(k, iteration, time_ns, in_use) VALUES (?1,?2,?3,?4)") {}
-  Statement meta, iteration, sample, transfer, memory;
+        memory(db, "INSERT INTO memory(k, iteration, time_ns, in_use) VALUES (?1,?2,?3,?4)"),
+        recompute(db,
+                  "INSERT INTO recomputes(k, iteration, step, layer, flops, start_ns, time_ns) "
+                  "VALUES (?1,?2,?3,?4,?5,?6,?7)") {}
+  Statement meta, iteration, sample, transfer, memory, recompute;
+
+  void insert(const RecomputeRow& r) {
+    recompute.bind(1, r.k).bind(2, r.iteration).bind(3, r.step).bind(4, r.layer);
+    recompute.bind(5, r.flops).bind(6, r.start_ns).bind(7, r.time_ns).run();
+  }
 
   void insert(const SampleRow& r) {
     sample.bind(1, r.k).bind(2, r.iteration).bind(3, r.step).bind(4, r.layer);
@@ -497,6 +505,8 @@ void RunWriter::addIteration(const IterationRows& rows) {
   st.bind(5, it.loss).bind(6, it.stall_ns).bind(7, it.offload_bytes);
   st.bind(8, it.prefetch_bytes).bind(9, it.load_bytes).run();
   for (const SampleRow& r : rows.samples)
+    m_st->insert(r);
+  for (const RecomputeRow& r : rows.recomputes)
     m_st->insert(r);
   for (const TransferRow& r : rows.transfers)
     m_st->insert(r);
@@ -705,6 +715,7 @@ RunReader::RunReader(const std::string& path) {
   // Every table and column the reader reads, so that a dropped or altered table is named here
   // rather than failing a query later.
   for (const auto& [table, columns] : schemaTables()) {
+    if (m_version < 3 && table == kVersion3Table) continue;
     Statement kind(*m_db, "SELECT type FROM sqlite_schema WHERE name = ?1");
     kind.bind(1, table);
     if (!kind.step()) damaged(path, "table '" + table + "' is missing");
@@ -845,6 +856,7 @@ RowCounts RunReader::counts() {
   c.memory = count("SELECT count(*) FROM memory");
   c.fits = count("SELECT count(*) FROM fits");
   c.plans = count("SELECT count(*) FROM plans");
+  if (m_version >= 3) c.recomputes = count("SELECT count(*) FROM recomputes");
   return c;
 }
 
@@ -1051,6 +1063,36 @@ RunData RunReader::load() {
         r.copy_overlap_ns = rows.integer(10, -1, r.time_ns);
       }
       d.samples.push_back(r);
+    }
+  }
+  if (m_version >= 3) {
+    TableRows rows(*m_db, "recomputes",
+                   {"k", "iteration", "step", "layer", "flops", "start_ns", "time_ns"},
+                   "k, iteration, start_ns, rowid");
+    while (rows.next()) {
+      RecomputeRow r;
+      r.k = rows.integer(0, 1, kMaxRecordedK);
+      r.iteration = rows.int32(1);
+      requireIteration(rows, r.k, r.iteration);
+      r.step = rows.int32(2);
+      // A recompute runs inside a backward step, re-making the output of a layer.
+      if (r.step < 1 || r.step >= updateStep ||
+          d.steps[static_cast<std::size_t>(r.step - 1)].direction != Direction::Backward) {
+        rows.bad(2, "is " + std::to_string(r.step) + ", not a backward step of table 'steps'");
+      }
+      r.layer = rows.int32(3);
+      if (r.layer < 0 || r.layer >= layerCount) {
+        rows.bad(3, "is " + std::to_string(r.layer) + ", but table 'layers' has " +
+                        (layerCount ? "layers 0.." + std::to_string(layerCount - 1) : "no layers"));
+      }
+      r.flops = rows.nonNegative(4);
+      r.start_ns = rows.nonNegative(5);
+      r.time_ns = rows.nonNegative(6);
+      if (const std::int64_t iter = durationOf.at({r.k, r.iteration}); r.time_ns > iter) {
+        rows.bad(6, "is " + std::to_string(r.time_ns) + ", longer than its iteration (" +
+                        std::to_string(iter) + " ns)");
+      }
+      d.recomputes.push_back(r);
     }
   }
   const auto tensorCount = static_cast<std::int64_t>(d.tensors.size());

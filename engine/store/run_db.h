@@ -32,7 +32,7 @@
 namespace swapscope::store {
 
 inline constexpr std::int32_t kApplicationId = 0x53775363;  ///< "SwSc" in the file header
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 inline constexpr const char* kRunDbExtension = ".swapdb";
 
 enum class RunStatus {
@@ -141,6 +141,19 @@ struct SampleRow {
   friend bool operator==(const SampleRow&, const SampleRow&) = default;
 };
 
+/// One recompute task (schema version 3): a recomputed FM's layer run forward again inside a
+/// backward step. Kept apart from the samples, which are the steps' own kernels the model fits.
+struct RecomputeRow {
+  std::int64_t k = 0;
+  int iteration = 0;
+  int step = 0;            ///< the backward step it ran in
+  int layer = 0;           ///< the layer run again (the recomputed FM's producer)
+  std::int64_t flops = 0;  ///< that layer's forward FLOPs at this k
+  std::int64_t start_ns = 0;
+  std::int64_t time_ns = 0;
+  friend bool operator==(const RecomputeRow&, const RecomputeRow&) = default;
+};
+
 enum class TransferKind { Offload, Prefetch, Load, Readback };
 std::string_view transferKindName(TransferKind k);  ///< "offload", "prefetch", "load", "readback"
 
@@ -198,6 +211,7 @@ struct PlanRow {
 struct IterationRows {
   IterationRow iteration;
   std::vector<SampleRow> samples;
+  std::vector<RecomputeRow> recomputes;
   std::vector<TransferRow> transfers;
   std::vector<MemoryRow> memory;
 };
@@ -211,6 +225,7 @@ struct NetworkInfo {
 struct RowCounts {
   std::int64_t layers = 0, steps = 0, tensors = 0, batches = 0, iterations = 0, samples = 0,
                transfers = 0, memory = 0, fits = 0, plans = 0;
+  std::int64_t recomputes = 0;  ///< 0 in files before schema version 3
 };
 
 /// A whole run database in memory: what `info`, `trace` and the desktop app show.
@@ -225,6 +240,7 @@ struct RunData {
   std::vector<BatchRow> batches;
   std::vector<IterationRow> iterations;
   std::vector<SampleRow> samples;
+  std::vector<RecomputeRow> recomputes;  ///< empty in files before schema version 3
   std::vector<TransferRow> transfers;
   std::vector<MemoryRow> memory;
   std::vector<FitRow> fits;

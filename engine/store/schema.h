@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @brief The SQL of the run database, schema version 2 (docs/run-database.md).
+/// @brief The SQL of the run database, schema version 3 (docs/run-database.md).
 #pragma once
 
 #include <string_view>
@@ -11,6 +11,10 @@ namespace swapscope::store {
 /// values as absent (-1), and the fits that need them are marked absent.
 inline constexpr std::pair<std::string_view, std::string_view> kVersion2Columns[] = {
     {"batches", "dispatch_ns"}, {"samples", "ready_ns"}, {"samples", "copy_overlap_ns"}};
+
+/// The table schema version 3 added: the recompute tasks. An older file has none, and the reader
+/// gives none.
+inline constexpr std::string_view kVersion3Table = "recomputes";
 
 /// Tables, created with the file. STRICT: a value of the wrong type is an error, not a surprise.
 inline constexpr const char* kSchemaSql = R"sql(
@@ -78,6 +82,14 @@ CREATE TABLE samples(
   stall_ns  INTEGER NOT NULL,
   ready_ns  INTEGER NOT NULL,
   copy_overlap_ns INTEGER NOT NULL) STRICT;
+CREATE TABLE recomputes(
+  k         INTEGER NOT NULL,
+  iteration INTEGER NOT NULL,
+  step      INTEGER NOT NULL,
+  layer     INTEGER NOT NULL,
+  flops     INTEGER NOT NULL,
+  start_ns  INTEGER NOT NULL,
+  time_ns   INTEGER NOT NULL) STRICT;
 CREATE TABLE transfers(
   k          INTEGER NOT NULL,
   iteration  INTEGER NOT NULL,

@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "analysis/network_analysis.h"
+#include "collectors/timeline_rows.h"
 #include "graph/zoo.h"
 #include "runtime/cuda_test_support.h"
 #include "runtime/dataset.h"
@@ -77,6 +80,46 @@ TEST(KernelCollector, OnTheCpuFallsBackToTaskTimersAndSaysWhy) {
   EXPECT_EQ(toHost, rec.offload_bytes);
   EXPECT_EQ(toDevice, rec.prefetch_bytes + rec.load_bytes);  // the labels too
   EXPECT_GT(toHost, 0);
+}
+
+TEST(TimelineRows, RecomputeTasksBecomeRecomputeRowsNotStepSamples) {
+  // recompute-light re-makes six FMs of the layer-kind network in backward steps; each is a
+  // recompute row with its layer's forward FLOPs, and every step has exactly one sample.
+  const Network net = rt::everyKind();
+  const auto costs = computeLayerCosts(net);
+  const std::int64_t k = 4;
+  auto device = rt::openDevice("cpu");
+  rt::ExecutorOptions options;
+  options.recompute = makeRecomputeSet(Policy::RecomputeLight, net, costs);
+  rt::SwapExecutor ex(*device, net, k, makeSwapSet(Policy::RecomputeLight, net, costs), 64 << 20,
+                      options);
+  const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, 3);
+  const rt::IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
+  RowContext ctx;
+  ctx.net = &net;
+  ctx.gmap = &ex.gmap();
+  ctx.costs = &costs;
+  ctx.k = k;
+  ctx.run_start_ns = rec.start_ns;
+  const store::IterationRows rows = iterationRows(rec, ctx);
+  std::multiset<std::pair<int, int>> expected, got;  // (step, layer)
+  for (const GmapOp& op : ex.gmap().ops) {
+    if (op.kind == GmapOpKind::Recompute)
+      expected.insert({op.step, ex.gmap().buffers[static_cast<std::size_t>(op.buffer)].layer});
+  }
+  for (const store::RecomputeRow& r : rows.recomputes) {
+    got.insert({r.step, r.layer});
+    EXPECT_EQ(r.flops, k * costs[static_cast<std::size_t>(r.layer)].fwd_flops);
+  }
+  ASSERT_EQ(expected.size(), 6u);
+  EXPECT_EQ(got, expected);
+  std::map<int, int> perStep;
+  for (const store::SampleRow& s : rows.samples) {
+    if (s.direction != store::Direction::Update) ++perStep[s.step];
+  }
+  EXPECT_EQ(perStep.size(), static_cast<std::size_t>(ex.gmap().steps()));
+  for (const auto& [step, count] : perStep)
+    EXPECT_EQ(count, 1) << "step " << step;
 }
 
 TEST(KernelCollector, CuptiNotAskedForIsSaid) {

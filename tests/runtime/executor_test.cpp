@@ -12,6 +12,8 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "analysis/network_analysis.h"
 #include "graph/builder.h"
@@ -109,6 +111,35 @@ TEST(SwapExecutor, RecomputeLightReMakesBatchNormAndDropoutChainsOnTheLayerKindN
     if (op.kind == GmapOpKind::Recompute) remade.push_back(g.buffers[op.buffer].name);
   }
   EXPECT_EQ(remade, (std::vector<std::string>{"pool2", "gap", "flat", "drop", "bn1", "relu1"}));
+}
+
+TEST(SwapExecutor, RecomputeTasksHaveTheirOwnKindInTheTimeline) {
+  // One Recompute task per GMAP recompute op, tagged with its FM; one Compute task per step.
+  const Network net = everyKind();
+  const std::int64_t k = 4;
+  auto device = createCpuDevice();
+  SwapExecutor ex(*device, net, k, swapSet(net, Policy::RecomputeLight),
+                  analyzerPeak(net, Policy::RecomputeLight, k),
+                  optionsFor(net, Policy::RecomputeLight));
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 3);
+  const IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
+  std::multiset<std::pair<int, int>> expected, got;  // (step, buffer)
+  for (const GmapOp& op : ex.gmap().ops) {
+    if (op.kind == GmapOpKind::Recompute) expected.insert({op.step, op.buffer});
+  }
+  std::map<int, int> computePerStep;
+  for (const TimelineOp& op : rec.ops) {
+    if (op.kind == TaskKind::Recompute) {
+      EXPECT_EQ(op.stream, StreamKind::Compute);
+      got.insert({op.step, op.buffer});
+    }
+    if (op.kind == TaskKind::Compute) ++computePerStep[op.step];
+  }
+  ASSERT_EQ(expected.size(), 6u);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(computePerStep.size(), static_cast<std::size_t>(ex.gmap().steps()));
+  for (const auto& [step, count] : computePerStep)
+    EXPECT_EQ(count, 1) << "step " << step;
 }
 
 TEST(SwapExecutor, ResNetHighWaterEqualsTheAnalyzersPeakUnderRecomputeLightAtExactlyThePeak) {

@@ -195,7 +195,7 @@ TEST_F(RunDbTest, ANewerSchemaVersion) {
   writeSample(path);
   execSql(path, "PRAGMA user_version = 7");
   expectRejected(path, "schema version 7, newer than this Swapscope reads (" +
-                             std::to_string(kSchemaVersion) + ")");
+                           std::to_string(kSchemaVersion) + ")");
 }
 
 TEST_F(RunDbTest, ADamagedFile) {
@@ -257,6 +257,64 @@ TEST_F(RunDbTest, NewColumnsRoundTrip) {
   EXPECT_EQ(RunReader(path).load().samples, written.samples);
 }
 
+/// A file with one recorded iteration of the tiny network at k = 4: a sample of step 1 and a
+/// recompute of relu1 (layer 3) in conv2's backward step (15).
+RunData writeWithRecompute(const std::string& path, const RunMeta& meta,
+                           const RecomputeRow& recompute) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
+  RunWriter w(path, meta);
+  w.writeNetwork(net, costs, plan.gmap);
+  w.addBatch({4, "recompute-light", 1, 1000, 1000, 4, 2, 15000});
+  IterationRows rows;
+  rows.iteration = {4, 0, 0, 900, 1.0, 10, 0, 0, 0};
+  rows.samples = {{4, 0, 1, 1, Direction::Forward, 100, 20, 50, 3, 17, 12}};
+  rows.recomputes = {recompute};
+  w.addIteration(rows);
+  w.finish(RunStatus::Complete);
+  RunData d;
+  d.samples = rows.samples;
+  d.recomputes = rows.recomputes;
+  return d;
+}
+
+TEST_F(RunDbTest, RecomputeTasksAreRecordedApartFromTheSteps) {
+  const std::string path = file("recompute.swapdb");
+  const RunData written = writeWithRecompute(path, sampleMeta(), {4, 0, 15, 3, 64, 30, 5});
+  RunReader r(path);
+  const RunData read = r.load();
+  EXPECT_EQ(read.samples, written.samples) << "a recompute is not a step's sample";
+  ASSERT_EQ(read.recomputes.size(), 1u);
+  EXPECT_EQ(read.recomputes, written.recomputes);
+  EXPECT_EQ(r.counts().recomputes, 1);
+  EXPECT_EQ(r.counts().samples, 1);
+}
+
+TEST_F(RunDbTest, ARecomputeOutsideABackwardStepIsDamage) {
+  const std::string path = file("recompute-fwd.swapdb");
+  writeWithRecompute(path, sampleMeta(), {4, 0, 2, 3, 64, 30, 5});  // step 2 is bn1's forward
+  expectRejected(path, "table 'recomputes' row 1: step is 2, not a backward step");
+  const std::string path2 = file("recompute-layer.swapdb");
+  writeWithRecompute(path2, sampleMeta(), {4, 0, 15, 99, 64, 30, 5});
+  expectRejected(path2, "layer is 99, but table 'layers' has layers 0..9");
+}
+
+TEST_F(RunDbTest, AVersion2FileHasNoRecomputeTableAndReadsNone) {
+  const std::string path = file("v2.swapdb");
+  const RunData written = writeSample(path);
+  execSql(path, "DROP TABLE recomputes; PRAGMA user_version = 2");
+  RunReader r(path);
+  EXPECT_EQ(r.schemaVersion(), 2);
+  const RunData read = r.load();
+  EXPECT_TRUE(read.recomputes.empty());
+  EXPECT_EQ(read.samples, written.samples);
+  EXPECT_EQ(r.counts().recomputes, 0);
+  // The same file claiming version 3 lacks the table, and says so.
+  execSql(path, "PRAGMA user_version = 3");
+  expectRejected(path, "table 'recomputes' is missing");
+}
+
 TEST_F(RunDbTest, AVersion1FileOpensWithTheNewColumnsAbsent) {
   // A version-1 file is this schema without the columns version 2 added.
   const std::string path = file("v1.swapdb");
@@ -265,8 +323,8 @@ TEST_F(RunDbTest, AVersion1FileOpensWithTheNewColumnsAbsent) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     for (const auto& [table, column] : kVersion2Columns) {
-      const std::string sql = "ALTER TABLE " + std::string(table) + " DROP COLUMN " +
-                              std::string(column);
+      const std::string sql =
+          "ALTER TABLE " + std::string(table) + " DROP COLUMN " + std::string(column);
       ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
           << sqlite3_errmsg(db);
     }
