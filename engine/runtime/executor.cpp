@@ -155,6 +155,24 @@ struct SwapExecutor::Impl {
   std::int64_t bytesOf(int buffer) const {
     return gmapRef->buffers[static_cast<std::size_t>(buffer)].size.at(k);
   }
+  /// The arguments of `layer`'s forward kernel in training, as the forward step passes them and
+  /// a recompute passes them again: its inputs, output, parameters, running statistics, saved
+  /// state, the labels (for the loss) and the dropout seed of this iteration and layer.
+  KernelArgs forwardArgs(int layer, std::uint64_t iteration) const {
+    KernelArgs a;
+    for (int src : net.inputsOf(layer))
+      a.in.push_back(ptr(fm[src]));
+    a.out = ptr(fm[layer]);
+    a.weights = ptr(weights[layer]);
+    a.running_stats = ptr(runningStats[layer]);
+    a.saved = ptr(saved[layer]);
+    a.labels = net.layer(layer).kind == LayerKind::SoftmaxCrossEntropy
+                   ? reinterpret_cast<const std::int32_t*>(ptr(labels))
+                   : nullptr;
+    a.training = true;
+    a.seed = deriveSeed(options.seed, iteration, static_cast<std::uint64_t>(layer));
+    return a;
+  }
   const Gmap* gmapRef = nullptr;
   Gmap poolGmap;                 // the GMAP with the sizes padded as the pool holds them
   std::int64_t wsAlignment = 0;  // offsets of workspaces placed at run time
@@ -597,19 +615,11 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         // The layer's forward kernel again, on the inputs it had in forward (resident now):
         // batch norm leaves its running statistics alone, dropout draws the same mask.
         const int layer = m_gmap.buffers[static_cast<std::size_t>(b)].layer;
-        KernelArgs a;
-        std::vector<int> touched{b, im.saved[layer]};
-        for (int src : net.inputsOf(layer)) {
-          a.in.push_back(im.ptr(im.fm[src]));
-          touched.push_back(im.fm[src]);
-        }
-        a.out = im.ptr(b);
-        a.weights = im.ptr(im.weights[layer]);
-        a.running_stats = im.ptr(im.runningStats[layer]);
-        a.saved = im.ptr(im.saved[layer]);
-        a.training = true;
+        KernelArgs a = im.forwardArgs(layer, iteration);
         a.recompute = true;
-        a.seed = deriveSeed(im.options.seed, iteration, static_cast<std::uint64_t>(layer));
+        std::vector<int> touched{b, im.saved[layer]};
+        for (int src : net.inputsOf(layer))
+          touched.push_back(im.fm[src]);
         Fence wait{};
         for (int t : touched) {
           if (t < 0) continue;
@@ -633,19 +643,8 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         const Layer& l = net.layer(layer);
         const LayerCost& cost = im.costs[layer];
         const auto& inputs = net.inputsOf(layer);
-        KernelArgs a;
-        for (int src : inputs)
-          a.in.push_back(im.ptr(im.fm[src]));
-        a.out = im.ptr(im.fm[layer]);
-        a.weights = im.ptr(im.weights[layer]);
+        KernelArgs a = im.forwardArgs(layer, iteration);
         a.weight_grad = im.ptr(im.weightGrad[layer]);
-        a.running_stats = im.ptr(im.runningStats[layer]);
-        a.saved = im.ptr(im.saved[layer]);
-        a.labels = l.kind == LayerKind::SoftmaxCrossEntropy
-                       ? reinterpret_cast<const std::int32_t*>(im.ptr(im.labels))
-                       : nullptr;
-        a.training = true;
-        a.seed = deriveSeed(im.options.seed, iteration, static_cast<std::uint64_t>(layer));
         if (backward) {
           a.out_grad = im.ptr(im.grad[layer]);
           for (int src : inputs) {
