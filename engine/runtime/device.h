@@ -39,6 +39,7 @@ struct TaskTag {
   int step = 0;            ///< GMAP step (the SGD update uses 2N+1)
   int buffer = -1;         ///< GMAP buffer of a copy, -1 otherwise
   std::int64_t bytes = 0;  ///< bytes a copy moves
+  int sub_batch = 0;       ///< the pass of a minibatch run in sub-batches (0 without)
 };
 
 /// When a task ran, in nanoseconds of the device's clock (see Device::nowNs).

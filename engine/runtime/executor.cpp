@@ -8,6 +8,7 @@
 
 #include "analysis/prefetch_schedule.h"
 #include "analysis/reuse_delay.h"
+#include "analysis/sub_batch.h"
 #include "common/bytes.h"
 #include "runtime/params.h"
 #include "runtime/placement.h"
@@ -71,13 +72,16 @@ void checkPeak(const Network& net, const Gmap& gmap, const MemoryCurve& curve, s
 }
 
 /// The host memory of an executor on `device` and its caller, checked against what is
-/// available. `backend`: the backend's scratch still to allocate.
+/// available. `k`: one pass's samples (the GMAP's); `batch`: the minibatch staged; `backend`: the
+/// backend's scratch still to allocate.
 void checkHost(const Device& device, const Network& net, const Gmap& gmap, std::int64_t k,
-               std::int64_t budget, std::int64_t backend, const ExecutorOptions& options) {
+               std::int64_t batch, std::int64_t budget, std::int64_t backend,
+               const ExecutorOptions& options) {
   HostMemoryOptions host;
   host.pool = device.poolInHostMemory() ? budget : 0;
   host.backend = backend;
   host.extra = options.host_extra;
+  host.staged_batch = batch;
   const std::int64_t available =
       options.host_available >= 0 ? options.host_available : availableHostMemory();
   checkHostMemory(hostMemoryNeed(net, gmap, k, host), available);
@@ -91,11 +95,18 @@ RecomputeSet recomputeSet(const Network& net, const ExecutorOptions& options) {
   return options.recompute.empty() ? RecomputeSet(net.size(), false) : options.recompute;
 }
 
+/// The samples of one pass of minibatch k under options.sub_batches; Error(BadInput) where k < 1
+/// or the count does not divide k.
+std::int64_t passSize(std::int64_t k, const ExecutorOptions& options) {
+  if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
+  return subBatchSize(k, options.sub_batches, std::to_string(options.sub_batches) + " sub-batches");
+}
+
 /// checkRunFits; returns the GMAP without workspaces.
 Gmap checkFits(const Device& device, const Network& net, const std::vector<LayerCost>& costs,
-               const SwapSet& swapped, std::int64_t k, std::int64_t budget,
+               const SwapSet& swapped, std::int64_t batch, std::int64_t budget,
                const ExecutorOptions& options) {
-  if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
+  const std::int64_t k = passSize(batch, options);
   if (budget < 0) throwBadInput("the budget cannot be negative: " + std::to_string(budget));
   Gmap gmap = buildGmap(net, costs, swapped, recomputeSet(net, options));
   // The pool holds the buffers padded as the backend needs them.
@@ -104,7 +115,7 @@ Gmap checkFits(const Device& device, const Network& net, const std::vector<Layer
     checkDeviceBudget(device.deviceName(), device.freeMemory(), device.totalMemory(),
                       device.options().device_headroom, budget);
   }
-  checkHost(device, net, gmap, k, budget, 0, options);
+  checkHost(device, net, gmap, k, batch, budget, 0, options);
   return gmap;
 }
 
@@ -122,7 +133,8 @@ struct SwapExecutor::Impl {
 
   Device& device;
   Network net;
-  std::int64_t k;
+  std::int64_t k;          // one pass's samples: the GMAP's k
+  std::int64_t batch = 0;  // the minibatch: k times the sub-batch count
   ExecutorOptions options;
   std::vector<LayerCost> costs;
   std::vector<GmapOp> setup, schedule;  // steps 0 and 1..2N, prefetches moved
@@ -157,8 +169,9 @@ struct SwapExecutor::Impl {
   }
   /// The arguments of `layer`'s forward kernel in training, as the forward step passes them and
   /// a recompute passes them again: its inputs, output, parameters, running statistics, saved
-  /// state, the labels (for the loss) and the dropout seed of this iteration and layer.
-  KernelArgs forwardArgs(int layer, std::uint64_t iteration) const {
+  /// state, the labels and the minibatch size (for the loss), and the dropout seed of this
+  /// iteration, sub-batch pass and layer (pass 0's is the seed without sub-batches).
+  KernelArgs forwardArgs(int layer, std::uint64_t iteration, std::int64_t pass) const {
     KernelArgs a;
     for (int src : net.inputsOf(layer))
       a.in.push_back(ptr(fm[src]));
@@ -170,7 +183,9 @@ struct SwapExecutor::Impl {
                    ? reinterpret_cast<const std::int32_t*>(ptr(labels))
                    : nullptr;
     a.training = true;
+    a.loss_samples = batch;
     a.seed = deriveSeed(options.seed, iteration, static_cast<std::uint64_t>(layer));
+    if (pass > 0) a.seed = deriveSeed(a.seed, static_cast<std::uint64_t>(pass));
     return a;
   }
   const Gmap* gmapRef = nullptr;
@@ -220,21 +235,31 @@ struct SwapExecutor::Impl {
   }
 };
 
-SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
+SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batch,
                            const SwapSet& swapped, std::int64_t budget,
                            const ExecutorOptions& options)
-    : m_impl(std::make_unique<Impl>(device, net, k, budget, options)), m_device(device), m_k(k) {
+    : m_impl(std::make_unique<Impl>(device, net, passSize(batch, options), budget, options)),
+      m_device(device),
+      m_k(batch),
+      m_subBatches(options.sub_batches) {
   Impl& im = *m_impl;
+  const std::int64_t k = im.k;  // one pass: the GMAP's and the pool's size
+  im.batch = batch;
   im.costs = computeLayerCosts(net);
   const int layers = net.size();
   // Nothing that grows with k or the network is allocated before the plan is checked against
   // the budget and the host memory.
-  m_gmap = checkFits(device, net, im.costs, swapped, k, budget, options);
+  m_gmap = checkFits(device, net, im.costs, swapped, batch, budget, options);
   // The kernels (they only ask for scratch): their workspaces enter the GMAP, so that they count
   // against the budget.
   im.kernels.resize(static_cast<std::size_t>(layers));
   for (int i = 0; i < layers; ++i)
     im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, im.costs, i, k);
+  if (m_subBatches > 1) {
+    for (auto& kernel : im.kernels) {
+      if (kernel) kernel->prepareWeightGradAccumulation();
+    }
+  }
   {
     const int steps = m_gmap.steps();
     std::vector<LinearBytes> workspace(static_cast<std::size_t>(steps + 2));
@@ -275,7 +300,7 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
   // with the kernels' scratch exceeds what is available.
   checkPeak(net, im.poolGmap, m_curve, k, budget);
   const std::int64_t peak = m_curve.peak(k);
-  checkHost(device, net, m_gmap, k, budget, device.pendingHostBytes(), options);
+  checkHost(device, net, m_gmap, k, batch, budget, device.pendingHostBytes(), options);
 
   // Split the GMAP into setup and the iteration; move prefetches earlier where the pool allows
   // without raising the peak (in backward order, never before the FM's device copy is released).
@@ -422,10 +447,11 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t k,
     for (std::size_t b = 0; b < hostOffset.size(); ++b) {
       if (hostOffset[b] >= 0) im.hostStore[b] = im.hostArena.get() + hostOffset[b];
     }
-    im.hostScalars = device.allocateHost(64);
-    im.hostLogits = device.allocateHost(k * net.classes() * kFloatBytes);
-    im.hostImages = device.allocateHost(k * net.sampleShape().numel() * kFloatBytes);
-    im.hostLabels = device.allocateHost(k * kLabelBytes);
+    // The whole minibatch is staged, each pass reading its own samples; one loss per pass.
+    im.hostScalars = device.allocateHost(std::max<std::int64_t>(64, m_subBatches * kFloatBytes));
+    im.hostLogits = device.allocateHost(batch * net.classes() * kFloatBytes);
+    im.hostImages = device.allocateHost(batch * net.sampleShape().numel() * kFloatBytes);
+    im.hostLabels = device.allocateHost(batch * kLabelBytes);
 
     for (const GmapOp& op : im.setup)
       im.allocate(op.buffer, 0);
@@ -564,133 +590,145 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   const int input = net.inputLayer();
   // The minibatch goes through (pinned) staging memory, so that its copies run asynchronously and
   // never read the caller's memory after the call.
-  std::memcpy(im.hostImages.get(), images, static_cast<std::size_t>(im.bytesOf(im.fm[input])));
-  std::memcpy(im.hostLabels.get(), labels, static_cast<std::size_t>(im.bytesOf(im.labels)));
+  std::memcpy(im.hostImages.get(), images,
+              static_cast<std::size_t>(im.bytesOf(im.fm[input]) * m_subBatches));
+  std::memcpy(im.hostLabels.get(), labels,
+              static_cast<std::size_t>(im.bytesOf(im.labels) * m_subBatches));
+  rec.sub_batches = static_cast<int>(m_subBatches);
 
-  for (const GmapOp& op : im.schedule) {
-    const int b = op.buffer;
-    switch (op.kind) {
-      case GmapOpKind::Allocate:
-        im.allocate(b, op.step);
-        break;
-      case GmapOpKind::Release:
-        im.release(b);
-        break;
-      case GmapOpKind::Offload: {
-        const std::int64_t bytes = im.bytesOf(b);
-        Fence wait = im.pending[b];
-        wait[0] = std::max(wait[0], im.lastUse[b][0]);
-        const auto seq = m_device.copy(StreamKind::SwapOut, im.hostStore[b], im.ptr(b), bytes, wait,
-                                       {TaskKind::Offload, op.step, b, bytes});
-        im.use(b, StreamKind::SwapOut, seq);
-        im.offloadSeq[b] = seq;
-        rec.offload_bytes += bytes;
-        break;
-      }
-      case GmapOpKind::Prefetch: {
-        const std::int64_t bytes = im.bytesOf(b);
-        const void* src = nullptr;
-        Fence wait = im.pending[b];
-        if (b == im.labels) {
-          src = im.hostLabels.get();
-          rec.load_bytes += bytes;
-        } else if (b == im.fm[input]) {
-          src = im.hostImages.get();
-          if (op.step == 1) {
+  // Each pass runs the GMAP on its k/S samples (one pass without sub-batches) at the same
+  // planned offsets; the weight gradients accumulate over the passes.
+  for (std::int64_t pass = 0; pass < m_subBatches; ++pass) {
+    im.nextAlloc = im.setup.size();
+    gradWritten.assign(gradWritten.size(), false);
+    for (const GmapOp& op : im.schedule) {
+      const int b = op.buffer;
+      switch (op.kind) {
+        case GmapOpKind::Allocate:
+          im.allocate(b, op.step);
+          break;
+        case GmapOpKind::Release:
+          im.release(b);
+          break;
+        case GmapOpKind::Offload: {
+          const std::int64_t bytes = im.bytesOf(b);
+          Fence wait = im.pending[b];
+          wait[0] = std::max(wait[0], im.lastUse[b][0]);
+          const auto seq =
+              m_device.copy(StreamKind::SwapOut, im.hostStore[b], im.ptr(b), bytes, wait,
+                            {TaskKind::Offload, op.step, b, bytes, static_cast<int>(pass)});
+          im.use(b, StreamKind::SwapOut, seq);
+          im.offloadSeq[b] = seq;
+          rec.offload_bytes += bytes;
+          break;
+        }
+        case GmapOpKind::Prefetch: {
+          const std::int64_t bytes = im.bytesOf(b);
+          const void* src = nullptr;
+          Fence wait = im.pending[b];
+          if (b == im.labels) {
+            src = im.hostLabels.get() + pass * bytes;
             rec.load_bytes += bytes;
+          } else if (b == im.fm[input]) {
+            src = im.hostImages.get() + pass * bytes;
+            if (op.step == 1) {
+              rec.load_bytes += bytes;
+            } else {
+              rec.prefetch_bytes += bytes;
+            }
           } else {
+            src = im.hostStore[b];
+            wait[1] = std::max(wait[1], im.offloadSeq[b]);
             rec.prefetch_bytes += bytes;
           }
-        } else {
-          src = im.hostStore[b];
-          wait[1] = std::max(wait[1], im.offloadSeq[b]);
-          rec.prefetch_bytes += bytes;
+          const auto seq =
+              m_device.copy(StreamKind::SwapIn, im.ptr(b), src, bytes, wait,
+                            {TaskKind::Prefetch, op.step, b, bytes, static_cast<int>(pass)});
+          im.use(b, StreamKind::SwapIn, seq);
+          break;
         }
-        const auto seq = m_device.copy(StreamKind::SwapIn, im.ptr(b), src, bytes, wait,
-                                       {TaskKind::Prefetch, op.step, b, bytes});
-        im.use(b, StreamKind::SwapIn, seq);
-        break;
-      }
-      case GmapOpKind::Recompute: {
-        // The layer's forward kernel again, on the inputs it had in forward (resident now):
-        // batch norm leaves its running statistics alone, dropout draws the same mask.
-        const int layer = m_gmap.buffers[static_cast<std::size_t>(b)].layer;
-        KernelArgs a = im.forwardArgs(layer, iteration);
-        a.recompute = true;
-        std::vector<int> touched{b, im.saved[layer]};
-        for (int src : net.inputsOf(layer))
-          touched.push_back(im.fm[src]);
-        Fence wait{};
-        for (int t : touched) {
-          if (t < 0) continue;
-          wait[2] = std::max(wait[2], im.lastUse[t][2]);
-          wait = fenceMax(wait, im.pending[t]);
-        }
-        LayerKernel* kernel = im.kernels[layer].get();
-        const auto seq = m_device.submit(StreamKind::Compute, wait,
-                                         [kernel, a = std::move(a)] { kernel->forward(a); },
-                                         {TaskKind::Recompute, op.step, b, 0});
-        for (int t : touched)
-          im.use(t, StreamKind::Compute, seq);
-        for (int p : {im.weights[layer], im.runningStats[layer]})
-          im.use(p, StreamKind::Compute, seq);
-        break;
-      }
-      case GmapOpKind::Compute: {
-        const int s = op.step;
-        const int layer = m_gmap.step_layer[s];
-        const bool backward = m_gmap.isBackwardStep(s);
-        const Layer& l = net.layer(layer);
-        const LayerCost& cost = im.costs[layer];
-        const auto& inputs = net.inputsOf(layer);
-        KernelArgs a = im.forwardArgs(layer, iteration);
-        a.weight_grad = im.ptr(im.weightGrad[layer]);
-        if (backward) {
-          a.out_grad = im.ptr(im.grad[layer]);
-          for (int src : inputs) {
-            const int g = im.grad[src];
-            a.in_grad.push_back(cost.backward_active ? im.ptr(g) : nullptr);
-            a.accumulate.push_back(g >= 0 && gradWritten[src]);
-            if (g >= 0 && cost.backward_active) gradWritten[src] = true;
+        case GmapOpKind::Recompute: {
+          // The layer's forward kernel again, on the inputs it had in forward (resident now):
+          // batch norm leaves its running statistics alone, dropout draws the same mask.
+          const int layer = m_gmap.buffers[static_cast<std::size_t>(b)].layer;
+          KernelArgs a = im.forwardArgs(layer, iteration, pass);
+          a.recompute = true;
+          std::vector<int> touched{b, im.saved[layer]};
+          for (int src : net.inputsOf(layer))
+            touched.push_back(im.fm[src]);
+          Fence wait{};
+          for (int t : touched) {
+            if (t < 0) continue;
+            wait[2] = std::max(wait[2], im.lastUse[t][2]);
+            wait = fenceMax(wait, im.pending[t]);
           }
+          LayerKernel* kernel = im.kernels[layer].get();
+          const auto seq = m_device.submit(
+              StreamKind::Compute, wait, [kernel, a = std::move(a)] { kernel->forward(a); },
+              {TaskKind::Recompute, op.step, b, 0, static_cast<int>(pass)});
+          for (int t : touched)
+            im.use(t, StreamKind::Compute, seq);
+          for (int p : {im.weights[layer], im.runningStats[layer]})
+            im.use(p, StreamKind::Compute, seq);
+          break;
         }
-        Fence wait{};
-        for (int t : m_gmap.step_touches[s]) {
-          wait[2] = std::max(wait[2], im.lastUse[t][2]);
-          wait = fenceMax(wait, im.pending[t]);
+        case GmapOpKind::Compute: {
+          const int s = op.step;
+          const int layer = m_gmap.step_layer[s];
+          const bool backward = m_gmap.isBackwardStep(s);
+          const Layer& l = net.layer(layer);
+          const LayerCost& cost = im.costs[layer];
+          const auto& inputs = net.inputsOf(layer);
+          KernelArgs a = im.forwardArgs(layer, iteration, pass);
+          a.weight_grad = im.ptr(im.weightGrad[layer]);
+          a.accumulate_weight_grad = pass > 0;  // the passes after the first add to the gradient
+          if (backward) {
+            a.out_grad = im.ptr(im.grad[layer]);
+            for (int src : inputs) {
+              const int g = im.grad[src];
+              a.in_grad.push_back(cost.backward_active ? im.ptr(g) : nullptr);
+              a.accumulate.push_back(g >= 0 && gradWritten[src]);
+              if (g >= 0 && cost.backward_active) gradWritten[src] = true;
+            }
+          }
+          Fence wait{};
+          for (int t : m_gmap.step_touches[s]) {
+            wait[2] = std::max(wait[2], im.lastUse[t][2]);
+            wait = fenceMax(wait, im.pending[t]);
+          }
+          const int ws = im.workspaceAt[static_cast<std::size_t>(s)];
+          if (ws >= 0) {
+            a.workspace = im.ptr(ws);
+            wait = fenceMax(wait, im.pending[ws]);
+          }
+          LayerKernel* kernel = im.kernels[layer].get();
+          const bool active = !backward || cost.backward_active;
+          const auto seq = m_device.submit(StreamKind::Compute, wait,
+                                           [kernel, a = std::move(a), backward, active] {
+                                             if (!active) return;
+                                             if (backward) {
+                                               kernel->backward(a);
+                                             } else {
+                                               kernel->forward(a);
+                                             }
+                                           },
+                                           {TaskKind::Compute, s, -1, 0, static_cast<int>(pass)});
+          stepSeq[s] = seq;
+          stepWait[static_cast<std::size_t>(s)] = wait;
+          inUse.emplace_back(seq, im.alloc.stats().in_use);
+          for (int t : m_gmap.step_touches[s])
+            im.use(t, StreamKind::Compute, seq);
+          im.use(ws, StreamKind::Compute, seq);
+          for (int p : {im.weights[layer], im.weightGrad[layer], im.runningStats[layer]})
+            im.use(p, StreamKind::Compute, seq);
+          if (!backward && l.kind == LayerKind::SoftmaxCrossEntropy) {
+            const auto rseq = m_device.copy(
+                StreamKind::Compute, lossHost + pass, im.ptr(im.fm[layer]), kFloatBytes, {},
+                {TaskKind::Readback, s, im.fm[layer], kFloatBytes, static_cast<int>(pass)});
+            im.use(im.fm[layer], StreamKind::Compute, rseq);
+          }
+          break;
         }
-        const int ws = im.workspaceAt[static_cast<std::size_t>(s)];
-        if (ws >= 0) {
-          a.workspace = im.ptr(ws);
-          wait = fenceMax(wait, im.pending[ws]);
-        }
-        LayerKernel* kernel = im.kernels[layer].get();
-        const bool active = !backward || cost.backward_active;
-        const auto seq = m_device.submit(StreamKind::Compute, wait,
-                                         [kernel, a = std::move(a), backward, active] {
-                                           if (!active) return;
-                                           if (backward) {
-                                             kernel->backward(a);
-                                           } else {
-                                             kernel->forward(a);
-                                           }
-                                         },
-                                         {TaskKind::Compute, s, -1, 0});
-        stepSeq[s] = seq;
-        stepWait[static_cast<std::size_t>(s)] = wait;
-        inUse.emplace_back(seq, im.alloc.stats().in_use);
-        for (int t : m_gmap.step_touches[s])
-          im.use(t, StreamKind::Compute, seq);
-        im.use(ws, StreamKind::Compute, seq);
-        for (int p : {im.weights[layer], im.weightGrad[layer], im.runningStats[layer]})
-          im.use(p, StreamKind::Compute, seq);
-        if (!backward && l.kind == LayerKind::SoftmaxCrossEntropy) {
-          const auto rseq =
-              m_device.copy(StreamKind::Compute, lossHost, im.ptr(im.fm[layer]), kFloatBytes, {},
-                            {TaskKind::Readback, s, im.fm[layer], kFloatBytes});
-          im.use(im.fm[layer], StreamKind::Compute, rseq);
-        }
-        break;
       }
     }
   }
@@ -705,15 +743,19 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
               sgd.lr,
               sgd.momentum,
               sgd.weight_decay};
-    const auto seq = m_device.submit(StreamKind::Compute, {}, [this, s] { m_device.sgdStep(s); },
-                                     {TaskKind::Update, 2 * n + 1, im.weights[i], 0});
+    const auto seq = m_device.submit(
+        StreamKind::Compute, {}, [this, s] { m_device.sgdStep(s); },
+        {TaskKind::Update, 2 * n + 1, im.weights[i], 0, static_cast<int>(m_subBatches - 1)});
     for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
       im.use(p, StreamKind::Compute, seq);
   }
   m_device.synchronize();
   const std::int64_t end = m_device.nowNs();
   rec.duration_ns = end - rec.start_ns;
-  rec.loss = *lossHost;
+  // Each pass's loss is its share of the minibatch's mean (KernelArgs::loss_samples).
+  rec.loss = lossHost[0];
+  for (std::int64_t pass = 1; pass < m_subBatches; ++pass)
+    rec.loss += lossHost[pass];
   if (im.alloc.stats().live_blocks != static_cast<std::int64_t>(im.setup.size())) {
     std::string live;
     for (std::size_t b = 0; b < im.blocks.size(); ++b) {
@@ -735,7 +777,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   std::sort(inUse.begin(), inUse.end());
   for (const TaskTiming& t : timings) {
     rec.ops.push_back({t.stream, t.tag.kind, t.tag.step, t.tag.buffer, t.tag.bytes,
-                       t.start_ns - rec.start_ns, t.end_ns - rec.start_ns});
+                       t.start_ns - rec.start_ns, t.end_ns - rec.start_ns, t.tag.sub_batch});
     if (t.stream != StreamKind::Compute) continue;
     if ((t.tag.kind == TaskKind::Compute || t.tag.kind == TaskKind::Recompute) && t.tag.step >= 1 &&
         t.tag.step <= 2 * n) {
@@ -793,12 +835,28 @@ double overlapWithCompute(const IterationRecord& rec, TaskKind kind) {
 
 EvalBatch SwapExecutor::evaluate(const float* images, const std::int32_t* labels,
                                  std::int64_t count) {
-  Impl& im = *m_impl;
-  const Network& net = im.net;
   if (count < 1 || count > m_k) {
     throwBadInput("evaluate: " + std::to_string(count) + " samples for a minibatch of " +
                   std::to_string(m_k));
   }
+  // One pass of k/S samples at a time (one pass without sub-batches); the last real sample may
+  // end before the last pass, and later passes are padding.
+  const std::int64_t pass = subBatch();
+  const std::int64_t sampleElems = m_impl->net.sampleShape().numel();
+  EvalBatch out;
+  for (std::int64_t first = 0; first < count; first += pass) {
+    const EvalBatch b =
+        evaluatePass(images + first * sampleElems, labels + first, std::min(pass, count - first));
+    out.correct += b.correct;
+    out.loss_sum += b.loss_sum;
+  }
+  return out;
+}
+
+EvalBatch SwapExecutor::evaluatePass(const float* images, const std::int32_t* labels,
+                                     std::int64_t count) {
+  Impl& im = *m_impl;
+  const Network& net = im.net;
   const int loss = net.lossLayer();
   const int logits = net.inputsOf(loss).at(0);
   const int n = m_gmap.forward_steps;

@@ -55,6 +55,7 @@ struct TimelineOp {
   std::int64_t bytes = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  int sub_batch = 0;  ///< the pass it belongs to, 0..S-1 (the update: S-1)
 };
 
 struct PoolSample {
@@ -68,10 +69,12 @@ struct IterationRecord {
   float loss = 0;
   std::vector<TimelineOp> ops;
   std::vector<PoolSample> pool;
-  std::vector<std::int64_t> stall_ns;  ///< per step 1..2N (index 0 unused): compute idle before it
+  int sub_batches = 1;  ///< S: the passes of k/S samples the iteration ran before its update
+  /// Per step 1..2N (index 0 unused): compute idle before it, summed over the S passes.
+  std::vector<std::int64_t> stall_ns;
   /// Per step 1..2N (index 0 unused), t_ready: when the swap-stream tasks it waited on (its
   /// prefetches, the offloads its reused memory needed finished) had ended, from the iteration's
-  /// start; 0 where it waited on none of this iteration's.
+  /// start; 0 where it waited on none of this iteration's. With sub-batches, the last pass's.
   std::vector<std::int64_t> ready_ns;
   std::int64_t stall_total_ns = 0;
   std::int64_t offload_bytes = 0;
@@ -106,10 +109,16 @@ struct ExecutorOptions {
   std::int64_t host_available = -1;
   /// The FMs recomputed in backward (analysis/swap_policy.h); empty: none.
   RecomputeSet recompute;
+  /// S (analysis/sub_batch.h): each iteration runs the GMAP S times on k/S samples, the weight
+  /// gradients accumulating, then one SGD update with the minibatch's mean gradient. S must
+  /// divide k (Error(BadInput) otherwise). The pool holds one pass: the GMAP, the curve and the
+  /// peak are those at k/S. Batch norm normalises each pass with that pass's statistics.
+  std::int64_t sub_batches = 1;
 };
 
 /// The checks a SwapExecutor makes before it allocates anything, for callers that must refuse a
-/// run before they create files or data: k >= 1; the plan's peak without kernel workspaces
+/// run before they create files or data: k >= 1 and options.sub_batches dividing it; the plan's
+/// peak (at k / options.sub_batches) without kernel workspaces
 /// within `budget` (PlanDoesNotFit with the shortfall and the step); a pool in device memory
 /// within the device's memory; and the host memory of the run (hostMemoryNeed: the pool where it
 /// is host memory, the swapped FMs' host copies, staging, weights, options.host_extra) within
@@ -131,11 +140,14 @@ class SwapExecutor {
   SwapExecutor(const SwapExecutor&) = delete;
   SwapExecutor& operator=(const SwapExecutor&) = delete;
 
-  std::int64_t batch() const { return m_k; }
+  std::int64_t batch() const { return m_k; }  ///< the minibatch k
+  std::int64_t subBatches() const { return m_subBatches; }
+  /// The samples of one pass, k / subBatches(): the size the GMAP and the pool are built for.
+  std::int64_t subBatch() const { return m_k / m_subBatches; }
   const Network& network() const;
   const Gmap& gmap() const { return m_gmap; }
   const MemoryCurve& curve() const { return m_curve; }
-  std::int64_t predictedPeak() const { return m_curve.peak(m_k); }
+  std::int64_t predictedPeak() const { return m_curve.peak(subBatch()); }
   /// Steps each prefetch was moved to (GMAP step -> executed step), for docs and tests.
   int hoistedPrefetches() const { return m_hoisted; }
   /// Steps an offloaded FM's memory is kept from reuse after its release (0 at a tight budget).
@@ -149,11 +161,12 @@ class SwapExecutor {
   Device& device() { return m_device; }
 
   /// One training iteration on k samples (`images`: k * sample elements, `labels`: k values),
-  /// followed by the SGD update. `iteration` seeds dropout.
+  /// followed by the SGD update. `iteration` seeds dropout. With S sub-batches, the GMAP runs S
+  /// times, on samples [s k/S, (s+1) k/S) in pass s, and the loss is the minibatch's mean.
   IterationRecord trainIteration(const float* images, const std::int32_t* labels,
                                  std::uint64_t iteration, const SgdConfig& sgd);
   /// Inference on `count` <= k samples (the rest of the minibatch is padding): correct top-1
-  /// predictions and the summed loss.
+  /// predictions and the summed loss. With sub-batches, in passes of k/S samples.
   EvalBatch evaluate(const float* images, const std::int32_t* labels, std::int64_t count);
 
   /// Learnable values and running statistics of every layer with parameters, in layer order.
@@ -164,12 +177,15 @@ class SwapExecutor {
 
  private:
   struct Impl;
+  /// evaluate() on one pass: `count` <= subBatch() samples, the rest of the pass padding.
+  EvalBatch evaluatePass(const float* images, const std::int32_t* labels, std::int64_t count);
   /// The values of one buffer per layer (-1: none), in layer order.
   std::vector<std::vector<float>> readBuffers(const std::vector<int>& perLayer);
 
   std::unique_ptr<Impl> m_impl;
   Device& m_device;
   std::int64_t m_k;
+  std::int64_t m_subBatches = 1;
   Gmap m_gmap;
   MemoryCurve m_curve;
   int m_hoisted = 0;

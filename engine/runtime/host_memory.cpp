@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -116,7 +117,8 @@ HostMemoryNeed hostMemoryNeed(const Network& net, const Gmap& gmap, std::int64_t
   // The executor's staging: the minibatch and its labels, the logits, 64 bytes for the loss.
   const std::int64_t perSample = addSat(mulSat(net.sampleShape().numel(), kFloatBytes),
                                         addSat(kLabelBytes, mulSat(net.classes(), kFloatBytes)));
-  need.add("the staged minibatch, labels and logits", addSat(mulSat(perSample, k), 64));
+  const std::int64_t staged = std::max(k, options.staged_batch);
+  need.add("the staged minibatch, labels and logits", addSat(mulSat(perSample, staged), 64));
   need.add("a host copy of the weights and running statistics", weights);
   need.add("the backend's scratch outside the pool", options.backend);
   for (const HostMemoryItem& i : options.extra)

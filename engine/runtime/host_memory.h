@@ -37,6 +37,9 @@ struct HostMemoryOptions {
   std::int64_t backend = 0;
   /// What the caller holds beside the executor: data sets, its own minibatch buffers.
   std::vector<HostMemoryItem> extra;
+  /// The samples the executor stages, where more than the GMAP's k: a minibatch run in
+  /// sub-batches stages all of it (the GMAP is one pass's).
+  std::int64_t staged_batch = 0;
 };
 
 /// The host memory of a SwapExecutor of `net` at minibatch k executing `gmap` (buildGmap of `net`

@@ -28,11 +28,18 @@ struct KernelArgs {
   /// Forward run again in backward to re-make a recomputed FM: the same outputs and saved state,
   /// but batch norm leaves its running statistics alone (they were updated once already).
   bool recompute = false;
+  /// The loss (softmax_cross_entropy): its value and gradient are means over this many samples,
+  /// 0: over the kernel's k. A minibatch split into sub-batches passes the whole minibatch's
+  /// size, so that the sub-batches' losses and gradients add up to the minibatch's mean.
+  std::int64_t loss_samples = 0;
 
   // Backward only.
   const float* out_grad = nullptr;  ///< gradient of the output (null for the loss)
   std::vector<float*> in_grad;      ///< per input: where its gradient goes, or null if none
   std::vector<bool> accumulate;     ///< per input: add to in_grad instead of overwriting it
+  /// Add the weight gradient to weight_grad instead of overwriting it: the sub-batches after a
+  /// minibatch's first accumulate into the first one's gradient.
+  bool accumulate_weight_grad = false;
 };
 
 class LayerKernel {
@@ -50,6 +57,10 @@ class LayerKernel {
   /// The algorithms the kernel chose ("fwd IMPLICIT_GEMM 0 B; ..."), or empty where it had no
   /// choice to make.
   virtual std::string algorithms() const { return {}; }
+  /// Asks for what adding into the weight gradient (KernelArgs::accumulate_weight_grad) needs
+  /// beyond the pool, so that the run's host-memory check counts it: the CPU backend's
+  /// temporary. Called once, before the run, when its minibatch is split into sub-batches.
+  virtual void prepareWeightGradAccumulation() {}
 };
 
 }  // namespace swapscope::rt

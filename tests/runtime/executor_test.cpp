@@ -213,6 +213,160 @@ TEST(SwapExecutor, WeightsAreBitIdenticalUnderEveryPolicy) {
   EXPECT_EQ(keepStats, recomputeStats);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Sub-batches (moDNN): S passes of k/S samples, gradients accumulating, one update.
+
+struct SubBatchCase {
+  Policy policy;
+  std::int64_t sub_batches;
+};
+
+class SubBatchHighWater : public ::testing::TestWithParam<SubBatchCase> {};
+
+TEST_P(SubBatchHighWater, MeasuredPoolHighWaterEqualsTheAnalyzersPeakOfOnePass) {
+  // The pool holds one pass: the analyzer's peak at k/S, to the byte, at a budget of exactly it.
+  const Network net = everyKind();
+  const std::int64_t k = 12, s = GetParam().sub_batches;
+  const std::int64_t peak = analyzerPeak(net, GetParam().policy, k / s);
+  ASSERT_LT(peak, analyzerPeak(net, GetParam().policy, k)) << "sub-batches must save memory";
+  auto device = createCpuDevice();
+  ExecutorOptions options = optionsFor(net, GetParam().policy);
+  options.sub_batches = s;
+  SwapExecutor ex(*device, net, k, swapSet(net, GetParam().policy), peak, options);
+  EXPECT_EQ(ex.predictedPeak(), peak);
+  EXPECT_EQ(ex.subBatch(), k / s);
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, 2 * k, 3);
+  for (int it = 0; it < 2; ++it) {
+    const IterationRecord rec =
+        ex.trainIteration(data.images.data() + it * k * net.sampleShape().numel(),
+                          data.labels.data() + it * k, static_cast<std::uint64_t>(it), {});
+    EXPECT_EQ(ex.poolStats().high_water, peak) << "iteration " << it;
+    EXPECT_EQ(rec.sub_batches, s);
+    // Every step ran once per pass.
+    std::map<int, int> perStep;
+    for (const TimelineOp& op : rec.ops) {
+      if (op.kind == TaskKind::Compute) ++perStep[op.step];
+    }
+    ASSERT_EQ(perStep.size(), static_cast<std::size_t>(ex.gmap().steps()));
+    for (const auto& [step, count] : perStep)
+      EXPECT_EQ(count, s) << "step " << step;
+  }
+  evaluate(ex, data);
+  EXPECT_EQ(ex.poolStats().high_water, peak) << "evaluation stays within the training peak";
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, SubBatchHighWater,
+                         ::testing::Values(SubBatchCase{Policy::KeepAll, 2},
+                                           SubBatchCase{Policy::KeepAll, 4},
+                                           SubBatchCase{Policy::SwapAll, 3},
+                                           SubBatchCase{Policy::VdnnConv, 2},
+                                           SubBatchCase{Policy::RecomputeLight, 2},
+                                           SubBatchCase{Policy::RecomputeLight, 6}));
+
+/// Weights after `iterations` iterations of `net` at k = 8 in `sub_batches` passes.
+std::vector<std::vector<float>> trainSubBatched(const Network& net, Policy policy,
+                                                std::int64_t sub_batches, int iterations,
+                                                std::vector<float>* losses = nullptr,
+                                                EvalResult* eval = nullptr) {
+  const std::int64_t k = 8;
+  auto device = createCpuDevice();
+  ExecutorOptions options = optionsFor(net, policy);
+  options.seed = 11;
+  options.sub_batches = sub_batches;
+  SwapExecutor ex(*device, net, k, swapSet(net, policy), analyzerPeak(net, policy, k) + (1 << 20),
+                  options);
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, 4 * k, 5);
+  TrainConfig cfg;
+  cfg.iterations = iterations;
+  cfg.sgd.lr = 0.05f;
+  const TrainResult r = train(ex, data, cfg);
+  if (losses) *losses = {r.first_loss, r.final_loss};
+  if (eval) *eval = evaluate(ex, data);
+  return ex.readWeights();
+}
+
+/// The largest |a - b| / max(|b|, 1e-3) over every value.
+double largestRelativeDifference(const std::vector<std::vector<float>>& a,
+                                 const std::vector<std::vector<float>>& b) {
+  double worst = 0;
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    for (std::size_t i = 0; i < a[t].size(); ++i) {
+      const double d = std::abs(static_cast<double>(a[t][i]) - b[t][i]);
+      worst = std::max(worst, d / std::max(std::abs(static_cast<double>(b[t][i])), 1e-3));
+    }
+  }
+  return worst;
+}
+
+TEST(SubBatches, WithoutBatchStatisticsTheWeightsAgreeWithTheFullMinibatch) {
+  // The gradient accumulated over S passes, each loss divided by the whole minibatch, is the
+  // minibatch's mean gradient: the weights agree to float rounding (the sums run in another
+  // order), whatever S and the swap set.
+  const Network net = noBatchStatistics();
+  std::vector<float> fullLoss, splitLoss;
+  EvalResult fullEval, splitEval;
+  const auto full = trainSubBatched(net, Policy::KeepAll, 1, 6, &fullLoss, &fullEval);
+  const auto before = trainSubBatched(net, Policy::KeepAll, 1, 1);
+  ASSERT_GT(largestRelativeDifference(full, before), 1e-3) << "training must move the weights";
+  for (const std::int64_t s : {2, 4, 8}) {
+    const auto split = trainSubBatched(net, Policy::KeepAll, s, 6, &splitLoss, &splitEval);
+    ASSERT_EQ(split.size(), full.size());
+    EXPECT_LT(largestRelativeDifference(split, full), 1e-5) << s << " sub-batches";
+    EXPECT_NEAR(splitLoss[0], fullLoss[0], 1e-5 * std::abs(fullLoss[0])) << s << " sub-batches";
+    EXPECT_NEAR(splitLoss[1], fullLoss[1], 1e-5 * std::abs(fullLoss[1])) << s << " sub-batches";
+    EXPECT_EQ(splitEval.samples, fullEval.samples);
+    EXPECT_EQ(splitEval.correct, fullEval.correct) << s << " sub-batches";
+    EXPECT_NEAR(splitEval.loss, fullEval.loss, 1e-5 * fullEval.loss) << s << " sub-batches";
+  }
+  // Swapping stays bit-identical within the same S.
+  const auto keep = trainSubBatched(net, Policy::KeepAll, 4, 6);
+  const auto swap = trainSubBatched(net, Policy::SwapAll, 4, 6);
+  for (std::size_t i = 0; i < keep.size(); ++i)
+    EXPECT_EQ(0, std::memcmp(keep[i].data(), swap[i].data(), keep[i].size() * sizeof(float)));
+}
+
+TEST(SubBatches, WithBatchNormEachPassSeesItsOwnStatistics) {
+  const Network net = everyKind();
+  // Batch norm normalises each pass by its own statistics, so two passes train differently
+  // from the whole minibatch (docs/runtime.md), and still bit-identically across swap sets.
+  const auto twoKeep = trainSubBatched(net, Policy::KeepAll, 2, 4);
+  const auto twoRecompute = trainSubBatched(net, Policy::RecomputeLight, 2, 4);
+  const auto full = trainSubBatched(net, Policy::KeepAll, 1, 4);
+  EXPECT_GT(largestRelativeDifference(twoKeep, full), 1e-4);
+  for (std::size_t i = 0; i < twoKeep.size(); ++i) {
+    EXPECT_EQ(0, std::memcmp(twoKeep[i].data(), twoRecompute[i].data(),
+                             twoKeep[i].size() * sizeof(float)));
+    for (float v : twoKeep[i])
+      ASSERT_TRUE(std::isfinite(v));
+  }
+}
+
+TEST(SubBatches, ACountThatDoesNotSplitTheMinibatchIsRefusedNamingBothNumbers) {
+  const Network net = noBatchStatistics();
+  auto device = createCpuDevice();
+  const std::int64_t k = 12;
+  const std::int64_t budget = analyzerPeak(net, Policy::KeepAll, k);
+  const std::pair<std::int64_t, std::string> cases[] = {
+      {0, "must be at least 1, not 0"},
+      {-3, "must be at least 1, not -3"},
+      {5, "12 is not a multiple of 5"},
+      {13, "a minibatch of 12 has no sub-batch count of 13"}};
+  for (const auto& [s, why] : cases) {
+    ExecutorOptions options;
+    options.sub_batches = s;
+    try {
+      SwapExecutor ex(*device, net, k, swapSet(net, Policy::KeepAll), budget, options);
+      ADD_FAILURE() << s << " sub-batches were accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(checkRunFits(*device, net, computeLayerCosts(net), swapSet(net, Policy::KeepAll),
+                              k, budget, options),
+                 Error);
+  }
+}
+
 TEST(SwapExecutor, TimelineShowsOffloadsOverlappingCompute) {
   const Network net = buildZooModel("resnet20", {});
   const std::int64_t k = 16;

@@ -29,4 +29,25 @@ inline Network everyKind() {
   return std::move(b).build();
 }
 
+/// everyKind without batch norm and dropout: every layer's output per sample depends on that
+/// sample alone, so a minibatch run in sub-batches computes the full minibatch's gradient.
+inline Network noBatchStatistics() {
+  NetworkBuilder b("no-batch-statistics");
+  auto x = b.input("data", Shape{{3, 12, 12}});
+  x = b.conv("conv1", x, 8, 3, 1, 1, /*bias=*/true);
+  x = b.relu("relu1", x);
+  x = b.maxPool("pool1", x, 3, 2, 1);
+  auto left = b.conv("left", x, 4, 1);
+  auto right = b.relu("right.relu", b.conv("right", x, 4, 3, 1, 1));
+  auto cat = b.concat("cat", {left, right});
+  auto sum = b.add("sum", {cat, x});
+  x = b.relu("relu2", sum);
+  x = b.avgPool("pool2", x, 2, 2);
+  x = b.adaptiveAvgPool("gap", x, 2, 2);
+  x = b.flatten("flat", x);
+  x = b.linear("fc", x, 10);
+  b.loss("loss", x);
+  return std::move(b).build();
+}
+
 }  // namespace swapscope::rt

@@ -24,7 +24,8 @@ class CpuContext {
   dnnl::engine engine;
   dnnl::stream stream;
 
-  enum Slot { kGradTemp = 0, kPoolDst = 1, kPoolWorkspace = 2, kSlots = 3 };
+  /// kWeightGradTemp: a weight gradient that is then added (sub-batches after the first).
+  enum Slot { kGradTemp = 0, kPoolDst = 1, kPoolWorkspace = 2, kWeightGradTemp = 3, kSlots = 4 };
   /// Asks for scratch slot `slot` of at least `bytes`. Nothing is allocated here (kernels are
   /// made before the run is checked against the host's memory); allocate() does it.
   void reserve(int slot, std::size_t bytes);

@@ -84,6 +84,22 @@ class DnnlKernel : public LayerKernel {
   void reserveGradTemp(std::int64_t elems) {
     m_ctx.reserve(CpuContext::kGradTemp, static_cast<std::size_t>(elems) * sizeof(float));
   }
+  /// Where a weight gradient of `elems` values goes: weight_grad itself, or a temporary that
+  /// finishWeightGrad then adds (oneDNN's backward primitives overwrite their destination).
+  float* weightGradTarget(const KernelArgs& a) const {
+    return a.accumulate_weight_grad
+               ? reinterpret_cast<float*>(m_ctx.slot(CpuContext::kWeightGradTemp))
+               : a.weight_grad;
+  }
+  void finishWeightGrad(const KernelArgs& a, std::int64_t elems) const {
+    if (!a.accumulate_weight_grad) return;
+    const float* t = reinterpret_cast<const float*>(m_ctx.slot(CpuContext::kWeightGradTemp));
+    for (std::int64_t j = 0; j < elems; ++j)
+      a.weight_grad[j] += t[j];
+  }
+  void reserveWeightGradTemp(std::int64_t elems) {
+    m_ctx.reserve(CpuContext::kWeightGradTemp, static_cast<std::size_t>(elems) * sizeof(float));
+  }
 
   CpuContext& m_ctx;
 };
@@ -110,12 +126,16 @@ class MatmulKernel : public DnnlKernel {
             {DNNL_ARG_DIFF_SRC, mem(m_src, gradTarget(a, 0))}});
       finishGrad(a, 0, m_inElems);
     }
+    float* dw = weightGradTarget(a);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
                                          {DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
-                                         {DNNL_ARG_DIFF_WEIGHTS, mem(m_wei, a.weight_grad)}};
-    if (m_bias) args.emplace(DNNL_ARG_DIFF_BIAS, mem(m_biasMd, a.weight_grad + m_weightElems));
+                                         {DNNL_ARG_DIFF_WEIGHTS, mem(m_wei, dw)}};
+    if (m_bias) args.emplace(DNNL_ARG_DIFF_BIAS, mem(m_biasMd, dw + m_weightElems));
     exec(m_bwdWei, m_bwdWeiPd, std::move(args));
+    finishWeightGrad(a, paramElems());
   }
+
+  void prepareWeightGradAccumulation() override { reserveWeightGradTemp(paramElems()); }
 
  protected:
   MatmulKernel(CpuContext& ctx, std::int64_t inElems, std::int64_t weightElems, bool bias)
@@ -140,6 +160,10 @@ class MatmulKernel : public DnnlKernel {
   typename Fwd::primitive_desc m_fwdPd;
 
  private:
+  std::int64_t paramElems() const {
+    return m_weightElems +
+           (m_bias ? static_cast<std::int64_t>(m_biasMd.get_size() / sizeof(float)) : 0);
+  }
   typename BwdData::primitive_desc m_bwdDataPd;
   typename BwdWeights::primitive_desc m_bwdWeiPd;
   dnnl::primitive m_fwd, m_bwdData, m_bwdWei;
@@ -275,6 +299,7 @@ class BatchNormKernel final : public DnnlKernel {
     const float* saved = static_cast<const float*>(a.saved);
     float* diffSrc = a.in_grad[0] ? gradTarget(a, 0)
                                   : reinterpret_cast<float*>(m_ctx.slot(CpuContext::kGradTemp));
+    float* dw = weightGradTarget(a);
     exec(m_bwd, m_bwdPd,
          {{DNNL_ARG_SRC, mem(m_data, a.in[0])},
           {DNNL_ARG_MEAN, mem(m_stat, saved)},
@@ -283,10 +308,13 @@ class BatchNormKernel final : public DnnlKernel {
           {DNNL_ARG_SCALE, mem(m_stat, a.weights)},
           {DNNL_ARG_SHIFT, mem(m_stat, a.weights + m_channels)},
           {DNNL_ARG_DIFF_SRC, mem(m_data, diffSrc)},
-          {DNNL_ARG_DIFF_SCALE, mem(m_stat, a.weight_grad)},
-          {DNNL_ARG_DIFF_SHIFT, mem(m_stat, a.weight_grad + m_channels)}});
+          {DNNL_ARG_DIFF_SCALE, mem(m_stat, dw)},
+          {DNNL_ARG_DIFF_SHIFT, mem(m_stat, dw + m_channels)}});
     if (a.in_grad[0]) finishGrad(a, 0, m_elems);
+    finishWeightGrad(a, 2 * m_channels);
   }
+
+  void prepareWeightGradAccumulation() override { reserveWeightGradTemp(2 * m_channels); }
 
  private:
   memory::desc m_data, m_stat;
@@ -573,7 +601,8 @@ class DropoutKernel final : public LayerKernel {
 };
 
 /// Mean softmax cross-entropy over the minibatch. The gradient of the logits is
-/// (softmax - onehot) / k; the loss's own output gradient is 1.
+/// (softmax - onehot) / k, k the minibatch (KernelArgs::loss_samples); the loss's own output
+/// gradient is 1.
 class SoftmaxXentKernel final : public LayerKernel {
  public:
   SoftmaxXentKernel(const Network& net, int layer, std::int64_t k)
@@ -589,11 +618,11 @@ class SoftmaxXentKernel final : public LayerKernel {
         sum += std::exp(static_cast<double>(z[c] - m));
       total += std::log(sum) + m - z[y];
     }
-    a.out[0] = static_cast<float>(total / static_cast<double>(m_k));
+    a.out[0] = static_cast<float>(total / static_cast<double>(samples(a)));
   }
   void backward(const KernelArgs& a) override {
     if (!a.in_grad[0]) return;
-    const float invK = 1.0f / static_cast<float>(m_k);
+    const float invK = 1.0f / static_cast<float>(samples(a));
     for (std::int64_t n = 0; n < m_k; ++n) {
       const float* z = a.in[0] + n * m_classes;
       float* g = a.in_grad[0] + n * m_classes;
@@ -610,6 +639,10 @@ class SoftmaxXentKernel final : public LayerKernel {
   }
 
  private:
+  /// The samples the mean runs over: the minibatch, of which this kernel may see a sub-batch.
+  std::int64_t samples(const KernelArgs& a) const {
+    return a.loss_samples > 0 ? a.loss_samples : m_k;
+  }
   std::int32_t label(const KernelArgs& a, std::int64_t n) const {
     const std::int32_t y = a.labels[n];
     if (y < 0 || y >= m_classes) {

@@ -259,11 +259,11 @@ class ConvKernel final : public LayerKernel {
     SWAPSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
         m_ctx.cudnn, &kOne, m_x.get(), a.in[0], m_y.get(), a.out_grad, m_filterConv.get(),
         static_cast<cudnnConvolutionBwdFilterAlgo_t>(m_filter.algo), a.workspace,
-        m_filter.workspace, &kZero, m_w.get(), a.weight_grad));
+        m_filter.workspace, beta(a.accumulate_weight_grad), m_w.get(), a.weight_grad));
     if (m_bias) {
-      SWAPSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardBias(m_ctx.cudnn, &kOne, m_y.get(), a.out_grad,
-                                                         &kZero, m_bias.get(),
-                                                         a.weight_grad + m_weightElems));
+      SWAPSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardBias(
+          m_ctx.cudnn, &kOne, m_y.get(), a.out_grad, beta(a.accumulate_weight_grad), m_bias.get(),
+          a.weight_grad + m_weightElems));
     }
   }
 
@@ -384,10 +384,12 @@ class LinearKernel final : public LayerKernel {
                                          beta(a.accumulate[0]), a.in_grad[0], m_in));
     }
     SWAPSCOPE_CUBLAS_CHECK(cublasSgemm(m_ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_T, m_in, m_out, m_k,
-                                       &kOne, a.in[0], m_in, a.out_grad, m_out, &kZero,
-                                       a.weight_grad, m_in));
-    if (m_bias)
-      ops::columnSums(m_ctx.compute, a.weight_grad + weightElems(), a.out_grad, m_k, m_out);
+                                       &kOne, a.in[0], m_in, a.out_grad, m_out,
+                                       beta(a.accumulate_weight_grad), a.weight_grad, m_in));
+    if (m_bias) {
+      ops::columnSums(m_ctx.compute, a.weight_grad + weightElems(), a.out_grad, m_k, m_out,
+                      a.accumulate_weight_grad);
+    }
   }
 
  private:
@@ -447,9 +449,10 @@ class BatchNormKernel final : public LayerKernel {
     float* dx = a.in_grad[0] ? a.in_grad[0] : static_cast<float*>(a.workspace);
     const bool accumulate = a.in_grad[0] && a.accumulate[0];
     SWAPSCOPE_CUDNN_CHECK(cudnnBatchNormalizationBackward(
-        m_ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, beta(accumulate), &kOne, &kZero, m_x.get(),
-        a.in[0], m_x.get(), a.out_grad, m_x.get(), dx, m_stat.get(), a.weights, a.weight_grad,
-        a.weight_grad + m_channels, m_eps, saved, saved + m_channels));
+        m_ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, beta(accumulate), &kOne,
+        beta(a.accumulate_weight_grad), m_x.get(), a.in[0], m_x.get(), a.out_grad, m_x.get(), dx,
+        m_stat.get(), a.weights, a.weight_grad, a.weight_grad + m_channels, m_eps, saved,
+        saved + m_channels));
   }
 
   std::int64_t workspaceBytes(bool backward) const override {
@@ -664,15 +667,19 @@ class SoftmaxXentKernel final : public LayerKernel {
   SoftmaxXentKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t k)
       : m_ctx(ctx), m_k(k), m_classes(net.inputShape(layer).numel()) {}
   void forward(const KernelArgs& a) override {
-    ops::softmaxXentForward(m_ctx.compute, a.out, a.in[0], a.labels, m_k, m_classes);
+    ops::softmaxXentForward(m_ctx.compute, a.out, a.in[0], a.labels, m_k, m_classes, samples(a));
   }
   void backward(const KernelArgs& a) override {
     if (!a.in_grad[0]) return;
     ops::softmaxXentBackward(m_ctx.compute, a.in_grad[0], a.in[0], a.labels, m_k, m_classes,
-                             a.accumulate[0]);
+                             samples(a), a.accumulate[0]);
   }
 
  private:
+  /// The samples the mean runs over: the minibatch, of which this kernel may see a sub-batch.
+  std::int64_t samples(const KernelArgs& a) const {
+    return a.loss_samples > 0 ? a.loss_samples : m_k;
+  }
   CudaContext& m_ctx;
   std::int64_t m_k, m_classes;
 };

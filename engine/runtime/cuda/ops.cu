@@ -53,12 +53,12 @@ __global__ void addBiasRowsKernel(float* y, const float* bias, i64 rows, i64 col
   }
 }
 
-__global__ void columnSumsKernel(float* out, const float* x, i64 rows, i64 cols) {
+__global__ void columnSumsKernel(float* out, const float* x, i64 rows, i64 cols, bool accumulate) {
   SWAPSCOPE_GRID_LOOP(c, cols) {
     float sum = 0;
     for (i64 r = 0; r < rows; ++r)
       sum += x[r * cols + c];
-    out[c] = sum;
+    out[c] = accumulate ? out[c] + sum : sum;
   }
 }
 
@@ -122,7 +122,7 @@ __global__ void dropoutBackwardKernel(float* dx, const float* dy, const std::uin
 
 /// One block: each thread sums its rows' losses in double, then a fixed-shape tree reduction.
 __global__ void softmaxXentForwardKernel(float* loss, const float* z, const std::int32_t* labels,
-                                         i64 k, i64 classes) {
+                                         i64 k, i64 classes, i64 samples) {
   __shared__ double partial[kThreads];
   double total = 0;
   for (i64 n = threadIdx.x; n < k; n += blockDim.x) {
@@ -146,16 +146,16 @@ __global__ void softmaxXentForwardKernel(float* loss, const float* z, const std:
     if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
     __syncthreads();
   }
-  if (threadIdx.x == 0) loss[0] = static_cast<float>(partial[0] / static_cast<double>(k));
+  if (threadIdx.x == 0) loss[0] = static_cast<float>(partial[0] / static_cast<double>(samples));
 }
 
 __global__ void softmaxXentBackwardKernel(float* dz, const float* z, const std::int32_t* labels,
-                                          i64 k, i64 classes, bool accumulate) {
+                                          i64 k, i64 classes, i64 samples, bool accumulate) {
   SWAPSCOPE_GRID_LOOP(n, k) {
     const float* row = z + n * classes;
     float* g = dz + n * classes;
     const std::int32_t y = labels[n];
-    const float invK = 1.0f / static_cast<float>(k);
+    const float invK = 1.0f / static_cast<float>(samples);
     float m = row[0];
     for (i64 c = 1; c < classes; ++c)
       m = fmaxf(m, row[c]);
@@ -215,9 +215,10 @@ void addBiasRows(cudaStream_t stream, float* y, const float* bias, i64 rows, i64
   checkLaunch();
 }
 
-void columnSums(cudaStream_t stream, float* out, const float* x, i64 rows, i64 cols) {
+void columnSums(cudaStream_t stream, float* out, const float* x, i64 rows, i64 cols,
+                bool accumulate) {
   if (cols <= 0) return;
-  columnSumsKernel<<<blocksFor(cols), kThreads, 0, stream>>>(out, x, rows, cols);
+  columnSumsKernel<<<blocksFor(cols), kThreads, 0, stream>>>(out, x, rows, cols, accumulate);
   checkLaunch();
 }
 
@@ -257,15 +258,15 @@ void dropoutBackward(cudaStream_t stream, float* dx, const float* dy, const std:
 }
 
 void softmaxXentForward(cudaStream_t stream, float* loss, const float* z,
-                        const std::int32_t* labels, i64 k, i64 classes) {
-  softmaxXentForwardKernel<<<1, kThreads, 0, stream>>>(loss, z, labels, k, classes);
+                        const std::int32_t* labels, i64 k, i64 classes, i64 samples) {
+  softmaxXentForwardKernel<<<1, kThreads, 0, stream>>>(loss, z, labels, k, classes, samples);
   checkLaunch();
 }
 
 void softmaxXentBackward(cudaStream_t stream, float* dz, const float* z, const std::int32_t* labels,
-                         i64 k, i64 classes, bool accumulate) {
+                         i64 k, i64 classes, i64 samples, bool accumulate) {
   softmaxXentBackwardKernel<<<blocksFor(k), kThreads, 0, stream>>>(dz, z, labels, k, classes,
-                                                                   accumulate);
+                                                                   samples, accumulate);
   checkLaunch();
 }
 

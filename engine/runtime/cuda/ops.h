@@ -24,8 +24,9 @@ void stridedCopy(cudaStream_t stream, float* dst, i64 dstPitch, const float* src
                  i64 width, i64 rows, bool accumulate);
 /// y[r][c] += bias[c] for a row-major rows x cols matrix.
 void addBiasRows(cudaStream_t stream, float* y, const float* bias, i64 rows, i64 cols);
-/// out[c] = sum over r of x[r][c], summed in row order.
-void columnSums(cudaStream_t stream, float* out, const float* x, i64 rows, i64 cols);
+/// out[c] = sum over r of x[r][c], summed in row order; added to out[c] when `accumulate`.
+void columnSums(cudaStream_t stream, float* out, const float* x, i64 rows, i64 cols,
+                bool accumulate = false);
 /// PyTorch's adaptive average pooling over `planes` planes of h x w into oh x ow.
 void adaptiveAvgPoolForward(cudaStream_t stream, float* out, const float* in, i64 planes, i64 h,
                             i64 w, i64 oh, i64 ow);
@@ -37,12 +38,13 @@ void dropoutForward(cudaStream_t stream, float* out, std::uint8_t* mask, const f
                     double p, std::uint64_t seed, bool training);
 void dropoutBackward(cudaStream_t stream, float* dx, const float* dy, const std::uint8_t* mask,
                      i64 n, double p, bool accumulate);
-/// Mean softmax cross-entropy of k rows of `classes` logits, into loss[0]. A label outside
+/// Softmax cross-entropy of k rows of `classes` logits summed and divided by `samples` (the
+/// minibatch, of which the k rows may be a sub-batch), into loss[0]. A label outside
 /// [0, classes) makes the loss NaN, never a silent number (the trainer checks labels first).
 void softmaxXentForward(cudaStream_t stream, float* loss, const float* z,
-                        const std::int32_t* labels, i64 k, i64 classes);
-/// dz = (softmax(z) - onehot(y)) / k, or added to dz when `accumulate`.
+                        const std::int32_t* labels, i64 k, i64 classes, i64 samples);
+/// dz = (softmax(z) - onehot(y)) / samples, or added to dz when `accumulate`.
 void softmaxXentBackward(cudaStream_t stream, float* dz, const float* z, const std::int32_t* labels,
-                         i64 k, i64 classes, bool accumulate);
+                         i64 k, i64 classes, i64 samples, bool accumulate);
 
 }  // namespace swapscope::rt::cuda::ops
