@@ -75,6 +75,27 @@ std::vector<std::pair<Policy, Prepared>> prepareFixed(const Network& net,
   return plans;
 }
 
+/// The budgets that a computation for `budget` compares the same way: [lo, hi]. Where every test
+/// of the budget a computation makes goes through fits(), its result for `budget` is its result
+/// for every budget of the window, so the planner keeps a k's plan across budgets (a drag of the
+/// app's budget, a sweep) and reuses it wherever the window holds the new budget.
+struct BudgetWindow {
+  explicit BudgetWindow(std::int64_t b) : budget(b) {}
+  std::int64_t budget;
+  std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+  /// bytes <= budget, narrowing the window to the budgets for which the answer is the same.
+  bool fits(std::int64_t bytes) {
+    if (bytes <= budget) {
+      lo = std::max(lo, bytes);
+      return true;
+    }
+    hi = std::min(hi, bytes - 1);
+    return false;
+  }
+  bool holds(std::int64_t b) const { return lo <= b && b <= hi; }
+};
+
 /// What every plan of one network shares; owned by Planner::Impl, never moved (the bound
 /// model points into `costs`).
 struct Context {
@@ -124,6 +145,18 @@ struct Context {
     std::vector<std::pair<int, std::int64_t>> delayed_peaks;  ///< analysis/reuse_delay.h
   };
   std::shared_ptr<const Schedule> scheduleAt(const Prepared& p, std::int64_t k) const;
+
+  /// accudnn's plan at one k, at one of the stages the search makes it in: phase 1 (the k
+  /// search), phase 2 on a phase-1 plan (the chosen k), or both (a fixed k).
+  enum class Stage : std::uint8_t { Phase1, FromPhase1, Whole };
+  struct KPlan {
+    std::shared_ptr<const Evaluation> plan;  ///< null: swap-all does not fit at k
+    BudgetWindow window{0};                  ///< the budgets it is the plan for
+    int simulations = 0;                     ///< what making it took
+  };
+  /// A plan made before at (k, requested reuse delay, stage) whose window holds `budget`.
+  std::optional<KPlan> keptPlan(std::int64_t k, int delay, Stage stage, std::int64_t budget) const;
+  void keepPlan(std::int64_t k, int delay, Stage stage, const KPlan& plan) const;
 
   /// The prepared plan of a set: a fixed policy's as it is, else the one built for
   /// the same set before (by any call, on any thread), else built now and kept. The GMAP and
@@ -190,12 +223,81 @@ struct Context {
   mutable std::mutex scheduleMutex;
   mutable std::unordered_map<ScheduleKey, std::shared_ptr<const Schedule>, ScheduleKeyHash>
       schedules;
+  /// Plans of ResNet-152 take about 100 KiB each (the simulation's per-step times): 256 hold
+  /// every k of a search and its neighbours at the budgets around the current one.
+  static constexpr std::size_t kPlanEntries = 256;
+  struct PlanKey {
+    std::int64_t k = 0;
+    int delay = 0;
+    Stage stage = Stage::Phase1;
+    bool operator==(const PlanKey&) const = default;
+  };
+  struct PlanKeyHash {
+    std::size_t operator()(const PlanKey& key) const {
+      return std::hash<std::int64_t>()(key.k * 64 + (key.delay + 8) * 4 +
+                                       static_cast<int>(key.stage));
+    }
+  };
+  struct KeptPlan {
+    KPlan plan;
+    std::uint64_t last_use = 0;
+  };
+  mutable std::mutex planMutex;
+  mutable std::unordered_map<PlanKey, std::vector<KeptPlan>, PlanKeyHash> plans;
+  mutable std::size_t planCount = 0;
+  mutable std::uint64_t planTick = 0;
 };
 
+std::optional<Context::KPlan> Context::keptPlan(std::int64_t k, int delay, Stage stage,
+                                                std::int64_t budget) const {
+  const std::lock_guard<std::mutex> lock(planMutex);
+  const auto it = plans.find({k, delay, stage});
+  if (it == plans.end()) return std::nullopt;
+  for (KeptPlan& kept : it->second) {
+    if (kept.plan.window.holds(budget)) {
+      kept.last_use = ++planTick;
+      return kept.plan;
+    }
+  }
+  return std::nullopt;
+}
+
+void Context::keepPlan(std::int64_t k, int delay, Stage stage, const KPlan& plan) const {
+  const std::lock_guard<std::mutex> lock(planMutex);
+  auto& list = plans[{k, delay, stage}];
+  for (const KeptPlan& kept : list) {
+    // Another thread made it meanwhile (windows of one key never overlap otherwise: each is the
+    // set of budgets a computation cannot tell apart).
+    if (kept.plan.window.holds(plan.window.budget)) return;
+  }
+  list.push_back({plan, ++planTick});
+  if (++planCount <= kPlanEntries) return;
+  auto oldestList = plans.end();
+  std::size_t oldest = 0;
+  for (auto i = plans.begin(); i != plans.end(); ++i) {
+    for (std::size_t j = 0; j < i->second.size(); ++j) {
+      if (oldestList == plans.end() ||
+          i->second[j].last_use < oldestList->second[oldest].last_use) {
+        oldestList = i;
+        oldest = j;
+      }
+    }
+  }
+  oldestList->second.erase(oldestList->second.begin() + static_cast<std::ptrdiff_t>(oldest));
+  if (oldestList->second.empty()) plans.erase(oldestList);
+  --planCount;
+}
+
 /// The reuse delay the executor will run with (analysis/reuse_delay.h's rule on the set's cached
-/// peaks), unless the request fixes one.
-int chooseDelay(int requested, const Context::Schedule& schedule, std::int64_t budget) {
-  return requested >= 0 ? requested : firstFittingDelay(schedule.delayed_peaks, budget);
+/// peaks), unless the request fixes one. The peaks the rule compared narrow `window`.
+int chooseDelay(int requested, const Context::Schedule& schedule, BudgetWindow& window) {
+  if (requested >= 0) return requested;
+  const int delay = firstFittingDelay(schedule.delayed_peaks, window.budget);
+  for (const auto& [d, peak] : schedule.delayed_peaks) {
+    window.fits(peak);  // the rule's comparisons, in its order, up to the delay it chose
+    if (d == delay) break;
+  }
+  return delay;
 }
 
 /// Compute times at one k. They do not depend on the swap set (step j is the same layer in
@@ -309,16 +411,16 @@ SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,
 }
 
 std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p,
-                                           const StepTimes& times, std::int64_t budget,
+                                           const StepTimes& times, BudgetWindow& window,
                                            int reuseDelay) {
   const std::int64_t peak = p.curve.peak(times.k);
-  if (peak > budget) return std::nullopt;
+  if (!window.fits(peak)) return std::nullopt;
   Evaluation e;
   e.k = times.k;
   e.swapped = p.set;
   e.peak = peak;
   const auto schedule = ctx.scheduleAt(p, times.k);
-  e.reuse_delay = chooseDelay(reuseDelay, *schedule, budget);
+  e.reuse_delay = chooseDelay(reuseDelay, *schedule, window);
   const SimInput in = simInput(ctx, p, times, *schedule, e.reuse_delay);
   e.sim = simulate(in);
   const int n = p.gmap.forward_steps;
@@ -417,18 +519,18 @@ bool noWorse(double t, double reference) {
 /// takes headroom that prefetches would have been moved into). Phase 2 never makes the plan
 /// slower than phase 1's, so the argmin search runs phase 1 only and phase 2 at the k it picks.
 std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& swapAll,
-                                          const StepTimes& times, std::int64_t budget,
+                                          const StepTimes& times, BudgetWindow& window,
                                           int reuseDelay, int* evaluated, bool keepWhatFits,
                                           const Evaluation* phase1Plan = nullptr) {
   const PerfModel& model = ctx.model;
   const Network& net = ctx.net;
   const std::int64_t k = times.k;
   const std::int64_t peak = swapAll.curve.peak(k);
-  if (peak > budget) return std::nullopt;
+  if (!window.fits(peak)) return std::nullopt;
   const Gmap& g = swapAll.gmap;
   const int n = g.forward_steps;
   const auto placement = ctx.scheduleAt(swapAll, k);
-  const int delay = chooseDelay(reuseDelay, *placement, budget);
+  const int delay = chooseDelay(reuseDelay, *placement, window);
   SimInput in = simInput(ctx, swapAll, times, *placement, delay);
   const SimSchedule schedule(in);  // pins change durations only
   SimResult sim = simulate(schedule, in);
@@ -474,7 +576,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   auto fits = [&](const Fm& f) {
     if (f.prefetch == 0) return !f.minibatch;  // never leaves: keeping it costs nothing
     const auto m = resident.max(f.release + 1, f.prefetch);
-    return !m || *m + f.bytes <= budget;
+    return !m || window.fits(*m + f.bytes);
   };
   // A pinned FM moves nothing: its copies take no time, beside compute or not.
   auto setPinned = [&](SimInput& x, const Fm& f, bool pinned) {
@@ -609,7 +711,7 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
     for (std::size_t i = 0; i < pins; ++i)
       set[static_cast<std::size_t>(fms[static_cast<std::size_t>(order[i])].layer)] = false;
     ++count;
-    return evaluatePrepared(ctx, *ctx.prepared(set), times, budget, reuseDelay);
+    return evaluatePrepared(ctx, *ctx.prepared(set), times, window, reuseDelay);
   };
   // Pins are dropped, last first, if the exact peak is over.
   std::size_t pins = order.size();
@@ -640,6 +742,32 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   return e;
 }
 
+/// accudnn at k at one stage (phase 1 alone, phase 2 on `phase1`, or both), taken from the plans
+/// kept by earlier calls where one's budget window holds `budget` (`*reused` is then set), else
+/// made now and kept. The result is the same either way: a plan's window is the set of budgets
+/// for which its making compares the same way.
+Context::KPlan accudnnKept(const Context& ctx, const StepTimes& times, std::int64_t budget,
+                           int reuseDelay, Context::Stage stage, const Context::KPlan* phase1,
+                           bool* reused) {
+  if (auto kept = ctx.keptPlan(times.k, reuseDelay, stage, budget)) {
+    *reused = true;
+    return *kept;
+  }
+  // Phase 2 starts from the phase-1 plan, which holds for its window only.
+  BudgetWindow window(budget);
+  if (phase1) {
+    window.lo = phase1->window.lo;
+    window.hi = phase1->window.hi;
+  }
+  Context::KPlan made;
+  auto e = accudnnPrepared(ctx, ctx.swapAll, times, window, reuseDelay, &made.simulations,
+                           stage != Context::Stage::Phase1, phase1 ? phase1->plan.get() : nullptr);
+  if (e) made.plan = std::make_shared<const Evaluation>(std::move(*e));
+  made.window = window;
+  ctx.keepPlan(times.k, reuseDelay, stage, made);
+  return made;
+}
+
 /// The argmin objective for an iteration time at k: whole-training time with a dataset size,
 /// else time per sample.
 double objective(std::int64_t k, double tIter, const PlanRequest& r, double delta) {
@@ -651,7 +779,10 @@ double objective(std::int64_t k, double tIter, const PlanRequest& r, double delt
   return iter / static_cast<double>(k);
 }
 
-/// k values to try up to kMax: all of them when few, else a geometric grid.
+/// k values to try up to kMax: all of them when few, else the points of one geometric grid
+/// (ratio 2^(1/3)) below kMax, and kMax. The grid does not depend on kMax, so the searches of two
+/// budgets share their k values below the smaller kMax, and the k plans kept from one budget
+/// serve the other.
 std::vector<std::int64_t> grid(std::int64_t kMax) {
   std::vector<std::int64_t> ks;
   if (kMax <= 48) {
@@ -659,13 +790,13 @@ std::vector<std::int64_t> grid(std::int64_t kMax) {
       ks.push_back(k);
     return ks;
   }
-  const double ratio = std::pow(static_cast<double>(kMax), 1.0 / 31.0);
-  double v = 1;
-  for (int i = 0; i < 32; ++i, v *= ratio) {
-    const auto k = std::clamp<std::int64_t>(std::llround(v), 1, kMax);
+  const double ratio = std::cbrt(2.0);
+  for (double v = 1;; v *= ratio) {
+    const std::int64_t k = std::llround(v);
+    if (k >= kMax) break;
     if (ks.empty() || k > ks.back()) ks.push_back(k);
   }
-  if (ks.back() != kMax) ks.push_back(kMax);
+  ks.push_back(kMax);
   return ks;
 }
 
@@ -729,14 +860,20 @@ std::optional<Evaluation> Planner::evaluate(std::int64_t k, const SwapSet& swapp
                                             std::int64_t budget, int reuse_delay) const {
   const Context& ctx = m_impl->ctx;
   const auto p = ctx.prepared(swapped);
-  return evaluatePrepared(ctx, *p, *ctx.timesAt(k), budget, reuse_delay);
+  BudgetWindow window(budget);
+  return evaluatePrepared(ctx, *p, *ctx.timesAt(k), window, reuse_delay);
 }
 
 std::optional<Evaluation> Planner::accudnnAt(std::int64_t k, std::int64_t budget, int reuse_delay,
                                              int* evaluated, bool keep_what_fits) const {
   const Context& ctx = m_impl->ctx;
-  return accudnnPrepared(ctx, ctx.swapAll, *ctx.timesAt(k), budget, reuse_delay, evaluated,
-                         keep_what_fits);
+  bool reused = false;
+  const Context::KPlan p = accudnnKept(
+      ctx, *ctx.timesAt(k), budget, reuse_delay,
+      keep_what_fits ? Context::Stage::Whole : Context::Stage::Phase1, nullptr, &reused);
+  if (evaluated) *evaluated += p.simulations;
+  if (!p.plan) return std::nullopt;
+  return *p.plan;
 }
 
 PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& req) {
@@ -770,20 +907,27 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   }
   const std::int64_t top = req.max_batch > 0 ? std::min(out.k_max, req.max_batch) : out.k_max;
 
-  // One k's plan; its simulations are added to `*evaluated` (a k evaluated on another thread
-  // counts into its own).
-  auto atCounted = [&](const StepTimes& times, bool keepWhatFits, const Evaluation* phase1Plan,
-                       int* evaluated) -> std::optional<Evaluation> {
+  // One k's plan; its simulations are added to `*evaluated`, and `*reused` counts it when it
+  // was kept from an earlier plan (a k evaluated on another thread counts into its own).
+  using Stage = Context::Stage;
+  auto atCounted = [&](const StepTimes& times, Stage stage, const Context::KPlan* phase1,
+                       int* evaluated, int* reused) -> Context::KPlan {
     if (fixed) {
       ++*evaluated;
-      return evaluatePrepared(ctx, *fixed, times, req.budget, req.reuse_delay);
+      BudgetWindow window(req.budget);
+      auto e = evaluatePrepared(ctx, *fixed, times, window, req.reuse_delay);
+      return {e ? std::make_shared<const Evaluation>(std::move(*e)) : nullptr, window, 1};
     }
-    return accudnnPrepared(ctx, swapAll, times, req.budget, req.reuse_delay, evaluated,
-                           keepWhatFits, phase1Plan);
+    bool wasKept = false;
+    Context::KPlan p =
+        accudnnKept(ctx, times, req.budget, req.reuse_delay, stage, phase1, &wasKept);
+    *evaluated += p.simulations;
+    *reused += wasKept;
+    return p;
   };
-  auto at = [&](const StepTimes& times, bool keepWhatFits,
-                const Evaluation* phase1Plan = nullptr) -> std::optional<Evaluation> {
-    return atCounted(times, keepWhatFits, phase1Plan, &out.evaluated);
+  auto at = [&](const StepTimes& times, Stage stage,
+                const Context::KPlan* phase1 = nullptr) -> Context::KPlan {
+    return atCounted(times, stage, phase1, &out.evaluated, &out.reused);
   };
   const std::size_t lanes = req.threads > 0
                                 ? static_cast<std::size_t>(req.threads)
@@ -791,7 +935,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
 
   std::optional<Evaluation> best;
   if (req.batch) {
-    best = at(*ctx.timesAt(*req.batch), true);
+    if (auto p = at(*ctx.timesAt(*req.batch), Stage::Whole); p.plan) best = *p.plan;
   } else if (req.mode == PlanMode::Argmin) {
     // Branch and bound over k: no plan at k beats the minibatch's load followed by its compute
     // time (step 1 waits for the load whatever the swap set, the compute stream then runs every
@@ -805,6 +949,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       }
     }
     double bestObj = std::numeric_limits<double>::infinity();
+    Context::KPlan bestPlan;
     auto search = [&](const std::vector<std::int64_t>& ks) {
       struct Candidate {
         double bound;
@@ -831,8 +976,8 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       // those it would not have simulated are dropped, counts included: the same plan, and the
       // same count, on any number of threads.
       const std::size_t n = candidates.size();
-      std::vector<std::optional<Evaluation>> results(n);
-      std::vector<int> counts(n, 0);
+      std::vector<Context::KPlan> results(n);
+      std::vector<int> counts(n, 0), reused(n, 0);
       std::vector<double> objs(n, std::numeric_limits<double>::infinity());
       const auto done = std::make_unique<std::atomic<bool>[]>(n);
       std::atomic<std::size_t> next{0};
@@ -853,9 +998,10 @@ PlanResult Planner::plan(const PlanRequest& req) const {
             }
             return;
           }
-          results[i] = atCounted(*candidates[i].times, false, nullptr, &counts[i]);
-          if (results[i])
-            objs[i] = objective(results[i]->k, results[i]->sim.t_iter, req, out.delta);
+          results[i] =
+              atCounted(*candidates[i].times, Stage::Phase1, nullptr, &counts[i], &reused[i]);
+          if (const auto& e = results[i].plan)
+            objs[i] = objective(e->k, e->sim.t_iter, req, out.delta);
           done[i].store(true, std::memory_order_release);
         }
       };
@@ -868,33 +1014,37 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       for (std::size_t i = 0; i < n; ++i) {
         if (candidates[i].bound > bestObj || !done[i].load()) break;  // one thread stops here
         out.evaluated += counts[i];
-        auto& e = results[i];
+        out.reused += reused[i];
+        const auto& e = results[i].plan;
         if (!e) continue;
         const double obj = objs[i];
-        if (obj < bestObj || (obj == bestObj && best && e->k < best->k)) {
+        if (obj < bestObj || (obj == bestObj && bestPlan.plan && e->k < bestPlan.plan->k)) {
           bestObj = obj;
-          best = std::move(e);
+          bestPlan = std::move(results[i]);
         }
       }
     };
     const auto ks = grid(top);
     search(ks);
-    if (best && ks.size() > 1 && ks.back() > 48) {
+    if (bestPlan.plan && ks.size() > 1 && ks.back() > 48) {
       // Refine between the grid neighbours of the best k.
-      const auto it = std::find(ks.begin(), ks.end(), best->k);
+      const std::int64_t bestK = bestPlan.plan->k;
+      const auto it = std::find(ks.begin(), ks.end(), bestK);
       const std::int64_t lo = it == ks.begin() ? 1 : *(it - 1) + 1;
       const std::int64_t hi = it + 1 == ks.end() ? top : *(it + 1) - 1;
       const std::int64_t stride = std::max<std::int64_t>(1, (hi - lo + 1) / 12);
       std::vector<std::int64_t> fine;
       for (std::int64_t k = lo; k <= hi; k += stride) {
-        if (k != best->k) fine.push_back(k);
+        if (k != bestK) fine.push_back(k);
       }
       search(fine);
     }
     // At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved.
-    if (best && !fixed) {
-      if (auto e = at(*ctx.timesAt(best->k), true, &*best)) best = std::move(e);
+    if (bestPlan.plan && !fixed) {
+      auto p = at(*ctx.timesAt(bestPlan.plan->k), Stage::FromPhase1, &bestPlan);
+      if (p.plan) bestPlan = std::move(p);
     }
+    if (bestPlan.plan) best = *bestPlan.plan;
   } else {
     // Algorithm 2: the largest k whose t_ready meets (6) after pinning. Fixed policies run
     // Algorithm 1 on their own GMAP without pinning. Every k uses the split of Algorithm 2: an
@@ -1035,7 +1185,8 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       }
       ++out.evaluated;
       // A fixed policy's own plan: its recompute set is not in `set`.
-      auto e = evaluatePrepared(ctx, fixed ? *fixed : *ctx.prepared(set), times, req.budget,
+      BudgetWindow window(req.budget);
+      auto e = evaluatePrepared(ctx, fixed ? *fixed : *ctx.prepared(set), times, window,
                                 req.reuse_delay);
       if (e) timelines[k] = {std::move(pr), fixed ? 0 : req.budget - peak};
       return e;

@@ -87,7 +87,12 @@ struct PlanResult {
   double delta = 0;    ///< seconds between iterations (all-reduce)
   double t_whole = 0;  ///< seconds for E epochs of m samples (0 without m)
   double lr = 0;       ///< eq. 9
-  int evaluated = 0;   ///< (k, swap set) simulations run
+  /// (k, swap set) simulations the plan rests on, those of k plans reused from earlier plans of
+  /// the same Planner included (the count does not depend on what was planned before).
+  int evaluated = 0;
+  /// Plans at one k taken from earlier plans of the same Planner instead of made again: those
+  /// made for a budget that every comparison with the budget they make treats the same way.
+  int reused = 0;
   /// Paper mode: Algorithm 2 found no k whose t_ready meets (6); `reason` names the first
   /// violating step at the last k tried (k = 1) and its cause. The budget trains (k_max >= 1):
   /// the model predicts that every k stalls.
@@ -102,10 +107,12 @@ struct PlanResult {
 /// shares (layer costs, the model's curves resolved per step, the keep-all, swap-all and
 /// vdnn-conv GMAPs and memory curves); plan() then searches k and swap sets. All methods are
 /// const and safe to call from many threads at once, so one Planner serves many budgets (the
-/// desktop app re-plans on every drag of the budget). The only state kept between calls is a
-/// bounded, locked cache of the GMAPs and memory curves of swap sets built before, which depend
-/// on neither k nor the budget: a result never depends on what was planned before. `model`
-/// must outlive it.
+/// desktop app re-plans on every drag of the budget). The only state kept between calls is
+/// bounded, locked caches of what depends on neither the budget nor the request's other fields
+/// (the GMAPs and memory curves of swap sets, step times, prefetch schedules), and of accudnn's
+/// plans at one k with the window of budgets each holds for (the budgets every comparison with
+/// the budget in its making treats the same way): a result never depends on what was planned
+/// before. `model` must outlive it.
 class Planner {
  public:
   Planner(const PerfModel& model, const Network& net);

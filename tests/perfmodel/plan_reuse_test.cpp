@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// A Planner keeps accudnn's plans at one k with the window of budgets each holds for, and reuses
+// them for later budgets of that window. A plan made from kept plans must equal, to the bit, the
+// plan of a planner that has planned nothing before.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/zoo.h"
+#include "perfmodel/planner.h"
+#include "store/run_db.h"
+
+namespace swapscope::perf {
+namespace {
+
+const PerfModel& sampleModel() {
+  static const PerfModel model =
+      PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
+                                      "/resnet56-32x32-cpu-profile.swapdb")
+                         .load());
+  return model;
+}
+
+void expectSamePlan(const PlanResult& cold, const PlanResult& warm) {
+  ASSERT_EQ(cold.trainable, warm.trainable);
+  EXPECT_EQ(cold.reason, warm.reason);
+  EXPECT_EQ(cold.evaluated, warm.evaluated);
+  if (!cold.trainable) return;
+  EXPECT_EQ(cold.best.k, warm.best.k);
+  EXPECT_EQ(cold.best.swapped, warm.best.swapped);
+  EXPECT_EQ(cold.best.reuse_delay, warm.best.reuse_delay);
+  EXPECT_EQ(cold.best.peak, warm.best.peak);
+  EXPECT_EQ(cold.best.sim.t_iter, warm.best.sim.t_iter);
+  EXPECT_EQ(cold.best.sim.stall, warm.best.sim.stall);
+  EXPECT_EQ(cold.best.sim.stalled_steps(), warm.best.sim.stalled_steps());
+  EXPECT_EQ(cold.best.bytesMoved(), warm.best.bytesMoved());
+}
+
+// A drag of the budget up and back down, in steps fine enough that neighbouring budgets share
+// most k plans, and coarse jumps: every plan equals a cold planner's, and kept plans are used.
+TEST(PlanReuse, PlansFromKeptPlansEqualPlansMadeAfresh) {
+  for (const auto& [name, lo, hi] :
+       {std::tuple<std::string, double, double>{"resnet56", 40.0 * (1 << 20), 90.0 * (1 << 20)},
+        {"resnet152", 6.0 * (1 << 30), 9.0 * (1 << 30)}}) {
+    const Network net = buildZooModel(name);
+    const Planner warm(sampleModel(), net);
+    std::vector<std::int64_t> budgets;
+    constexpr int kSteps = 9;
+    for (int i = 0; i <= kSteps; ++i)
+      budgets.push_back(static_cast<std::int64_t>(lo * std::pow(hi / lo, i / double(kSteps))));
+    for (int i = kSteps; i >= 0; i -= 3)  // back down, to budgets planned before and between
+      budgets.push_back(static_cast<std::int64_t>(lo * std::pow(hi / lo, i / double(kSteps))) + 1);
+    int reused = 0;
+    for (const std::int64_t budget : budgets) {
+      for (const std::int64_t dataset : {std::int64_t{0}, std::int64_t{50000}}) {
+        PlanRequest r;
+        r.policy = Policy::AccUdnn;
+        r.budget = budget;
+        r.dataset_size = dataset;
+        r.threads = 1;
+        SCOPED_TRACE(name + " at " + std::to_string(budget) +
+                     " bytes, m = " + std::to_string(dataset));
+        const PlanResult cold = Planner(sampleModel(), net).plan(r);
+        EXPECT_EQ(cold.reused, 0);
+        const PlanResult kept = warm.plan(r);
+        expectSamePlan(cold, kept);
+        reused += kept.reused;
+      }
+    }
+    // The check above would pass with nothing kept: the plans must have been reused too.
+    EXPECT_GT(reused, static_cast<int>(budgets.size())) << name;
+  }
+}
+
+// accudnn at one k, with and without phase 2, on a planner that planned neighbouring budgets.
+TEST(PlanReuse, AccudnnAtOneKEqualsAFreshPlanner) {
+  const Network net = buildZooModel("resnet56");
+  const Planner warm(sampleModel(), net);
+  for (const std::int64_t k : {8, 32, 64}) {
+    for (const bool keep : {false, true}) {
+      for (const std::int64_t mib : {40, 41, 48, 47, 64, 40}) {
+        const std::int64_t budget = mib << 20;
+        SCOPED_TRACE("k = " + std::to_string(k) + " at " + std::to_string(mib) + " MiB" +
+                     (keep ? ", phase 2" : ""));
+        int coldCount = 0, warmCount = 0;
+        const auto cold = Planner(sampleModel(), net).accudnnAt(k, budget, -1, &coldCount, keep);
+        const auto kept = warm.accudnnAt(k, budget, -1, &warmCount, keep);
+        ASSERT_EQ(cold.has_value(), kept.has_value());
+        EXPECT_EQ(coldCount, warmCount);
+        if (!cold) continue;
+        EXPECT_EQ(cold->swapped, kept->swapped);
+        EXPECT_EQ(cold->reuse_delay, kept->reuse_delay);
+        EXPECT_EQ(cold->sim.t_iter, kept->sim.t_iter);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swapscope::perf
