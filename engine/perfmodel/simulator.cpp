@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "common/error.h"
 
@@ -308,6 +309,23 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
   if (in.curve) r.pool.emplace_back(r.t_iter, in.curve->persistent.at(in.k));
   r.throughput = r.t_iter > 0 ? static_cast<double>(in.k) / r.t_iter : 0;
   return true;
+}
+
+SubBatchTiming subBatchIteration(const SimResult& pass, std::int64_t k, std::int64_t sub_batches) {
+  if (sub_batches < 1 || pass.steps.size() < 2) {
+    throw Error(ErrorKind::Runtime, "subBatchIteration: " + std::to_string(sub_batches) +
+                                        " sub-batches of a pass with " +
+                                        std::to_string(pass.steps.size()) + " steps");
+  }
+  const double passes = static_cast<double>(sub_batches);
+  // The pass's update (and whatever a stream still drains) follows its last backward step.
+  const double body = pass.steps.back().finish;
+  SubBatchTiming t;
+  t.t_iter = sub_batches == 1 ? pass.t_iter : passes * body + (pass.t_iter - body);
+  t.stall = passes * pass.stall;
+  t.idle = passes * pass.idle();
+  t.throughput = t.t_iter > 0 ? static_cast<double>(k) / t.t_iter : 0.0;
+  return t;
 }
 
 }  // namespace swapscope::perf

@@ -41,6 +41,7 @@ ojson planToJson(const PlanFile& p) {
             {"mode", p.mode},
             {"budget", p.budget},
             {"k", p.k},
+            {"sub_batches", p.sub_batches},
             {"learning_rate", p.learning_rate},
             {"reuse_delay", p.reuse_delay},
             {"swap_set", swaps},
@@ -191,6 +192,16 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   p.mode = top.oneOf("mode", {"argmin", "paper", "fixed"});
   p.budget = top.integer("budget", 1);
   p.k = top.integer("k", 1);
+  if (version >= 2) {
+    p.sub_batches = top.integer("sub_batches", 1, p.k);
+    if (p.k % p.sub_batches != 0) {
+      top.fail("sub_batches", "is " + std::to_string(p.sub_batches) +
+                                  ", which does not divide k (" + std::to_string(p.k) +
+                                  "): sub-batches are equal");
+    }
+  } else if (top.has("sub_batches")) {
+    top.fail("sub_batches", "is a version-2 field, but the plan is version 1");
+  }
   p.learning_rate = top.number("learning_rate");
   p.reuse_delay = top.smallInteger("reuse_delay", 0);
 

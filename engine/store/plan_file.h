@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief The plan file: what `swapscope plan` (and the desktop app) exports and `swapscope run`
-/// executes. Versioned JSON, "format": "swapscope-plan", "version": 1; the JSON Schema is
+/// executes. Versioned JSON, "format": "swapscope-plan", "version": 2 (version 1, without
+/// sub_batches, still reads as one sub-batch); the JSON Schema is
 /// docs/plan.schema.json and docs/plan-json.md describes each field. Reading validates every
 /// field and names the first wrong one; it never guesses a default for a required field.
 #pragma once
@@ -14,7 +15,7 @@
 
 namespace swapscope::store {
 
-inline constexpr int kPlanVersion = 1;
+inline constexpr int kPlanVersion = 2;
 
 /// One swapped FM: its device memory is released after forward step `release_step` (its last
 /// forward reader; the offload began after its producer's step, and the minibatch needs none as
@@ -61,6 +62,9 @@ struct PlanFile {
   std::string mode;       ///< argmin, paper, fixed
   std::int64_t budget = 0;
   std::int64_t k = 0;
+  /// S: the minibatch runs as S passes of k/S samples before one update (version 2; 1 in a
+  /// version-1 file). The swap set, the steps and peak_bytes are one pass's.
+  std::int64_t sub_batches = 1;
   double learning_rate = 0;
   int reuse_delay = 0;
   std::vector<PlanSwap> swap_set;

@@ -19,6 +19,7 @@
 #include "perfmodel/paper.h"
 #include "perfmodel/planner.h"
 #include "perfmodel/simulator.h"
+#include "perfmodel/sub_batch_plan.h"
 #include "store/run_db.h"
 
 namespace swapscope::perf {
@@ -754,6 +755,102 @@ TEST(PaperModeOnResNet56, AKThatKeepAllFitsMeetsConstraint6) {
     EXPECT_TRUE(r.paper.violations.empty()) << mib << " MiB";
     EXPECT_EQ(r.paper.t_ready.size(), r.best.sim.steps.size());
   }
+}
+
+}  // namespace
+}  // namespace swapscope::perf
+
+namespace swapscope::perf {
+namespace {
+
+TEST(SubBatches, AnIterationIsSPassesAndOneUpdate) {
+  // A pass whose last backward step ends at 10 s and whose update and drain take 2 s more.
+  SimResult pass;
+  pass.steps.resize(3);
+  pass.steps[2].finish = 10;
+  pass.t_iter = 12;
+  pass.stall = 0.5;
+  pass.dispatch = 0.25;
+  const SubBatchTiming one = subBatchIteration(pass, 4, 1);
+  EXPECT_EQ(one.t_iter, 12);
+  EXPECT_EQ(one.throughput, 4.0 / 12);
+  const SubBatchTiming three = subBatchIteration(pass, 12, 3);
+  EXPECT_EQ(three.t_iter, 3 * 10 + 2);
+  EXPECT_EQ(three.stall, 1.5);
+  EXPECT_EQ(three.idle, 3 * 0.75);
+  EXPECT_EQ(three.throughput, 12.0 / 32);
+  EXPECT_THROW(subBatchIteration(pass, 12, 0), Error);
+}
+
+TEST(SubBatches, APlanOfKInSPassesIsThePlanOfOnePassTimedSTimes) {
+  const testing::Chain c;
+  const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1e9));
+  const Planner planner(model, c.net);
+  const std::int64_t k = 8;
+  // A budget below swap-all's peak at 8 but above it at 2: the minibatch trains only split.
+  const std::int64_t budget = (c.curve.peak(2) + c.curve.peak(4)) / 2;
+  ASSERT_LT(budget, c.curve.peak(4));
+  PlanRequest req;
+  req.policy = Policy::SwapAll;
+  req.budget = budget;
+  req.batch = k;
+  EXPECT_FALSE(planner.plan(req).trainable);
+  for (const std::int64_t s : {1, 2}) {
+    const SubBatchPlan p = planSubBatches(planner, req, s);
+    EXPECT_FALSE(p.pass.trainable) << s;
+  }
+  const SubBatchPlan p = planSubBatches(planner, req, 4);
+  ASSERT_TRUE(p.pass.trainable) << p.pass.reason;
+  EXPECT_EQ(p.pass.best.k, 2);
+  // The peak is the analyzer's at k/S, to the byte.
+  EXPECT_EQ(p.pass.best.peak, c.curve.peak(2));
+  const SimResult& pass = p.pass.best.sim;
+  EXPECT_DOUBLE_EQ(p.timing.t_iter,
+                   4 * pass.steps.back().finish + (pass.t_iter - pass.steps.back().finish));
+  EXPECT_GT(p.timing.t_iter, pass.t_iter);
+  EXPECT_EQ(p.lr, scaledLearningRate(req.lr_base, req.k_base, req.lr_c, k));
+  const store::PlanFile file = toPlanFile(p, req, model, c.net, "cpu", "synthetic.swapdb");
+  EXPECT_EQ(file.k, k);
+  EXPECT_EQ(file.sub_batches, 4);
+  EXPECT_EQ(file.predictions.peak_bytes, c.curve.peak(2));
+  EXPECT_DOUBLE_EQ(file.predictions.t_iter_s, p.timing.t_iter);
+  EXPECT_DOUBLE_EQ(file.predictions.stall_s, 4 * pass.idle());
+  // A count that does not split k, and a plan without a fixed k, are refused.
+  EXPECT_THROW(planSubBatches(planner, req, 3), Error);
+  PlanRequest searched = req;
+  searched.batch.reset();
+  EXPECT_THROW(planSubBatches(planner, searched, 2), Error);
+}
+
+TEST(SubBatches, AutoPicksTheDivisorWithTheLeastSimulatedTime) {
+  const testing::Chain c;
+  const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1e9));
+  const Planner planner(model, c.net);
+  PlanRequest req;
+  req.policy = Policy::SwapAll;
+  req.batch = 8;
+  req.budget = c.curve.peak(4);
+  const SubBatchPlan chosen = planSubBatches(planner, req, 0);
+  ASSERT_TRUE(chosen.pass.trainable) << chosen.pass.reason;
+  EXPECT_EQ(chosen.candidates, 4);  // 1, 2, 4, 8
+  double best = 0;
+  std::int64_t bestS = 0;
+  for (const std::int64_t s : {1, 2, 4, 8}) {
+    const SubBatchPlan p = planSubBatches(planner, req, s);
+    if (!p.pass.trainable) continue;
+    if (bestS == 0 || p.timing.t_iter < best) {
+      best = p.timing.t_iter;
+      bestS = s;
+    }
+  }
+  ASSERT_GE(bestS, 2) << "k = 8 does not fit whole";
+  EXPECT_EQ(chosen.sub_batches, bestS);
+  EXPECT_EQ(chosen.timing.t_iter, best);
+  // No divisor fits: the reason names the smallest sub-batch.
+  req.budget = c.curve.peak(1) - 1;
+  const SubBatchPlan none = planSubBatches(planner, req, 0);
+  EXPECT_FALSE(none.pass.trainable);
+  EXPECT_NE(none.pass.reason.find("in 8 sub-batches of 1"), std::string::npos) << none.pass.reason;
 }
 
 }  // namespace

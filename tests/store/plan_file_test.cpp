@@ -217,7 +217,7 @@ TEST(PlanFile, PredictedStartsAreOptionalAndChecked) {
 TEST(PlanFile, InconsistentPlansAreRefused) {
   const json good = planToJson(samplePlan());
   json doc = good;
-  doc["version"] = 2;
+  doc["version"] = kPlanVersion + 1;
   EXPECT_NE(refusal(doc).find("newer than this Swapscope reads"), std::string::npos);
   doc = good;
   doc["predictions"]["peak_bytes"] = doc["budget"].get<std::int64_t>() + 1;
@@ -242,6 +242,62 @@ TEST(PlanFile, InconsistentPlansAreRefused) {
   doc["k"] = 1.5;
   EXPECT_NE(refusal(doc).find("'k' must be an integer"), std::string::npos) << refusal(doc);
   EXPECT_NE(refusal(json::array()).find("the document"), std::string::npos);
+}
+
+TEST(PlanFile, SubBatchesRoundTripAndMustSplitK) {
+  PlanFile p = samplePlan();
+  p.sub_batches = 4;
+  EXPECT_EQ(planToJson(p)["sub_batches"], 4);
+  EXPECT_EQ(planFromJson(planToJson(p), "p.json"), p);
+  json doc = planToJson(p);
+  doc["sub_batches"] = 5;
+  EXPECT_NE(refusal(doc).find("field 'sub_batches' is 5, which does not divide k (64)"),
+            std::string::npos)
+      << refusal(doc);
+  doc["sub_batches"] = 65;
+  EXPECT_NE(refusal(doc).find("field 'sub_batches' must be at most 64, got 65"), std::string::npos)
+      << refusal(doc);
+  doc["sub_batches"] = 0;
+  EXPECT_NE(refusal(doc).find("field 'sub_batches' must be at least 1, got 0"), std::string::npos)
+      << refusal(doc);
+}
+
+TEST(PlanFile, AVersion1PlanReadsAsOneSubBatch) {
+  // A version-1 file, as written before sub-batches: no sub_batches field.
+  json doc = planToJson(samplePlan());
+  doc["version"] = 1;
+  doc.erase("sub_batches");
+  const PlanFile p = planFromJson(doc, "v1.json");
+  EXPECT_EQ(p.sub_batches, 1);
+  EXPECT_EQ(p, samplePlan());
+  // The field belongs to version 2: a version-1 file that has it is refused, not half-read.
+  doc["sub_batches"] = 2;
+  EXPECT_NE(refusal(doc).find("field 'sub_batches' is a version-2 field"), std::string::npos)
+      << refusal(doc);
+}
+
+/// Every key of `written` is a property of `schema`, and every property the schema requires is
+/// written; objects nested in both are compared the same way (arrays by their first item).
+void expectAgree(const json& written, const json& schema, const std::string& path) {
+  const json& props = schema.at("properties");
+  for (const auto& [key, value] : written.items()) {
+    const std::string at = path.empty() ? key : path + "." + key;
+    ASSERT_TRUE(props.contains(key)) << "the writer writes '" << at << "', the schema lacks it";
+    const json& sub = props.at(key);
+    if (value.is_object() && sub.contains("properties")) expectAgree(value, sub, at);
+    if (value.is_array() && !value.empty() && value[0].is_object() && sub.contains("items"))
+      expectAgree(value[0], sub.at("items"), at + "[0]");
+  }
+  for (const auto& name : schema.value("required", json::array()))
+    EXPECT_TRUE(written.contains(name.get<std::string>()))
+        << "the schema requires '" << (path.empty() ? "" : path + ".") << name.get<std::string>()
+        << "', the writer does not write it";
+}
+
+TEST(PlanFile, TheWriterAndTheSchemaAgreeOnEveryField) {
+  const json doc = planToJson(samplePlan());
+  EXPECT_EQ(schema()["properties"]["version"]["maximum"], kPlanVersion);
+  expectAgree(doc, schema(), "");
 }
 
 TEST(PlanFile, UnreadableFilesAreNamed) {
