@@ -34,10 +34,7 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out) {
   checkOutputOption(args, "--out", "the trace file --out", rules);
   store::RunReader reader(path);
   const store::RunData run = reader.load();
-  if (run.iterations.empty()) throwBadInput("'" + path + "' holds no recorded iterations");
-  std::int64_t k = 0;
-  for (const auto& it : run.iterations)
-    k = std::max(k, it.k);
+  std::int64_t k = store::largestRecordedK(run);
   if (auto v = args.positiveInt("--k")) k = *v;
   int iteration = 0;
   if (auto v = args.value("--iteration")) {

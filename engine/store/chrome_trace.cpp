@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "store/chrome_trace.h"
 
+#include <algorithm>
 #include <string>
 
 #include "common/error.h"
@@ -34,20 +35,29 @@ json sortIndex(int tid) {
 
 }  // namespace
 
-json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
-  const IterationRow* it = nullptr;
+std::int64_t largestRecordedK(const RunData& run) {
+  if (run.iterations.empty()) throwBadInput("'" + run.path + "' holds no recorded iterations");
+  std::int64_t k = 0;
+  for (const IterationRow& r : run.iterations)
+    k = std::max(k, r.k);
+  return k;
+}
+
+const IterationRow& recordedIteration(const RunData& run, std::int64_t k, int iteration) {
   for (const IterationRow& r : run.iterations) {
-    if (r.k == k && r.iteration == iteration) it = &r;
+    if (r.k == k && r.iteration == iteration) return r;
   }
-  if (!it) {
-    std::string have;
-    for (const IterationRow& r : run.iterations) {
-      if (r.iteration == 0) have += (have.empty() ? "" : ", ") + std::to_string(r.k);
-    }
-    throwBadInput("'" + run.path + "' holds no iteration " + std::to_string(iteration) +
-                  " at k = " + std::to_string(k) +
-                  (have.empty() ? " (it holds no iterations)" : " (recorded k: " + have + ")"));
+  std::string have;
+  for (const IterationRow& r : run.iterations) {
+    if (r.iteration == 0) have += (have.empty() ? "" : ", ") + std::to_string(r.k);
   }
+  throwBadInput("'" + run.path + "' holds no iteration " + std::to_string(iteration) +
+                " at k = " + std::to_string(k) +
+                (have.empty() ? " (it holds no iterations)" : " (recorded k: " + have + ")"));
+}
+
+json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
+  const IterationRow* it = &recordedIteration(run, k, iteration);
   auto layerName = [&](int layer) {
     return layer >= 0 && static_cast<std::size_t>(layer) < run.layers.size()
                ? run.layers[static_cast<std::size_t>(layer)].name

@@ -12,8 +12,15 @@
 
 namespace swapscope::store {
 
-/// Throws Error(BadInput) naming the k values and iterations present when (k, iteration) was
-/// not recorded.
+/// The largest minibatch with a recorded iteration (what `swapscope trace` and the app's Timeline
+/// show by default). Throws Error(BadInput) naming the file when it holds no iterations.
+std::int64_t largestRecordedK(const RunData& run);
+
+/// The recorded iteration `iteration` (0-based) at `k`. Throws Error(BadInput) naming the file and
+/// the k values recorded when there is none.
+const IterationRow& recordedIteration(const RunData& run, std::int64_t k, int iteration);
+
+/// Throws Error(BadInput) as recordedIteration() does when (k, iteration) was not recorded.
 nlohmann::ordered_json chromeTrace(const RunData& run, std::int64_t k, int iteration);
 
 }  // namespace swapscope::store

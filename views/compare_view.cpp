@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+#include "views/compare_view.h"
+
+#include <qcustomplot.h>
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "common/bytes.h"
+#include "common/format.h"
+#include "views/replot.h"
+
+namespace swapscope {
+namespace {
+
+constexpr double kMs = 1e3;
+constexpr double kMiB = 1024.0 * 1024.0;
+const QColor kColorA(0x4c, 0x72, 0xb0);
+const QColor kColorB(0xdd, 0x84, 0x52);
+
+QString qs(const std::string& s) {
+  return QString::fromStdString(s);
+}
+
+QStandardItem* textItem(const QString& text) {
+  auto* item = new QStandardItem(text);
+  item->setData(text, Qt::UserRole);
+  item->setEditable(false);
+  return item;
+}
+
+/// Display text with the raw value as the sort key.
+QStandardItem* numberItem(const QString& text, double value) {
+  auto* item = new QStandardItem(text);
+  item->setData(value, Qt::UserRole);
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  item->setEditable(false);
+  return item;
+}
+
+QString ms(double seconds) {
+  return qs(formatMilliseconds(seconds));
+}
+
+QString ratio(double a, double b) {
+  return a > 0 ? qs(formatFixed(b / a, 2)) + "x" : QStringLiteral("-");
+}
+
+QTableView* makeTable(QStandardItemModel* model) {
+  auto* t = new QTableView;
+  t->setModel(model);
+  // Rows stay in the order they were added until a header is clicked.
+  t->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+  t->setSortingEnabled(true);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->verticalHeader()->setVisible(false);
+  t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 4);
+  t->horizontalHeader()->setStretchLastSection(true);
+  return t;
+}
+
+QCustomPlot* makePlot(const QString& title) {
+  auto* p = new QCustomPlot;
+  p->plotLayout()->insertRow(0);
+  p->plotLayout()->addElement(
+      0, 0,
+      new QCPTextElement(p, title, QFont(p->font().family(), p->font().pointSize(), QFont::Bold)));
+  p->legend->setVisible(true);
+  QFont small = p->font();
+  small.setPointSize(std::max(6, small.pointSize() - 2));
+  p->legend->setFont(small);
+  p->legend->setRowSpacing(0);
+  p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  p->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  p->setMinimumSize(220, 160);
+  return p;
+}
+
+QCPGraph* lineGraph(QCustomPlot* p, const QString& name, const QColor& color,
+                    Qt::PenStyle style = Qt::SolidLine) {
+  QCPGraph* g = p->addGraph();
+  g->setName(name);
+  g->setPen(QPen(color, 1.5, style));
+  return g;
+}
+
+}  // namespace
+
+CompareView::CompareView(QWidget* parent)
+    : QWidget(parent),
+      m_aBox(new QComboBox),
+      m_bBox(new QComboBox),
+      m_identity(new QLabel),
+      m_stepTitle(new QLabel),
+      m_steps(new QStandardItemModel(this)),
+      m_curves(new QStandardItemModel(this)),
+      m_stepTable(makeTable(m_steps)),
+      m_curveTable(makeTable(m_curves)),
+      m_curvesPlot(makePlot("Fitted curves at common work")),
+      m_pciePlot(makePlot("PCIe fits")),
+      m_timesPlot(makePlot("Iteration times")),
+      m_poolPlot(makePlot("Pool in use, one iteration")) {
+  m_steps->setSortRole(Qt::UserRole);
+  m_curves->setSortRole(Qt::UserRole);
+  m_steps->setHorizontalHeaderLabels(
+      {"step", "dir", "layer", "A ms", "B ms", "B-A ms", "|B-A| ms", "B/A"});
+  m_curves->setHorizontalHeaderLabels(
+      {"layer type", "dir", "work", "A ms", "B ms", "B/A", "forms"});
+  m_identity->setWordWrap(true);
+  m_identity->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_stepTitle->setWordWrap(true);
+
+  auto* pair = new QHBoxLayout;
+  pair->addWidget(new QLabel("A"));
+  pair->addWidget(m_aBox, 1);
+  pair->addWidget(new QLabel("B"));
+  pair->addWidget(m_bBox, 1);
+
+  auto* tables = new QWidget;
+  auto* tl = new QVBoxLayout(tables);
+  tl->setContentsMargins(0, 0, 0, 0);
+  tl->addWidget(m_stepTitle);
+  tl->addWidget(m_stepTable, 1);
+  tl->addWidget(new QLabel("Fitted curves per layer type at common work (* extrapolated)"));
+  tl->addWidget(m_curveTable, 1);
+
+  auto* plots = new QWidget;
+  auto* grid = new QGridLayout(plots);
+  grid->setContentsMargins(0, 0, 0, 0);
+  grid->addWidget(m_curvesPlot, 0, 0);
+  grid->addWidget(m_pciePlot, 0, 1);
+  grid->addWidget(m_timesPlot, 1, 0);
+  grid->addWidget(m_poolPlot, 1, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(tables);
+  split->addWidget(plots);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(pair);
+  layout->addWidget(m_identity);
+  layout->addWidget(split, 1);
+
+  auto chosen = [this] {
+    if (m_aBox->signalsBlocked()) return;
+    emit pairChosen(m_aBox->currentIndex(), m_bBox->currentIndex());
+  };
+  connect(m_aBox, &QComboBox::currentIndexChanged, this, chosen);
+  connect(m_bBox, &QComboBox::currentIndexChanged, this, chosen);
+  connect(m_curveTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { highlightCurve(current.row()); });
+  connect(m_stepTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) {
+            if (!current.isValid()) return;
+            const auto cell = [&](int column) {
+              return m_steps->item(current.row(), column)->text();
+            };
+            m_stepTitle->setText(QStringLiteral("step %1 (%2 %3): A %4 ms, B %5 ms, B/A %6")
+                                     .arg(cell(0), cell(2), cell(1), cell(3), cell(4), cell(7)));
+          });
+  setMessage("Add a database for comparison (File > Add database for comparison...).");
+}
+
+void CompareView::setRunNames(const QStringList& names, int a, int b) {
+  const QSignalBlocker ba(m_aBox), bb(m_bBox);
+  m_aBox->clear();
+  m_bBox->clear();
+  m_aBox->addItems(names);
+  m_bBox->addItems(names);
+  m_aBox->setCurrentIndex(a);
+  m_bBox->setCurrentIndex(b);
+}
+
+int CompareView::runA() const {
+  return m_aBox->currentIndex();
+}
+
+int CompareView::runB() const {
+  return m_bBox->currentIndex();
+}
+
+void CompareView::setMessage(const QString& message) {
+  m_data = CompareData{};
+  m_identity->setText(message);
+  fillTables();
+  fillPlots();
+}
+
+void CompareView::setData(const CompareData& data) {
+  m_data = data;
+  const perf::RunComparison& c = m_data.comparison;
+  auto side = [](const QString& label, const perf::RunSide& s) {
+    return label + QStringLiteral(
+                       ": %1 %2 on %3, budget %4, %5; PCIe h2d %6 GB/s, d2h %7 GB/s, "
+                       "both at once %8x slower")
+                       .arg(qs(s.kind), qs(s.status), qs(s.device), qs(formatBytes(s.budget)),
+                            qs(s.policy), qs(formatFixed(s.h2d_bytes_per_s / 1e9, 2)),
+                            qs(formatFixed(s.d2h_bytes_per_s / 1e9, 2)),
+                            qs(formatFixed(s.duplex_factor, 2)));
+  };
+  m_identity->setText(side(qs(m_data.label_a), c.a) + "\n" + side(qs(m_data.label_b), c.b));
+  fillTables();
+  fillPlots();
+}
+
+void CompareView::fillTables() {
+  const perf::RunComparison& c = m_data.comparison;
+  m_steps->removeRows(0, m_steps->rowCount());
+  m_curves->removeRows(0, m_curves->rowCount());
+  if (m_data.label_a.empty()) {
+    m_stepTitle->setText("Per-step median times");
+  } else if (!c.same_network) {
+    m_stepTitle->setText("Per-step median times: not compared, the networks differ");
+  } else if (c.step_k == 0) {
+    m_stepTitle->setText("Per-step median times: not compared, no k was recorded by both");
+  } else {
+    m_stepTitle->setText(QStringLiteral("Per-step median times at k = %1 (the largest both "
+                                        "recorded), %2 steps, largest difference first")
+                             .arg(c.step_k)
+                             .arg(c.steps.size()));
+  }
+  for (const perf::StepDiff& d : c.steps) {
+    const double diff = d.seconds_b - d.seconds_a;
+    m_steps->appendRow({numberItem(QString::number(d.step), d.step), textItem(qs(d.direction)),
+                        textItem(qs(d.layer)), numberItem(ms(d.seconds_a), d.seconds_a),
+                        numberItem(ms(d.seconds_b), d.seconds_b), numberItem(ms(diff), diff),
+                        numberItem(ms(std::abs(diff)), std::abs(diff)),
+                        numberItem(ratio(d.seconds_a, d.seconds_b),
+                                   d.seconds_a > 0 ? d.seconds_b / d.seconds_a : 0.0)});
+  }
+  // Largest difference first, as compareRuns orders them; a click on a header sorts by it.
+  m_stepTable->horizontalHeader()->setSortIndicator(6, Qt::DescendingOrder);
+  for (const perf::CurveAtCommonWork& w : c.curves) {
+    const QString work = (w.bytes_axis ? qs(formatBytes(static_cast<std::int64_t>(w.work)))
+                                       : qs(formatSi(w.work) + "FLOP")) +
+                         (w.extrapolated ? " *" : "");
+    m_curves->appendRow({textItem(qs(w.target)), textItem(qs(w.direction)),
+                         numberItem(work, w.work), numberItem(ms(w.seconds_a), w.seconds_a),
+                         numberItem(ms(w.seconds_b), w.seconds_b),
+                         numberItem(ratio(w.seconds_a, w.seconds_b),
+                                    w.seconds_a > 0 ? w.seconds_b / w.seconds_a : 0.0),
+                         textItem(qs(w.form_a + " / " + w.form_b))});
+  }
+  for (QTableView* t : {m_stepTable, m_curveTable})
+    t->resizeColumnsToContents();
+}
+
+void CompareView::fillPlots() {
+  const perf::RunComparison& c = m_data.comparison;
+  const QString a = qs(m_data.label_a), b = qs(m_data.label_b);
+  for (QCustomPlot* p : {m_curvesPlot, m_pciePlot, m_timesPlot, m_poolPlot}) {
+    p->clearPlottables();
+    p->clearItems();
+  }
+
+  // Curves at common work: A's and B's bars side by side per layer type and direction.
+  {
+    QCustomPlot* p = m_curvesPlot;
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    QVector<double> keys, va, vb;
+    double lo = 1e300;
+    for (std::size_t i = 0; i < c.curves.size(); ++i) {
+      const perf::CurveAtCommonWork& w = c.curves[i];
+      keys.push_back(static_cast<double>(i));
+      va.push_back(w.seconds_a * kMs);
+      vb.push_back(w.seconds_b * kMs);
+      for (double v : {va.back(), vb.back()}) {
+        if (v > 0) lo = std::min(lo, v);
+      }
+      ticker->addTick(static_cast<double>(i), qs(w.target + " " + w.direction));
+    }
+    p->xAxis->setTicker(ticker);
+    p->xAxis->setTickLabelRotation(60);
+    p->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    p->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    p->yAxis->setLabel("ms at common work");
+    auto* group = new QCPBarsGroup(p);
+    const double base = lo < 1e300 ? lo / 10 : 1e-3;
+    for (const auto& [name, values, color] :
+         {std::tuple{a, va, kColorA}, std::tuple{b, vb, kColorB}}) {
+      auto* bars = new QCPBars(p->xAxis, p->yAxis);
+      bars->setName(name);
+      bars->setWidth(0.38);
+      bars->setBaseValue(base);
+      bars->setBrush(color);
+      bars->setPen(QPen(color.darker(130)));
+      bars->setBarsGroup(group);
+      bars->setSelectable(QCP::stMultipleDataRanges);
+      bars->setData(keys, values, /*alreadySorted=*/true);
+    }
+    p->xAxis->setRange(-0.7, std::max(1.0, static_cast<double>(c.curves.size()) - 0.3));
+    p->yAxis->rescale();
+    if (lo < 1e300) p->yAxis->setRange(base, p->yAxis->range().upper * 2);
+    p->legend->setVisible(!c.curves.empty());
+  }
+
+  // PCIe: each run's fitted line per direction, time against bytes, over the largest copy.
+  {
+    QCustomPlot* p = m_pciePlot;
+    const double top = std::max<double>(static_cast<double>(m_data.largest_transfer), kMiB);
+    for (const auto& [label, s, color] :
+         {std::tuple{a, &c.a, kColorA}, std::tuple{b, &c.b, kColorB}}) {
+      if (label.isEmpty()) continue;
+      for (const bool h2d : {true, false}) {
+        const double bw = h2d ? s->h2d_bytes_per_s : s->d2h_bytes_per_s;
+        const double lat = h2d ? s->h2d_latency_s : s->d2h_latency_s;
+        if (!(bw > 0)) continue;
+        QCPGraph* g = lineGraph(p, label.left(1) + (h2d ? " h2d" : " d2h"), color,
+                                h2d ? Qt::SolidLine : Qt::DashLine);
+        g->setData({0, top / kMiB}, {lat * kMs, (lat + top / bw) * kMs});
+      }
+    }
+    p->xAxis->setLabel("bytes copied (MiB)");
+    p->yAxis->setLabel("ms");
+    p->rescaleAxes();
+    p->legend->setVisible(p->graphCount() > 0);
+  }
+
+  // Iteration times: every recorded iteration per k, A's and B's, with their medians joined.
+  {
+    QCustomPlot* p = m_timesPlot;
+    for (const auto& [label, times, color, shape] :
+         {std::tuple{a, &m_data.times_a, kColorA, QCPScatterStyle::ssCircle},
+          std::tuple{b, &m_data.times_b, kColorB, QCPScatterStyle::ssSquare}}) {
+      if (times->empty()) continue;
+      QCPGraph* points = p->addGraph();
+      points->setName(label.left(1) + " iterations");
+      points->setLineStyle(QCPGraph::lsNone);
+      points->setScatterStyle(QCPScatterStyle(shape, color, 5));
+      QCPGraph* medians = lineGraph(p, label.left(1) + " median", color);
+      for (const IterationTimes& t : *times) {
+        std::vector<double> sorted = t.seconds;
+        for (double s : sorted)
+          points->addData(static_cast<double>(t.k), s * kMs);
+        if (sorted.empty()) continue;
+        std::sort(sorted.begin(), sorted.end());
+        const std::size_t n = sorted.size();
+        const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        medians->addData(static_cast<double>(t.k), median * kMs);
+      }
+    }
+    p->xAxis->setLabel("k");
+    p->yAxis->setLabel("iteration time (ms)");
+    p->rescaleAxes();
+    p->xAxis->scaleRange(1.1);
+    p->yAxis->setRangeLower(0);
+    p->yAxis->setRangeUpper(p->yAxis->range().upper * 1.1);
+    p->legend->setVisible(p->graphCount() > 0);
+  }
+
+  // Pool bytes over one iteration of each run.
+  {
+    QCustomPlot* p = m_poolPlot;
+    for (const auto& [label, pool, color] :
+         {std::tuple{a, &m_data.pool_a, kColorA}, std::tuple{b, &m_data.pool_b, kColorB}}) {
+      if (pool->k == 0) continue;
+      QCPGraph* g = lineGraph(p, label.left(1) + QStringLiteral(" at k = %1").arg(pool->k), color);
+      g->setLineStyle(QCPGraph::lsStepLeft);
+      for (const auto& [t, bytes] : pool->points)
+        g->addData(t * kMs, static_cast<double>(bytes) / kMiB);
+    }
+    p->xAxis->setLabel("time in the iteration (ms)");
+    p->yAxis->setLabel("MiB");
+    p->rescaleAxes();
+    p->yAxis->setRangeLower(0);
+    p->yAxis->setRangeUpper(p->yAxis->range().upper * 1.15);
+    p->legend->setVisible(p->graphCount() > 0);
+  }
+  for (QCustomPlot* p : {m_curvesPlot, m_pciePlot, m_timesPlot, m_poolPlot})
+    replotWhenShown(p);
+}
+
+void CompareView::highlightCurve(int row) {
+  if (row < 0 || row >= m_curves->rowCount()) return;
+  // The table may be sorted: find the curve by its target and direction.
+  const std::string target = m_curves->item(row, 0)->text().toStdString();
+  const std::string direction = m_curves->item(row, 1)->text().toStdString();
+  const auto& curves = m_data.comparison.curves;
+  int index = -1;
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    if (curves[i].target == target && curves[i].direction == direction) index = static_cast<int>(i);
+  }
+  for (int i = 0; i < m_curvesPlot->plottableCount(); ++i) {
+    QCPAbstractPlottable* bars = m_curvesPlot->plottable(i);
+    bars->setSelection(index >= 0 ? QCPDataSelection(QCPDataRange(index, index + 1))
+                                  : QCPDataSelection());
+  }
+  replotWhenShown(m_curvesPlot);
+}
+
+}  // namespace swapscope
