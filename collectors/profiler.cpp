@@ -248,7 +248,8 @@ perf::MeasuredIteration measuredIteration(const rt::IterationRecord& rec) {
   for (std::size_t j = 1; j < rec.stall_ns.size(); ++j)
     m.stall[j] = static_cast<double>(rec.stall_ns[j]) * 1e-9;
   for (const rt::TimelineOp& op : rec.ops) {
-    if (op.kind == rt::TaskKind::Compute && op.step >= 1 &&
+    // The plan predicts the first pass's starts (sub-batches repeat the steps).
+    if (op.kind == rt::TaskKind::Compute && op.sub_batch == 0 && op.step >= 1 &&
         static_cast<std::size_t>(op.step) < m.start.size())
       m.start[static_cast<std::size_t>(op.step)] = static_cast<double>(op.start_ns) * 1e-9;
   }
@@ -324,6 +325,7 @@ PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& 
   const std::int64_t k = plan.k;
   rt::ExecutorOptions options;
   options.seed = config.seed;
+  options.sub_batches = plan.sub_batches;
   // The data's size first: the engine checks the run's host memory with it before it or the
   // data allocates anything.
   if (config.data == PlanData::FashionMnist) {

@@ -68,6 +68,8 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
   const std::vector<LayerCost>& costs = *ctx.costs;
   const std::int64_t origin = rec.start_ns - ctx.run_start_ns;
   const int n = gmap.forward_steps;
+  // A minibatch run in sub-batches runs each step once per pass, on k/S samples.
+  const std::int64_t pass = ctx.k / std::max(1, rec.sub_batches);
 
   store::IterationRows rows;
   rows.iteration = {ctx.k,
@@ -104,7 +106,7 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
         const bool bwd = gmap.isBackwardStep(op.step);
         rows.samples.push_back({ctx.k, ctx.iteration, op.step, layer,
                                 bwd ? store::Direction::Backward : store::Direction::Forward,
-                                ctx.k * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
+                                pass * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
                                 origin + op.start_ns, op.end_ns - op.start_ns,
                                 rec.stall_ns.at(static_cast<std::size_t>(op.step)),
                                 origin + (static_cast<std::size_t>(op.step) < rec.ready_ns.size()
@@ -118,7 +120,7 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
         if (op.step <= n || op.step > 2 * n || op.buffer < 0) break;
         const int layer = gmap.buffers.at(static_cast<std::size_t>(op.buffer)).layer;
         rows.recomputes.push_back({ctx.k, ctx.iteration, op.step, layer,
-                                   ctx.k * costs.at(static_cast<std::size_t>(layer)).fwd_flops,
+                                   pass * costs.at(static_cast<std::size_t>(layer)).fwd_flops,
                                    origin + op.start_ns, op.end_ns - op.start_ns});
         break;
       }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief `swapscope analyze`: the static analysis of a network at minibatch k.
 #include <algorithm>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/file_options.h"
 #include "cli/network_options.h"
+#include "cli/sub_batch_options.h"
 #include "cli/table.h"
 #include "common/bytes.h"
 #include "common/error.h"
@@ -61,6 +63,15 @@ struct Context {
   std::int64_t k;
   std::optional<std::int64_t> budget;
   bool withGmap;
+  std::int64_t sub_batches = 1;  ///< S: the memory, the GMAP and k_max are one sub-batch's
+  /// The samples the memory is counted at: one sub-batch, k / S.
+  std::int64_t mk() const { return k / sub_batches; }
+  /// The largest minibatch whose sub-batch fits `bytes` under `p`: S times the largest
+  /// sub-batch (saturating where the curve does not grow with k).
+  std::int64_t kMax(const MemoryPlan& p, std::int64_t bytes) const {
+    const std::int64_t one = p.curve.kMax(bytes);
+    return one > INT64_MAX / sub_batches ? INT64_MAX : one * sub_batches;
+  }
 };
 
 json gmapJson(const Context& c) {
@@ -72,7 +83,7 @@ json gmapJson(const Context& c) {
       const GmapBuffer& b = g.buffers[op.buffer];
       o["buffer"] = b.name;
       o["kind"] = bufferKindName(b.kind);
-      o["bytes"] = b.size.at(c.k);
+      o["bytes"] = b.size.at(c.mk());
     }
     ops.push_back(std::move(o));
   }
@@ -81,8 +92,9 @@ json gmapJson(const Context& c) {
 
 void printGmapText(const Context& c, std::ostream& out) {
   const Gmap& g = c.chosen.gmap;
-  out << "\nGMAP under " << policyName(c.policy) << " at k = " << c.k << " (" << g.ops.size()
-      << " operations)\n";
+  out << "\nGMAP under " << policyName(c.policy) << " at k = " << c.mk()
+      << (c.sub_batches > 1 ? " (one of " + std::to_string(c.sub_batches) + " sub-batches)" : "")
+      << " (" << g.ops.size() << " operations)\n";
   TextTable t;
   t.column("step", TextTable::Align::Right);
   t.column("op");
@@ -97,15 +109,15 @@ void printGmapText(const Context& c, std::ostream& out) {
     }
     const GmapBuffer& b = g.buffers[op.buffer];
     t.row({std::to_string(op.step), std::string(gmapOpKindName(op.kind)), b.name,
-           std::string(bufferKindName(b.kind)), formatBytes(b.size.at(c.k))});
+           std::string(bufferKindName(b.kind)), formatBytes(b.size.at(c.mk()))});
   }
   t.print(out);
 }
 
 json memoryJson(const Context& c) {
   auto peakJson = [&](const MemoryPlan& p) {
-    const int step = p.curve.peakStep(c.k);
-    return json{{"bytes", p.curve.peak(c.k)},
+    const int step = p.curve.peakStep(c.mk());
+    return json{{"bytes", p.curve.peak(c.mk())},
                 {"step", step},
                 {"layer", step > 0 ? c.net.layer(p.gmap.step_layer[step]).name : ""}};
   };
@@ -114,9 +126,10 @@ json memoryJson(const Context& c) {
     curve.push_back({{"step", s},
                      {"layer", c.net.layer(c.chosen.gmap.step_layer[s]).name},
                      {"phase", c.chosen.gmap.isBackwardStep(s) ? "backward" : "forward"},
-                     {"bytes", c.chosen.curve.resident[s].at(c.k)}});
+                     {"bytes", c.chosen.curve.resident[s].at(c.mk())}});
   }
-  return json{{"persistent_bytes", c.a.keep_all.curve.persistent.at(c.k)},
+  return json{{"sub_batch", c.mk()},
+              {"persistent_bytes", c.a.keep_all.curve.persistent.at(c.mk())},
               {"keep_all_peak", peakJson(c.a.keep_all)},
               {"swap_all_peak", peakJson(c.a.swap_all)},
               {"lower_bound_k1", c.a.lower_bound},
@@ -127,10 +140,12 @@ json memoryJson(const Context& c) {
 
 json kMaxJson(const Context& c) {
   if (!c.budget) return nullptr;
+  const auto kMax = [&](const MemoryPlan& p) { return c.kMax(p, *c.budget); };
   json j{{"budget", *c.budget},
-         {"keep_all", c.a.keep_all.curve.kMax(*c.budget)},
-         {"swap_all", c.a.swap_all.curve.kMax(*c.budget)}};
-  if (!isBaseline(c.policy)) j[jsonKey(c.policy)] = c.chosen.curve.kMax(*c.budget);
+         {"sub_batches", c.sub_batches},
+         {"keep_all", kMax(c.a.keep_all)},
+         {"swap_all", kMax(c.a.swap_all)}};
+  if (!isBaseline(c.policy)) j[jsonKey(c.policy)] = kMax(c.chosen);
   return j;
 }
 
@@ -149,7 +164,7 @@ void printJson(const Context& c, std::ostream& out) {
                       {"forward_flops", lc.fwd_flops * k},
                       {"backward_data_flops", lc.bwd_data_flops * k},
                       {"backward_weight_flops", lc.bwd_weight_flops * k},
-                      {"fm_bytes", lc.fm.at(k)},
+                      {"fm_bytes", lc.fm.at(c.mk())},
                       {"swapped", static_cast<bool>(c.chosen.gmap.swapped[i])}});
     if (policyInfo(c.policy).uses(kFmRecompute))
       layers.back()["recomputed"] = static_cast<bool>(c.chosen.gmap.recomputed[i]);
@@ -161,6 +176,7 @@ void printJson(const Context& c, std::ostream& out) {
              {"classes", c.net.classes()},
              {"layers", c.net.size()}}},
            {"batch", k},
+           {"sub_batches", c.sub_batches},
            {"params", c.a.totals.params},
            {"forward_macs", c.a.totals.fwd_macs * k},
            {"forward_flops", c.a.totals.fwd_flops * k},
@@ -178,7 +194,11 @@ void printText(const Context& c, std::ostream& out) {
   out << "network  " << net.name() << ": " << net.size() << " layers, input "
       << net.sampleShape().toString() << ", " << net.classes() << " classes (structure "
       << net.structureHash() << ")\n"
-      << "batch    k = " << k << ", policy " << policyName(c.policy) << "\n\n";
+      << "batch    k = " << k
+      << (c.sub_batches > 1
+              ? " in " + std::to_string(c.sub_batches) + " sub-batches of " + std::to_string(c.mk())
+              : std::string())
+      << ", policy " << policyName(c.policy) << "\n\n";
 
   TextTable t;
   t.column("#", TextTable::Align::Right);
@@ -196,7 +216,7 @@ void printText(const Context& c, std::ostream& out) {
     t.row({std::to_string(i), net.layer(i).name, std::string(layerKindName(net.layer(i).kind)),
            net.outputShape(i).toString(), lc.params ? formatGrouped(lc.params) : "",
            si(lc.fwd_flops * k), si(lc.bwd_data_flops * k), si(lc.bwd_weight_flops * k),
-           formatBytes(lc.fm.at(k)),
+           formatBytes(lc.fm.at(c.mk())),
            c.chosen.gmap.swapped[i] ? "swap" : (c.chosen.gmap.recomputed[i] ? "recompute" : "")});
   }
   t.print(out);
@@ -210,13 +230,18 @@ void printText(const Context& c, std::ostream& out) {
       << "  forward FLOPs       " << si(tot.fwd_flops * k) << '\n'
       << "  training FLOPs      " << si(tot.trainFlops() * k) << " (forward + backward)\n";
 
+  const std::int64_t mk = c.mk();
   auto peakLine = [&](const std::string& label, const MemoryPlan& p) {
-    out << "  " << label << formatBytes(p.curve.peak(k)) << "  at "
-        << stepLabel(net, p.gmap, p.curve.peakStep(k)) << '\n';
+    out << "  " << label << formatBytes(p.curve.peak(mk)) << "  at "
+        << stepLabel(net, p.gmap, p.curve.peakStep(mk)) << '\n';
   };
-  out << "\nmemory at k = " << k << " (one pool: parameters, gradients, momentum, statistics,\n"
+  out << "\nmemory at k = " << mk
+      << (c.sub_batches > 1 ? " (one sub-batch; the parameter gradients stay across the " +
+                                  std::to_string(c.sub_batches) + ")"
+                            : std::string())
+      << " (one pool: parameters, gradients, momentum, statistics,\n"
       << "minibatch, labels, feature maps and their gradients; zero workspace)\n"
-      << "  persistent          " << formatBytes(c.a.keep_all.curve.persistent.at(k)) << '\n';
+      << "  persistent          " << formatBytes(c.a.keep_all.curve.persistent.at(mk)) << '\n';
   peakLine("keep-all peak       ", c.a.keep_all);
   peakLine("swap-all peak       ", c.a.swap_all);
   if (!isBaseline(c.policy))
@@ -224,12 +249,16 @@ void printText(const Context& c, std::ostream& out) {
   out << "  lower bound (k=1)   " << formatBytes(c.a.lower_bound) << "  (moDNN eq. 2)\n";
 
   if (c.budget) {
-    out << "\nk_max for a budget of " << formatBytes(*c.budget) << '\n'
-        << "  keep-all            " << c.a.keep_all.curve.kMax(*c.budget) << '\n'
-        << "  swap-all            " << c.a.swap_all.curve.kMax(*c.budget) << '\n';
+    const auto kMax = [&](const MemoryPlan& p) { return c.kMax(p, *c.budget); };
+    out << "\nk_max for a budget of " << formatBytes(*c.budget)
+        << (c.sub_batches > 1 ? " in " + std::to_string(c.sub_batches) +
+                                    " sub-batches (S times the largest sub-batch)"
+                              : std::string())
+        << '\n'
+        << "  keep-all            " << kMax(c.a.keep_all) << '\n'
+        << "  swap-all            " << kMax(c.a.swap_all) << '\n';
     if (!isBaseline(c.policy)) {
-      out << "  " << padded(std::string(policyName(c.policy))) << c.chosen.curve.kMax(*c.budget)
-          << '\n';
+      out << "  " << padded(std::string(policyName(c.policy))) << kMax(c.chosen) << '\n';
     }
     if (c.a.swap_all.curve.kMax(*c.budget) == 0) {
       out << "  untrainable: even swap-all at k = 1 needs "
@@ -247,7 +276,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
       "                  [--classes N] [--policy " +
           joinPolicyNames(PolicyRows::Fixed, "|", "|") +
           "] [--json]\n"
-          "                  [--dump-net FILE] [--gmap]",
+          "                  [--sub-batches S | --sub-batch-size B] [--dump-net FILE] [--gmap]",
       "Static analysis of a network at minibatch K: per-layer output shapes, parameters,\n"
       "FLOPs and feature-map bytes; totals; the memory peak under keep-all and swap-all; the\n"
       "memory lower bound; and, with --budget, the largest k that fits. Sizes accept 123456,\n"
@@ -256,6 +285,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--batch", "K", "minibatch size (required)");
   args.option("--budget", "SIZE", "GPU memory budget for k_max");
   args.option("--policy", "P", "swap policy for the table and curve (default keep-all)");
+  addSubBatchOptions(args);
   args.flag("--json", "print a JSON document instead of tables");
   args.option("--dump-net", "FILE", "also write the network as network JSON to FILE");
   addForceFlag(args, "the --dump-net file");
@@ -268,6 +298,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   checkOutputOption(args, "--dump-net", "the network file --dump-net", rules);
   const Network net = loadNetwork(args);
   const std::int64_t k = batchOption(args, kMaxBatch);
+  const std::int64_t subBatches = subBatchOption(args, k);
   std::optional<std::int64_t> budget;
   if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");
   const Policy policy = policyOption(args);
@@ -284,7 +315,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
                   formatSi(static_cast<double>(perSample)) +
                   " FLOPs or bytes per sample times k do not fit in 64-bit counts");
   }
-  const Context c{net, a, a.plan(policy), policy, k, budget, args.has("--gmap")};
+  const Context c{net, a, a.plan(policy), policy, k, budget, args.has("--gmap"), subBatches};
   if (args.has("--json")) {
     printJson(c, out);
   } else {

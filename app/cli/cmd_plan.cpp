@@ -11,12 +11,14 @@
 #include "cli/file_options.h"
 #include "cli/network_options.h"
 #include "cli/plan_options.h"
+#include "cli/sub_batch_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
 #include "graph/network_json.h"
 #include "perfmodel/model.h"
 #include "perfmodel/planner.h"
+#include "perfmodel/sub_batch_plan.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
 
@@ -39,7 +41,9 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
           "] [--mode argmin|paper]\n"
           "               [--max-batch K] [--epochs E --dataset-size M] [--gpus N --link-bandwidth "
           "B]\n"
-          "               [--lr-base X --k-base K --lr-c C] [--out plan.json] [--json]",
+          "               [--lr-base X --k-base K --lr-c C] [--sub-batches S|auto | "
+          "--sub-batch-size B]\n"
+          "               [--out plan.json] [--json]",
       "Fits the performance model to a run database (made by `swapscope profile`) and plans\n"
       "for a budget: the minibatch k (searched unless --batch), the swap set, and the simulated\n"
       "iteration: t_iter, throughput, peak memory and the stall before each step. Without\n"
@@ -61,6 +65,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--lr-base", "X", "base learning rate for eq. 9 (default 0.1)");
   args.option("--k-base", "K", "minibatch of the base learning rate (default 256)");
   args.option("--lr-c", "C", "eq. 9's c (default 0: linear scaling)");
+  addSubBatchOptions(args,
+                     "with --batch K; auto: the S dividing K with the least simulated t_iter");
   args.option("--out", "FILE", "write the plan JSON (docs/plan-json.md)");
   addForceFlag(args, "the --out file");
   args.flag("--json", "print the plan JSON instead of text");
@@ -92,6 +98,16 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   if (auto v = args.value("--lr-base")) req.lr_base = parseNumber(*v, "--lr-base", 0, 100);
   req.k_base = args.positiveInt("--k-base").value_or(256);
   if (auto v = args.value("--lr-c")) req.lr_c = parseNumber(*v, "--lr-c", 0, 1e6);
+  // Sub-batches split the fixed minibatch: S (0 for auto), checked against --batch here.
+  const bool split = args.has("--sub-batches") || args.has("--sub-batch-size");
+  std::int64_t subBatches = 1;
+  if (split) {
+    if (!req.batch) {
+      throwBadInput(std::string(args.has("--sub-batches") ? "--sub-batches" : "--sub-batch-size") +
+                    " splits a fixed minibatch: give --batch K");
+    }
+    subBatches = subBatchesAuto(args) ? 0 : subBatchOption(args, *req.batch);
+  }
 
   store::RunReader reader(dbPath);
   const store::RunData run = reader.load();
@@ -101,14 +117,19 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   const perf::PerfModel model = perf::PerfModel::fit(run);
 
   const perf::Planner planner(model, net);
-  const perf::PlanResult r = planner.plan(req);
+  perf::SubBatchPlan sub;
+  if (split) sub = perf::planSubBatches(planner, req, subBatches);
+  const perf::PlanResult r = split ? sub.pass : planner.plan(req);
   if (!r.trainable) {
     // A budget or k that cannot train is the user's input; a paper-mode search that finds no k
     // meeting constraint (6) is the model's answer (exit 1).
     throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
   }
   const perf::Evaluation& e = r.best;
-  const store::PlanFile planFile = perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
+  const store::PlanFile planFile =
+      split ? perf::toPlanFile(sub, req, model, net, run.meta.backend, dbPath)
+            : perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
+  const auto passes = static_cast<std::int64_t>(planFile.sub_batches);
   const auto doc = store::planToJson(planFile);
   if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, rules);
   if (args.has("--json")) {
@@ -158,17 +179,26 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   }
   out << "  policy            " << policyName(req.policy) << ", "
       << (req.batch ? "k fixed" : std::string("mode ") + std::string(perf::planModeName(req.mode)))
-      << " (" << r.evaluated << " simulations; k_max " << r.k_max << ")\n"
-      << "  k                 " << e.k << "  (learning rate " << r.lr << " by eq. 9)\n"
-      << "  t_iter            " << ms(e.sim.t_iter) << "  (" << std::fixed << std::setprecision(1)
-      << e.sim.throughput << " samples/s)\n"
-      << "  peak              " << formatBytes(e.peak) << " (" << e.peak << " bytes)\n"
-      << "  stall             " << ms(e.sim.stall) << " over " << planFile.predictions.stalls.size()
-      << " steps\n"
+      << " (" << r.evaluated << " simulations; k_max " << r.k_max
+      << (passes > 1 ? " per sub-batch" : "") << ")\n"
+      << "  k                 " << planFile.k;
+  if (passes > 1) {
+    out << " in " << passes << " sub-batches of " << e.k
+        << (subBatches == 0
+                ? " (least t_iter of " + std::to_string(sub.candidates) + " divisors of k)"
+                : std::string());
+  }
+  out << "  (learning rate " << planFile.learning_rate << " by eq. 9)\n"
+      << "  t_iter            " << ms(planFile.predictions.t_iter_s) << "  (" << std::fixed
+      << std::setprecision(1) << planFile.predictions.throughput << " samples/s)\n"
+      << "  peak              " << formatBytes(e.peak) << " (" << e.peak << " bytes"
+      << (passes > 1 ? ", one sub-batch" : "") << ")\n"
+      << "  stall             " << ms(e.sim.stall * static_cast<double>(passes)) << " over "
+      << planFile.predictions.stalls.size() << " steps\n"
       << "  swap set          " << planFile.swap_set.size() << " of " << swappable
-      << " swappable FMs, " << formatBytes(e.bytesMoved()) << " moved per iteration ("
-      << formatBytes(e.offload_bytes) << " to host, " << formatBytes(e.prefetch_bytes)
-      << " to device)\n";
+      << " swappable FMs, " << formatBytes(e.bytesMoved() * passes) << " moved per iteration ("
+      << formatBytes(e.offload_bytes * passes) << " to host, "
+      << formatBytes(e.prefetch_bytes * passes) << " to device)\n";
   if (!req.batch && req.mode == perf::PlanMode::Paper) {
     out << "  constraint (6)    met by Algorithm 1's t_ready at all " << e.sim.steps.size() - 1
         << " steps (pinned area budget - M_peak(k): " << formatBytes(r.pinned_area) << ")\n";
@@ -181,7 +211,10 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     out << "  recomputed        ";
     names(recomputed);
   }
-  if (r.t_whole > 0) out << "  whole training    " << std::setprecision(1) << r.t_whole << " s\n";
+  if (planFile.predictions.t_whole_s > 0) {
+    out << "  whole training    " << std::setprecision(1) << planFile.predictions.t_whole_s
+        << " s\n";
+  }
   if (e.extrapolated)
     out << "  note: some steps are predicted outside the profiled range (extrapolated)\n";
   if (e.transferred) out << "  note: per-type curves from another network (transferred)\n";

@@ -252,6 +252,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       perf::compareStalls(tIter, predictedStall, predictedStart, result.steps);
   if (args.has("--json")) {
     json doc{{"k", k},
+             {"sub_batches", plan.sub_batches},
              {"device", device->deviceName()},
              {"iterations", times.size()},
              {"t_iter_s", {{"predicted", tIter}, {"measured", mIter}}},
@@ -288,8 +289,12 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
-  out << "ran " << planPath << ": " << net.name() << ", k = " << k << ", " << plan.policy << ", "
-      << times.size() << " measured iterations on " << device->deviceName() << "\n"
+  out << "ran " << planPath << ": " << net.name() << ", k = " << k
+      << (plan.sub_batches > 1 ? " in " + std::to_string(plan.sub_batches) + " sub-batches of " +
+                                     std::to_string(k / plan.sub_batches)
+                               : std::string())
+      << ", " << plan.policy << ", " << times.size() << " measured iterations on "
+      << device->deviceName() << "\n"
       << std::fixed << std::setprecision(1) << "                 predicted     measured   error\n"
       << "  t_iter      " << std::setw(10) << tIter * 1e3 << " ms" << std::setw(10) << mIter * 1e3
       << " ms   " << formatRelativeError(tIter, mIter) << "  (median)\n"

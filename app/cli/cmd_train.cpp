@@ -17,6 +17,7 @@
 #include "cli/file_options.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
+#include "cli/sub_batch_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
@@ -46,7 +47,8 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
       "                [--policy " +
           joinPolicyNames(PolicyRows::Fixed, "|", "|") +
           "] [--device cpu] [--seed S]\n"
-          "                [--lr X] [--momentum M] [--weight-decay W] [--data-dir DIR]\n"
+          "                [--sub-batches S | --sub-batch-size B] [--lr X] [--momentum M] "
+          "[--weight-decay W] [--data-dir DIR]\n"
           "                [--synthetic-size N] [--load-weights FILE] [--save-weights FILE] "
           "[--json]",
       "Trains the network on the engine: one pool of exactly the budget, feature maps swapped\n"
@@ -63,6 +65,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
               "minibatch of each is dropped)");
   args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
   args.option("--policy", "P", policyChoices(PolicyRows::Fixed, Policy::KeepAll));
+  addSubBatchOptions(args);
   addDeviceOptions(args);
   args.option("--seed", "S", "seed of initialisation, shuffling, dropout, data (default 1)");
   args.option("--warmup", "N",
@@ -94,6 +97,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
                   "' (choose fashion-mnist or synthetic)");
   }
   const std::int64_t k = batchOption(args, std::int64_t{1} << 20);
+  const std::int64_t subBatches = subBatchOption(args, k);
   const auto iters = args.positiveInt("--iters");
   const auto epochs = args.positiveInt("--epochs");
   if (iters.has_value() == epochs.has_value()) {
@@ -124,6 +128,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   const auto costs = computeLayerCosts(net);
   rt::ExecutorOptions options;
   options.seed = seed;
+  options.sub_batches = subBatches;
   const SwapSet swapped = makeSwapSet(policy, net, costs);
   options.recompute = makeRecomputeSet(policy, net, costs);
   const std::string dataDir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
@@ -169,8 +174,12 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   if (!json) {
     out << "training " << net.name() << " on " << data.train.name << " (" << data.train.size()
         << " samples) with " << device->deviceName() << '\n'
-        << "k = " << k << ", policy " << policyText << ", budget " << formatBytes(budget)
-        << ", predicted peak " << formatBytes(ex.predictedPeak()) << '\n';
+        << "k = " << k
+        << (subBatches > 1 ? " in " + std::to_string(subBatches) + " sub-batches of " +
+                                 std::to_string(k / subBatches)
+                           : std::string())
+        << ", policy " << policyText << ", budget " << formatBytes(budget) << ", predicted peak "
+        << formatBytes(ex.predictedPeak()) << '\n';
     out.flush();
   }
   InterruptScope interrupt;
@@ -203,6 +212,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
         {"device", device->deviceName()},
         {"data", data.train.name},
         {"batch", k},
+        {"sub_batches", subBatches},
         {"policy", policyText},
         {"budget", budget},
         {"iterations", r.iterations},

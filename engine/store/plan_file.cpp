@@ -65,7 +65,7 @@ constexpr std::int64_t kMaxStep = std::int64_t{1} << 30;  // the schema's maximu
 constexpr std::size_t kMaxPathBytes = 4096;               // the schema's maxLength of source_db
 
 /// The policies a plan file of this version can hold: the table's rows that keep or swap only
-/// (version 1 has no field for recomputed FMs).
+/// (versions 1 and 2 have no field for recomputed FMs).
 std::vector<std::string_view> planFilePolicies() {
   std::vector<std::string_view> names;
   for (const PolicyInfo& info : policyTable()) {

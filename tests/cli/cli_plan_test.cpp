@@ -96,6 +96,60 @@ TEST_F(CliPlan, RunsThePlanWithTheExactPeakAndRecordsIt) {
   fs::remove(db);
 }
 
+TEST(CliPlanSubBatches, PlansAndRunsKInSubBatchesWithTheExactPeakOfOne) {
+  // k = 8 does not fit 3 MiB whole under swap-all; in 4 sub-batches of 2 it does. The plan file
+  // records S, and `run` executes it with the pass's peak to the byte.
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto plan = planMemory(net, computeLayerCosts(net), Policy::SwapAll);
+  const std::int64_t budget = plan.curve.peak(2);
+  ASSERT_GT(plan.curve.peak(8), budget);
+  const fs::path out = scratch("sub-batches.json");
+  fs::remove(out);
+  const std::vector<std::string> base{
+      "plan",     "--db",     kSample,   "--budget", std::to_string(budget),
+      "--policy", "swap-all", "--batch", "8"};
+  EXPECT_EQ(run(base).code, kExitUsage) << "the whole minibatch does not fit";
+  auto args = base;
+  args.insert(args.end(), {"--sub-batches", "4", "--out", out.string()});
+  const auto r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("k                 8 in 4 sub-batches of 2"), std::string::npos) << r.out;
+  const store::PlanFile p = store::readPlanFile(out.string());
+  EXPECT_EQ(p.k, 8);
+  EXPECT_EQ(p.sub_batches, 4);
+  EXPECT_EQ(p.predictions.peak_bytes, budget);
+  EXPECT_EQ(readJson(out)["version"], store::kPlanVersion);
+  const auto ran = run({"run", "--plan", out.string(), "--iters", "2", "--warmup", "0", "--json"});
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  const json j = json::parse(ran.out);
+  EXPECT_EQ(j["k"], 8);
+  EXPECT_EQ(j["sub_batches"], 4);
+  EXPECT_EQ(j["peak_bytes"]["measured"].get<std::int64_t>(), budget);
+  EXPECT_EQ(j["peak_bytes"]["predicted"].get<std::int64_t>(), budget);
+  // auto plans every divisor of 8 and keeps one that fits.
+  auto autoArgs = base;
+  autoArgs.insert(autoArgs.end(), {"--sub-batches", "auto", "--json"});
+  const auto a = run(autoArgs);
+  ASSERT_EQ(a.code, 0) << a.err;
+  const json aj = json::parse(a.out);
+  EXPECT_GE(aj["sub_batches"].get<std::int64_t>(), 4);
+  EXPECT_LE(aj["predictions"]["peak_bytes"].get<std::int64_t>(), budget);
+  // Refusals name the option and the value, before the database is read.
+  auto bad = base;
+  bad.insert(bad.end(), {"--sub-batches", "3"});
+  const auto b = run(bad);
+  EXPECT_EQ(b.code, kExitUsage);
+  EXPECT_NE(b.err.find("--sub-batches 3: the minibatch of 8 does not split evenly"),
+            std::string::npos)
+      << b.err;
+  const auto noK = run({"plan", "--db", kSample, "--budget", "16MiB", "--sub-batches", "2"});
+  EXPECT_EQ(noK.code, kExitUsage);
+  EXPECT_NE(noK.err.find("--sub-batches splits a fixed minibatch: give --batch K"),
+            std::string::npos)
+      << noK.err;
+  fs::remove(out);
+}
+
 TEST_F(CliPlan, RefusesAPlanForAnotherNetwork) {
   ASSERT_EQ(s_result.code, 0) << s_result.err;
   const auto r = run({"run", "--plan", s_plan.string(), "--model", "resnet20", "--iters", "1"});
@@ -155,9 +209,10 @@ TEST(CliPlanSearch, SearchesKAndExplainsAnUntrainableBudget) {
   EXPECT_NE(r.out.find("recompute-light"), std::string::npos) << r.out;
   r = run({"plan", "--db", kSample, "--budget", "24MiB", "--policy", "recompute-light", "--json"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("--policy recompute-light: plan files (version 1) do not hold recomputed "
-                       "feature maps"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("--policy recompute-light: plan files (version " +
+                 std::to_string(store::kPlanVersion) + ") do not hold recomputed feature maps"),
+      std::string::npos)
       << r.err;
 
   r = run({"plan", "--db", kSample, "--budget", "1MiB"});

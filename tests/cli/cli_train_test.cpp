@@ -131,6 +131,70 @@ TEST(CliTrain, RecomputeLightRunsAtItsPeakWithKeepAllsWeights) {
   EXPECT_EQ(slurp(dir + "/keep-rl.w"), slurp(dir + "/rl.w"));
 }
 
+TEST(CliTrain, SubBatchesTrainKInTheMemoryOfOneSubBatch) {
+  // k = 8 in 4 sub-batches: the pool's high-water mark is the analyzer's peak at 2, which is
+  // what `analyze --sub-batches 4` shows, and a budget of exactly it trains.
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto plan = planMemory(net, computeLayerCosts(net), Policy::SwapAll);
+  const std::int64_t peak = plan.curve.peak(2);
+  ASSERT_LT(peak, plan.curve.peak(8));
+  const Result a = run({"analyze", "--model", "fmnist-cnn", "--batch", "8", "--policy", "swap-all",
+                        "--sub-batches", "4", "--budget", std::to_string(peak), "--json"});
+  ASSERT_EQ(a.code, kExitOk) << a.err;
+  const auto aj = nlohmann::json::parse(a.out);
+  EXPECT_EQ(aj["sub_batches"], 4);
+  EXPECT_EQ(aj["memory"]["sub_batch"], 2);
+  EXPECT_EQ(aj["memory"]["swap_all_peak"]["bytes"].get<std::int64_t>(), peak);
+  EXPECT_EQ(aj["k_max"]["swap_all"], 8) << "S times the largest sub-batch that fits";
+  EXPECT_EQ(aj["batch"], 8);
+  // The work is the whole minibatch's; only the memory is one sub-batch's.
+  const Result whole =
+      run({"analyze", "--model", "fmnist-cnn", "--batch", "8", "--policy", "swap-all", "--json"});
+  ASSERT_EQ(whole.code, kExitOk);
+  EXPECT_EQ(aj["training_flops"], nlohmann::json::parse(whole.out)["training_flops"]);
+  auto args = trainArgs("swap-all", std::to_string(peak));
+  args.insert(args.end(), {"--sub-batches", "4"});
+  const Result r = run(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["batch"], 8);
+  EXPECT_EQ(j["sub_batches"], 4);
+  EXPECT_EQ(j["pool"]["high_water"].get<std::int64_t>(), peak);
+  EXPECT_EQ(j["pool"]["predicted_peak"].get<std::int64_t>(), peak);
+  // The same by size, and the minibatch whole does not fit that budget.
+  auto bySize = trainArgs("swap-all", std::to_string(peak));
+  bySize.insert(bySize.end(), {"--sub-batch-size", "2"});
+  EXPECT_EQ(run(bySize).code, kExitOk);
+  EXPECT_EQ(run(trainArgs("swap-all", std::to_string(peak))).code, kExitUsage);
+}
+
+TEST(CliTrain, BadSubBatchesNameTheOptionAndValue) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--sub-batches", "0"}, "--sub-batches 0: the sub-batch count must be at least 1, not 0"},
+      {{"--sub-batches", "-2"}, "--sub-batches -2: the sub-batch count must be at least 1"},
+      {{"--sub-batches", "3"},
+       "--sub-batches 3: the minibatch of 8 does not split evenly: 8 is "
+       "not a multiple of 3"},
+      {{"--sub-batches", "9"}, "--sub-batches 9: a minibatch of 8 has no sub-batch count of 9"},
+      {{"--sub-batches", "two"}, "option --sub-batches: expected an integer, got 'two'"},
+      {{"--sub-batch-size", "3"}, "--sub-batch-size 3: the minibatch of 8 does not split"},
+      {{"--sub-batch-size", "16"}, "--sub-batch-size 16: a minibatch of 8 has no sub-batch size"},
+      {{"--sub-batches", "2", "--sub-batch-size", "4"}, "give at most one of --sub-batches"}};
+  for (const auto& [extra, why] : cases) {
+    auto args = trainArgs("keep-all", "64MiB");
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = run(args);
+    EXPECT_EQ(r.code, kExitUsage) << extra[0] << " " << extra[1];
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    // analyze reads the same options.
+    std::vector<std::string> a{"analyze", "--model", "fmnist-cnn", "--batch", "8"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const Result ar = run(a);
+    EXPECT_EQ(ar.code, kExitUsage);
+    EXPECT_NE(ar.err.find(why), std::string::npos) << ar.err;
+  }
+}
+
 TEST(CliTrain, ABudgetBelowThePlanIsRefusedWithTheShortfall) {
   const Result r = run(trainArgs("keep-all", "1MiB"));
   EXPECT_EQ(r.code, kExitUsage);

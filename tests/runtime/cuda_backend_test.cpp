@@ -541,6 +541,36 @@ TEST(CudaBackendGpu, DeterministicModeGivesBitIdenticalWeightsAcrossSwapSets) {
   }
 }
 
+TEST(CudaBackendGpu, SubBatchesAccumulateToTheMinibatchsGradientWithoutBatchNorm) {
+  // cuDNN's and cuBLAS's beta = 1 add the passes' weight gradients; the loss divides by the
+  // whole minibatch. Without batch norm, 4 passes of 2 train as one pass of 8 (to rounding),
+  // with the pool's high-water mark at the padded peak of one pass.
+  SWAPSCOPE_REQUIRE_CUDA();
+  const Network net = noBatchStatistics();
+  DeviceOptions o;
+  o.deterministic = true;
+  auto gpu = openDevice("cuda", o);
+  const std::int64_t k = 8;
+  const Dataset data = syntheticDataset(net.sampleShape(), net.classes(), k * 3, 11);
+  auto trainSplit = [&](std::int64_t s) {
+    ExecutorOptions options;
+    options.sub_batches = s;
+    SwapExecutor ex(*gpu, net, k, swapSet(net, Policy::SwapAll), 256 << 20, options);
+    for (int it = 0; it < 3; ++it) {
+      ex.trainIteration(data.images.data() + it * k * net.sampleShape().numel(),
+                        data.labels.data() + it * k, static_cast<std::uint64_t>(it), {});
+    }
+    EXPECT_EQ(ex.poolStats().high_water, ex.predictedPeak()) << s << " sub-batches";
+    return ex.readWeights();
+  };
+  const auto whole = trainSplit(1);
+  const auto split = trainSplit(4);
+  ASSERT_EQ(whole.size(), split.size());
+  const std::vector<double> err = valueErrors(whole, split);
+  for (std::size_t t = 0; t < err.size(); ++t)
+    EXPECT_LE(err[t], 1e-5) << "weight tensor " << t;
+}
+
 TEST(CudaBackendGpu, MeasuredPoolPeakEqualsThePredictionWithWorkspacesAndPadding) {
   SWAPSCOPE_REQUIRE_CUDA();
   const Network net = buildZooModel("resnet20", {});

@@ -67,7 +67,7 @@ TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
   EXPECT_EQ(readPlanFile(path.string()), p);
   std::filesystem::remove(path);
 
-  // A plan that recomputes FMs has no version-1 file: refused before anything is written.
+  // A plan that recomputes FMs has no plan file yet: refused before anything is written.
   PlanFile r = p;
   r.policy = "recompute-light";
   try {
@@ -175,8 +175,8 @@ TEST(PlanFile, EveryValueOutOfItsRangeIsNamed) {
 }
 
 TEST(PlanFile, SchemaPolicyEnumIsThePolicyTable) {
-  // The schema lists exactly the table's names of policies that keep or swap only (version 1
-  // has no field for recomputed FMs), in its order, and the reader takes each of them and
+  // The schema lists exactly the table's names of policies that keep or swap only (versions 1
+  // and 2 have no field for recomputed FMs), in its order, and the reader takes each of them and
   // refuses a name outside them, listing them.
   std::vector<std::string> table;
   std::string listed;
@@ -195,7 +195,7 @@ TEST(PlanFile, SchemaPolicyEnumIsThePolicyTable) {
   doc["policy"] = "swap-some";
   EXPECT_NE(refusal(doc).find("'policy' is 'swap-some', not one of " + listed), std::string::npos)
       << refusal(doc);
-  // A recomputing policy's plan cannot be written as version 1: its name is refused.
+  // A recomputing policy's plan cannot be written yet: its name is refused.
   doc["policy"] = "recompute-light";
   EXPECT_NE(refusal(doc).find("'policy' is 'recompute-light', not one of"), std::string::npos)
       << refusal(doc);
