@@ -122,6 +122,40 @@ TEST(TimelineRows, RecomputeTasksBecomeRecomputeRowsNotStepSamples) {
     EXPECT_EQ(count, 1) << "step " << step;
 }
 
+TEST(TimelineRows, SubBatchesGiveEachStepOneSampleOfItsPassesFlopsPerPass) {
+  // k = 8 in 4 passes: every step runs 4 times on 2 samples, so it has 4 samples per iteration,
+  // each with the FLOPs of 2 samples (the performance model fits time against them).
+  const Network net = buildZooModel("fmnist-cnn", {});
+  const auto costs = computeLayerCosts(net);
+  const std::int64_t k = 8;
+  auto device = rt::openDevice("cpu");
+  rt::ExecutorOptions options;
+  options.sub_batches = 4;
+  rt::SwapExecutor ex(*device, net, k, makeSwapSet(Policy::SwapAll, net, costs), 64 << 20, options);
+  const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, 3);
+  const rt::IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
+  RowContext ctx;
+  ctx.net = &net;
+  ctx.gmap = &ex.gmap();
+  ctx.costs = &costs;
+  ctx.k = k;
+  ctx.run_start_ns = rec.start_ns;
+  const store::IterationRows rows = iterationRows(rec, ctx);
+  std::map<int, int> perStep;
+  for (const store::SampleRow& s : rows.samples) {
+    if (s.direction == store::Direction::Update) continue;
+    ++perStep[s.step];
+    const LayerCost& c = costs[static_cast<std::size_t>(s.layer)];
+    EXPECT_EQ(s.flops,
+              2 * (s.direction == store::Direction::Backward ? c.bwd_data_flops + c.bwd_weight_flops
+                                                             : c.fwd_flops))
+        << "step " << s.step;
+  }
+  EXPECT_EQ(perStep.size(), static_cast<std::size_t>(ex.gmap().steps()));
+  for (const auto& [step, count] : perStep)
+    EXPECT_EQ(count, 4) << "step " << step;
+}
+
 TEST(KernelCollector, CuptiNotAskedForIsSaid) {
   EngineRun r = makeRun("cpu", Policy::KeepAll, 8);
   auto c = KernelCollector::create(*r.device, false);
