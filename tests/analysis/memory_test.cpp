@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/network_analysis.h"
+#include "analysis/sub_batch.h"
+#include "common/error.h"
 #include "graph/zoo.h"
 #include "tiny_network.h"
 
@@ -50,6 +52,30 @@ TEST(LowerBound, DominatedByWeightsForVgg) {
   const std::int64_t weights = 3 * a.totals.params * 4;
   EXPECT_GT(a.lower_bound, weights);
   EXPECT_LT(a.lower_bound, weights + (std::int64_t{64} << 20));
+}
+
+TEST(SubBatches, SplitKEvenlyOrSayWhyNot) {
+  EXPECT_EQ(subBatchSize(64, 1, "S"), 64);
+  EXPECT_EQ(subBatchSize(64, 4, "S"), 16);
+  EXPECT_EQ(subBatchSize(64, 64, "S"), 1);
+  EXPECT_EQ(subBatchCount(64, 16, "B"), 4);
+  const std::pair<std::int64_t, std::string> counts[] = {
+      {0, "--sub-batches 0: the sub-batch count must be at least 1, not 0"},
+      {-1, "must be at least 1, not -1"},
+      {65, "a minibatch of 64 has no sub-batch count of 65 (at most 64)"},
+      {5,
+       "the minibatch of 64 does not split evenly: 64 is not a multiple of 5 (64 = 12 x 5 + 4;"}};
+  for (const auto& [s, why] : counts) {
+    try {
+      subBatchSize(64, s, "--sub-batches " + std::to_string(s));
+      ADD_FAILURE() << s << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(subBatchCount(64, 3, "B"), Error);
+  EXPECT_THROW(subBatchCount(64, 128, "B"), Error);
 }
 
 }  // namespace
