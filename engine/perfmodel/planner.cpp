@@ -443,36 +443,39 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
 
 namespace {
 
-/// Resident bytes per step under pins: range add and range maximum in O(log steps).
+/// Resident bytes per step under pins: range add and range maximum in O(log steps). A segment
+/// tree over a power-of-two number of leaves (the ones past the steps hold a value below any
+/// step's), so that it is built bottom-up in one pass.
 class StepMax {
  public:
   explicit StepMax(const std::vector<std::int64_t>& v)
-      : m_n(static_cast<int>(v.size())), m_max(4 * v.size() + 4, 0), m_add(4 * v.size() + 4, 0) {
-    if (m_n > 0) build(1, 0, m_n, v);
+      : m_n(static_cast<int>(v.size())), m_size(1) {
+    while (m_size < m_n)
+      m_size *= 2;
+    const auto size = static_cast<std::size_t>(m_size);
+    m_max.assign(2 * size, kNone);
+    m_add.assign(2 * size, 0);
+    std::copy(v.begin(), v.end(), m_max.begin() + static_cast<std::ptrdiff_t>(size));
+    for (std::size_t node = size; node-- > 1;)
+      m_max[node] = std::max(m_max[2 * node], m_max[2 * node + 1]);
   }
   /// Adds d to the steps [lo, hi).
   void add(int lo, int hi, std::int64_t d) {
-    if (lo < hi) add(1, 0, m_n, std::max(0, lo), std::min(m_n, hi), d);
+    lo = std::max(0, lo);
+    hi = std::min(m_n, hi);
+    if (lo < hi) add(1, 0, m_size, lo, hi, d);
   }
   /// The maximum over [lo, hi); nullopt when empty.
   std::optional<std::int64_t> max(int lo, int hi) const {
     lo = std::max(0, lo);
     hi = std::min(m_n, hi);
     if (lo >= hi) return std::nullopt;
-    return query(1, 0, m_n, lo, hi);
+    return query(1, 0, m_size, lo, hi);
   }
 
  private:
-  void build(std::size_t node, int l, int r, const std::vector<std::int64_t>& v) {
-    if (r - l == 1) {
-      m_max[node] = v[static_cast<std::size_t>(l)];
-      return;
-    }
-    const int m = l + (r - l) / 2;
-    build(2 * node, l, m, v);
-    build(2 * node + 1, m, r, v);
-    m_max[node] = std::max(m_max[2 * node], m_max[2 * node + 1]);
-  }
+  /// Below any step's bytes, and far enough from the limit that the adds cannot overflow it.
+  static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min() / 4;
   void add(std::size_t node, int l, int r, int a, int b, std::int64_t d) {
     if (b <= l || r <= a) return;
     if (a <= l && r <= b) {
@@ -497,7 +500,7 @@ class StepMax {
     }
     return *best + m_add[node];
   }
-  int m_n;
+  int m_n, m_size;
   std::vector<std::int64_t> m_max, m_add;
 };
 
