@@ -46,6 +46,7 @@ PoolCurve poolCurve(const store::RunData& run, std::int64_t k) {
   p.k = k;
   p.iteration = iteration;
   p.points = t.pool;
+  p.t_iter = t.lanes.t_iter;
   return p;
 }
 

@@ -26,6 +26,7 @@ struct PoolCurve {
   std::int64_t k = 0;  ///< 0: the run recorded no iteration
   int iteration = 0;
   std::vector<std::pair<double, std::int64_t>> points;  ///< (seconds from its start, bytes)
+  double t_iter = 0;                                    ///< the iteration's duration, seconds
   std::int64_t budget = 0;
 };
 

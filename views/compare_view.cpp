@@ -74,12 +74,20 @@ QCustomPlot* makePlot(const QString& title) {
   p->plotLayout()->addElement(
       0, 0,
       new QCPTextElement(p, title, QFont(p->font().family(), p->font().pointSize(), QFont::Bold)));
+  // The legend in a row of its own beneath the axes: it never hides a curve.
   p->legend->setVisible(true);
   QFont small = p->font();
   small.setPointSize(std::max(6, small.pointSize() - 2));
   p->legend->setFont(small);
   p->legend->setRowSpacing(0);
-  p->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  p->legend->setColumnSpacing(6);
+  p->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  p->legend->setWrap(2);
+  p->legend->setBorderPen(Qt::NoPen);
+  p->axisRect()->insetLayout()->take(p->legend);
+  p->plotLayout()->addElement(2, 0, p->legend);
+  p->plotLayout()->setRowStretchFactor(2, 0.001);
+  p->plotLayout()->setRowSpacing(0);
   p->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   p->setMinimumSize(220, 160);
   return p;
@@ -231,6 +239,7 @@ void CompareView::fillTables() {
                              .arg(c.step_k)
                              .arg(c.steps.size()));
   }
+  m_stepTable->setVisible(!c.steps.empty());
   for (const perf::StepDiff& d : c.steps) {
     const double diff = d.seconds_b - d.seconds_a;
     m_steps->appendRow({numberItem(QString::number(d.step), d.step), textItem(qs(d.direction)),
@@ -265,44 +274,57 @@ void CompareView::fillPlots() {
     p->clearItems();
   }
 
-  // Curves at common work: A's and B's bars side by side per layer type and direction.
+  // Curves at common work: A's and B's bars side by side per layer type and direction, one row
+  // each (the first at the top), on a log scale.
   {
     QCustomPlot* p = m_curvesPlot;
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     QVector<double> keys, va, vb;
     double lo = 1e300;
+    const auto n = static_cast<double>(c.curves.size());
     for (std::size_t i = 0; i < c.curves.size(); ++i) {
       const perf::CurveAtCommonWork& w = c.curves[i];
-      keys.push_back(static_cast<double>(i));
+      keys.push_back(n - 1 - static_cast<double>(i));
       va.push_back(w.seconds_a * kMs);
       vb.push_back(w.seconds_b * kMs);
       for (double v : {va.back(), vb.back()}) {
         if (v > 0) lo = std::min(lo, v);
       }
-      ticker->addTick(static_cast<double>(i), qs(w.target + " " + w.direction));
+      ticker->addTick(keys.back(), qs(w.target + " " + w.direction));
     }
-    p->xAxis->setTicker(ticker);
-    p->xAxis->setTickLabelRotation(60);
-    p->yAxis->setScaleType(QCPAxis::stLogarithmic);
-    p->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    p->yAxis->setLabel("ms at common work");
+    std::reverse(keys.begin(), keys.end());
+    std::reverse(va.begin(), va.end());
+    std::reverse(vb.begin(), vb.end());
+    QFont small = p->font();
+    small.setPointSize(std::max(6, small.pointSize() - 2));
+    p->yAxis->setTicker(ticker);
+    p->yAxis->setTickLabelFont(small);
+    p->yAxis->setSubTicks(false);
+    p->yAxis->grid()->setVisible(false);
+    p->xAxis->setScaleType(QCPAxis::stLogarithmic);
+    auto logTicker = QSharedPointer<QCPAxisTickerLog>::create();
+    logTicker->setTickCount(3);
+    p->xAxis->setTicker(logTicker);
+    p->xAxis->setLabel("ms at common work (log)");
     auto* group = new QCPBarsGroup(p);
     const double base = lo < 1e300 ? lo / 10 : 1e-3;
-    for (const auto& [name, values, color] :
-         {std::tuple{a, va, kColorA}, std::tuple{b, vb, kColorB}}) {
-      auto* bars = new QCPBars(p->xAxis, p->yAxis);
+    for (const auto& [name, values, color] : {std::tuple{QStringLiteral("A"), va, kColorA},
+                                              std::tuple{QStringLiteral("B"), vb, kColorB}}) {
+      auto* bars = new QCPBars(p->yAxis, p->xAxis);
       bars->setName(name);
-      bars->setWidth(0.38);
+      bars->setWidth(0.4);
       bars->setBaseValue(base);
       bars->setBrush(color);
-      bars->setPen(QPen(color.darker(130)));
+      bars->setPen(Qt::NoPen);
       bars->setBarsGroup(group);
       bars->setSelectable(QCP::stMultipleDataRanges);
       bars->setData(keys, values, /*alreadySorted=*/true);
     }
-    p->xAxis->setRange(-0.7, std::max(1.0, static_cast<double>(c.curves.size()) - 0.3));
-    p->yAxis->rescale();
-    if (lo < 1e300) p->yAxis->setRange(base, p->yAxis->range().upper * 2);
+    p->yAxis->setRange(-0.7, std::max(0.7, n - 0.3));
+    p->xAxis->setRange(base, lo < 1e300 ? std::max(*std::max_element(va.begin(), va.end()),
+                                                   *std::max_element(vb.begin(), vb.end())) *
+                                              3
+                                        : 1.0);
     p->legend->setVisible(!c.curves.empty());
   }
 
@@ -336,7 +358,7 @@ void CompareView::fillPlots() {
           std::tuple{b, &m_data.times_b, kColorB, QCPScatterStyle::ssSquare}}) {
       if (times->empty()) continue;
       QCPGraph* points = p->addGraph();
-      points->setName(label.left(1) + " iterations");
+      points->setName(label.left(1));
       points->setLineStyle(QCPGraph::lsNone);
       points->setScatterStyle(QCPScatterStyle(shape, color, 5));
       QCPGraph* medians = lineGraph(p, label.left(1) + " median", color);
@@ -352,11 +374,13 @@ void CompareView::fillPlots() {
       }
     }
     p->xAxis->setLabel("k");
-    p->yAxis->setLabel("iteration time (ms)");
+    p->yAxis->setLabel("iteration time (ms, log)");
+    // Log: runs of different networks differ by orders of magnitude.
+    p->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    p->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
     p->rescaleAxes();
     p->xAxis->scaleRange(1.1);
-    p->yAxis->setRangeLower(0);
-    p->yAxis->setRangeUpper(p->yAxis->range().upper * 1.1);
+    p->yAxis->setRange(p->yAxis->range().lower / 1.5, p->yAxis->range().upper * 1.5);
     p->legend->setVisible(p->graphCount() > 0);
   }
 
@@ -368,10 +392,14 @@ void CompareView::fillPlots() {
       if (pool->k == 0) continue;
       QCPGraph* g = lineGraph(p, label.left(1) + QStringLiteral(" at k = %1").arg(pool->k), color);
       g->setLineStyle(QCPGraph::lsStepLeft);
+      // Time as a share of the iteration: two runs' iterations can differ a hundredfold.
+      const double scale = pool->t_iter > 0 ? 100 / pool->t_iter : kMs;
       for (const auto& [t, bytes] : pool->points)
-        g->addData(t * kMs, static_cast<double>(bytes) / kMiB);
+        g->addData(t * scale, static_cast<double>(bytes) / kMiB);
+      if (!pool->points.empty() && pool->t_iter > 0)
+        g->addData(100, static_cast<double>(pool->points.back().second) / kMiB);
     }
-    p->xAxis->setLabel("time in the iteration (ms)");
+    p->xAxis->setLabel("time in the iteration (% of its t_iter)");
     p->yAxis->setLabel("MiB");
     p->rescaleAxes();
     p->yAxis->setRangeLower(0);
@@ -392,6 +420,8 @@ void CompareView::highlightCurve(int row) {
   for (std::size_t i = 0; i < curves.size(); ++i) {
     if (curves[i].target == target && curves[i].direction == direction) index = static_cast<int>(i);
   }
+  // Bars are keyed from the bottom up: curve i is data point n - 1 - i.
+  if (index >= 0) index = static_cast<int>(curves.size()) - 1 - index;
   for (int i = 0; i < m_curvesPlot->plottableCount(); ++i) {
     QCPAbstractPlottable* bars = m_curvesPlot->plottable(i);
     bars->setSelection(index >= 0 ? QCPDataSelection(QCPDataRange(index, index + 1))

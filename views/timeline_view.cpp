@@ -61,6 +61,11 @@ TimelineView::TimelineView(QWidget* parent)
   m_poolGraph->setName("pool in use");
   m_budgetLine = new QCPItemStraightLine(m_pool);
   m_budgetLine->setPen(QPen(QColor(0xc0, 0x20, 0x20), 1, Qt::DashLine));
+  // The same left margin on both plots, so that their time axes line up.
+  for (QCustomPlot* p : {m_lanes->plot(), m_pool}) {
+    p->axisRect()->setAutoMargins(QCP::msRight | QCP::msTop | QCP::msBottom);
+    p->axisRect()->setMargins(QMargins(80, 0, 0, 0));
+  }
   m_pool->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   m_pool->axisRect()->setRangeDrag(Qt::Horizontal);
   m_pool->axisRect()->setRangeZoom(Qt::Horizontal);

@@ -35,15 +35,20 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   const QCommandLineOption policy(
       "policy", QString::fromStdString(joinPolicyNames(PolicyRows::All, ", ", " or ")), "P");
   const QCommandLineOption mode("mode", "argmin or paper", "M");
-  const QCommandLineOption view("view", "memory, streams, tradeoff, layers, model or summary",
-                                "VIEW");
+  const QCommandLineOption view(
+      "view", "memory, streams, tradeoff, layers, model, summary, timeline or compare", "VIEW");
+  const QCommandLineOption compare(
+      "compare", "open another run database beside the first, for Compare and Timeline (repeat)",
+      "DB.swapdb");
+  const QCommandLineOption timelineK("k", "the recorded k the Timeline shows (default: largest)",
+                                     "K");
   const QCommandLineOption select("select", "select a layer by name or index", "LAYER");
   const QCommandLineOption exportPlan("export-plan", "write the plan JSON to FILE and exit",
                                       "FILE");
   const QCommandLineOption shot("screenshot", "render the window to FILE.png and exit", "FILE");
   const QCommandLineOption force("force", "replace existing output files");
   cli.addOptions({help, model, net, input, classes, budget, budgetGib, batch, policy, mode, view,
-                  select, exportPlan, shot, force});
+                  select, compare, timelineK, exportPlan, shot, force});
   cli.addPositionalArgument("DB.swapdb", "a run database made by `swapscope profile`");
   GuiOptions o;
   if (!cli.parse(arguments)) throwBadInput(cli.errorText().toStdString());
@@ -85,10 +90,24 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   if (cli.isSet(view)) {
     o.view = cli.value(view);
     if (!kViewNames.contains(o.view))
-      throwBadInput("--view: unknown view '" + o.view.toStdString() +
-                    "' (memory, streams, tradeoff, layers, model, summary)");
+      throwBadInput("--view: unknown view '" + o.view.toStdString() + "' (" +
+                    kViewNames.join(", ").toStdString() + ")");
   }
   o.select = cli.value(select);
+  o.compare = cli.values(compare);
+  if (!o.compare.isEmpty() && o.db.isEmpty())
+    throwBadInput(
+        "--compare needs a run database to compare with (swapscope-gui A.swapdb "
+        "--compare B.swapdb)");
+  if (cli.isSet(timelineK)) {
+    bool ok = false;
+    const qlonglong k = cli.value(timelineK).toLongLong(&ok);
+    if (!ok || k <= 0)
+      throwBadInput("--k: expected a positive integer (a recorded minibatch), got '" +
+                    cli.value(timelineK).toStdString() + "'");
+    if (o.db.isEmpty()) throwBadInput("--k needs a run database (swapscope-gui DB.swapdb --k K)");
+    o.timeline_k = k;
+  }
   o.export_plan = cli.value(exportPlan);
   o.screenshot = cli.value(shot);
   o.force = cli.isSet(force);

@@ -2,7 +2,8 @@
 /// @brief The desktop app's command line:
 ///   swapscope-gui [DB.swapdb] [--model M | --net F] [--input CxHxW --classes N] [--budget SIZE]
 ///                 [--budget-gib G] [--batch K] [--policy P] [--mode M] [--view V]
-///                 [--select LAYER] [--export-plan FILE] [--screenshot FILE] [--force]
+///                 [--select LAYER] [--compare DB2.swapdb]... [--k K] [--export-plan FILE]
+///                 [--screenshot FILE] [--force]
 /// Sizes use the CLI's syntax (common/bytes.h); names use the CLI's choices.
 #pragma once
 
@@ -17,8 +18,8 @@
 
 namespace swapscope::gui {
 
-inline const QStringList kViewNames = {"memory", "streams", "tradeoff",
-                                       "layers", "model",   "summary"};
+inline const QStringList kViewNames = {"memory", "streams", "tradeoff", "layers",
+                                       "model",  "summary", "timeline", "compare"};
 
 struct GuiOptions {
   QString db;
@@ -30,6 +31,10 @@ struct GuiOptions {
   perf::PlanMode mode = perf::PlanMode::Argmin;
   QString view;  ///< one of kViewNames, or empty
   QString select;
+  /// Run databases opened beside the first for the Compare and Timeline views (--compare).
+  QStringList compare;
+  /// The recorded k the Timeline shows (--k); default: the largest recorded.
+  std::optional<std::int64_t> timeline_k;
   QString export_plan;
   QString screenshot;
   bool force = false;

@@ -13,6 +13,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QPdfWriter>
 #include <QPushButton>
@@ -34,8 +35,10 @@
 #include "common/files.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
+#include "gui/measured_views.h"
 #include "gui/plan_service.h"
 #include "gui/run_document.h"
+#include "views/compare_view.h"
 #include "views/layers_view.h"
 #include "views/memory_chart_data.h"
 #include "views/memory_chart_view.h"
@@ -43,6 +46,7 @@
 #include "views/streams_view.h"
 #include "views/summary_data.h"
 #include "views/summary_view.h"
+#include "views/timeline_view.h"
 #include "views/tradeoff_view.h"
 
 namespace swapscope::gui {
@@ -126,6 +130,25 @@ MainWindow::MainWindow(QWidget* parent)
   m_tabs->addTab(m_layers, "Layers");
   m_tabs->addTab(m_modelView, "Model");
   m_tabs->addTab(m_summary, "Summary");
+  // What databases recorded: any open database's iterations, and two of them side by side.
+  m_measured = new MeasuredViews(this);
+  m_tabs->addTab(m_measured->timeline(), "Timeline");
+  m_tabs->addTab(m_measured->compare(), "Compare");
+  connect(m_measured, &MeasuredViews::failed, this, &MainWindow::showError);
+  connect(m_measured, &MeasuredViews::status, this,
+          [this](const QString& m) { statusBar()->showMessage(m); });
+  connect(m_measured, &MeasuredViews::idle, this, &MainWindow::checkSettled);
+  QMenu* fileMenu = menuBar()->addMenu("&File");
+  fileMenu->addAction("&Open run database...", this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Open run database", {},
+                                                      "Run databases (*.swapdb);;All files (*)");
+    if (!path.isEmpty()) openDatabase(path);
+  });
+  fileMenu->addAction("&Add database for comparison...", this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Add database for comparison", {},
+                                                      "Run databases (*.swapdb);;All files (*)");
+    if (!path.isEmpty()) m_measured->addDatabase(path);
+  });
   m_summary->setMessage(
       "Open a run database (Open run database...) to plan; without one the "
       "Memory view shows the analyzer's curves of the network chosen.");
@@ -343,6 +366,8 @@ void MainWindow::buildControls() {
 
 void MainWindow::applyOptions(const GuiOptions& o) {
   m_headless = o.headless();
+  m_measured->setHeadless(m_headless);
+  if (o.timeline_k) m_measured->setTimelineBatch(*o.timeline_k);
   if (o.budget) m_budget = *o.budget;
   {
     const QSignalBlocker b1(m_policy), b2(m_mode), b3(m_autoK), b4(m_k);
@@ -378,6 +403,8 @@ void MainWindow::applyOptions(const GuiOptions& o) {
   }
   updateBudgetControls();
   if (!o.db.isEmpty()) openDatabase(o.db);
+  for (const QString& path : o.compare)
+    m_measured->addDatabase(path);
 }
 
 void MainWindow::openDatabase(const QString& path) {
@@ -460,6 +487,7 @@ void MainWindow::onLoaded() {
   m_dbLabel->setText(
       qs(run->path + "\n" + run->network->name() + " profiled on " + run->model->device()));
   setWindowTitle("Swapscope: " + QFileInfo(qs(run->path)).fileName());
+  m_measured->setPrimary(run->run);
   if (run->model_view) m_modelView->setData(*run->model_view);
   if (m_netSource->currentIndex() == 0) {
     setNetwork(nullptr, "profiled");
@@ -641,7 +669,7 @@ void MainWindow::onBatchCurve(const BatchCurveOutcome& curve) {
 }
 
 void MainWindow::checkSettled() {
-  if (!m_shown || m_plans->planning() || !m_sweepDone) return;
+  if (!m_shown || m_plans->planning() || !m_sweepDone || m_measured->busy()) return;
   const bool curveDone =
       !m_shown->result || !m_shown->result->trainable || m_curveSeq == m_shown->seq;
   if (curveDone) emit settled();

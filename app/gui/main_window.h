@@ -2,7 +2,8 @@
 /// @brief The desktop workbench: a run database's fitted model, a network (the profiled one, a
 /// zoo model or a network JSON), the planner's controls and a log-scale budget slider; the
 /// views (Memory, Streams, Trade-off, Layers, Model, Summary) show the plan for the budget and
-/// follow one selected layer together. Without a run database it shows the analyzer's memory
+/// follow one selected layer together; Timeline and Compare show what the open databases
+/// recorded (MeasuredViews). Without a run database it shows the analyzer's memory
 /// curves only. Database reads and plans run on worker threads (RunDocument, PlanService).
 #pragma once
 
@@ -39,6 +40,7 @@ namespace swapscope::gui {
 
 class RunDocument;
 class PlanService;
+class MeasuredViews;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -90,6 +92,8 @@ class MainWindow : public QMainWindow {
   LayersView* layersView() const { return m_layers; }
   ModelView* modelView() const { return m_modelView; }
   SummaryView* summaryView() const { return m_summary; }
+  /// The Timeline and Compare views and the databases open beside the planning one.
+  MeasuredViews* measured() const { return m_measured; }
   QTabWidget* tabs() const { return m_tabs; }
   /// The plan shown is drawn in every view (a hidden one is brought up to date when shown).
   void refreshAllViews();
@@ -129,6 +133,7 @@ class MainWindow : public QMainWindow {
   LayersView* m_layers;
   ModelView* m_modelView;
   SummaryView* m_summary;
+  MeasuredViews* m_measured = nullptr;
   /// Per tab (kViewNames order): the plan shown is not drawn there yet.
   std::vector<bool> m_stale;
   std::string m_sweepKey;  ///< the request (budget aside) the sweep on screen was made for

@@ -100,12 +100,17 @@ TEST(CompareView, TablesHoldTheComparisonsRowsLargestDifferenceFirst) {
   EXPECT_EQ(curves->item(1, 0)->text(), "linear");
   EXPECT_TRUE(curves->item(1, 2)->text().endsWith(" *"));  // extrapolated
   EXPECT_EQ(curves->item(0, 5)->text(), "1.50x");
-  // The curves plot: A's and B's bars, one per curve.
+  // The curves plot: A's and B's bars, one per curve, the first curve at the top.
   ASSERT_EQ(view.curvesPlot()->plottableCount(), 2);
   auto* barsA = qobject_cast<QCPBars*>(view.curvesPlot()->plottable(0));
   ASSERT_TRUE(barsA);
-  EXPECT_EQ(barsA->dataCount(), 2);
-  EXPECT_DOUBLE_EQ(barsA->data()->at(0)->value, 2.0);  // ms
+  ASSERT_EQ(barsA->dataCount(), 2);
+  EXPECT_DOUBLE_EQ(barsA->data()->at(1)->key, 1);
+  EXPECT_DOUBLE_EQ(barsA->data()->at(1)->value, 2.0);  // conv fwd, ms
+  EXPECT_DOUBLE_EQ(barsA->data()->at(0)->value, 0.1);  // linear bwd
+  // Selecting a curve's row marks its bars.
+  view.curveTable()->selectRow(1);
+  EXPECT_EQ(barsA->selection(), QCPDataSelection(QCPDataRange(0, 1)));
 }
 
 }  // namespace

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+#include "gui/measured_views.h"
+
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QPointer>
+#include <QThreadPool>
+#include <QWidget>
+#include <filesystem>
+
+#include "cli/file_options.h"
+#include "common/error.h"
+#include "store/chrome_trace.h"
+#include "views/compare_data.h"
+#include "views/compare_view.h"
+#include "views/timeline_view.h"
+
+namespace swapscope::gui {
+namespace {
+
+QString qs(const std::string& s) {
+  return QString::fromStdString(s);
+}
+
+}  // namespace
+
+MeasuredViews::MeasuredViews(QWidget* dialogParent)
+    : QObject(dialogParent),
+      m_parent(dialogParent),
+      m_pool(new QThreadPool(this)),
+      m_timeline(new TimelineView),
+      m_compare(new CompareView) {
+  m_pool->setMaxThreadCount(1);  // reads in the order asked, and one comparison at a time
+  connect(m_timeline, &TimelineView::failed, this,
+          [this](const QString& m) { emit failed("Cannot show the iteration", m); });
+  connect(m_timeline, &TimelineView::perfettoRequested, this, &MeasuredViews::openInPerfetto);
+  connect(m_compare, &CompareView::pairChosen, this, [this](int a, int b) {
+    m_pairA = a;
+    m_pairB = b;
+    requestCompare();
+  });
+}
+
+MeasuredViews::~MeasuredViews() {
+  m_pool->waitForDone();
+}
+
+std::vector<std::shared_ptr<const store::RunData>> MeasuredViews::runs() const {
+  std::vector<std::shared_ptr<const store::RunData>> all;
+  if (m_primary) all.push_back(m_primary);
+  all.insert(all.end(), m_added.begin(), m_added.end());
+  return all;
+}
+
+void MeasuredViews::setPrimary(std::shared_ptr<const store::RunData> run) {
+  m_primary = std::move(run);
+  runsChanged();
+  if (!m_primary) return;
+  // A newly opened planning database is shown, at --k when given, else at its largest k.
+  try {
+    if (m_pendingK) {
+      const std::int64_t k = *m_pendingK;
+      m_pendingK.reset();
+      m_timeline->select(0, k, 0);
+    } else if (!m_primary->iterations.empty()) {
+      m_timeline->select(0, store::largestRecordedK(*m_primary), 0);
+    }
+  } catch (const Error& e) {
+    emit failed("Cannot show the iteration", qs(e.what()));
+  }
+}
+
+void MeasuredViews::addDatabase(const QString& path) {
+  ++m_reading;
+  emit status(tr("reading %1").arg(path));
+  const std::string file = path.toStdString();
+  QPointer<MeasuredViews> self(this);
+  m_pool->start([self, file] {
+    std::shared_ptr<const store::RunData> run;
+    QString error;
+    try {
+      run = std::make_shared<const store::RunData>(store::RunReader(file).load());
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self,
+        [self, run, error] {
+          if (!self) return;
+          --self->m_reading;
+          if (run) {
+            self->m_added.push_back(run);
+            // The database just added is compared with the planning one.
+            self->m_pairA = 0;
+            self->m_pairB = static_cast<int>(self->runs().size()) - 1;
+            self->runsChanged();
+            emit self->status({});
+          } else {
+            emit self->failed("Cannot open the run database for comparison", error);
+          }
+          self->checkIdle();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void MeasuredViews::runsChanged() {
+  const auto all = runs();
+  m_timeline->setRuns(all);
+  QStringList names;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    names << QStringLiteral("%1%2 (%3)")
+                 .arg(i == 0 && m_primary ? "planning: " : "")
+                 .arg(qs(all[i]->network.name),
+                      qs(std::filesystem::path(all[i]->path).filename().string()));
+  }
+  const int n = static_cast<int>(all.size());
+  // A database added before the planning one was read is still compared with it.
+  if (m_pairA >= n) m_pairA = 0;
+  if (m_pairB >= n || m_pairB == m_pairA) m_pairB = n > 1 ? (m_pairA == n - 1 ? 0 : n - 1) : 0;
+  m_compare->setRunNames(names, m_pairA, m_pairB);
+  requestCompare();
+}
+
+void MeasuredViews::requestCompare() {
+  const auto all = runs();
+  const int n = static_cast<int>(all.size());
+  const quint64 generation = ++m_compareGeneration;
+  if (n < 2) {
+    m_comparing = false;
+    m_compare->setMessage(
+        n == 0 ? "Open a run database, then add another (File > Add database for comparison...)."
+               : "Add a database to compare with (File > Add database for comparison...).");
+    checkIdle();
+    return;
+  }
+  if (m_pairA < 0 || m_pairB < 0 || m_pairA >= n || m_pairB >= n) return;
+  m_comparing = true;
+  emit status("comparing the run databases");
+  const auto a = all[static_cast<std::size_t>(m_pairA)];
+  const auto b = all[static_cast<std::size_t>(m_pairB)];
+  QPointer<MeasuredViews> self(this);
+  m_pool->start([self, generation, a, b] {
+    std::shared_ptr<const CompareData> data;
+    QString error;
+    try {
+      data = std::make_shared<const CompareData>(makeCompareData(*a, *b));
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self,
+        [self, generation, data, error] {
+          if (!self || generation != self->m_compareGeneration) return;  // a newer pair
+          self->m_comparing = false;
+          if (data) {
+            self->m_compare->setData(*data);
+            emit self->status({});
+          } else {
+            self->m_compare->setMessage(error);
+            emit self->failed("Cannot compare the run databases", error);
+          }
+          self->checkIdle();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void MeasuredViews::checkIdle() {
+  if (!busy()) emit idle();
+}
+
+QString MeasuredViews::tracePath() const {
+  const TimelineData& d = m_timeline->data();
+  if (d.path.empty()) return {};
+  const std::filesystem::path db(d.path);
+  const std::string name = db.stem().string() + "-k" + std::to_string(d.k) + "-it" +
+                           std::to_string(d.iteration) + ".trace.json";
+  return qs((db.parent_path() / name).string());
+}
+
+void MeasuredViews::writeTrace(const QString& path, bool force) {
+  const store::RunData* run = m_timeline->run();
+  const TimelineData& d = m_timeline->data();
+  if (!run || d.path.empty()) throwBadInput("no recorded iteration is shown");
+  files::OutputRules rules;
+  rules.force = force;
+  for (const auto& r : runs())
+    cli::addInput(rules, "the run database", r->path);
+  const std::string out = path.toStdString();
+  files::checkOutputPath(out, "the trace file", rules);
+  const auto trace = store::chromeTrace(*run, d.k, d.iteration);
+  files::writeOutputFile(
+      out, "the trace file",
+      trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n', rules);
+}
+
+void MeasuredViews::openInPerfetto() {
+  const QString path = tracePath();
+  if (path.isEmpty()) return;
+  bool force = false;
+  if (!m_headless && QFileInfo::exists(path)) {
+    if (QMessageBox::question(m_parent, "Open in Perfetto", path + " exists. Replace it?") !=
+        QMessageBox::Yes)
+      return;
+    force = true;
+  }
+  try {
+    writeTrace(path, force);
+    emit status(path + " written: open it in ui.perfetto.dev (Open trace file)");
+  } catch (const Error& e) {
+    emit failed("Cannot write the trace", qs(e.what()));
+  }
+}
+
+}  // namespace swapscope::gui

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/// @brief The app's views of what run databases recorded (as opposed to what the planner
+/// predicts): the Timeline (one recorded iteration of any open database) and the Compare view
+/// (two open databases side by side). It keeps the open databases, the planning one first and
+/// then those added for comparison, reads the added ones and builds each comparison on a worker
+/// thread (the GUI thread never calls SQLite or fits a model), and writes a recorded iteration as
+/// Chrome trace JSON for Perfetto.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/files.h"
+#include "store/run_db.h"
+
+class QThreadPool;
+class QWidget;
+
+namespace swapscope {
+class CompareView;
+class TimelineView;
+}  // namespace swapscope
+
+namespace swapscope::gui {
+
+class MeasuredViews : public QObject {
+  Q_OBJECT
+ public:
+  /// `dialogParent` is where the replace question of Open in Perfetto is asked.
+  explicit MeasuredViews(QWidget* dialogParent);
+  ~MeasuredViews() override;
+
+  TimelineView* timeline() const { return m_timeline; }
+  CompareView* compare() const { return m_compare; }
+
+  /// The planning database, loaded (index 0 of runs()); replaces the previous one.
+  void setPrimary(std::shared_ptr<const store::RunData> run);
+  /// Reads `path` (read-only, every check of the engine's reader) on the worker and adds it;
+  /// failed() with the reader's message when it cannot.
+  void addDatabase(const QString& path);
+  /// The k the Timeline shows once the planning database is loaded (--k); failed() when that
+  /// database recorded no iteration at k.
+  void setTimelineBatch(std::int64_t k) { m_pendingK = k; }
+  /// Headless: the replace question is not asked (an existing trace file is refused).
+  void setHeadless(bool headless) { m_headless = headless; }
+
+  /// The open databases, the planning one first.
+  std::vector<std::shared_ptr<const store::RunData>> runs() const;
+  /// A database is being read or a comparison built.
+  bool busy() const { return m_reading > 0 || m_comparing; }
+
+  /// Where Open in Perfetto writes the Timeline's iteration: next to its database,
+  /// "<name>-k<K>-it<I>.trace.json". Empty when nothing is shown.
+  QString tracePath() const;
+  /// Writes store::chromeTrace of the Timeline's iteration to `path` under the CLI's output
+  /// rules (every open database is an input, never replaced). Error(BadInput) when refused.
+  void writeTrace(const QString& path, bool force);
+
+ signals:
+  void failed(const QString& title, const QString& message);
+  void status(const QString& message);
+  /// Nothing is being read or compared any more.
+  void idle();
+
+ private:
+  void runsChanged();
+  void requestCompare();
+  void openInPerfetto();
+  void checkIdle();
+
+  QWidget* m_parent;
+  QThreadPool* m_pool;
+  TimelineView* m_timeline;
+  CompareView* m_compare;
+  std::shared_ptr<const store::RunData> m_primary;
+  std::vector<std::shared_ptr<const store::RunData>> m_added;
+  int m_pairA = 0, m_pairB = 1;
+  int m_reading = 0;
+  bool m_comparing = false;
+  quint64 m_compareGeneration = 0;
+  std::optional<std::int64_t> m_pendingK;
+  bool m_headless = false;
+};
+
+}  // namespace swapscope::gui

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/// The Timeline and Compare views in the window, headless, against the CLI in-process:
+/// `swapscope compare --json` for the comparison's figures, `swapscope trace` for Open in
+/// Perfetto. Sample runs are only read; every file is written in a temporary folder.
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QComboBox>
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QTest>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_cli.h"
+#include "common/error.h"
+#include "gui/main_window.h"
+#include "gui/measured_views.h"
+#include "store/run_db.h"
+#include "views/compare_data.h"
+#include "views/compare_view.h"
+#include "views/timeline_view.h"
+
+namespace swapscope::gui {
+namespace {
+
+const std::string kRuns = SWAPSCOPE_SAMPLE_RUNS_DIR;
+const std::string kFmnist = kRuns + "/fmnist-cnn-cpu-profile.swapdb";
+const std::string kResnet = kRuns + "/resnet56-32x32-cpu-profile.swapdb";
+constexpr int kWaitMs = 120000;
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json cliCompare(const std::string& a, const std::string& b) {
+  const auto r = cli::testing::run({"compare", a, b, "--json", "--top", "100000"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+/// A second Fashion-MNIST profile (same network as the sample, k = 3, 6, 12, 16, 24), made once.
+class SecondProfile : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new QTemporaryDir;
+    path_ = dir_->filePath("fmnist-b.swapdb").toStdString();
+    const auto r = cli::testing::run({"profile", "--model", "fmnist-cnn", "--budget", "32MiB",
+                                      "--iters", "2", "--max-batch", "24", "--db", path_});
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static QTemporaryDir* dir_;
+  static std::string path_;
+};
+QTemporaryDir* SecondProfile::dir_ = nullptr;
+std::string SecondProfile::path_;
+
+/// Every figure of the CLI's JSON equals the data builder's.
+void expectSameComparison(const nlohmann::json& j, const perf::RunComparison& c) {
+  EXPECT_EQ(j["same_network"].get<bool>(), c.same_network);
+  EXPECT_EQ(j["a"]["pcie"]["h2d_bytes_per_s"].get<double>(), c.a.h2d_bytes_per_s);
+  EXPECT_EQ(j["b"]["pcie"]["d2h_bytes_per_s"].get<double>(), c.b.d2h_bytes_per_s);
+  EXPECT_EQ(j["b"]["pcie"]["duplex_factor"].get<double>(), c.b.duplex_factor);
+  ASSERT_EQ(j["curves"].size(), c.curves.size());
+  for (std::size_t i = 0; i < c.curves.size(); ++i) {
+    const auto& w = j["curves"][i];
+    EXPECT_EQ(w["target"].get<std::string>(), c.curves[i].target);
+    EXPECT_EQ(w["direction"].get<std::string>(), c.curves[i].direction);
+    EXPECT_EQ(w["work"].get<double>(), c.curves[i].work);
+    EXPECT_EQ(w["seconds_a"].get<double>(), c.curves[i].seconds_a);
+    EXPECT_EQ(w["seconds_b"].get<double>(), c.curves[i].seconds_b);
+    EXPECT_EQ(w["extrapolated"].get<bool>(), c.curves[i].extrapolated);
+  }
+  EXPECT_EQ(j["steps"]["k"].get<std::int64_t>(), c.step_k);
+  EXPECT_EQ(j["steps"]["total"].get<std::size_t>(), c.steps_total);
+  ASSERT_EQ(j["steps"]["largest"].size(), c.steps.size());
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    const auto& s = j["steps"]["largest"][i];
+    EXPECT_EQ(s["step"].get<int>(), c.steps[i].step);
+    EXPECT_EQ(s["layer"].get<std::string>(), c.steps[i].layer);
+    EXPECT_EQ(s["direction"].get<std::string>(), c.steps[i].direction);
+    EXPECT_EQ(s["seconds_a"].get<double>(), c.steps[i].seconds_a);
+    EXPECT_EQ(s["seconds_b"].get<double>(), c.steps[i].seconds_b);
+  }
+}
+
+/// The Compare view's tables hold the CLI's figures, row for row, in the CLI's order.
+void expectTablesAsCli(const CompareView& view, const nlohmann::json& j) {
+  QStandardItemModel* curves = view.curveModel();
+  ASSERT_EQ(curves->rowCount(), static_cast<int>(j["curves"].size()));
+  for (int r = 0; r < curves->rowCount(); ++r) {
+    const auto& w = j["curves"][static_cast<std::size_t>(r)];
+    EXPECT_EQ(curves->item(r, 0)->text().toStdString(), w["target"].get<std::string>());
+    EXPECT_EQ(curves->item(r, 1)->text().toStdString(), w["direction"].get<std::string>());
+    EXPECT_EQ(curves->item(r, 3)->data(Qt::UserRole).toDouble(), w["seconds_a"].get<double>());
+    EXPECT_EQ(curves->item(r, 4)->data(Qt::UserRole).toDouble(), w["seconds_b"].get<double>());
+  }
+  QStandardItemModel* steps = view.stepModel();
+  ASSERT_EQ(steps->rowCount(), static_cast<int>(j["steps"]["largest"].size()));
+  for (int r = 0; r < steps->rowCount(); ++r) {
+    const auto& s = j["steps"]["largest"][static_cast<std::size_t>(r)];
+    EXPECT_EQ(steps->item(r, 0)->data(Qt::UserRole).toInt(), s["step"].get<int>());
+    EXPECT_EQ(steps->item(r, 2)->text().toStdString(), s["layer"].get<std::string>());
+    EXPECT_EQ(steps->item(r, 3)->data(Qt::UserRole).toDouble(), s["seconds_a"].get<double>());
+    EXPECT_EQ(steps->item(r, 4)->data(Qt::UserRole).toDouble(), s["seconds_b"].get<double>());
+  }
+}
+
+/// A window opened with `args` (after the program name) whose comparison, if any, is drawn.
+struct Window {
+  MainWindow window;
+  explicit Window(const QStringList& args) {
+    QSignalSpy shown(&window, &MainWindow::planShown);
+    window.applyOptions(parseGuiOptions(QStringList{"swapscope-gui"} + args));
+    EXPECT_TRUE(shown.wait(kWaitMs));
+    const auto expected = static_cast<std::size_t>(1 + args.count("--compare"));
+    EXPECT_TRUE(QTest::qWaitFor(
+        [&] { return !window.measured()->busy() && window.measured()->runs().size() == expected; },
+        kWaitMs));
+  }
+};
+
+TEST_F(SecondProfile, TheCompareDataBuilderHasTheCliComparesFigures) {
+  const store::RunData a = store::RunReader(kFmnist).load();
+  const store::RunData b = store::RunReader(path_).load();
+  const CompareData d = makeCompareData(a, b);
+  ASSERT_TRUE(d.comparison.same_network);
+  EXPECT_EQ(d.comparison.step_k, 24);  // the largest k both recorded
+  EXPECT_FALSE(d.comparison.steps.empty());
+  expectSameComparison(cliCompare(kFmnist, path_), d.comparison);
+}
+
+TEST_F(SecondProfile, TheCompareViewsStepTableIsTheClis) {
+  Window w({QString::fromStdString(kFmnist), "--compare", QString::fromStdString(path_), "--view",
+            "compare"});
+  const CompareView& view = *w.window.measured()->compare();
+  ASSERT_EQ(view.data().comparison.step_k, 24);
+  expectTablesAsCli(view, cliCompare(kFmnist, path_));
+  // Biggest differences first.
+  QStandardItemModel* steps = view.stepModel();
+  for (int r = 1; r < steps->rowCount(); ++r)
+    EXPECT_GE(steps->item(r - 1, 6)->data(Qt::UserRole).toDouble(),
+              steps->item(r, 6)->data(Qt::UserRole).toDouble());
+}
+
+TEST(MeasuredViews, TheTwoSampleRunsCompareAsTheCliDoes) {
+  Window w({QString::fromStdString(kResnet), "--compare", QString::fromStdString(kFmnist), "--view",
+            "compare"});
+  const CompareView& view = *w.window.measured()->compare();
+  const nlohmann::json j = cliCompare(kResnet, kFmnist);
+  ASSERT_FALSE(j["curves"].empty());
+  expectTablesAsCli(view, j);
+  EXPECT_FALSE(view.data().comparison.same_network);
+  EXPECT_EQ(w.window.tabs()->currentWidget(), w.window.measured()->compare());
+  // The pair swapped in the view: B against A, as the CLI given them the other way round.
+  QSignalSpy idle(w.window.measured(), &MeasuredViews::idle);
+  w.window.measured()->compare()->findChildren<QComboBox*>().at(0)->setCurrentIndex(1);
+  w.window.measured()->compare()->findChildren<QComboBox*>().at(1)->setCurrentIndex(0);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !w.window.measured()->busy(); }, kWaitMs));
+  expectTablesAsCli(view, cliCompare(kFmnist, kResnet));
+}
+
+TEST(MeasuredViews, TimelineFollowsKAndIterationOfAnyOpenDatabase) {
+  Window w({QString::fromStdString(kResnet), "--compare", QString::fromStdString(kFmnist), "--view",
+            "timeline", "--k", "32"});
+  TimelineView& t = *w.window.measured()->timeline();
+  EXPECT_EQ(t.data().path, kResnet);
+  EXPECT_EQ(t.data().k, 32);
+  EXPECT_EQ(t.data().iteration, 0);
+  t.iterationBox()->setCurrentIndex(4);
+  EXPECT_EQ(t.data().iteration, 4);
+  EXPECT_EQ(t.data().k, 32);
+  // The database compared with: its own k values, the largest first.
+  t.databaseBox()->setCurrentIndex(1);
+  EXPECT_EQ(t.data().path, kFmnist);
+  EXPECT_EQ(t.data().k, 94);
+  const store::RunData fmnist = store::RunReader(kFmnist).load();
+  std::size_t steps = 0;
+  for (const auto& s : fmnist.samples)
+    steps += s.k == 94 && s.iteration == 0;
+  EXPECT_EQ(t.data().step_rows, steps);
+}
+
+TEST(MeasuredViews, OpenInPerfettoWritesWhatTraceWritesAndNeverAnInput) {
+  QTemporaryDir dir;
+  const QString db = dir.filePath("run.swapdb");
+  ASSERT_TRUE(QFile::copy(QString::fromStdString(kFmnist), db));
+  Window w({db, "--k", "47"});
+  MeasuredViews& m = *w.window.measured();
+  m.timeline()->iterationBox()->setCurrentIndex(2);
+  const QString path = m.tracePath();
+  EXPECT_EQ(path, dir.filePath("run-k47-it2.trace.json"));
+  m.writeTrace(path, false);
+  const std::string cliOut = dir.filePath("cli.json").toStdString();
+  const auto r = cli::testing::run(
+      {"trace", "--db", db.toStdString(), "--k", "47", "--iteration", "2", "--out", cliOut});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(readAll(path.toStdString()), readAll(cliOut));
+  // An existing file without force, and the database itself even with force, are refused.
+  EXPECT_THROW(m.writeTrace(path, false), Error);
+  const std::string before = readAll(db.toStdString());
+  try {
+    m.writeTrace(db, true);
+    ADD_FAILURE() << "the run database was replaced";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+  }
+  EXPECT_EQ(readAll(db.toStdString()), before);
+}
+
+TEST(MeasuredViews, AnUnreadableCompareDatabaseOrUnknownKIsTheReadersMessage) {
+  QTemporaryDir dir;
+  const QString bad = dir.filePath("broken.swapdb");
+  {
+    QFile f(bad);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write("not a database");
+  }
+  std::string readerMessage;
+  try {
+    store::RunReader(bad.toStdString());
+  } catch (const Error& e) {
+    readerMessage = e.what();
+  }
+  ASSERT_FALSE(readerMessage.empty());
+  const QString shot = dir.filePath("never.png");  // headless: failures are signalled
+  {
+    MainWindow window;
+    QSignalSpy failed(&window, &MainWindow::failed);
+    window.applyOptions(parseGuiOptions({"swapscope-gui", QString::fromStdString(kFmnist),
+                                         "--compare", bad, "--screenshot", shot}));
+    ASSERT_TRUE(failed.wait(kWaitMs));
+    EXPECT_EQ(failed.at(0).at(0).toString().toStdString(), readerMessage);
+  }
+  {
+    MainWindow window;
+    QSignalSpy failed(&window, &MainWindow::failed);
+    window.applyOptions(parseGuiOptions(
+        {"swapscope-gui", QString::fromStdString(kFmnist), "--k", "13", "--screenshot", shot}));
+    ASSERT_TRUE(failed.wait(kWaitMs));
+    EXPECT_NE(failed.at(0).at(0).toString().indexOf("recorded k: 12, 24, 47, 63, 94"), -1)
+        << failed.at(0).at(0).toString().toStdString();
+  }
+  EXPECT_FALSE(QFile::exists(shot));
+  // --compare without a first database is refused by the command line.
+  EXPECT_THROW(parseGuiOptions({"swapscope-gui", "--compare", bad}), Error);
+}
+
+}  // namespace
+}  // namespace swapscope::gui
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
