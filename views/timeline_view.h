@@ -10,8 +10,9 @@
 ///   k and iteration is the view's own (combo boxes above the lanes), or `select()`.
 /// - `perfettoRequested()` is emitted by the "Open in Perfetto" button; the window writes
 ///   store::chromeTrace of `data()` (the same k and iteration) next to the database.
-/// - `layerSelected(int)` / `selectLayer(int)` as the Streams view's (layers of the database's
-///   network).
+/// - A click on a bar outlines that layer's bars, as in the Streams view; `layerSelected(int)`
+///   names the layer of the database shown, whose network may not be the one planned, so the
+///   window does not link it to the plan views.
 #pragma once
 
 #include <QWidget>
