@@ -104,6 +104,29 @@ rt::ExecutorOptions executorOptions(const Network& net, const ProfileConfig& cfg
                                 rt::datasetHostBytes(net.sampleShape(), k)});
   return options;
 }
+
+/// Commits one recorded iteration's rows to `db`. With `share` it returns them for the progress
+/// report, the pool bytes included even where `ctx` leaves them out of the database.
+std::shared_ptr<const store::IterationRows> commitIteration(store::RunWriter& db,
+                                                            const rt::IterationRecord& rec,
+                                                            RowContext ctx, bool share) {
+  if (!share) {
+    db.addIteration(iterationRows(rec, ctx));
+    return nullptr;
+  }
+  const bool keepMemory = ctx.memory;
+  ctx.memory = true;
+  auto rows = std::make_shared<store::IterationRows>(iterationRows(rec, ctx));
+  if (keepMemory) {
+    db.addIteration(*rows);
+  } else {
+    std::vector<store::MemoryRow> memory = std::move(rows->memory);
+    rows->memory.clear();
+    db.addIteration(*rows);
+    rows->memory = std::move(memory);
+  }
+  return rows;
+}
 }  // namespace
 
 void checkProfileFits(const rt::Device& device, const Network& net, const ProfileConfig& cfg,
@@ -174,13 +197,14 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
       std::vector<std::vector<std::int64_t>> gaps;  // the compute stream's hand-offs
       double secondsAtK = 0;
       for (int it = 0; it < perK && !stopped(); ++it) {
+        std::shared_ptr<const store::IterationRows> rows;
         const rt::IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(),
                                                           static_cast<std::uint64_t>(it), cfg.sgd);
         if (it >= cfg.warmup) {
           RowContext ctx{
               &net,         &ex.gmap(), &costs, k, recorded, runStart, device.hostMemoryPinned(),
               recorded == 0};
-          db.addIteration(iterationRows(rec, ctx));
+          rows = commitIteration(db, rec, ctx, static_cast<bool>(progress));
           gaps.push_back(dispatchGaps(rec));
           ++recorded;
           ++result.recorded_iterations;
@@ -196,7 +220,8 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
                 mean * perK * static_cast<double>(result.batches[later]) / static_cast<double>(k);
           }
           progress({it < cfg.warmup ? RunStage::Warmup : RunStage::Recorded, static_cast<int>(bi),
-                    static_cast<int>(result.batches.size()), k, it + 1, perK, seconds, eta});
+                    static_cast<int>(result.batches.size()), k, it + 1, perK, seconds, eta,
+                    std::move(rows)});
         }
       }
       if (recorded > 0) {
@@ -270,10 +295,8 @@ nlohmann::ordered_json kernelChoicesJson(const Network& net, const rt::SwapExecu
 }
 
 std::string planDeviceMismatch(const store::PlanFile& plan, const rt::Device& device) {
-  if (plan.backend == device.backendName() && plan.device_name == device.deviceName()) return "";
-  return "the plan's model was fitted on " + plan.device_name + " (" + plan.backend +
-         "), but this run is on " + device.deviceName() + " (" + device.backendName() +
-         "): predictions from another device are not comparable with this run's measurement";
+  return perf::planDeviceMismatch(plan.device_name, plan.backend, device.deviceName(),
+                                  device.backendName());
 }
 
 Network planNetwork(const store::PlanFile& plan, const std::string& planName,
@@ -373,11 +396,14 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
     return ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
                              static_cast<std::uint64_t>(it), {});
   };
-  const auto report = [&](RunStage stage, int it, const rt::IterationRecord& rec) {
+  const auto report = [&](RunStage stage, int it, const rt::IterationRecord& rec,
+                          std::shared_ptr<const store::IterationRows> rows) {
     const double s = static_cast<double>(rec.duration_ns) * 1e-9;
     seconds += s;
-    if (progress)
-      progress({stage, 0, 1, k, it + 1, total, s, seconds / (it + 1) * (total - it - 1)});
+    if (progress) {
+      progress({stage, 0, 1, k, it + 1, total, s, seconds / (it + 1) * (total - it - 1),
+                std::move(rows)});
+    }
   };
   try {
     if (db) {
@@ -390,6 +416,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
     int it = 0;
     for (; it < measuredEnd && !stopped(); ++it) {
       const rt::IterationRecord rec = iterate(it);
+      std::shared_ptr<const store::IterationRows> rows;
       if (it >= cfg.warmup) {
         result.t_iter.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
         result.stall.push_back(static_cast<double>(rec.stall_total_ns) * 1e-9);
@@ -405,10 +432,10 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
                          runStart,
                          device.hostMemoryPinned(),
                          recorded == 0};
-          db->addIteration(iterationRows(rec, ctx));
+          rows = commitIteration(*db, rec, ctx, static_cast<bool>(progress));
         }
       }
-      report(it < cfg.warmup ? RunStage::Warmup : RunStage::Recorded, it, rec);
+      report(it < cfg.warmup ? RunStage::Warmup : RunStage::Recorded, it, rec, std::move(rows));
     }
     // The collector's pass: the measured iterations again, profiled.
     if (cfg.collector != "off" && !stopped()) {
@@ -421,7 +448,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
           const rt::IterationRecord rec = iterate(it);
           result.collector_t_iter.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
           result.profile = collector->take(rec);  // the last profiled iteration's
-          report(RunStage::Collector, it, rec);
+          report(RunStage::Collector, it, rec, nullptr);
         }
       } catch (...) {
         collector->detach();

@@ -61,6 +61,11 @@ struct RunProgress {
   /// Time left for the whole run: the mean iteration time at this k times the iterations left
   /// at it, plus, for each later minibatch k', its iterations at that time scaled by k' / k.
   double eta_seconds = 0;
+  /// A recorded iteration's rows as committed (samples, transfers), with the pool bytes over the
+  /// iteration even where the database keeps them only for the first iteration at a k. Null for
+  /// warm-up and collector iterations and where nothing is recorded. Immutable: it may be shared
+  /// across threads.
+  std::shared_ptr<const store::IterationRows> rows;
 };
 /// Called after each iteration. An exception it throws ends the run as an error of the run:
 /// the database is marked failed with its message, and the exception propagates.

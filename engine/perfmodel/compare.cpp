@@ -46,33 +46,52 @@ RunSide side(const store::RunData& run, const std::optional<PerfModel>& model) {
     s.d2h_points = d.points;
     s.duplex_factor = model->duplexFactor();
   }
-  if (!run.plans.empty() && !run.iterations.empty()) {
-    const auto plan = nlohmann::json::parse(run.plans.back().json, nullptr, false);
-    if (!plan.is_discarded() && plan.contains("predictions") && plan.contains("k")) {
-      RunSide::Check c;
-      c.k = plan.value("k", std::int64_t{0});
-      const auto& p = plan["predictions"];
-      c.t_iter_predicted = p.value("t_iter_s", 0.0);
-      c.peak_predicted = p.value("peak_bytes", std::int64_t{0});
-      c.stall_predicted = p.value("stall_s", 0.0);
-      std::vector<double> times, stalls;
-      for (const auto& it : run.iterations) {
-        if (it.k != c.k) continue;
-        times.push_back(static_cast<double>(it.duration_ns) * 1e-9);
-        stalls.push_back(static_cast<double>(it.stall_ns) * 1e-9);
-      }
-      for (const auto& b : run.batches) {
-        if (b.k == c.k) c.peak_measured = b.measured_peak;
-      }
-      if (!times.empty()) {
-        c.t_iter_measured = median(times);
-        c.stall_measured = median(stalls);
-        s.check = c;
-      }
-    }
-  }
+  s.check = planCheck(run);
   return s;
 }
+
+}  // namespace
+
+std::optional<RunSide::Check> planCheck(const store::RunData& run) {
+  if (run.plans.empty() || run.iterations.empty()) return std::nullopt;
+  const auto plan = nlohmann::json::parse(run.plans.back().json, nullptr, false);
+  if (plan.is_discarded() || !plan.contains("predictions") || !plan.contains("k"))
+    return std::nullopt;
+  RunSide::Check c;
+  c.k = plan.value("k", std::int64_t{0});
+  const auto& p = plan["predictions"];
+  c.t_iter_predicted = p.value("t_iter_s", 0.0);
+  c.peak_predicted = p.value("peak_bytes", std::int64_t{0});
+  c.stall_predicted = p.value("stall_s", 0.0);
+  std::vector<double> times, stalls;
+  for (const auto& it : run.iterations) {
+    if (it.k != c.k) continue;
+    times.push_back(static_cast<double>(it.duration_ns) * 1e-9);
+    stalls.push_back(static_cast<double>(it.stall_ns) * 1e-9);
+  }
+  if (times.empty()) return std::nullopt;
+  for (const auto& b : run.batches) {
+    if (b.k == c.k) c.peak_measured = b.measured_peak;
+  }
+  c.t_iter_measured = median(times);
+  c.stall_measured = median(stalls);
+  if (const auto d = plan.find("device"); d != plan.end() && d->is_object()) {
+    c.device_mismatch =
+        planDeviceMismatch(d->value("name", std::string()), d->value("backend", std::string()),
+                           run.meta.device, run.meta.backend);
+  }
+  return c;
+}
+
+std::string planDeviceMismatch(const std::string& planDevice, const std::string& planBackend,
+                               const std::string& device, const std::string& backend) {
+  if (planBackend == backend && planDevice == device) return "";
+  return "the plan's model was fitted on " + planDevice + " (" + planBackend +
+         "), but this run is on " + device + " (" + backend +
+         "): predictions from another device are not comparable with this run's measurement";
+}
+
+namespace {
 
 /// Median seconds per (step) at minibatch k.
 std::map<int, double> stepMedians(const store::RunData& run, std::int64_t k) {
@@ -176,8 +195,10 @@ SetScore scoreSets(const std::vector<int>& predicted, const std::vector<int>& me
   for (const int p : predicted)
     both += std::binary_search(measured.begin(), measured.end(), p) ? 1 : 0;
   SetScore s;
-  if (!predicted.empty()) s.precision = static_cast<double>(both) / static_cast<double>(predicted.size());
-  if (!measured.empty()) s.recall = static_cast<double>(both) / static_cast<double>(measured.size());
+  if (!predicted.empty())
+    s.precision = static_cast<double>(both) / static_cast<double>(predicted.size());
+  if (!measured.empty())
+    s.recall = static_cast<double>(both) / static_cast<double>(measured.size());
   s.f1 = s.precision + s.recall > 0 ? 2 * s.precision * s.recall / (s.precision + s.recall) : 0;
   return s;
 }
@@ -192,7 +213,8 @@ StallMetrics compareStalls(double predictedTIter, const std::vector<double>& pre
   m.iterations = static_cast<int>(measured.size());
   for (std::size_t j = 1; j < predictedStall.size(); ++j) {
     m.stall_predicted += predictedStall[j];
-    if (predictedStall[j] > threshold * predictedTIter) m.predicted_stalled.push_back(static_cast<int>(j));
+    if (predictedStall[j] > threshold * predictedTIter)
+      m.predicted_stalled.push_back(static_cast<int>(j));
   }
   if (measured.empty()) return m;
   std::vector<double> totals, precision, recall, f1;
@@ -239,7 +261,8 @@ StallMetrics compareStalls(double predictedTIter, const std::vector<double>& pre
     if (!errors.empty()) {
       m.start_error_median = median(errors);
       std::sort(errors.begin(), errors.end());
-      m.start_error_p90 = errors[static_cast<std::size_t>(0.9 * static_cast<double>(errors.size() - 1))];
+      m.start_error_p90 =
+          errors[static_cast<std::size_t>(0.9 * static_cast<double>(errors.size() - 1))];
     }
   }
   return m;

@@ -30,9 +30,24 @@ struct RunSide {
     double t_iter_predicted = 0, t_iter_measured = 0;  ///< measured: median
     std::int64_t peak_predicted = 0, peak_measured = 0;
     double stall_predicted = 0, stall_measured = 0;  ///< measured: median per iteration
+    /// The plan's model was fitted on another device than the run's (planDeviceMismatch's
+    /// text); empty on the same device.
+    std::string device_mismatch;
   };
   std::optional<Check> check;
 };
+
+/// A run's recorded plan (the last row of its table 'plans', as `swapscope run --db` records
+/// it) against its measurement at the plan's k: t_iter and stall the medians over the recorded
+/// iterations, the peak the pool's high water. Empty when the run recorded no plan, no
+/// iteration at the plan's k, or a plan without predictions.
+std::optional<RunSide::Check> planCheck(const store::RunData& run);
+
+/// When a plan fitted on `planDevice` (`planBackend`) is run on `device` (`backend`), what to
+/// tell the user: the plan's predictions are not comparable with the run's measurement. Empty
+/// on the same backend and device.
+std::string planDeviceMismatch(const std::string& planDevice, const std::string& planBackend,
+                               const std::string& device, const std::string& backend);
 
 /// A layer type's curve in one direction, both runs evaluated at the same work.
 struct CurveAtCommonWork {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -122,6 +123,30 @@ TEST_F(PlanRunTest, RecordsThePlanEveryMeasuredIterationAndTheBatch) {
     }
   }
   EXPECT_EQ(reports.back().eta_seconds, 0.0);
+  // A recorded iteration's report carries its rows as committed, the pool bytes included for
+  // every iteration (the database keeps them for the first only); a warm-up's carries none.
+  EXPECT_EQ(reports[0].rows, nullptr);
+  for (std::size_t i = 1; i < reports.size(); ++i) {
+    ASSERT_NE(reports[i].rows, nullptr) << "report " << i;
+    const store::IterationRows& rows = *reports[i].rows;
+    const int recorded = static_cast<int>(i) - 1;
+    EXPECT_EQ(rows.iteration, d.iterations[static_cast<std::size_t>(recorded)]);
+    std::size_t samples = 0, transfers = 0, memory = 0;
+    for (const auto& s : d.samples)
+      samples += s.iteration == recorded;
+    for (const auto& t : d.transfers)
+      transfers += t.iteration == recorded;
+    for (const auto& m : d.memory)
+      memory += m.iteration == recorded;
+    EXPECT_EQ(rows.samples.size(), samples);
+    EXPECT_EQ(rows.transfers.size(), transfers);
+    EXPECT_EQ(memory, recorded == 0 ? rows.memory.size() : 0u);
+    EXPECT_FALSE(rows.memory.empty());
+    std::int64_t high = 0;
+    for (const auto& m : rows.memory)
+      high = std::max(high, m.in_use);
+    EXPECT_EQ(high, result.peak);  // the pool's high water, reached in every iteration
+  }
 }
 
 TEST_F(PlanRunTest, CancellingStopsAfterTheIterationAndLeavesAnIncompleteReadableDatabase) {

@@ -235,6 +235,23 @@ TEST_F(ProfilerTest, ReportsEachIterationsStageAndTheTimeLeft) {
       (reports[0].iteration_seconds + reports[1].iteration_seconds + reports[2].iteration_seconds) /
           3 * 3 * 2);
   EXPECT_EQ(reports.back().eta_seconds, 0.0);
+  // Recorded iterations carry their rows, with the pool bytes; warm-ups none.
+  const store::RunData d = store::RunReader(m_path).load();
+  std::size_t recorded = 0;
+  for (const RunProgress& p : reports) {
+    if (p.stage == RunStage::Warmup) {
+      EXPECT_EQ(p.rows, nullptr);
+      continue;
+    }
+    ASSERT_NE(p.rows, nullptr);
+    ASSERT_LT(recorded, d.iterations.size());
+    EXPECT_EQ(p.rows->iteration, d.iterations[recorded]);
+    EXPECT_EQ(p.rows->iteration.k, p.k);
+    EXPECT_FALSE(p.rows->memory.empty());
+    EXPECT_FALSE(p.rows->samples.empty());
+    ++recorded;
+  }
+  EXPECT_EQ(recorded, d.iterations.size());
 }
 
 TEST_F(ProfilerTest, ABudgetBelowKOneIsRefusedWithTheBytesNeeded) {
