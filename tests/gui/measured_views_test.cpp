@@ -6,8 +6,10 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardItemModel>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <filesystem>
@@ -218,6 +220,23 @@ TEST(MeasuredViews, OpenInPerfettoWritesWhatTraceWritesAndNeverAnInput) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);
   }
   EXPECT_EQ(readAll(db.toStdString()), before);
+}
+
+TEST(MeasuredViews, TheOpenInPerfettoButtonWritesNextToTheDatabaseAndSaysWhere) {
+  QTemporaryDir dir;
+  const QString db = dir.filePath("run.swapdb");
+  ASSERT_TRUE(QFile::copy(QString::fromStdString(kFmnist), db));
+  Window w({db});
+  MeasuredViews& m = *w.window.measured();
+  const QString path = dir.filePath("run-k94-it0.trace.json");
+  ASSERT_EQ(m.tracePath(), path);
+  ASSERT_FALSE(QFile::exists(path));
+  m.timeline()->perfettoButton()->click();
+  EXPECT_TRUE(QFile::exists(path));
+  EXPECT_TRUE(w.window.statusBar()->currentMessage().contains(path))
+      << w.window.statusBar()->currentMessage().toStdString();
+  const auto trace = nlohmann::json::parse(readAll(path.toStdString()));
+  EXPECT_EQ(trace["otherData"]["k"].get<int>(), 94);
 }
 
 TEST(MeasuredViews, AnUnreadableCompareDatabaseOrUnknownKIsTheReadersMessage) {
