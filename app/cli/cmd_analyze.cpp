@@ -235,13 +235,13 @@ void printText(const Context& c, std::ostream& out) {
     out << "  " << label << formatBytes(p.curve.peak(mk)) << "  at "
         << stepLabel(net, p.gmap, p.curve.peakStep(mk)) << '\n';
   };
-  out << "\nmemory at k = " << mk
-      << (c.sub_batches > 1 ? " (one sub-batch; the parameter gradients stay across the " +
-                                  std::to_string(c.sub_batches) + ")"
-                            : std::string())
-      << " (one pool: parameters, gradients, momentum, statistics,\n"
-      << "minibatch, labels, feature maps and their gradients; zero workspace)\n"
-      << "  persistent          " << formatBytes(c.a.keep_all.curve.persistent.at(mk)) << '\n';
+  out << "\nmemory at k = " << mk << " (one pool: parameters, gradients, momentum, statistics,\n"
+      << "minibatch, labels, feature maps and their gradients; zero workspace)\n";
+  if (c.sub_batches > 1) {
+    out << "  one of " << c.sub_batches
+        << " sub-batches: the parameter gradients stay allocated across them\n";
+  }
+  out << "  persistent          " << formatBytes(c.a.keep_all.curve.persistent.at(mk)) << '\n';
   peakLine("keep-all peak       ", c.a.keep_all);
   peakLine("swap-all peak       ", c.a.swap_all);
   if (!isBaseline(c.policy))
