@@ -802,9 +802,13 @@ TEST(SubBatches, APlanOfKInSPassesIsThePlanOfOnePassTimedSTimes) {
   const SubBatchPlan p = planSubBatches(planner, req, 4);
   ASSERT_TRUE(p.pass.trainable) << p.pass.reason;
   EXPECT_EQ(p.pass.best.k, 2);
-  // The peak is the analyzer's at k/S, to the byte.
+  // The peak is the analyzer's at k/S, to the byte, and so is the simulated pool's.
   EXPECT_EQ(p.pass.best.peak, c.curve.peak(2));
   const SimResult& pass = p.pass.best.sim;
+  std::int64_t simulatedPeak = 0;
+  for (const auto& [time, bytes] : pass.pool)
+    simulatedPeak = std::max(simulatedPeak, bytes);
+  EXPECT_EQ(simulatedPeak, c.curve.peak(2));
   EXPECT_DOUBLE_EQ(p.timing.t_iter,
                    4 * pass.steps.back().finish + (pass.t_iter - pass.steps.back().finish));
   EXPECT_GT(p.timing.t_iter, pass.t_iter);
