@@ -114,11 +114,14 @@ HostMemoryNeed hostMemoryNeed(const Network& net, const Gmap& gmap, std::int64_t
   need.add("host copies of " + std::to_string(swapped) + " swapped feature map" +
                (swapped == 1 ? "" : "s"),
            copies);
-  // The executor's staging: the minibatch and its labels, the logits, 64 bytes for the loss.
+  // The executor's staging: the minibatch and its labels, the logits, and the loss of each pass
+  // (at least 64 bytes): a minibatch run in sub-batches stages all of it, one loss a pass.
   const std::int64_t perSample = addSat(mulSat(net.sampleShape().numel(), kFloatBytes),
                                         addSat(kLabelBytes, mulSat(net.classes(), kFloatBytes)));
   const std::int64_t staged = std::max(k, options.staged_batch);
-  need.add("the staged minibatch, labels and logits", addSat(mulSat(perSample, staged), 64));
+  const std::int64_t losses =
+      std::max<std::int64_t>(64, mulSat(staged / std::max<std::int64_t>(k, 1), kFloatBytes));
+  need.add("the staged minibatch, labels and logits", addSat(mulSat(perSample, staged), losses));
   need.add("a host copy of the weights and running statistics", weights);
   need.add("the backend's scratch outside the pool", options.backend);
   for (const HostMemoryItem& i : options.extra)

@@ -38,7 +38,7 @@ struct HostMemoryOptions {
   /// What the caller holds beside the executor: data sets, its own minibatch buffers.
   std::vector<HostMemoryItem> extra;
   /// The samples the executor stages, where more than the GMAP's k: a minibatch run in
-  /// sub-batches stages all of it (the GMAP is one pass's).
+  /// sub-batches stages all of it (the GMAP is one pass's), and one loss value per pass.
   std::int64_t staged_batch = 0;
 };
 

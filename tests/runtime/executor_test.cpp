@@ -547,6 +547,20 @@ TEST(HostMemory, TheNeedIsTheHandCountedSumOfItsParts) {
   EXPECT_EQ(idxLoadHostBytes(Shape{{1, 28, 28}}, 10), 10 * (784 * 5 + 5));
 }
 
+TEST(HostMemory, AMinibatchInSubBatchesStagesAllOfItAndALossAPass) {
+  // The GMAP is one pass's (k = 5), the staging the whole minibatch's (k = 100, 20 passes): the
+  // images, labels and logits of 100 samples and 20 loss values (80 bytes, more than 64).
+  const Network net = handCounted();
+  const Gmap gmap = buildGmap(net, computeLayerCosts(net), SwapSet(net.size(), false));
+  HostMemoryOptions o;
+  o.staged_batch = 100;
+  const HostMemoryNeed need = hostMemoryNeed(net, gmap, 5, o);
+  ASSERT_EQ(need.items[0].what, "the staged minibatch, labels and logits");
+  EXPECT_EQ(need.items[0].bytes, (16 * 4 + 4 + 10 * 4) * 100 + 20 * 4);
+  o.staged_batch = 10;  // 2 passes: the 64 bytes of one pass still hold both losses
+  EXPECT_EQ(hostMemoryNeed(net, gmap, 5, o).items[0].bytes, (16 * 4 + 4 + 10 * 4) * 10 + 64);
+}
+
 TEST(HostMemory, PartsBeyondSixtyFourBitsSaturateInsteadOfWrapping) {
   const Network net = handCounted();
   const auto costs = computeLayerCosts(net);
