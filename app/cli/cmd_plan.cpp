@@ -106,6 +106,10 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
       throwBadInput(std::string(args.has("--sub-batches") ? "--sub-batches" : "--sub-batch-size") +
                     " splits a fixed minibatch: give --batch K");
     }
+    if (subBatchesAuto(args) && args.has("--sub-batch-size")) {
+      throwBadInput("give at most one of --sub-batches auto and --sub-batch-size B, not both (" +
+                    *args.value("--sub-batch-size") + ")");
+    }
     subBatches = subBatchesAuto(args) ? 0 : subBatchOption(args, *req.batch);
   }
 

@@ -142,6 +142,13 @@ TEST(CliPlanSubBatches, PlansAndRunsKInSubBatchesWithTheExactPeakOfOne) {
   EXPECT_NE(b.err.find("--sub-batches 3: the minibatch of 8 does not split evenly"),
             std::string::npos)
       << b.err;
+  auto both = base;
+  both.insert(both.end(), {"--sub-batches", "auto", "--sub-batch-size", "4"});
+  const auto bb = run(both);
+  EXPECT_EQ(bb.code, kExitUsage);
+  EXPECT_NE(bb.err.find("give at most one of --sub-batches auto and --sub-batch-size B"),
+            std::string::npos)
+      << bb.err;
   const auto noK = run({"plan", "--db", kSample, "--budget", "16MiB", "--sub-batches", "2"});
   EXPECT_EQ(noK.code, kExitUsage);
   EXPECT_NE(noK.err.find("--sub-batches splits a fixed minibatch: give --batch K"),
