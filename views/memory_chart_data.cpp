@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "views/memory_chart_data.h"
 
+#include <algorithm>
+#include <map>
+
 #include "analysis/gmap.h"
 #include "perfmodel/planner.h"
+#include "store/run_db.h"
 
 namespace swapscope {
 namespace {
@@ -81,6 +85,53 @@ MemoryChartData makePlanMemoryChartData(const Network& net, const NetworkAnalysi
   d.series.push_back(seriesOf("keep-all", analysis.keep_all.curve, steps, d.k, true));
   d.series.push_back(seriesOf("swap-all", analysis.swap_all.curve, steps, d.k, true));
   return d;
+}
+
+bool addMeasuredMemory(MemoryChartData& chart, const store::RunData& run, std::int64_t k) {
+  // The iteration at k whose pool bytes were recorded, its rows in time order.
+  std::map<int, std::vector<const store::MemoryRow*>> memory;
+  for (const store::MemoryRow& m : run.memory) {
+    if (m.k == k) memory[m.iteration].push_back(&m);
+  }
+  if (memory.empty()) return false;
+  const int iteration = memory.begin()->first;
+  std::vector<const store::MemoryRow*>& rows = memory.begin()->second;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto* a, const auto* b) { return a->time_ns < b->time_ns; });
+  const std::size_t steps = chart.step_layer.size();
+  std::vector<const store::SampleRow*> byStep(steps + 1, nullptr);
+  for (const store::SampleRow& s : run.samples) {
+    if (s.k != k || s.iteration != iteration || s.direction == store::Direction::Update) continue;
+    if (s.step < 1 || static_cast<std::size_t>(s.step) > steps) return false;  // another GMAP
+    byStep[static_cast<std::size_t>(s.step)] = &s;
+  }
+  MemorySeries series;
+  series.policy = "measured, iteration " + std::to_string(iteration);
+  series.measured = true;
+  series.bytes.reserve(steps);
+  std::size_t next = 0;    // the first row after the previous step's start
+  std::int64_t inUse = 0;  // bytes in use at the current time
+  for (std::size_t step = 1; step <= steps; ++step) {
+    const store::SampleRow* s = byStep[step];
+    if (!s) return false;  // a step without its sample: not a whole iteration
+    const std::int64_t end = s->start_ns + s->time_ns;
+    // The bytes in use when the step starts, then every change until it ends.
+    while (next < rows.size() && rows[next]->time_ns <= s->start_ns)
+      inUse = rows[next++]->in_use;
+    std::int64_t most = inUse;
+    for (std::size_t i = next; i < rows.size() && rows[i]->time_ns <= end; ++i)
+      most = std::max(most, rows[i]->in_use);
+    series.bytes.push_back(static_cast<double>(most));
+  }
+  for (const store::BatchRow& b : run.batches) {
+    if (b.k == k) series.peak = b.measured_peak;
+  }
+  if (series.peak == 0) {
+    for (const auto* m : rows)
+      series.peak = std::max(series.peak, m->in_use);
+  }
+  chart.series.push_back(std::move(series));
+  return true;
 }
 
 }  // namespace swapscope

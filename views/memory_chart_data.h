@@ -14,6 +14,9 @@
 namespace swapscope::perf {
 struct PlanResult;
 }
+namespace swapscope::store {
+struct RunData;
+}
 
 namespace swapscope {
 
@@ -22,6 +25,7 @@ struct MemorySeries {
   std::vector<double> bytes;  ///< resident bytes while step s computes, s = 1..2N (index s-1)
   std::int64_t peak = 0;      ///< at k (k_max is the caller's: its budget moves)
   bool reference = false;     ///< drawn thin and dashed: a policy to compare the plan with
+  bool measured = false;      ///< a run's measured pool bytes, drawn over the prediction
 };
 
 /// A swapped FM: off the device from the end of forward step `release_step` until backward step
@@ -57,5 +61,12 @@ MemoryChartData makeMemoryChartData(const Network& net, const NetworkAnalysis& a
 MemoryChartData makePlanMemoryChartData(const Network& net, const NetworkAnalysis& analysis,
                                         const perf::PlanResult& plan, std::string_view policy,
                                         std::int64_t budget);
+
+/// Adds a run's measured pool bytes at minibatch `k` to `chart` as a series ("measured, ..."): per
+/// step s = 1..2N, the most bytes in use while it computed (from its start to its end), in the
+/// recorded iteration whose pool bytes the run database holds (the first at k); its peak is the
+/// pool's high water the run recorded at k. Adds nothing and returns false when the database
+/// holds no pool bytes or no samples at k, or its steps are not the chart's.
+bool addMeasuredMemory(MemoryChartData& chart, const store::RunData& run, std::int64_t k);
 
 }  // namespace swapscope

@@ -14,6 +14,7 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 QColor policyColor(const MemorySeries& s) {
+  if (s.measured) return QColor(0xe3, 0x77, 0xc2);
   if (!s.reference) return QColor(0x1f, 0x1f, 0x1f);
   if (s.policy == "keep-all") return QColor(0xd6, 0x27, 0x28);
   if (s.policy == "swap-all") return QColor(0x1f, 0x77, 0xb4);
@@ -37,6 +38,7 @@ MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new 
   m_plot->plotLayout()->insertRow(0);
   m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
   m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  m_plot->legend->setWrap(4);  // a measured curve makes five entries: a second row
   m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   m_budgetLine = new QCPItemStraightLine(m_plot);
@@ -72,8 +74,17 @@ MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new 
   connect(m_plot, &QCustomPlot::mouseRelease, this, &MemoryChartView::onClick);
 }
 
-void MemoryChartView::setData(const MemoryChartData& chart) {
-  m_data = chart;
+void MemoryChartView::setMeasured(std::optional<MemorySeries> measured) {
+  m_measured = std::move(measured);
+  setData(MemoryChartData(m_plan));
+}
+
+void MemoryChartView::setData(const MemoryChartData& data) {
+  m_plan = data;
+  m_data = data;
+  if (m_measured && m_measured->bytes.size() == m_data.step_layer.size())
+    m_data.series.push_back(*m_measured);
+  const MemoryChartData& chart = m_data;
   m_plot->clearGraphs();
   m_spanLayers.clear();
   double top = 0;
@@ -81,8 +92,9 @@ void MemoryChartView::setData(const MemoryChartData& chart) {
     QCPGraph* g = m_plot->addGraph();
     g->setName(QString::fromStdString(s.policy) +
                QStringLiteral(": peak %1 MiB").arg(static_cast<double>(s.peak) / kMiB, 0, 'f', 1));
-    QPen pen(policyColor(s), s.reference ? 1.0 : 2.0);
+    QPen pen(policyColor(s), s.reference ? 1.0 : (s.measured ? 1.5 : 2.0));
     if (s.reference) pen.setStyle(Qt::DashDotLine);
+    if (s.measured) pen.setStyle(Qt::DashLine);  // the prediction stays visible beneath it
     g->setPen(pen);
     g->setLineStyle(QCPGraph::lsStepLeft);
     QVector<double> x(static_cast<int>(s.bytes.size()));

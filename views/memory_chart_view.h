@@ -11,6 +11,7 @@
 
 #include <QPoint>
 #include <QWidget>
+#include <optional>
 #include <vector>
 
 #include "views/memory_chart_data.h"
@@ -31,6 +32,11 @@ class MemoryChartView : public QWidget {
 
   /// Replaces everything drawn.
   void setData(const MemoryChartData& data);
+  /// A run's measured pool bytes (addMeasuredMemory's series), drawn over every plan's curves
+  /// until replaced; nullopt removes it.
+  void setMeasured(std::optional<MemorySeries> measured);
+  /// What is drawn: the plan's chart with the measured series, when there is one.
+  const MemoryChartData& data() const { return m_data; }
   /// Moves only the budget line (cheap: for dragging).
   void setBudget(std::int64_t budget);
 
@@ -65,7 +71,9 @@ class MemoryChartView : public QWidget {
   std::vector<QCPItemStraightLine*> m_selectionLines;
   std::vector<QCPItemRect*> m_spans;
   std::vector<int> m_spanLayers;
-  MemoryChartData m_data;
+  MemoryChartData m_data;  ///< with the measured series
+  MemoryChartData m_plan;  ///< as set
+  std::optional<MemorySeries> m_measured;
   double m_curveTop = 0;  ///< highest point of the curves, MiB
   int m_selected = -1;
   bool m_userZoomed = false;

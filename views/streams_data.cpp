@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "views/streams_data.h"
 
+#include <algorithm>
+
+#include "store/run_db.h"
+#include "views/timeline_data.h"
+
 namespace swapscope {
 
 const char* streamBarKindName(StreamBarKind kind) {
@@ -32,7 +37,10 @@ int StreamsData::swapTransfers() const {
   return n;
 }
 
-const StreamBar* StreamsData::barAt(StreamLane lane, double t, double slack) const {
+namespace {
+
+const StreamBar* barIn(const std::vector<StreamBar>& bars, StreamLane lane, double t,
+                       double slack) {
   const StreamBar* best = nullptr;
   double bestDistance = 0;
   for (const StreamBar& b : bars) {
@@ -45,6 +53,16 @@ const StreamBar* StreamsData::barAt(StreamLane lane, double t, double slack) con
     }
   }
   return best;
+}
+
+}  // namespace
+
+const StreamBar* StreamsData::barAt(StreamLane lane, double t, double slack) const {
+  return barIn(bars, lane, t, slack);
+}
+
+const StreamBar* StreamsData::measuredBarAt(StreamLane lane, double t, double slack) const {
+  return barIn(measured_bars, lane, t, slack);
 }
 
 StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
@@ -127,6 +145,48 @@ StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
   transfers(sim.d2h, StreamLane::SwapOut);
   transfers(sim.h2d, StreamLane::SwapIn);
   return d;
+}
+
+bool addMeasuredStreams(StreamsData& d, const store::RunData& run, std::int64_t k,
+                        double threshold) {
+  std::vector<const store::IterationRow*> its;
+  for (const store::IterationRow& it : run.iterations) {
+    if (it.k == k) its.push_back(&it);
+  }
+  if (its.empty()) return false;
+  std::vector<const store::IterationRow*> order = its;
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->duration_ns < b->duration_ns; });
+  const store::IterationRow& it = *order[(order.size() - 1) / 2];
+  // The Timeline's lanes of that iteration: one way to draw a recorded iteration.
+  TimelineData measured = makeTimelineData(run, k, it.iteration);
+  // Steps the simulated iteration has: a measured step beyond them is another network's.
+  int steps = 0;
+  for (const StreamBar& b : d.bars)
+    steps = std::max(steps, b.lane == StreamLane::Compute ? b.step : 0);
+  const double tIter = measured.lanes.t_iter;
+  std::vector<StallMarker> stalls;
+  for (const StreamBar& b : measured.lanes.bars) {
+    if (b.lane != StreamLane::Compute ||
+        (b.kind != StreamBarKind::Forward && b.kind != StreamBarKind::Backward))
+      continue;
+    if (b.step < 1 || b.step > steps) return false;
+    // Stalled as the CLI counts it (perf::compareStalls): above threshold x t_iter.
+    if (b.stall > threshold * tIter)
+      stalls.push_back({b.step, b.layer, b.label, b.start - b.stall, b.start});
+  }
+  if (measured.lanes.bars.empty()) return false;
+  std::sort(stalls.begin(), stalls.end(),
+            [](const StallMarker& a, const StallMarker& b) { return a.step < b.step; });
+  d.measured_bars = std::move(measured.lanes.bars);
+  d.measured_stalls = std::move(stalls);
+  d.measured_iteration = it.iteration;
+  d.measured_t_iter = tIter;
+  d.measured_stall = static_cast<double>(it.stall_ns) * 1e-9;
+  d.measured_threshold = threshold;
+  d.measured_title = "measured: iteration " + std::to_string(it.iteration) + " of " +
+                     std::to_string(its.size()) + " (the median t_iter)";
+  return true;
 }
 
 }  // namespace swapscope

@@ -12,6 +12,10 @@
 #include "graph/network.h"
 #include "perfmodel/planner.h"
 
+namespace swapscope::store {
+struct RunData;
+}
+
 namespace swapscope {
 
 enum class StreamLane { Compute = 0, SwapOut = 1, SwapIn = 2 };
@@ -64,6 +68,20 @@ struct StreamsData {
   /// overlap, so at most one does; `slack` widens every bar by that many seconds on each side
   /// (for hovering very short bars).
   const StreamBar* barAt(StreamLane lane, double t, double slack = 0) const;
+
+  /// A measured iteration of a run of this plan, drawn beside the simulated one (no bars: none):
+  /// one bar per compute sample (steps and the layers' SGD updates) and per transfer, times from
+  /// the iteration's start; a stall marker per step the CLI counts as stalled (its idle time
+  /// before the step above `measured_threshold` x the iteration's t_iter, perf::compareStalls).
+  std::string measured_title;
+  int measured_iteration = -1;  ///< 0-based among the run's recorded iterations at k
+  double measured_t_iter = 0, measured_stall = 0;  ///< seconds
+  double measured_threshold = 0.01;
+  std::vector<StreamBar> measured_bars;
+  std::vector<StallMarker> measured_stalls;
+  bool hasMeasured() const { return !measured_bars.empty(); }
+  /// As barAt, among the measured bars.
+  const StreamBar* measuredBarAt(StreamLane lane, double t, double slack = 0) const;
 };
 
 /// The lanes of `plan` (planned for `net`). An untrainable plan gives no bars and its reason.
@@ -72,6 +90,14 @@ struct StreamsData {
 StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
                             const perf::PerfModel* model = nullptr,
                             const std::vector<LayerCost>* costs = nullptr);
+
+/// Adds to `d` the measured iteration of `run` at minibatch `k` whose t_iter is the median of
+/// the recorded ones (the lower middle one of an even count), for a run of the plan `d` shows:
+/// the Timeline's lanes of that iteration (makeTimelineData), with the CLI's stalled steps.
+/// Returns false, adding nothing, when the run recorded no iteration at k or its steps are not
+/// those of `d` (another network).
+bool addMeasuredStreams(StreamsData& d, const store::RunData& run, std::int64_t k,
+                        double threshold = 0.01);
 
 /// Key identifying a network across plans (a view keeps its zoom while it stays the same).
 std::string networkKey(const Network& net);

@@ -17,6 +17,10 @@ namespace {
 
 constexpr double kMs = 1e3;
 constexpr double kHalfHeight = 0.35;  ///< a bar spans lane +- this
+/// With a measured iteration: the simulated bars span lane + [kSimLow, kHalfHeight], the measured
+/// ones the thinner row lane + [kMeasuredLow, kMeasuredHigh] beneath them.
+constexpr double kSimLow = -0.05;
+constexpr double kMeasuredLow = -0.42, kMeasuredHigh = -0.15;
 const char* const kKindProperty = "swapscopeItem";
 
 double laneY(StreamLane lane) {
@@ -66,8 +70,9 @@ class BarLayer : public QCPLayerable {
  public:
   BarLayer(QCustomPlot* plot, const StreamsData* data, const int* selected)
       : QCPLayerable(plot), m_data(data), m_selected(selected) {}
-  /// What the last draw drew: stall markers, and offload + prefetch bars.
-  int drawnStalls = 0, drawnTransfers = 0;
+  /// What the last draw drew: stall markers, and offload + prefetch bars; of the measured
+  /// iteration, its bars (every kind) and its stall markers.
+  int drawnStalls = 0, drawnTransfers = 0, drawnMeasuredBars = 0, drawnMeasuredStalls = 0;
 
  protected:
   void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
@@ -82,11 +87,13 @@ class BarLayer : public QCPLayerable {
     const QCPRange range = x->range();
     std::array<QVector<QRectF>, kBarKinds> rects;
     QVector<QRectF> selected;
+    const bool measured = m_data->hasMeasured();
+    const double low = measured ? kSimLow : -kHalfHeight;
     for (const StreamBar& b : m_data->bars) {
       if (b.finish * kMs < range.lower || b.start * kMs > range.upper) continue;
       const double lane = laneY(b.lane);
       QRectF r(QPointF(x->coordToPixel(b.start * kMs), y->coordToPixel(lane + kHalfHeight)),
-               QPointF(x->coordToPixel(b.finish * kMs), y->coordToPixel(lane - kHalfHeight)));
+               QPointF(x->coordToPixel(b.finish * kMs), y->coordToPixel(lane + low)));
       r = r.normalized();
       rects[static_cast<std::size_t>(b.kind)].push_back(r);
       if (*m_selected >= 0 && b.layer == *m_selected) selected.push_back(r);
@@ -102,6 +109,29 @@ class BarLayer : public QCPLayerable {
       painter->setPen(isTransfer(kind) ? QPen(barColor(kind).darker(115), 0) : separator);
       painter->drawRects(list);
     }
+    // The measured iteration: a thinner, lighter row beneath each lane.
+    std::array<QVector<QRectF>, kBarKinds> measuredRects;
+    drawnMeasuredBars = 0;
+    for (const StreamBar& b : m_data->measured_bars) {
+      if (b.finish * kMs < range.lower || b.start * kMs > range.upper) continue;
+      const double lane = laneY(b.lane);
+      QRectF r(QPointF(x->coordToPixel(b.start * kMs), y->coordToPixel(lane + kMeasuredHigh)),
+               QPointF(x->coordToPixel(b.finish * kMs), y->coordToPixel(lane + kMeasuredLow)));
+      r = r.normalized();
+      measuredRects[static_cast<std::size_t>(b.kind)].push_back(r);
+      if (*m_selected >= 0 && b.layer == *m_selected) selected.push_back(r);
+      ++drawnMeasuredBars;
+    }
+    for (int k = 0; k < kBarKinds; ++k) {
+      const auto kind = static_cast<StreamBarKind>(k);
+      const auto& list = measuredRects[static_cast<std::size_t>(k)];
+      if (list.isEmpty()) continue;
+      QColor fill = barColor(kind);
+      fill.setAlpha(150);
+      painter->setBrush(fill);
+      painter->setPen(isTransfer(kind) ? QPen(barColor(kind).darker(115), 0) : separator);
+      painter->drawRects(list);
+    }
     if (!selected.isEmpty()) {
       painter->setBrush(Qt::NoBrush);
       painter->setPen(QPen(Qt::black, 2.5));
@@ -113,7 +143,7 @@ class BarLayer : public QCPLayerable {
     for (const StallMarker& s : m_data->stalls) {
       if (s.end * kMs < range.lower || s.start * kMs > range.upper) continue;
       QRectF r(QPointF(x->coordToPixel(s.start * kMs), y->coordToPixel(lane + kHalfHeight)),
-               QPointF(x->coordToPixel(s.end * kMs), y->coordToPixel(lane - kHalfHeight)));
+               QPointF(x->coordToPixel(s.end * kMs), y->coordToPixel(lane + low)));
       r = r.normalized();
       if (r.width() < 1) r.setWidth(1);  // every stall shows, however short
       stalls.push_back(r);
@@ -124,6 +154,19 @@ class BarLayer : public QCPLayerable {
     painter->setPen(Qt::NoPen);
     painter->drawRects(stalls);
     drawnStalls = static_cast<int>(stalls.size());
+    // The measured stalls in the measured row, a darker red.
+    QVector<QRectF> measuredStalls;
+    for (const StallMarker& s : m_data->measured_stalls) {
+      if (s.end * kMs < range.lower || s.start * kMs > range.upper) continue;
+      QRectF r(QPointF(x->coordToPixel(s.start * kMs), y->coordToPixel(lane + kMeasuredHigh)),
+               QPointF(x->coordToPixel(s.end * kMs), y->coordToPixel(lane + kMeasuredLow)));
+      r = r.normalized();
+      if (r.width() < 1) r.setWidth(1);
+      measuredStalls.push_back(r);
+    }
+    painter->setBrush(QColor(0x80, 0x00, 0x00));
+    painter->drawRects(measuredStalls);
+    drawnMeasuredStalls = static_cast<int>(measuredStalls.size());
     drawnTransfers =
         static_cast<int>(rects[static_cast<std::size_t>(StreamBarKind::Offload)].size() +
                          rects[static_cast<std::size_t>(StreamBarKind::Prefetch)].size());
@@ -179,9 +222,23 @@ StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
   });
 }
 
+void StreamsView::setMeasured(std::optional<StreamsData> measured) {
+  m_measured = std::move(measured);
+  setData(StreamsData(m_data));
+}
+
 void StreamsView::setData(const StreamsData& data) {
   const bool sameNetwork = data.network_key == m_data.network_key;
   m_data = data;
+  const StreamsData none;
+  const StreamsData& m = m_measured ? *m_measured : none;
+  m_data.measured_title = m.measured_title;
+  m_data.measured_iteration = m.measured_iteration;
+  m_data.measured_t_iter = m.measured_t_iter;
+  m_data.measured_stall = m.measured_stall;
+  m_data.measured_threshold = m.measured_threshold;
+  m_data.measured_bars = m.measured_bars;
+  m_data.measured_stalls = m.measured_stalls;
   if (!sameNetwork) m_autoRange = true;
 
   // Stall labels are pooled: a drag of the budget re-plans many times and their count rarely
@@ -207,14 +264,30 @@ void StreamsView::setData(const StreamsData& data) {
   if (!m_data.trainable) {
     m_message->setText(QStringLiteral("No plan: ") + QString::fromStdString(m_data.reason));
   }
-  m_title->setText(
-      m_data.trainable
-          ? QString::fromStdString(m_data.title) +
-                QStringLiteral(": t_iter %1, stall %2 over %3 steps, %4 swap transfers")
-                    .arg(ms(m_data.t_iter), ms(m_data.total_stall))
-                    .arg(m_data.stalls.size())
-                    .arg(m_data.swapTransfers())
-          : QString::fromStdString(m_data.title));
+  QString title = m_data.trainable
+                      ? QString::fromStdString(m_data.title) +
+                            QStringLiteral(": t_iter %1, stall %2 over %3 steps, %4 swap transfers")
+                                .arg(ms(m_data.t_iter), ms(m_data.total_stall))
+                                .arg(m_data.stalls.size())
+                                .arg(m_data.swapTransfers())
+                      : QString::fromStdString(m_data.title);
+  if (m_data.hasMeasured()) {
+    title += QStringLiteral(
+                 "\nthin rows, %1: t_iter %2, stall %3, %4 steps stalled (> %5 % of "
+                 "t_iter)")
+                 .arg(QString::fromStdString(m_data.measured_title), ms(m_data.measured_t_iter),
+                      ms(m_data.measured_stall))
+                 .arg(m_data.measured_stalls.size())
+                 .arg(m_data.measured_threshold * 100, 0, 'f', 0);
+  }
+  m_title->setText(title);
+  if (m_data.hasMeasured() != m_measuredLabel) {
+    // Only a change of overlay touches the label (the Timeline sets its own).
+    m_measuredLabel = m_data.hasMeasured();
+    m_plot->xAxis->setLabel(
+        m_measuredLabel ? QStringLiteral("time in the iteration, simulated and measured (ms)")
+                        : QStringLiteral("time in the simulated iteration (ms)"));
+  }
   if (m_autoRange) fitAll();
   placeStallLabels();
   replotWhenShown(m_plot);
@@ -222,7 +295,9 @@ void StreamsView::setData(const StreamsData& data) {
 
 void StreamsView::fitAll() {
   m_settingRange = true;
-  const double end = m_data.t_iter > 0 ? m_data.t_iter * kMs : 1.0;
+  const double end = std::max(m_data.t_iter, m_data.measured_t_iter) > 0
+                         ? std::max(m_data.t_iter, m_data.measured_t_iter) * kMs
+                         : 1.0;
   m_plot->xAxis->setRange(-0.01 * end, end * 1.01);
   m_settingRange = false;
   placeStallLabels();
@@ -265,23 +340,35 @@ int StreamsView::transferBarCount() const {
   return static_cast<const BarLayer*>(m_bars)->drawnTransfers;
 }
 
+int StreamsView::measuredBarCount() const {
+  return static_cast<const BarLayer*>(m_bars)->drawnMeasuredBars;
+}
+
+int StreamsView::measuredStallCount() const {
+  return static_cast<const BarLayer*>(m_bars)->drawnMeasuredStalls;
+}
+
 QString StreamsView::toolTipAt(double timeMs, double laneValue, double slackMs) const {
   const auto lane = static_cast<int>(std::lround(laneValue));
-  if (std::abs(laneValue - lane) > kHalfHeight || lane < 0 || lane > 2) return {};
+  if (std::abs(laneValue - lane) > kHalfHeight + 0.1 || lane < 0 || lane > 2) return {};
   const StreamLane which = lane == 2   ? StreamLane::Compute
                            : lane == 1 ? StreamLane::SwapOut
                                        : StreamLane::SwapIn;
+  // The measured row beneath the lane, when there is one.
+  const bool measured = m_data.hasMeasured() && laneValue - lane < (kSimLow + kMeasuredHigh) / 2;
   const double t = timeMs / kMs;
   if (which == StreamLane::Compute) {
-    for (const StallMarker& s : m_data.stalls) {
+    for (const StallMarker& s : measured ? m_data.measured_stalls : m_data.stalls) {
       if (t >= s.start && t <= s.end) {
-        return QStringLiteral("stall before step %1 (%2)\nfrom %3 to %4: %5 waiting for t_ready")
+        return QStringLiteral("%6stall before step %1 (%2)\nfrom %3 to %4: %5 waiting for t_ready")
             .arg(s.step)
-            .arg(QString::fromStdString(s.label), ms(s.start), ms(s.end), ms(s.seconds()));
+            .arg(QString::fromStdString(s.label), ms(s.start), ms(s.end), ms(s.seconds()),
+                 measured ? QStringLiteral("measured: ") : QString());
       }
     }
   }
-  const StreamBar* b = m_data.barAt(which, t, slackMs / kMs);
+  const StreamBar* b = measured ? m_data.measuredBarAt(which, t, slackMs / kMs)
+                                : m_data.barAt(which, t, slackMs / kMs);
   if (!b) return {};
   QString text = QStringLiteral("%1 (layer %2)\n%3")
                      .arg(QString::fromStdString(b->label))
@@ -295,8 +382,9 @@ QString StreamsView::toolTipAt(double timeMs, double laneValue, double slackMs) 
                 .arg(static_cast<double>(b->bytes) / (1024.0 * 1024.0), 0, 'f', 2)
                 .arg(b->step);
   }
-  text += QStringLiteral("\nstart %1, finish %2 (%3)")
-              .arg(ms(b->start), ms(b->finish), ms(b->finish - b->start));
+  text += QStringLiteral("\n%4start %1, finish %2 (%3)")
+              .arg(ms(b->start), ms(b->finish), ms(b->finish - b->start),
+                   measured ? QStringLiteral("measured: ") : QString());
   if (b->lane == StreamLane::Compute && b->step > 0)
     text += QStringLiteral("\nstall before it: %1").arg(ms(b->stall));
   return text;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <QWidget>
+#include <optional>
 #include <vector>
 
 #include "views/streams_data.h"
@@ -38,11 +39,17 @@ class StreamsView : public QWidget {
 
   /// Replaces what is drawn; keeps the time axis's zoom while the network stays the same.
   void setData(const StreamsData& data);
+  /// A measured iteration (the measured_* fields of addMeasuredStreams), drawn beside every
+  /// plan's simulated one until replaced; nullopt removes it.
+  void setMeasured(std::optional<StreamsData> measured);
   const StreamsData& data() const { return m_data; }
   QCustomPlot* plot() const { return m_plot; }
   /// For tests: the stall markers and the offload + prefetch bars the last replot drew.
   int stallMarkerCount() const;
   int transferBarCount() const;
+  /// For tests: the measured iteration's bars (every kind) and stall markers the last replot drew.
+  int measuredBarCount() const;
+  int measuredStallCount() const;
   /// The tooltip text for a point in plot coordinates (time in ms, lane value); empty when the
   /// point is over no bar or stall.
   QString toolTipAt(double timeMs, double laneValue, double slackMs = 0) const;
@@ -61,7 +68,9 @@ class StreamsView : public QWidget {
   void placeStallLabels();
 
   QCustomPlot* m_plot;
-  StreamsData m_data;
+  StreamsData m_data;  ///< with the measured iteration
+  std::optional<StreamsData> m_measured;
+  bool m_measuredLabel = false;    ///< the time axis is labelled for the overlay
   QCPLayerable* m_bars = nullptr;  ///< draws m_data.bars and m_data.stalls
   std::vector<QCPItemText*> m_stallLabels;
   QCPTextElement* m_title = nullptr;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "views/summary_data.h"
 
+#include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "common/bytes.h"
@@ -82,6 +84,49 @@ SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& 
   d.warnings.push_back("profiled on " + c.profile_device + " (" + c.backend + "), from " +
                        c.source_db);
   return d;
+}
+
+namespace {
+
+double errorPct(double predicted, double measured) {
+  if (measured == 0) return std::numeric_limits<double>::quiet_NaN();
+  return 100.0 * (predicted - measured) / measured;
+}
+
+}  // namespace
+
+void addMeasuredSummary(SummaryData& d, const perf::RunSide::Check& c, const store::RunData& run) {
+  SummaryMeasurement m;
+  m.run = run.path;
+  m.k = c.k;
+  for (const store::IterationRow& it : run.iterations)
+    m.iterations += it.k == c.k;
+  m.t_iter_predicted = c.t_iter_predicted;
+  m.t_iter_measured = c.t_iter_measured;
+  m.stall_predicted = c.stall_predicted;
+  m.stall_measured = c.stall_measured;
+  m.peak_predicted = c.peak_predicted;
+  m.peak_measured = c.peak_measured;
+  m.t_iter_error_pct = errorPct(c.t_iter_predicted, c.t_iter_measured);
+  m.stall_error_pct = errorPct(c.stall_predicted, c.stall_measured);
+  m.peak_error_pct =
+      errorPct(static_cast<double>(c.peak_predicted), static_cast<double>(c.peak_measured));
+  d.rows.push_back({"measured in", run.path + " (" + std::to_string(m.iterations) +
+                                       " iterations at k = " + std::to_string(c.k) + ", " +
+                                       std::string(store::runStatusName(run.meta.status)) + ")"});
+  d.rows.push_back(
+      {"t_iter measured", ms(c.t_iter_measured) + " (median) against " + ms(c.t_iter_predicted) +
+                              ": " + formatRelativeError(c.t_iter_predicted, c.t_iter_measured)});
+  d.rows.push_back({"total stall measured",
+                    ms(c.stall_measured) + " (median) against " + ms(c.stall_predicted) + ": " +
+                        formatRelativeError(c.stall_predicted, c.stall_measured)});
+  d.rows.push_back(
+      {"peak measured", formatBytes(c.peak_measured) + " against " + formatBytes(c.peak_predicted) +
+                            ": " +
+                            formatRelativeError(static_cast<double>(c.peak_predicted),
+                                                static_cast<double>(c.peak_measured))});
+  if (!c.device_mismatch.empty()) d.warnings.push_back("device: " + c.device_mismatch);
+  d.measured = m;
 }
 
 }  // namespace swapscope

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "perfmodel/compare.h"
 
 namespace swapscope::perf {
 struct PlanResult;
@@ -31,6 +34,19 @@ struct SummaryRow {
   std::string label, value;
 };
 
+/// A run of the plan against its prediction: the figures `swapscope run` prints and `swapscope
+/// compare` reports (perf::planCheck of the run database).
+struct SummaryMeasurement {
+  std::string run;  ///< the run database
+  std::int64_t k = 0;
+  int iterations = 0;                                ///< recorded at k
+  double t_iter_predicted = 0, t_iter_measured = 0;  ///< seconds; measured: the median
+  double stall_predicted = 0, stall_measured = 0;    ///< seconds; measured: the median
+  std::int64_t peak_predicted = 0, peak_measured = 0;
+  /// 100 x (predicted - measured) / measured; NaN where the measurement is 0.
+  double t_iter_error_pct = 0, stall_error_pct = 0, peak_error_pct = 0;
+};
+
 struct SummaryData {
   bool trainable = false;
   std::int64_t k = 0;
@@ -39,9 +55,17 @@ struct SummaryData {
   int swapped = 0;  ///< FMs in the swap set
   std::vector<SummaryRow> rows;
   std::vector<std::string> warnings;
+  std::optional<SummaryMeasurement> measured;
 };
 
 SummaryData makeSummaryData(const perf::PlanResult& result, const perf::PlanRequest& request,
                             const SummaryContext& context);
+
+/// Adds a run's measurement of the plan to `d`: rows with the measured t_iter, total stall and
+/// peak, each against the recorded plan's prediction with its error in per cent (as `swapscope
+/// run` prints it, common/format.h formatRelativeError), and, when the run's device is not the
+/// plan's, the warning `swapscope run` gives. `check` is perf::planCheck of `run`.
+void addMeasuredSummary(SummaryData& d, const perf::RunSide::Check& check,
+                        const store::RunData& run);
 
 }  // namespace swapscope

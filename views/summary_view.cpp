@@ -13,7 +13,25 @@ SummaryView::SummaryView(QWidget* parent) : QWidget(parent), m_text(new QTextBro
 }
 
 void SummaryView::setData(const SummaryData& data) {
-  m_data = data;
+  m_plan = data;
+  m_message = false;
+  render();
+}
+
+void SummaryView::setOverlay(std::optional<SummaryData> overlay) {
+  m_overlay = std::move(overlay);
+  if (!m_message) render();
+}
+
+void SummaryView::render() {
+  m_data = m_plan;
+  if (m_overlay) {
+    m_data.rows.insert(m_data.rows.end(), m_overlay->rows.begin(), m_overlay->rows.end());
+    m_data.warnings.insert(m_data.warnings.end(), m_overlay->warnings.begin(),
+                           m_overlay->warnings.end());
+    m_data.measured = m_overlay->measured;
+  }
+  const SummaryData& data = m_data;
   QString html = "<table cellspacing=4>";
   for (const SummaryRow& row : data.rows) {
     html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
@@ -24,7 +42,7 @@ void SummaryView::setData(const SummaryData& data) {
   if (!data.warnings.empty()) {
     html += "<ul>";
     for (const std::string& w : data.warnings) {
-      const bool severe = w.rfind("untrainable", 0) == 0;
+      const bool severe = w.rfind("untrainable", 0) == 0 || w.rfind("device:", 0) == 0;
       html += QStringLiteral("<li><font color=%1>%2</font></li>")
                   .arg(severe ? "#c02020" : "#8a5a00", QString::fromStdString(w).toHtmlEscaped());
     }
@@ -35,6 +53,8 @@ void SummaryView::setData(const SummaryData& data) {
 
 void SummaryView::setMessage(const QString& text) {
   m_data = {};
+  m_plan = {};
+  m_message = true;
   m_text->setPlainText(text);
 }
 

@@ -2,6 +2,7 @@
 /// The memory chart, headless: the data it is given comes from the analyzer unchanged, and the
 /// plot holds one graph per policy with one point per step.
 #include <QApplication>
+#include <algorithm>
 
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
@@ -144,6 +145,51 @@ TEST(MemoryChartView, LegendIsOutsideThePlotArea) {
   EXPECT_EQ(view.plot()->axisRect()->insetLayout()->elementCount(), 0);
   EXPECT_TRUE(view.plot()->plotLayout()->hasElement(0, 0));
   EXPECT_EQ(view.plot()->plotLayout()->element(0, 0), view.plot()->legend);
+}
+
+TEST(MemoryChartData, TheMeasuredPoolCurveIsTheRunsAndMeetsThePrediction) {
+  // The sample profile ran swap-all; its pool bytes at k = 32 against swap-all's plan at 32.
+  const std::string db =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  const store::RunData run = store::RunReader(db).load();
+  const Network net = networkFromText(run.network.json, db);
+  const perf::PerfModel model = perf::PerfModel::fit(run);
+  const NetworkAnalysis a = analyzeNetwork(net);
+  perf::PlanRequest req;
+  req.policy = Policy::SwapAll;
+  req.budget = std::int64_t{256} << 20;
+  req.batch = 32;
+  const perf::PlanResult r = perf::plan(model, net, req);
+  ASSERT_TRUE(r.trainable);
+  MemoryChartData d = makePlanMemoryChartData(net, a, r, "swap-all", req.budget);
+  const std::size_t before = d.series.size();
+  ASSERT_TRUE(addMeasuredMemory(d, run, 32));
+  ASSERT_EQ(d.series.size(), before + 1);
+  const MemorySeries& m = d.series.back();
+  EXPECT_TRUE(m.measured);
+  ASSERT_EQ(m.bytes.size(), d.step_layer.size());
+  // Its peak is the pool's high water the run recorded, which is the plan's to the byte.
+  std::int64_t recorded = 0;
+  for (const store::BatchRow& b : run.batches)
+    if (b.k == 32) recorded = b.measured_peak;
+  EXPECT_EQ(m.peak, recorded);
+  EXPECT_EQ(m.peak, d.series.front().peak);
+  // No step holds more than the pool's high water, and the busiest step reaches it.
+  EXPECT_EQ(*std::max_element(m.bytes.begin(), m.bytes.end()), static_cast<double>(recorded));
+  // A k the run did not record adds nothing.
+  MemoryChartData none = makePlanMemoryChartData(net, a, r, "swap-all", req.budget);
+  EXPECT_FALSE(addMeasuredMemory(none, run, 31));
+  EXPECT_EQ(none.series.size(), before);
+  // The view draws it as one more graph, kept across plans until removed.
+  MemoryChartView view;
+  view.setData(makePlanMemoryChartData(net, a, r, "swap-all", req.budget));
+  const int graphs = view.plot()->graphCount();
+  view.setMeasured(m);
+  EXPECT_EQ(view.plot()->graphCount(), graphs + 1);
+  view.setData(makePlanMemoryChartData(net, a, r, "swap-all", req.budget));
+  EXPECT_EQ(view.plot()->graphCount(), graphs + 1);
+  view.setMeasured(std::nullopt);
+  EXPECT_EQ(view.plot()->graphCount(), graphs);
 }
 
 }  // namespace

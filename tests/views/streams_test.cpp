@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 #include "graph/zoo.h"
+#include "store/run_db.h"
 #include "tests/views/sample_plan.h"
 #include "views/streams_data.h"
 #include "views/streams_view.h"
@@ -198,6 +201,95 @@ TEST(StreamsView, StatesAnUntrainableBudget) {
       stated = stated || (t->visible() && t->text().contains(QStringLiteral("untrainable")));
   }
   EXPECT_TRUE(stated);
+}
+
+/// The recorded iteration at k whose t_iter is the median (the lower middle one).
+const store::IterationRow& medianIteration(const store::RunData& run, std::int64_t k) {
+  std::vector<const store::IterationRow*> its;
+  for (const store::IterationRow& it : run.iterations)
+    if (it.k == k) its.push_back(&it);
+  std::sort(its.begin(), its.end(),
+            [](const auto* a, const auto* b) { return a->duration_ns < b->duration_ns; });
+  return *its.at((its.size() - 1) / 2);
+}
+
+TEST(StreamsData, TheMeasuredIterationIsTheRunsRowsOfTheMedianIteration) {
+  // The sample profile ran swap-all: its iterations at k = 32 against swap-all's plan at 32.
+  auto s = testing::resnet56();
+  const std::int64_t k = 32;
+  StreamsData d = makeStreamsData(s->net, s->plan(request(Policy::SwapAll, 256 * kMiB, k)),
+                                  &s->model, &s->planner.costs());
+  ASSERT_TRUE(d.trainable);
+  const std::size_t simulated = d.bars.size();
+  ASSERT_TRUE(addMeasuredStreams(d, s->run, k));
+  EXPECT_EQ(d.bars.size(), simulated);  // the simulated iteration is left as it was
+  const store::IterationRow& it = medianIteration(s->run, k);
+  EXPECT_EQ(d.measured_iteration, it.iteration);
+  EXPECT_DOUBLE_EQ(d.measured_t_iter, static_cast<double>(it.duration_ns) * 1e-9);
+  EXPECT_DOUBLE_EQ(d.measured_stall, static_cast<double>(it.stall_ns) * 1e-9);
+  std::size_t samples = 0, transfers = 0, stalled = 0, offloads = 0;
+  for (const store::SampleRow& r : s->run.samples) {
+    if (r.k != k || r.iteration != it.iteration) continue;
+    ++samples;
+    stalled += r.direction != store::Direction::Update &&
+               static_cast<double>(r.stall_ns) > 0.01 * static_cast<double>(it.duration_ns);
+  }
+  for (const store::TransferRow& r : s->run.transfers) {
+    if (r.k != k || r.iteration != it.iteration) continue;
+    ++transfers;
+    offloads += r.kind == store::TransferKind::Offload;
+  }
+  ASSERT_GT(samples, 0u);
+  ASSERT_GT(offloads, 0u);
+  EXPECT_EQ(d.measured_bars.size(), samples + transfers);
+  EXPECT_EQ(d.measured_stalls.size(), stalled);
+  std::size_t measuredOffloads = 0;
+  for (const StreamBar& b : d.measured_bars) {
+    EXPECT_GE(b.start, 0.0) << b.label;  // from the iteration's start
+    EXPECT_LE(b.start, b.finish) << b.label;
+    measuredOffloads += b.kind == StreamBarKind::Offload && b.lane == StreamLane::SwapOut;
+  }
+  EXPECT_EQ(measuredOffloads, offloads);
+  for (const StallMarker& m : d.measured_stalls) {
+    const StreamBar* b = d.measuredBarAt(StreamLane::Compute, m.end);
+    ASSERT_NE(b, nullptr);
+    EXPECT_DOUBLE_EQ(m.end - m.start, b->stall);
+  }
+  // Another network's run is refused: its steps are not the plan's.
+  auto f = testing::fmnist();
+  StreamsData other = makeStreamsData(f->net, f->plan(request(Policy::SwapAll, 256 * kMiB, 8)));
+  EXPECT_FALSE(addMeasuredStreams(other, s->run, 8));
+  EXPECT_FALSE(other.hasMeasured());
+  EXPECT_FALSE(addMeasuredStreams(d, s->run, 7));  // no iteration at k = 7
+}
+
+TEST(StreamsView, DrawsTheMeasuredRowBesideEveryPlanUntilRemoved) {
+  auto s = testing::resnet56();
+  const std::int64_t k = 32;
+  const perf::PlanResult p = s->plan(request(Policy::SwapAll, 256 * kMiB, k));
+  StreamsData measured = makeStreamsData(s->net, p);
+  ASSERT_TRUE(addMeasuredStreams(measured, s->run, k));
+  StreamsView view;
+  view.resize(1200, 500);
+  view.setData(makeStreamsData(s->net, p));
+  view.setMeasured(measured);
+  view.plot()->replot();
+  EXPECT_EQ(view.measuredBarCount(), static_cast<int>(measured.measured_bars.size()));
+  EXPECT_EQ(view.measuredStallCount(), static_cast<int>(measured.measured_stalls.size()));
+  // A new plan keeps the measurement; removing it draws none.
+  view.setData(makeStreamsData(s->net, p));
+  view.plot()->replot();
+  EXPECT_EQ(view.measuredBarCount(), static_cast<int>(measured.measured_bars.size()));
+  const StreamBar& first = measured.measured_bars.front();
+  const QString tip = view.toolTipAt((first.start + first.finish) / 2 * 1e3, 2 - 0.3);
+  EXPECT_TRUE(tip.contains(QStringLiteral("measured"))) << tip.toStdString();
+  if (!testing::pngDir().empty())
+    view.plot()->savePng(QString::fromStdString(testing::pngDir() + "/streams-measured.png"), 1400,
+                         520);
+  view.setMeasured(std::nullopt);
+  view.plot()->replot();
+  EXPECT_EQ(view.measuredBarCount(), 0);
+  EXPECT_EQ(view.measuredStallCount(), 0);
 }
 
 }  // namespace

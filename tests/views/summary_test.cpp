@@ -2,6 +2,8 @@
 /// The summary's numbers are the planner's, and its warnings say what the numbers rest on.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/bytes.h"
 #include "common/format.h"
 #include "graph/network_json.h"
@@ -98,6 +100,48 @@ TEST(SummaryData, WarnsOfTransferredAndUntrainable) {
   const SummaryData d = makeSummaryData(none, req, contextFor("resnet56", false));
   EXPECT_FALSE(d.trainable);
   ASSERT_TRUE(hasWarning(d, "untrainable: " + none.reason));
+}
+
+TEST(SummaryData, TheMeasurementIsNamedWithItsErrorsAndAnotherDevice) {
+  store::RunData run;
+  run.path = "run.swapdb";
+  run.meta.status = store::RunStatus::Complete;
+  run.iterations = {{8, 0}, {8, 1}, {4, 0}};
+  perf::RunSide::Check c;
+  c.k = 8;
+  c.t_iter_predicted = 0.011;
+  c.t_iter_measured = 0.010;
+  c.stall_predicted = 0.001;
+  c.stall_measured = 0.004;
+  c.peak_predicted = 1000;
+  c.peak_measured = 1000;
+  SummaryData d;
+  addMeasuredSummary(d, c, run);
+  ASSERT_TRUE(d.measured.has_value());
+  EXPECT_EQ(d.measured->iterations, 2);
+  EXPECT_NEAR(d.measured->t_iter_error_pct, 10.0, 1e-9);
+  EXPECT_NEAR(d.measured->stall_error_pct, -75.0, 1e-9);
+  EXPECT_EQ(d.measured->peak_error_pct, 0.0);
+  bool tIter = false, stall = false, peak = false;
+  for (const SummaryRow& r : d.rows) {
+    tIter = tIter || (r.label == "t_iter measured" && r.value.find("+10.0 %") != std::string::npos);
+    stall = stall ||
+            (r.label == "total stall measured" && r.value.find("-75.0 %") != std::string::npos);
+    peak = peak || (r.label == "peak measured" && r.value.find("+0.0 %") != std::string::npos);
+  }
+  EXPECT_TRUE(tIter && stall && peak);
+  EXPECT_TRUE(d.warnings.empty());
+  // Another device: said as `swapscope run` says it.
+  c.device_mismatch = "the plan's model was fitted on A (cuda), but this run is on B (cpu)";
+  SummaryData other;
+  addMeasuredSummary(other, c, run);
+  ASSERT_EQ(other.warnings.size(), 1u);
+  EXPECT_EQ(other.warnings[0], "device: " + c.device_mismatch);
+  // A measurement of zero has no relative error.
+  c.stall_measured = 0;
+  SummaryData zero;
+  addMeasuredSummary(zero, c, run);
+  EXPECT_TRUE(std::isnan(zero.measured->stall_error_pct));
 }
 
 }  // namespace
