@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "gui/run_dialog.h"
 
+#include <qcustomplot.h>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -14,11 +16,14 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QThreadPool>
 #include <cmath>
+#include <sstream>
 
 #include "cli/run_output.h"
 #include "common/bytes.h"
@@ -27,6 +32,9 @@
 #include "graph/zoo.h"
 #include "gui/main_window.h"
 #include "runtime/device.h"
+#include "views/memory_chart_view.h"
+#include "views/streams_view.h"
+#include "views/summary_view.h"
 
 namespace swapscope::gui {
 namespace {
@@ -59,6 +67,74 @@ QWidget* outputRow(QWidget* parent, QLineEdit* edit) {
 
 /// Whether `path` may be written: a new file, or an existing one the user agrees to replace
 /// (`force` then). False when the user declines.
+/// What the Profile and Run plan dialogs share: the device (the backends this build can use
+/// here), recorded and warm-up iterations, the run database and the buttons. A dialog adds its
+/// own rows to `form` before addCommonRows.
+struct RunForm {
+  RunForm(QWidget* parent, const QString& title, const QString& ok, int iterationsDefault,
+          const QString& dbName)
+      : dialog(parent),
+        form(new QFormLayout(&dialog)),
+        device(new QComboBox(&dialog)),
+        iterations(new QSpinBox(&dialog)),
+        warmup(new QSpinBox(&dialog)),
+        output(new QLineEdit(QDir::current().filePath(dbName), &dialog)),
+        buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog)) {
+    dialog.setWindowTitle(title);
+    for (const rt::BackendInfo& b : rt::listBackends()) {
+      if (b.available) device->addItem(qs(b.name));
+    }
+    iterations->setRange(1, 100000);
+    iterations->setValue(iterationsDefault);
+    warmup->setRange(0, 1000);
+    warmup->setValue(1);
+    buttons->button(QDialogButtonBox::Ok)->setText(ok);
+    QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  }
+  /// Device, iterations, warm-up, the run database and the buttons, after the dialog's rows.
+  void addCommonRows(const QString& iterationsLabel, const QString& warmupLabel) {
+    form->addRow(QObject::tr("Device"), device);
+    form->addRow(iterationsLabel, iterations);
+    form->addRow(warmupLabel, warmup);
+    form->addRow(QObject::tr("Run database"), outputRow(&dialog, output));
+    form->addRow(buttons);
+  }
+
+  QDialog dialog;
+  QFormLayout* form;
+  QComboBox* device;
+  QSpinBox* iterations;
+  QSpinBox* warmup;
+  QLineEdit* output;
+  QDialogButtonBox* buttons;
+};
+
+/// The arguments that name `net` to the CLI: --model NAME, with --input and --classes where they
+/// are not the model's defaults. Empty when no zoo model gives `net` (a network JSON).
+std::vector<std::string> networkArgs(const Network& net) {
+  const ZooEntry* entry = findZooEntry(net.name());
+  if (!entry) return {};
+  std::vector<std::string> args = {"--model", net.name()};
+  ZooOptions options;
+  if (net.sampleShape() != entry->default_input) {
+    options.input = net.sampleShape();
+    std::string shape;
+    for (const std::int64_t d : net.sampleShape().dims)
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    args.insert(args.end(), {"--input", shape});
+  }
+  if (net.classes() != entry->default_classes) {
+    options.classes = net.classes();
+    args.insert(args.end(), {"--classes", std::to_string(net.classes())});
+  }
+  try {
+    if (buildZooModel(net.name(), options).structureHash() == net.structureHash()) return args;
+  } catch (const Error&) {
+  }
+  return {};
+}
+
 bool confirmOutput(QWidget* parent, const QString& path, bool& force) {
   force = false;
   if (!QFileInfo::exists(path)) return true;
@@ -69,7 +145,82 @@ bool confirmOutput(QWidget* parent, const QString& path, bool& force) {
   return force;
 }
 
+QCustomPlot* livePlot(QWidget* parent, const QString& title, const QString& x, const QString& y) {
+  auto* plot = new QCustomPlot(parent);
+  plot->setMinimumSize(260, 180);
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
+  plot->xAxis->setLabel(x);
+  plot->yAxis->setLabel(y);
+  return plot;
+}
+
+const QColor kBatchColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
+                               QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
+                               QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b)};
+
 }  // namespace
+
+LiveRunPanel::LiveRunPanel(QWidget* parent)
+    : QWidget(parent),
+      m_times(livePlot(this, tr("iteration times"), tr("iteration at k"), tr("ms"))),
+      m_pool(livePlot(this, tr("pool bytes, latest iteration"), tr("ms"), tr("MiB"))),
+      m_stalls(livePlot(this, tr("stalls, latest iteration"), tr("step"), tr("ms"))) {
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_times, 1);
+  layout->addWidget(m_pool, 1);
+  layout->addWidget(m_stalls, 1);
+  m_times->legend->setVisible(true);
+  m_times->legend->setFont(QFont(font().family(), font().pointSize() - 1));
+  auto* pool = m_pool->addGraph();
+  pool->setLineStyle(QCPGraph::lsStepLeft);
+  pool->setPen(QPen(QColor(0x1f, 0x1f, 0x1f), 1.5));
+  auto* bars = new QCPBars(m_stalls->xAxis, m_stalls->yAxis);
+  bars->setPen(Qt::NoPen);
+  bars->setBrush(QColor(0xd0, 0x18, 0x18));
+}
+
+void LiveRunPanel::setData(const LiveRunData& d) {
+  m_times->clearGraphs();
+  for (std::size_t i = 0; i < d.times.size(); ++i) {
+    const LiveRunData::Batch& b = d.times[i];
+    QCPGraph* g = m_times->addGraph();
+    g->setName(tr("k = %1").arg(b.k));
+    const QColor c = kBatchColors[i % std::size(kBatchColors)];
+    g->setPen(QPen(c, 1.5));
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 5));
+    QVector<double> x, y;
+    for (std::size_t j = 0; j < b.seconds.size(); ++j) {
+      x.push_back(b.iteration[j]);
+      y.push_back(b.seconds[j] * 1e3);
+    }
+    g->setData(x, y, true);
+  }
+  m_times->rescaleAxes();
+  m_times->yAxis->setRangeLower(0);
+  m_times->replot();
+  QVector<double> t(d.pool_ms.begin(), d.pool_ms.end()), mib;
+  for (const double b : d.pool_bytes)
+    mib.push_back(b / (1024.0 * 1024.0));
+  m_pool->graph(0)->setData(t, mib, true);
+  m_pool->rescaleAxes();
+  m_pool->yAxis->setRangeLower(0);
+  static_cast<QCPTextElement*>(m_pool->plotLayout()->element(0, 0))
+      ->setText(d.iteration < 0 ? tr("pool bytes, latest iteration")
+                                : tr("pool bytes, k = %1, iteration %2").arg(d.k).arg(d.iteration));
+  m_pool->replot();
+  auto* bars = static_cast<QCPBars*>(m_stalls->plottable(0));
+  bars->setData(QVector<double>(d.stall_steps.begin(), d.stall_steps.end()),
+                QVector<double>(d.stall_ms.begin(), d.stall_ms.end()));
+  static_cast<QCPTextElement*>(m_stalls->plotLayout()->element(0, 0))
+      ->setText(tr("stalls, latest iteration: %1 ms over %2 steps")
+                    .arg(d.stall_total_ms, 0, 'f', 2)
+                    .arg(d.stall_steps.size()));
+  m_stalls->rescaleAxes();
+  m_stalls->yAxis->setRangeLower(0);
+  m_stalls->replot();
+}
 
 RunController::RunController(MainWindow* window)
     : QObject(window), m_window(window), m_job(new RunJob(this)) {
@@ -79,6 +230,18 @@ RunController::RunController(MainWindow* window)
   window->installEventFilter(this);
   connect(m_job, &RunJob::progress, this, &RunController::onProgress);
   connect(m_job, &RunJob::finished, this, &RunController::onFinished);
+  connect(window, &MainWindow::planShown, this, [this] {
+    // A run of a plan opened to plan: its own measurement.
+    const PlanOutcome* shown = m_window->shownPlan();
+    if (shown && shown->context && shown->context->run && shown->context->run->run) {
+      const auto& run = shown->context->run->run;
+      if (run != m_measuredRun && run->meta.kind == "run" && !run->plans.empty()) {
+        setMeasurement(run);
+        return;
+      }
+    }
+    applyMeasurement();
+  });
   confirmClose = [this] {
     return QMessageBox::question(m_window, tr("A run is in progress"),
                                  tr("Stop it after the current iteration and close? The run "
@@ -102,6 +265,17 @@ void RunController::showProgress(const QString& title, Kind kind) {
       m_progress->show();  // stays up until the job has ended
     });
   }
+  if (!m_dock) {
+    m_dock = new QDockWidget(tr("Run"), m_window);
+    m_dock->setObjectName("run-dock");
+    m_panel = new LiveRunPanel(m_dock);
+    m_dock->setWidget(m_panel);
+    m_window->addDockWidget(Qt::BottomDockWidgetArea, m_dock);
+  }
+  m_live = {};
+  m_panel->setData(m_live);
+  m_dock->setWindowTitle(title);
+  m_dock->show();
   m_progress->reset();
   m_progress->setWindowTitle(title);
   m_progress->setLabelText(tr("Starting..."));
@@ -111,6 +285,11 @@ void RunController::showProgress(const QString& title, Kind kind) {
 }
 
 void RunController::onProgress(const collect::RunProgress& p) {
+  if (m_panel) {
+    addLiveReport(m_live, p.k, p.iteration, p.iteration_seconds,
+                  p.stage == collect::RunStage::Recorded, p.rows.get());
+    m_panel->setData(m_live);
+  }
   if (!m_progress || m_job->cancelRequested()) return;
   const int done = p.batch_index * p.iterations + p.iteration;
   m_progress->setRange(0, p.batches * p.iterations);
@@ -145,9 +324,12 @@ void RunController::onFinished(const JobOutcome& outcome) {
   if (outcome.status == store::RunStatus::Complete) {
     m_window->statusBar()->showMessage(tr("wrote %1 (complete)%2").arg(outcome.db, warning));
     if (m_kind == Kind::Profile) m_window->openDatabase(outcome.db);  // ready to plan
+    if (m_kind == Kind::Plan && !m_closeWhenDone) openMeasurement(outcome.db);
   } else if (outcome.status == store::RunStatus::Incomplete) {
     m_window->statusBar()->showMessage(
         tr("wrote %1 (incomplete: %2)%3").arg(outcome.db, outcome.message, warning));
+    // The iterations it recorded are a measurement too.
+    if (m_kind == Kind::Plan && !m_closeWhenDone) openMeasurement(outcome.db);
   } else if (!m_closeWhenDone) {
     auto* box = new QMessageBox(
         QMessageBox::Warning,
@@ -188,11 +370,42 @@ void RunController::startPlanShown(const QString& db, int iterations, int warmup
   job.config.warmup = warmup;
   job.db = db.toStdString();
   job.force = force;
-  std::vector<std::string> args = {
-      "--plan", job.plan, "--iters", std::to_string(iterations), "--warmup", std::to_string(warmup),
-      "--db",   job.db};
+  // The CLI commands that do the same: `plan` writes the plan shown (the same file for the same
+  // inputs), `run` runs it on the device without a collector, as the app does.
+  const PlanOutcome& shown = *m_window->shownPlan();
+  const perf::PlanRequest& r = shown.request;
+  const std::string planFile =
+      (QFileInfo(db).path() + "/" + QFileInfo(db).completeBaseName() + ".plan.json").toStdString();
+  const std::vector<std::string> net =
+      job.network ? networkArgs(*job.network) : std::vector<std::string>{};
+  std::vector<std::string> planArgs = {"--db",     shown.context->run->path,
+                                       "--budget", std::to_string(r.budget),
+                                       "--policy", std::string(policyName(r.policy))};
+  if (r.batch) {
+    planArgs.insert(planArgs.end(), {"--batch", std::to_string(*r.batch)});
+  } else {
+    planArgs.insert(planArgs.end(), {"--mode", std::string(perf::planModeName(r.mode))});
+  }
+  planArgs.insert(planArgs.end(), net.begin(), net.end());
+  if (r.gpus > 1) {
+    planArgs.insert(planArgs.end(), {"--gpus", std::to_string(r.gpus), "--link-bandwidth",
+                                     std::to_string(static_cast<std::int64_t>(r.link_bandwidth))});
+  }
+  if (r.dataset_size > 0) {
+    std::ostringstream epochs;
+    epochs << r.epochs;
+    planArgs.insert(planArgs.end(),
+                    {"--epochs", epochs.str(), "--dataset-size", std::to_string(r.dataset_size)});
+  }
+  planArgs.insert(planArgs.end(), {"--out", planFile});
+  std::vector<std::string> args = {"--plan", planFile};
+  args.insert(args.end(), net.begin(), net.end());
+  args.insert(args.end(),
+              {"--device", device, "--collector", "off", "--iters", std::to_string(iterations),
+               "--warmup", std::to_string(warmup), "--db", job.db});
   if (force) args.push_back("--force");
-  job.command_line = cli::quotedCommandLine("run", args);
+  job.command_line =
+      cli::quotedCommandLine("plan", planArgs) + " && " + cli::quotedCommandLine("run", args);
   m_job->startPlan(std::move(job));
   m_planFile = plan;
   showProgress(tr("Running the plan"), Kind::Plan);
@@ -200,54 +413,33 @@ void RunController::startPlanShown(const QString& db, int iterations, int warmup
 
 void RunController::askProfile() {
   if (m_job->running()) return;
-  QDialog dialog(m_window);
-  dialog.setWindowTitle(tr("Profile"));
-  auto* form = new QFormLayout(&dialog);
-  auto* network = new QComboBox(&dialog);
+  RunForm f(m_window, tr("Profile"), tr("Profile"), 3, "profile.swapdb");
+  auto* network = new QComboBox(&f.dialog);
   for (const ZooEntry& e : zooEntries())
     network->addItem(qs(e.name));
   network->setCurrentText("fmnist-cnn");
-  auto* budget = new QLineEdit("256MiB", &dialog);
-  auto* device = new QComboBox(&dialog);
-  for (const rt::BackendInfo& b : rt::listBackends()) {
-    if (b.available) device->addItem(qs(b.name));
-  }
-  auto* iterations = new QSpinBox(&dialog);
-  iterations->setRange(1, 100000);
-  iterations->setValue(3);
-  auto* warmup = new QSpinBox(&dialog);
-  warmup->setRange(0, 1000);
-  warmup->setValue(1);
-  auto* maxBatch = new QSpinBox(&dialog);
+  auto* budget = new QLineEdit("256MiB", &f.dialog);
+  auto* maxBatch = new QSpinBox(&f.dialog);
   maxBatch->setRange(0, 1 << 24);
   maxBatch->setValue(128);
   maxBatch->setSpecialValueText(tr("no cap"));
-  auto* output = new QLineEdit(QDir::current().filePath("profile.swapdb"), &dialog);
-  form->addRow(tr("Network"), network);
-  form->addRow(tr("Budget"), budget);
-  form->addRow(tr("Device"), device);
-  form->addRow(tr("Recorded iterations per k"), iterations);
-  form->addRow(tr("Warm-up iterations per k"), warmup);
-  form->addRow(tr("Largest k"), maxBatch);
-  form->addRow(tr("Run database"), outputRow(&dialog, output));
-  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-  buttons->button(QDialogButtonBox::Ok)->setText(tr("Profile"));
-  form->addRow(buttons);
-  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-  while (dialog.exec() == QDialog::Accepted) {
+  f.form->addRow(tr("Network"), network);
+  f.form->addRow(tr("Budget"), budget);
+  f.addCommonRows(tr("Recorded iterations per k"), tr("Warm-up iterations per k"));
+  f.form->insertRow(f.form->rowCount() - 2, tr("Largest k"), maxBatch);
+  while (f.dialog.exec() == QDialog::Accepted) {
     try {
       ProfileJob job;
       const std::string name = network->currentText().toStdString();
       job.network = std::make_shared<const Network>(buildZooModel(name));
       job.config.budget = parseByteSize(budget->text().toStdString(), "the budget");
-      job.config.iterations = iterations->value();
-      job.config.warmup = warmup->value();
+      job.config.iterations = f.iterations->value();
+      job.config.warmup = f.warmup->value();
       job.config.max_batch = maxBatch->value();
-      job.device = device->currentText().toStdString();
-      job.db = output->text().toStdString();
+      job.device = f.device->currentText().toStdString();
+      job.db = f.output->text().toStdString();
       if (job.db.empty()) throwBadInput("choose the run database to write");
-      if (!confirmOutput(&dialog, output->text(), job.force)) continue;
+      if (!confirmOutput(&f.dialog, f.output->text(), job.force)) continue;
       std::vector<std::string> args = {"--model",     name,
                                        "--budget",    budget->text().toStdString(),
                                        "--device",    job.device,
@@ -260,7 +452,7 @@ void RunController::askProfile() {
       startProfile(std::move(job));
       return;
     } catch (const Error& e) {
-      QMessageBox::warning(&dialog, tr("Cannot profile"), qs(e.what()));
+      QMessageBox::warning(&f.dialog, tr("Cannot profile"), qs(e.what()));
     }
   }
 }
@@ -272,41 +464,112 @@ void RunController::askRunPlan() {
                              tr("No plan is shown: open a run database to plan first."));
     return;
   }
-  QDialog dialog(m_window);
-  dialog.setWindowTitle(tr("Run plan"));
-  auto* form = new QFormLayout(&dialog);
-  auto* iterations = new QSpinBox(&dialog);
-  iterations->setRange(1, 100000);
-  iterations->setValue(5);
-  auto* warmup = new QSpinBox(&dialog);
-  warmup->setRange(0, 1000);
-  warmup->setValue(1);
-  auto* output = new QLineEdit(QDir::current().filePath("run.swapdb"), &dialog);
-  auto* device = new QComboBox(&dialog);
-  for (const rt::BackendInfo& b : rt::listBackends()) {
-    if (b.available) device->addItem(qs(b.name));
-  }
-  form->addRow(tr("Device"), device);
-  form->addRow(tr("Measured iterations"), iterations);
-  form->addRow(tr("Warm-up iterations"), warmup);
-  form->addRow(tr("Run database"), outputRow(&dialog, output));
-  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-  buttons->button(QDialogButtonBox::Ok)->setText(tr("Run"));
-  form->addRow(buttons);
-  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-  while (dialog.exec() == QDialog::Accepted) {
+  RunForm f(m_window, tr("Run plan"), tr("Run"), 5, "run.swapdb");
+  f.addCommonRows(tr("Measured iterations"), tr("Warm-up iterations"));
+  while (f.dialog.exec() == QDialog::Accepted) {
     try {
       bool force = false;
-      if (output->text().isEmpty()) throwBadInput("choose the run database to write");
-      if (!confirmOutput(&dialog, output->text(), force)) continue;
-      startPlanShown(output->text(), iterations->value(), warmup->value(), force,
-                     device->currentText().toStdString());
+      if (f.output->text().isEmpty()) throwBadInput("choose the run database to write");
+      if (!confirmOutput(&f.dialog, f.output->text(), force)) continue;
+      startPlanShown(f.output->text(), f.iterations->value(), f.warmup->value(), force,
+                     f.device->currentText().toStdString());
       return;
     } catch (const Error& e) {
-      QMessageBox::warning(&dialog, tr("Cannot run the plan"), qs(e.what()));
+      QMessageBox::warning(&f.dialog, tr("Cannot run the plan"), qs(e.what()));
     }
   }
+}
+
+void RunController::openMeasurement(const QString& path) {
+  const quint64 generation = ++m_measurementGeneration;
+  QPointer<RunController> self(this);
+  const std::string file = path.toStdString();
+  QThreadPool::globalInstance()->start([self, generation, file] {
+    std::shared_ptr<const store::RunData> run;
+    QString error;
+    try {
+      run = std::make_shared<const store::RunData>(store::RunReader(file).load());
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self,
+        [self, generation, run, error] {
+          if (!self || generation != self->m_measurementGeneration) return;  // a newer one
+          if (!run) {
+            self->m_window->statusBar()->showMessage(error);
+            emit self->measurementFailed(error);
+            return;
+          }
+          self->setMeasurement(run);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void RunController::setMeasurement(std::shared_ptr<const store::RunData> run) {
+  m_measuredRun = std::move(run);
+  m_check = perf::planCheck(*m_measuredRun);
+  m_measuredPlan.reset();
+  if (m_check) {
+    try {
+      m_measuredPlan = store::planFromJson(nlohmann::json::parse(m_measuredRun->plans.back().json),
+                                           m_measuredRun->path + " (table plans)");
+    } catch (const std::exception& e) {
+      m_window->statusBar()->showMessage(QString::fromStdString(e.what()));
+      m_check.reset();
+    }
+  }
+  applyMeasurement();
+}
+
+void RunController::applyMeasurement() {
+  if (!m_measuredRun) return;
+  const store::RunData& run = *m_measuredRun;
+  const PlanOutcome* shown = m_window->shownPlan();
+  std::optional<store::PlanFile> file;
+  if (shown && shown->views) file = shown->planFile();
+  // The plan shown is the plan the run ran: the same network, budget, policy, k and swap set.
+  const bool same =
+      file && m_measuredPlan && m_check && file->structure_hash == m_measuredPlan->structure_hash &&
+      file->budget == m_measuredPlan->budget && file->policy == m_measuredPlan->policy &&
+      file->k == m_measuredPlan->k && file->swap_set == m_measuredPlan->swap_set;
+  SummaryData overlay;
+  if (same) {
+    MemoryChartData chart = shown->views->memory;
+    if (addMeasuredMemory(chart, run, m_check->k)) {
+      m_window->memoryView()->setMeasured(chart.series.back());
+    } else {
+      m_window->memoryView()->setMeasured(std::nullopt);
+    }
+    StreamsData streams = shown->views->streams;
+    if (addMeasuredStreams(streams, run, m_check->k)) {
+      m_window->streamsView()->setMeasured(std::move(streams));
+    } else {
+      m_window->streamsView()->setMeasured(std::nullopt);
+    }
+    addMeasuredSummary(overlay, *m_check, run);
+  } else {
+    m_window->memoryView()->setMeasured(std::nullopt);
+    m_window->streamsView()->setMeasured(std::nullopt);
+    if (!m_measuredPlan || !m_check) {
+      overlay.warnings.push_back(
+          run.path + " recorded no plan with a measured iteration: " + "nothing to overlay");
+    } else {
+      const store::PlanFile& p = *m_measuredPlan;
+      overlay.warnings.push_back("the measurement in " + run.path + " is of another plan (" +
+                                 p.network_name + ", " + p.policy + ", " + formatBytes(p.budget) +
+                                 ", k = " + std::to_string(p.k) + "): plan that to overlay it");
+    }
+  }
+  // Another device than the plan's is said whichever plan is shown (addMeasuredSummary says it
+  // with the measurement).
+  if (!same && m_check && !m_check->device_mismatch.empty())
+    overlay.warnings.push_back("device: " + m_check->device_mismatch);
+  m_window->summaryView()->setOverlay(std::move(overlay));
+  m_overlayShown = same;
+  emit measurementApplied();
 }
 
 bool RunController::eventFilter(QObject* watched, QEvent* event) {

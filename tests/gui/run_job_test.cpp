@@ -4,22 +4,30 @@
 // readable database marked incomplete; a plan run records the plan; refusals end as failed.
 // Then the same from the window's Run menu (RunController): the profile opened when it
 // completes, Cancel in the progress dialog, the plan shown run into a new database, a refusal
-// shown with the engine's message, and closing the window during a run.
+// shown with the engine's message, and closing the window during a run. The Run dock's charts
+// follow the run; after a run of the plan shown, the Memory, Streams and Summary views overlay the
+// measurement (counts from the database's rows, errors equal to `swapscope compare`'s).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <qcustomplot.h>
+
 #include <QApplication>
+#include <QDockWidget>
 #include <QMessageBox>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QThread>
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/run_cli.h"
+#include "common/format.h"
 #include "graph/zoo.h"
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
@@ -27,6 +35,9 @@
 #include "gui/run_job.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
+#include "views/memory_chart_view.h"
+#include "views/streams_view.h"
+#include "views/summary_view.h"
 
 namespace swapscope::gui {
 namespace {
@@ -214,6 +225,49 @@ bool waitForPlanOf(MainWindow& window, const std::string& db, std::int64_t budge
   return false;
 }
 
+TEST(RunController, ARunOnAnotherDeviceThanThePlansIsSaidInTheSummary) {
+  const std::string plan = scratch("gpu-overlay-plan.json");
+  const std::string db = scratch("gpu-overlay-run.swapdb");
+  removeDb(db);
+  {
+    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    ASSERT_EQ(made.code, 0) << made.err;
+  }
+  store::PlanFile gpu = store::readPlanFile(plan);
+  gpu.backend = "cuda";
+  gpu.device_name = "NVIDIA H100 80GB HBM3";
+  std::ofstream(plan) << store::planToJson(gpu).dump(2);
+  {
+    RunJob job;
+    QSignalSpy finished(&job, &RunJob::finished);
+    PlanJob p;
+    p.plan = plan;
+    p.config.warmup = 0;
+    p.config.iterations = 1;
+    p.db = db;
+    job.startPlan(p);
+    ASSERT_EQ(waitFor(job, finished).status, store::RunStatus::Complete);
+  }
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  MainWindow window;
+  auto* runs = new RunController(&window);
+  window.openDatabase(QString::fromStdString(sample));
+  ASSERT_TRUE(waitForPlanOf(window, sample));
+  QSignalSpy applied(runs, &RunController::measurementApplied);
+  runs->openMeasurement(QString::fromStdString(db));
+  ASSERT_TRUE(applied.wait(30000));
+  const std::string expected =
+      "device: the plan's model was fitted on NVIDIA H100 80GB HBM3 (cuda), but this run is on " +
+      store::RunReader(db).meta().device + " (cpu)";
+  bool said = false;
+  for (const std::string& w : window.summaryView()->data().warnings)
+    said = said || w.rfind(expected, 0) == 0;
+  EXPECT_TRUE(said) << expected;
+  removeDb(db);
+  fs::remove(plan);
+}
+
 TEST(RunController, AProfileFromTheAppIsOpenedWhenItCompletes) {
   const std::string db = scratch("app-profile.swapdb");
   removeDb(db);
@@ -279,6 +333,185 @@ TEST(RunController, RunsThePlanShownIntoANewDatabase) {
   EXPECT_EQ(d.iterations.size(), 2u);
   ASSERT_EQ(d.batches.size(), 1u);
   EXPECT_EQ(d.batches[0].k, shown.k);
+  // The recorded command line is the CLI's plan and run: the plan command writes the plan run.
+  const std::string planFile = scratch("app-run.plan.json");
+  const std::string expected = "swapscope plan --db " + sample +
+                               " --budget 16777216 --policy accudnn --mode argmin --out " +
+                               planFile + " && swapscope run --plan " + planFile +
+                               " --device cpu --collector off --iters 2 --warmup 0 --db " + db;
+  EXPECT_EQ(d.meta.command_line, expected);
+  std::vector<std::string> planArgs;
+  {
+    std::istringstream words(expected.substr(0, expected.find(" && ")));
+    for (std::string w; words >> w;)
+      planArgs.push_back(w);
+  }
+  planArgs.erase(planArgs.begin());  // "swapscope"
+  fs::remove(planFile);
+  const auto replanned = cli::testing::run(planArgs);
+  ASSERT_EQ(replanned.code, 0) << replanned.err;
+  EXPECT_EQ(store::readPlanFile(planFile), shown);
+  fs::remove(planFile);
+  removeDb(db);
+}
+
+TEST(LiveRunData, APointPerIterationAndTheLatestRecordedIterationsPoolAndStalls) {
+  LiveRunData d;
+  addLiveReport(d, 4, 1, 0.5, false, nullptr);  // a warm-up: its time only
+  EXPECT_EQ(d.iteration, -1);
+  store::IterationRows rows;
+  rows.iteration.k = 4;
+  rows.iteration.iteration = 0;
+  rows.iteration.start_ns = 1'000'000;
+  rows.iteration.stall_ns = 3'000'000;
+  rows.memory = {{4, 0, 3'000'000, 300}, {4, 0, 1'000'000, 100}, {4, 0, 2'000'000, 200}};
+  store::SampleRow fwd;
+  fwd.step = 2;
+  fwd.stall_ns = 3'000'000;
+  store::SampleRow idle;  // no stall
+  idle.step = 3;
+  store::SampleRow update;
+  update.direction = store::Direction::Update;
+  update.stall_ns = 5;
+  rows.samples = {fwd, idle, update};
+  addLiveReport(d, 4, 2, 0.25, true, &rows);
+  addLiveReport(d, 8, 1, 0.75, true, nullptr);
+  ASSERT_EQ(d.times.size(), 2u);
+  EXPECT_EQ(d.times[0].k, 4);
+  EXPECT_EQ(d.times[0].seconds, (std::vector<double>{0.5, 0.25}));
+  EXPECT_EQ(d.times[0].iteration, (std::vector<double>{1, 2}));
+  EXPECT_EQ(d.times[0].recorded, (std::vector<bool>{false, true}));
+  EXPECT_EQ(d.times[1].k, 8);
+  EXPECT_EQ(d.k, 4);
+  EXPECT_EQ(d.iteration, 0);
+  EXPECT_EQ(d.pool_ms, (std::vector<double>{0, 1, 2}));  // in time order, from the start
+  EXPECT_EQ(d.pool_bytes, (std::vector<double>{100, 200, 300}));
+  EXPECT_EQ(d.stall_steps, (std::vector<double>{2}));
+  EXPECT_EQ(d.stall_ms, (std::vector<double>{3}));
+  EXPECT_EQ(d.stall_total_ms, 3.0);
+  EXPECT_EQ(d.reports, 3);
+}
+
+/// The recorded iteration at k whose t_iter is the median (the lower middle one).
+const store::IterationRow& medianIteration(const store::RunData& run, std::int64_t k) {
+  std::vector<const store::IterationRow*> its;
+  for (const store::IterationRow& it : run.iterations)
+    if (it.k == k) its.push_back(&it);
+  std::sort(its.begin(), its.end(),
+            [](const auto* a, const auto* b) { return a->duration_ns < b->duration_ns; });
+  return *its.at((its.size() - 1) / 2);
+}
+
+TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) {
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string db = scratch("app-overlay.swapdb");
+  removeDb(db);
+  MainWindow window;
+  window.resize(1280, 760);
+  window.show();
+  auto* runs = new RunController(&window);
+  window.openDatabase(QString::fromStdString(sample));
+  ASSERT_TRUE(waitForPlanOf(window, sample));
+  window.setBudget(16 << 20);
+  ASSERT_TRUE(waitForPlanOf(window, sample, 16 << 20));
+  QSignalSpy finished(runs, &RunController::jobFinished);
+  QSignalSpy applied(runs, &RunController::measurementApplied);
+  runs->startPlanShown(QString::fromStdString(db), 2, 0, false);
+  const JobOutcome out = waitForController(finished);
+  ASSERT_EQ(out.status, store::RunStatus::Complete) << out.message.toStdString();
+  ASSERT_TRUE(applied.wait(60000)) << "the measurement was not applied";
+  ASSERT_TRUE(runs->overlayShown());
+  const store::RunData d = store::RunReader(db).load();
+  ASSERT_EQ(d.plans.size(), 1u);
+  const std::int64_t k = d.plans[0].k;
+
+  // The Run panel followed the run: a point per iteration, the pool bytes and the stalls of the
+  // last one.
+  ASSERT_NE(runs->runDock(), nullptr);
+  EXPECT_TRUE(runs->runDock()->isVisible());
+  const LiveRunData& live = runs->liveData();
+  ASSERT_EQ(live.times.size(), 1u);
+  ASSERT_EQ(live.times[0].seconds.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(live.times[0].seconds[i], static_cast<double>(d.iterations[i].duration_ns) * 1e-9);
+  EXPECT_EQ(runs->livePanel()->times()->graph(0)->dataCount(), 2);
+  EXPECT_EQ(live.iteration, 1);
+  ASSERT_FALSE(live.pool_bytes.empty());
+  EXPECT_EQ(*std::max_element(live.pool_bytes.begin(), live.pool_bytes.end()),
+            static_cast<double>(d.batches.at(0).measured_peak));
+  std::size_t lastStalls = 0;
+  for (const store::SampleRow& r : d.samples)
+    lastStalls += r.iteration == 1 && r.direction != store::Direction::Update && r.stall_ns > 0;
+  EXPECT_EQ(live.stall_steps.size(), lastStalls);
+
+  // Streams: the measured row is the median iteration's samples and transfers.
+  const store::IterationRow& it = medianIteration(d, k);
+  int rows = 0, stalled = 0;
+  for (const store::SampleRow& r : d.samples) {
+    if (r.iteration != it.iteration) continue;
+    ++rows;
+    stalled += r.direction != store::Direction::Update &&
+               static_cast<double>(r.stall_ns) > 0.01 * static_cast<double>(it.duration_ns);
+  }
+  for (const store::TransferRow& r : d.transfers)
+    rows += r.iteration == it.iteration;
+  window.showView("streams");
+  window.streamsView()->plot()->replot();
+  EXPECT_EQ(window.streamsView()->measuredBarCount(), rows);
+  EXPECT_EQ(window.streamsView()->measuredStallCount(), stalled);
+
+  // Memory: one more curve, the pool's high water as its peak.
+  window.showView("memory");
+  const auto& series = window.memoryView()->data().series;
+  ASSERT_FALSE(series.empty());
+  EXPECT_TRUE(series.back().measured);
+  EXPECT_EQ(series.back().peak, d.batches.at(0).measured_peak);
+
+  // Summary: t_iter, stall and peak with the errors `swapscope compare` reports.
+  const auto& m = window.summaryView()->data().measured;
+  ASSERT_TRUE(m.has_value());
+  const auto cli = cli::testing::run({"compare", db, db, "--json"});
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  const auto pvm = nlohmann::json::parse(cli.out)["a"]["predicted_vs_measured"];
+  ASSERT_FALSE(pvm.is_null()) << cli.out;
+  const auto pct = [](double p, double me) { return 100.0 * (p - me) / me; };
+  EXPECT_EQ(m->k, pvm["k"].get<std::int64_t>());
+  EXPECT_EQ(m->t_iter_measured, pvm["t_iter_s"]["measured"].get<double>());
+  EXPECT_EQ(m->t_iter_error_pct, pct(pvm["t_iter_s"]["predicted"].get<double>(),
+                                     pvm["t_iter_s"]["measured"].get<double>()));
+  EXPECT_EQ(m->peak_measured, pvm["peak_bytes"]["measured"].get<std::int64_t>());
+  EXPECT_EQ(m->peak_error_pct,
+            pct(static_cast<double>(pvm["peak_bytes"]["predicted"].get<std::int64_t>()),
+                static_cast<double>(pvm["peak_bytes"]["measured"].get<std::int64_t>())));
+  EXPECT_EQ(m->stall_measured, pvm["stall_s"]["measured"].get<double>());
+  // The CLI's text table shows the same t_iter error.
+  const auto text = cli::testing::run({"compare", db, db});
+  const std::string tIterError = formatRelativeError(pvm["t_iter_s"]["predicted"].get<double>(),
+                                                     pvm["t_iter_s"]["measured"].get<double>());
+  EXPECT_NE(text.out.find(tIterError), std::string::npos) << text.out;
+  bool row = false;
+  for (const SummaryRow& r : window.summaryView()->data().rows)
+    row = row || (r.label == "t_iter measured" && r.value.find(tIterError) != std::string::npos);
+  EXPECT_TRUE(row);
+
+  // Screenshots for a look (SWAPSCOPE_VIEWS_PNG_DIR).
+  if (const char* dir = std::getenv("SWAPSCOPE_VIEWS_PNG_DIR")) {
+    for (const QString view : {"memory", "streams", "summary"})
+      window.saveFigure(view, QString("%1/overlay-%2.png").arg(dir, view), true);
+  }
+
+  // Another budget plans another plan: the overlay goes, and the Summary says whose it was.
+  window.setBudget(64 << 20);
+  ASSERT_TRUE(waitForPlanOf(window, sample, 64 << 20));
+  EXPECT_FALSE(runs->overlayShown());  // the budget is part of the plan
+  EXPECT_FALSE(window.summaryView()->data().measured.has_value());
+  bool said = false;
+  for (const std::string& w : window.summaryView()->data().warnings)
+    said = said || w.find("is of another plan") != std::string::npos;
+  EXPECT_TRUE(said);
+  window.streamsView()->plot()->replot();
+  EXPECT_EQ(window.streamsView()->measuredBarCount(), 0);
   removeDb(db);
 }
 
