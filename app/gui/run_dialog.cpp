@@ -165,7 +165,7 @@ LiveRunPanel::LiveRunPanel(QWidget* parent)
     : QWidget(parent),
       m_times(livePlot(this, tr("iteration times"), tr("iteration at k"), tr("ms"))),
       m_pool(livePlot(this, tr("pool bytes, latest iteration"), tr("ms"), tr("MiB"))),
-      m_stalls(livePlot(this, tr("stalls, latest iteration"), tr("step"), tr("ms"))) {
+      m_stalls(livePlot(this, tr("compute idle before each step"), tr("step"), tr("ms"))) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_times, 1);
@@ -214,9 +214,8 @@ void LiveRunPanel::setData(const LiveRunData& d) {
   bars->setData(QVector<double>(d.stall_steps.begin(), d.stall_steps.end()),
                 QVector<double>(d.stall_ms.begin(), d.stall_ms.end()));
   static_cast<QCPTextElement*>(m_stalls->plotLayout()->element(0, 0))
-      ->setText(tr("stalls, latest iteration: %1 ms over %2 steps")
-                    .arg(d.stall_total_ms, 0, 'f', 2)
-                    .arg(d.stall_steps.size()));
+      ->setText(tr("compute idle before each step, latest iteration: %1 ms in all")
+                    .arg(d.stall_total_ms, 0, 'f', 2));
   m_stalls->rescaleAxes();
   m_stalls->yAxis->setRangeLower(0);
   m_stalls->replot();

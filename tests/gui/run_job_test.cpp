@@ -499,6 +499,7 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
   if (const char* dir = std::getenv("SWAPSCOPE_VIEWS_PNG_DIR")) {
     for (const QString view : {"memory", "streams", "summary"})
       window.saveFigure(view, QString("%1/overlay-%2.png").arg(dir, view), true);
+    runs->livePanel()->grab().save(QString("%1/run-dock.png").arg(dir));
   }
 
   // Another budget plans another plan: the overlay goes, and the Summary says whose it was.
