@@ -262,6 +262,25 @@ void checkSwapSteps(const store::PlanFile& plan, const std::string& planName, co
                     std::to_string(have.release) + " -> " + std::to_string(have.prefetch));
     }
   }
+  // A recomputed FM: its forward release and its first re-make.
+  const int n = g.forward_steps;
+  for (std::size_t i = 0; i < plan.recompute.size(); ++i) {
+    const store::PlanRecompute& r = plan.recompute[i];
+    int release = 0, remake = 0;
+    for (const GmapOp& op : g.ops) {
+      if (op.buffer < 0) continue;
+      const GmapBuffer& buf = g.buffers[static_cast<std::size_t>(op.buffer)];
+      if (buf.kind != BufferKind::FeatureMap || buf.name != r.fm) continue;
+      if (op.kind == GmapOpKind::Release && op.step <= n) release = op.step;
+      if (op.kind == GmapOpKind::Recompute && remake == 0) remake = op.step;
+    }
+    if (release != r.release_step || remake != r.recompute_step) {
+      throwBadInput("plan '" + planName + "': field 'recompute[" + std::to_string(i) + "]' puts " +
+                    r.fm + " at steps " + std::to_string(r.release_step) + " -> " +
+                    std::to_string(r.recompute_step) + ", but this network's GMAP has " +
+                    std::to_string(release) + " -> " + std::to_string(remake));
+    }
+  }
 }
 
 /// The per-step stall and start of one iteration (steps 1..2N, index 0 unused).
@@ -326,14 +345,30 @@ SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::
     names.push_back(w.fm);
   const auto costs = computeLayerCosts(net);
   SwapSet swapped = swapSetFromNames(net, costs, names, planName + ": swap_set", ".fm");
+  const RecomputeSet recomputed = planRecomputeSet(net, plan, planName);
+  Gmap g;
+  try {
+    g = buildGmap(net, costs, swapped, recomputed);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    throwBadInput(planName + ": recompute: " + e.what());
+  }
   // A k whose bytes no 64-bit count holds is the plan's error: name the file and the field.
   try {
-    (void)computeMemoryCurve(buildGmap(net, costs, swapped)).peak(plan.k);
+    (void)computeMemoryCurve(g).peak(plan.k);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::BadInput) throw;
     throwBadInput(planName + ": k: " + e.what());
   }
   return swapped;
+}
+
+RecomputeSet planRecomputeSet(const Network& net, const store::PlanFile& plan,
+                              const std::string& planName) {
+  std::vector<std::string> names;
+  for (const store::PlanRecompute& r : plan.recompute)
+    names.push_back(r.fm);
+  return recomputeSetFromNames(net, computeLayerCosts(net), names, planName + ": recompute", ".fm");
 }
 
 PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& plan,
@@ -349,6 +384,7 @@ PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& 
   rt::ExecutorOptions options;
   options.seed = config.seed;
   options.sub_batches = plan.sub_batches;
+  options.recompute = planRecomputeSet(net, plan, planName);
   // The data's size first: the engine checks the run's host memory with it before it or the
   // data allocates anything.
   if (config.data == PlanData::FashionMnist) {

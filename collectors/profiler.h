@@ -120,6 +120,11 @@ Network planNetwork(const store::PlanFile& plan, const std::string& planName,
 /// it was made for (another structure hash), an FM of its swap set is not one of `net`'s
 /// swappable FMs, or its k overflows the memory curve.
 SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName);
+/// The plan's recomputed FMs (its `recompute` entries) as a recompute set of `net`:
+/// Error(BadInput) naming the plan and the entry when one is not a layer whose FM a backward
+/// step reads. PlanRun runs them; empty entries give an all-false set.
+RecomputeSet planRecomputeSet(const Network& net, const store::PlanFile& plan,
+                              const std::string& planName);
 
 struct PlanRunConfig {
   int warmup = 1;      ///< unmeasured iterations first

@@ -83,11 +83,6 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   req.batch = args.positiveInt("--batch");
   req.max_batch = args.positiveInt("--max-batch").value_or(0);
   if (auto p = args.value("--policy")) req.policy = parsePolicy(*p, PolicyRows::All);
-  if (policyInfo(req.policy).uses(kFmRecompute) && (args.has("--out") || args.has("--json"))) {
-    throwBadInput("--policy " + std::string(policyName(req.policy)) + ": plan files (version " +
-                  std::to_string(store::kPlanVersion) +
-                  ") do not hold recomputed feature maps; plan it without --out and --json");
-  }
   if (auto m = args.value("--mode")) req.mode = parsePlanMode(*m);
   if (auto e = args.value("--epochs")) req.epochs = parseNumber(*e, "--epochs", 0.001, 1e6);
   req.dataset_size = args.positiveInt("--dataset-size").value_or(0);

@@ -25,6 +25,10 @@ constexpr std::array kPolicies{
                "SuperNeurons' rule: recompute the feature maps of light layers (ReLU, batch norm, "
                "pooling, add, concat, flatten), swap the rest",
                PolicyChoice::Fixed, kFmSwap | kFmRecompute},
+    PolicyInfo{Policy::Ito, "ito",
+               "Ito et al.: keep or swap as accudnn does, then recompute the swapped feature maps "
+               "whose re-make costs less than their copies where the simulation is no slower",
+               PolicyChoice::Searched, kFmKeep | kFmSwap | kFmRecompute},
 };
 
 bool inRows(const PolicyInfo& p, PolicyRows rows) {

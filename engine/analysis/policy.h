@@ -21,6 +21,7 @@ enum class Policy {
   VdnnConv,        ///< vDNN's conv policy: swap the FMs that convolutions read
   AccUdnn,         ///< AccUDNN: swap-all, then greedy pins by stall removed per byte
   RecomputeLight,  ///< SuperNeurons' static rule: recompute light layers' FMs, swap the rest
+  Ito,             ///< Ito et al.'s two stages: keep or swap, then swap or recompute by overhead
 };
 
 /// Fixed: the swap set follows from the network alone. Searched: the planner chooses it from the

@@ -81,6 +81,7 @@ SwapSet makeSwapSet(Policy policy, const Network& net, const std::vector<LayerCo
       return set;
     }
     case Policy::AccUdnn:
+    case Policy::Ito:
       break;
   }
   throw Error(ErrorKind::Runtime, "policy " + std::string(policyName(policy)) +
@@ -88,10 +89,12 @@ SwapSet makeSwapSet(Policy policy, const Network& net, const std::vector<LayerCo
                                       "follow from the network alone");
 }
 
-SwapSet swapSetFromNames(const Network& net, const std::vector<LayerCost>& costs,
-                         const std::vector<std::string>& names, const std::string& where,
-                         const std::string& field) {
-  SwapSet set(net.size(), false);
+namespace {
+
+std::vector<bool> fmSetFromNames(const Network& net, const std::vector<LayerCost>& costs,
+                                 const std::vector<std::string>& names, const std::string& where,
+                                 const std::string& field, const char* verb) {
+  std::vector<bool> set(net.size(), false);
   const std::vector<bool> swappable = swappableFms(net, costs);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string entry =
@@ -100,11 +103,25 @@ SwapSet swapSetFromNames(const Network& net, const std::vector<LayerCost>& costs
     if (id < 0) throwBadInput(entry + " does not name a layer of '" + net.name() + "'");
     if (!swappable[id]) {
       throwBadInput(entry + ": its feature map is not read by any backward step, so it cannot " +
-                    "be swapped");
+                    "be " + verb);
     }
     set[id] = true;
   }
   return set;
+}
+
+}  // namespace
+
+RecomputeSet recomputeSetFromNames(const Network& net, const std::vector<LayerCost>& costs,
+                                   const std::vector<std::string>& names, const std::string& where,
+                                   const std::string& field) {
+  return fmSetFromNames(net, costs, names, where, field, "recomputed");
+}
+
+SwapSet swapSetFromNames(const Network& net, const std::vector<LayerCost>& costs,
+                         const std::vector<std::string>& names, const std::string& where,
+                         const std::string& field) {
+  return fmSetFromNames(net, costs, names, where, field, "swapped");
 }
 
 }  // namespace swapscope

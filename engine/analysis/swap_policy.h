@@ -49,4 +49,12 @@ SwapSet swapSetFromNames(const Network& net, const std::vector<LayerCost>& costs
                          const std::vector<std::string>& names,
                          const std::string& where = "swap set", const std::string& field = "");
 
+/// A recompute set from FM (layer) names, checked as swapSetFromNames checks a swap set (every
+/// name a layer whose FM some backward step reads; Error(BadInput) naming `where`[i]`field`).
+/// Whether each can be re-made is buildGmap's check.
+RecomputeSet recomputeSetFromNames(const Network& net, const std::vector<LayerCost>& costs,
+                                   const std::vector<std::string>& names,
+                                   const std::string& where = "recompute set",
+                                   const std::string& field = "");
+
 }  // namespace swapscope

@@ -204,18 +204,20 @@ struct Context {
   static constexpr std::size_t kTimesEntries = 1024;
   mutable std::mutex timesMutex;
   mutable std::unordered_map<std::int64_t, std::shared_ptr<const StepTimes>> times;
-  /// A recomputing plan's GMAP differs from the plain one of the same swap set.
+  /// A recomputing plan's GMAP differs from the plain one of the same swap set, and from that
+  /// of another recompute set with it (ito tries many).
   struct ScheduleKey {
     SwapSet set;
     std::int64_t k = 0;
-    bool recomputes = false;
+    RecomputeSet recomputed;  ///< empty: none
     bool operator==(const ScheduleKey&) const = default;
   };
   struct ScheduleKeyHash {
     std::size_t operator()(const ScheduleKey& key) const {
-      const std::size_t h = std::hash<SwapSet>()(key.set);
-      return h ^ (std::hash<std::int64_t>()(key.k * 2 + key.recomputes) + 0x9e3779b97f4a7c15ULL +
-                  (h << 6) + (h >> 2));
+      const std::size_t h = std::hash<SwapSet>()(key.set) ^
+                            (std::hash<RecomputeSet>()(key.recomputed) * 0x100000001b3ULL);
+      return h ^ (std::hash<std::int64_t>()(key.k * 2 + !key.recomputed.empty()) +
+                  0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
     }
   };
   /// A few KiB each (a move-to entry per buffer).
@@ -349,7 +351,7 @@ std::shared_ptr<const StepTimes> Context::timesAt(std::int64_t k) const {
 
 std::shared_ptr<const Context::Schedule> Context::scheduleAt(const Prepared& p,
                                                              std::int64_t k) const {
-  ScheduleKey key{p.set, k, p.recomputes};
+  ScheduleKey key{p.set, k, p.recomputes ? p.gmap.recomputed : RecomputeSet{}};
   {
     const std::lock_guard<std::mutex> lock(scheduleMutex);
     if (auto it = schedules.find(key); it != schedules.end()) return it->second;
@@ -418,6 +420,7 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   Evaluation e;
   e.k = times.k;
   e.swapped = p.set;
+  if (p.recomputes) e.recomputed = p.gmap.recomputed;
   e.peak = peak;
   const auto schedule = ctx.scheduleAt(p, times.k);
   e.reuse_delay = chooseDelay(reuseDelay, *schedule, window);
@@ -771,6 +774,85 @@ Context::KPlan accudnnKept(const Context& ctx, const StepTimes& times, std::int6
   return made;
 }
 
+/// ito's stage 2 (Ito et al. §4.4.3) on its stage-1 plan, a keep/swap plan at k: which swapped
+/// FMs to recompute instead. r(X) = recompute overhead / swap overhead, where the recompute
+/// overhead is the forward time of X's layer plus that of the inputs it must re-make (those no
+/// backward step reads, released in forward), and the swap overhead is the time of X's offload and
+/// prefetch at k (the paper leaves both to "the overhead with everything else fixed"; these are
+/// what the simulator charges). r does not change as other FMs become recomputed (a recomputed FM
+/// is still read in backward, so it is a source, not re-made again), so the paper's loop, which
+/// takes the least r < 1 and repeats, is one pass in ascending r. Each candidate is taken only
+/// where the exact GMAP of the sets with it (buildGmap refuses a re-make that needs a heavy layer
+/// or the minibatch; it is then skipped) fits the budget and the simulation is no slower than
+/// the plan so far: the answer is never slower than stage 1's. Not kept across budgets: every
+/// comparison with the budget here uses its own window.
+Evaluation itoStage2(const Context& ctx, Evaluation stage1, std::int64_t budget, int reuseDelay,
+                     int* evaluated) {
+  const Network& net = ctx.net;
+  const std::int64_t k = stage1.k;
+  const StepTimes& times = *ctx.timesAt(k);
+  const Gmap& g = ctx.swapAll.gmap;
+  const auto layers = static_cast<std::size_t>(net.size());
+  std::vector<double> forward(layers, 0.0);
+  for (int s = 1; s <= g.forward_steps; ++s)
+    forward[static_cast<std::size_t>(g.step_layer[static_cast<std::size_t>(s)])] =
+        times.step_seconds[static_cast<std::size_t>(s)];
+  std::vector<std::int64_t> fmBytes(layers, 0);
+  for (const GmapBuffer& b : g.buffers) {
+    if (b.kind == BufferKind::FeatureMap && b.layer >= 0)
+      fmBytes[static_cast<std::size_t>(b.layer)] = b.size.at(k);
+  }
+  const std::vector<bool> read = swappableFms(net, ctx.costs);
+  std::vector<double> remade(layers, -1.0);  // memo: a layer's forward and its released inputs'
+  auto remake = [&](auto&& self, int i) -> double {
+    double& t = remade[static_cast<std::size_t>(i)];
+    if (t >= 0) return t;
+    double sum = forward[static_cast<std::size_t>(i)];
+    for (const int src : net.inputsOf(i)) {
+      if (!read[static_cast<std::size_t>(src)] && src != net.inputLayer()) sum += self(self, src);
+    }
+    return t = sum;
+  };
+  std::vector<std::pair<double, int>> candidates;  // (r, layer), r < 1
+  for (int i = 0; i < net.size(); ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    if (!stage1.swapped[u] || i == net.inputLayer() || !isLightLayer(net.layer(i).kind) ||
+        net.consumersOf(i).empty()) {
+      continue;
+    }
+    const double copy =
+        ctx.model.transfer(fmBytes[u], true) + ctx.model.transfer(fmBytes[u], false);
+    if (!(copy > 0)) continue;  // no swap overhead: r is undefined, X stays swapped
+    const double r = remake(remake, i) / copy;
+    if (r < 1.0) candidates.emplace_back(r, i);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  Evaluation best = std::move(stage1);
+  RecomputeSet recomputed(layers, false);
+  int count = 0;
+  for (const auto& [r, i] : candidates) {
+    SwapSet set = best.swapped;
+    RecomputeSet remakes = recomputed;
+    set[static_cast<std::size_t>(i)] = false;
+    remakes[static_cast<std::size_t>(i)] = true;
+    std::optional<Prepared> p;
+    try {
+      p = prepare(net, ctx.costs, set, remakes);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::BadInput) throw;
+      continue;  // this FM cannot be re-made from resident ones
+    }
+    ++count;
+    BudgetWindow window(budget);
+    auto e = evaluatePrepared(ctx, *p, times, window, reuseDelay);
+    if (!e || !noWorse(e->sim.t_iter, best.sim.t_iter)) continue;
+    best = std::move(*e);
+    recomputed = std::move(remakes);
+  }
+  if (evaluated) *evaluated += count;
+  return best;
+}
+
 /// The argmin objective for an iteration time at k: whole-training time with a dataset size,
 /// else time per sample.
 double objective(std::int64_t k, double tIter, const PlanRequest& r, double delta) {
@@ -891,6 +973,12 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   out.delta = allReduceSeconds(ctx.paramBytes, req.gpus, req.link_bandwidth, req.link_latency);
 
   const Prepared* fixed = policyInfo(req.policy).fixed() ? &ctx.fixedPlan(req.policy) : nullptr;
+  if (req.policy == Policy::Ito && req.mode == PlanMode::Paper && !req.batch) {
+    throwBadInput(
+        "--policy ito has no paper mode: Algorithm 2 (AccUDNN §4) checks constraint (6) "
+        "on a timeline without recompute steps, so it cannot weigh recompute against "
+        "swap; use --mode argmin or a fixed --batch");
+  }
   const MemoryCurve& limitCurve = fixed ? fixed->curve : swapAll.curve;
   out.k_max = limitCurve.kMax(req.budget, std::int64_t{1} << 30);
   if (out.k_max < 1) {
@@ -937,8 +1025,15 @@ PlanResult Planner::plan(const PlanRequest& req) const {
                                 : std::max<std::size_t>(1, std::thread::hardware_concurrency());
 
   std::optional<Evaluation> best;
+  // ito: stage 1 is accudnn's plan at k, stage 2 recomputes on it (at the chosen k only: it is
+  // never slower than stage 1, as accudnn's phase 2 is never slower than phase 1).
+  auto itoAt = [&](std::optional<Evaluation>& e) {
+    if (e && req.policy == Policy::Ito)
+      e = itoStage2(ctx, std::move(*e), req.budget, req.reuse_delay, &out.evaluated);
+  };
   if (req.batch) {
     if (auto p = at(*ctx.timesAt(*req.batch), Stage::Whole); p.plan) best = *p.plan;
+    itoAt(best);
   } else if (req.mode == PlanMode::Argmin) {
     // Branch and bound over k: no plan at k beats the minibatch's load followed by its compute
     // time (step 1 waits for the load whatever the swap set, the compute stream then runs every
@@ -1048,6 +1143,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       if (p.plan) bestPlan = std::move(p);
     }
     if (bestPlan.plan) best = *bestPlan.plan;
+    itoAt(best);
   } else {
     // Algorithm 2: the largest k whose t_ready meets (6) after pinning. Fixed policies run
     // Algorithm 1 on their own GMAP without pinning. Every k uses the split of Algorithm 2: an
@@ -1218,7 +1314,10 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   out.best = std::move(*best);
   const auto final = fixed
                          ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
-                         : ctx.prepared(out.best.swapped);
+                     : out.best.recomputed.empty()
+                         ? ctx.prepared(out.best.swapped)
+                         : std::make_shared<const Prepared>(
+                               prepare(ctx.net, ctx.costs, out.best.swapped, out.best.recomputed));
   out.gmap = final->gmap;
   out.curve = final->curve;
   if (req.dataset_size > 0)
@@ -1249,6 +1348,28 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     if (steps[b].prefetch > 0) {
       p.swap_set.push_back({g.buffers[b].name, steps[b].release, steps[b].prefetch});
+    }
+  }
+  // Recomputed FMs: released after their last forward reader, re-made at their first Recompute
+  // (the inputs a re-make re-runs and releases again are not in the recompute set).
+  const int n = g.forward_steps;
+  std::vector<store::PlanRecompute> remakes(g.buffers.size());
+  for (const GmapOp& op : g.ops) {
+    if (op.buffer < 0) continue;
+    const GmapBuffer& buf = g.buffers[static_cast<std::size_t>(op.buffer)];
+    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 || g.recomputed.empty() ||
+        !g.recomputed[static_cast<std::size_t>(buf.layer)]) {
+      continue;
+    }
+    store::PlanRecompute& remake = remakes[static_cast<std::size_t>(op.buffer)];
+    if (op.kind == GmapOpKind::Release && op.step <= n) remake.release_step = op.step;
+    if (op.kind == GmapOpKind::Recompute && remake.recompute_step == 0)
+      remake.recompute_step = op.step;
+  }
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    if (remakes[b].recompute_step > 0) {
+      remakes[b].fm = g.buffers[b].name;
+      p.recompute.push_back(std::move(remakes[b]));
     }
   }
   store::PlanPredictions& pr = p.predictions;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <span>
 #include <string_view>
@@ -25,6 +26,11 @@ ojson planToJson(const PlanFile& p) {
   for (const PlanSwap& s : p.swap_set) {
     swaps.push_back(
         {{"fm", s.fm}, {"release_step", s.release_step}, {"prefetch_step", s.prefetch_step}});
+  }
+  ojson remakes = ojson::array();
+  for (const PlanRecompute& r : p.recompute) {
+    remakes.push_back(
+        {{"fm", r.fm}, {"release_step", r.release_step}, {"recompute_step", r.recompute_step}});
   }
   ojson stalls = ojson::array();
   for (const PlanStall& s : p.predictions.stalls) {
@@ -56,6 +62,15 @@ ojson planToJson(const PlanFile& p) {
               {"transferred", r.transferred},
               {"stalls", stalls}}}};
   if (!r.start_s.empty()) doc["predictions"]["start_s"] = r.start_s;
+  if (!remakes.empty()) {
+    // After swap_set: a plan without recomputed FMs reads as it did before the field.
+    ojson ordered;
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      ordered[it.key()] = it.value();
+      if (it.key() == "swap_set") ordered["recompute"] = remakes;
+    }
+    return ordered;
+  }
   return doc;
 }
 
@@ -64,12 +79,12 @@ namespace {
 constexpr std::int64_t kMaxStep = std::int64_t{1} << 30;  // the schema's maximum for steps
 constexpr std::size_t kMaxPathBytes = 4096;               // the schema's maxLength of source_db
 
-/// The policies a plan file of this version can hold: the table's rows that keep or swap only
-/// (versions 1 and 2 have no field for recomputed FMs).
-std::vector<std::string_view> planFilePolicies() {
+/// The policies a plan file of `version` can hold: every row of the table from version 2 (which
+/// records recomputed FMs), the rows that keep or swap only in version 1.
+std::vector<std::string_view> planFilePolicies(std::int64_t version = kPlanVersion) {
   std::vector<std::string_view> names;
   for (const PolicyInfo& info : policyTable()) {
-    if (!info.uses(kFmRecompute)) names.push_back(info.name);
+    if (version >= 2 || !info.uses(kFmRecompute)) names.push_back(info.name);
   }
   return names;
 }
@@ -188,7 +203,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   p.device_name = dev.str("name");
   p.backend = dev.oneOf("backend", {"cpu", "cuda"});
   p.source_db = top.str("source_db", false, kMaxPathBytes);
-  p.policy = top.oneOf("policy", planFilePolicies());
+  p.policy = top.oneOf("policy", planFilePolicies(version));
   p.mode = top.oneOf("mode", {"argmin", "paper", "fixed"});
   p.budget = top.integer("budget", 1);
   p.k = top.integer("k", 1);
@@ -224,6 +239,39 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
       top.fail(path + ".fm", "names '" + echoText(w.fm) + "' twice");
     }
     p.swap_set.push_back(std::move(w));
+  }
+  if (top.has("recompute")) {
+    if (version < 2) top.fail("recompute", "is a version-2 field, but the plan is version 1");
+    const json& remakes = top.array("recompute");
+    const std::optional<Policy> policy = policyFromName(p.policy);
+    if (!remakes.empty() && !(policy && policyInfo(*policy).uses(kFmRecompute))) {
+      top.fail("recompute", "lists " + std::to_string(remakes.size()) +
+                                " feature maps, but policy '" + p.policy + "' does not recompute");
+    }
+    std::set<std::string> remade;
+    for (std::size_t i = 0; i < remakes.size(); ++i) {
+      const std::string path = "recompute[" + std::to_string(i) + "]";
+      if (!remakes[i].is_object())
+        top.fail(path, "must be an object, got " + std::string(remakes[i].type_name()));
+      const Reader s(remakes[i], source, path);
+      PlanRecompute r;
+      r.fm = s.str("fm");
+      r.release_step = s.smallInteger("release_step", 1);
+      r.recompute_step = s.smallInteger("recompute_step", 1);
+      if (r.recompute_step <= r.release_step) {
+        top.fail(path + ".recompute_step",
+                 "must come after release_step (" + std::to_string(r.release_step) + ")");
+      }
+      if (!remade.insert(r.fm).second) {
+        top.fail(path + ".fm", "names '" + echoText(r.fm) + "' twice");
+      }
+      if (seen.count(r.fm) != 0) {
+        top.fail(path + ".fm", "names '" + echoText(r.fm) +
+                                   "', which swap_set swaps: a feature map is swapped or "
+                                   "recomputed, not both");
+      }
+      p.recompute.push_back(std::move(r));
+    }
   }
 
   const Reader pred = top.object("predictions");
@@ -272,8 +320,7 @@ void writePlanFile(const PlanFile& plan, const std::string& path, const files::O
   const std::vector<std::string_view> held = planFilePolicies();
   if (std::find(held.begin(), held.end(), plan.policy) == held.end()) {
     throwBadInput("the plan file '" + path + "': policy '" + echoText(plan.policy) +
-                  "' is not one a plan file (version " + std::to_string(kPlanVersion) +
-                  ") holds; it has no field for recomputed feature maps");
+                  "' is not a row of the policy table");
   }
   files::writeOutputFile(
       path, "the plan file",

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @brief The plan file: what `swapscope plan` (and the desktop app) exports and `swapscope run`
 /// executes. Versioned JSON, "format": "swapscope-plan", "version": 2 (version 1, without
-/// sub_batches, still reads as one sub-batch); the JSON Schema is
+/// sub_batches and recompute, still reads as one sub-batch that recomputes nothing); the JSON
+/// Schema is
 /// docs/plan.schema.json and docs/plan-json.md describes each field. Reading validates every
 /// field and names the first wrong one; it never guesses a default for a required field.
 #pragma once
@@ -25,6 +26,16 @@ struct PlanSwap {
   int release_step = 0;
   int prefetch_step = 0;
   friend bool operator==(const PlanSwap&, const PlanSwap&) = default;
+};
+
+/// One recomputed FM (version 2): its device memory is released after forward step
+/// `release_step` (its last forward reader) and it is re-made, its layer's forward kernel run
+/// again, in backward step `recompute_step` (the GMAP's steps; analysis/gmap.h).
+struct PlanRecompute {
+  std::string fm;
+  int release_step = 0;
+  int recompute_step = 0;
+  friend bool operator==(const PlanRecompute&, const PlanRecompute&) = default;
 };
 
 /// A step predicted to wait, and for how long.
@@ -68,6 +79,9 @@ struct PlanFile {
   double learning_rate = 0;
   int reuse_delay = 0;
   std::vector<PlanSwap> swap_set;
+  /// The recomputed FMs (version 2; written only when there are some): disjoint from swap_set,
+  /// and only in a plan of a policy that recomputes.
+  std::vector<PlanRecompute> recompute;
   PlanPredictions predictions;
   friend bool operator==(const PlanFile&, const PlanFile&) = default;
 };

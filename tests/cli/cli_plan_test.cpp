@@ -96,6 +96,71 @@ TEST_F(CliPlan, RunsThePlanWithTheExactPeakAndRecordsIt) {
   fs::remove(db);
 }
 
+TEST(CliPlanRecompute, PlansThatRecomputeAreWrittenAndRunWithTheExactPeak) {
+  // recompute-light's plan file lists the FMs it re-makes, with the GMAP's steps; ito's plan file
+  // is written too; `run --plan` executes both with the predicted peak to the byte.
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto costs = computeLayerCosts(net);
+  const RecomputeSet expected = makeRecomputeSet(Policy::RecomputeLight, net, costs);
+  const Gmap g = buildGmap(net, costs, makeSwapSet(Policy::RecomputeLight, net, costs), expected);
+  for (const std::string policy : {"recompute-light", "ito"}) {
+    const fs::path out = scratch(policy + ".json");
+    fs::remove(out);
+    const auto r = run({"plan", "--db", kSample, "--budget", "24MiB", "--policy", policy, "--batch",
+                        "8", "--out", out.string()});
+    ASSERT_EQ(r.code, 0) << policy << ": " << r.err;
+    const store::PlanFile p = store::readPlanFile(out.string());
+    EXPECT_EQ(p.policy, policy);
+    if (policy == "recompute-light") {
+      std::vector<std::string> names;
+      for (int i = 0; i < net.size(); ++i) {
+        if (expected[static_cast<std::size_t>(i)]) names.push_back(net.layer(i).name);
+      }
+      ASSERT_EQ(p.recompute.size(), names.size());
+      ASSERT_GE(names.size(), 2u) << "fmnist-cnn re-makes its flatten and dropout outputs";
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        EXPECT_EQ(p.recompute[i].fm, names[i]);
+        int release = 0, remake = 0;
+        for (const GmapOp& op : g.ops) {
+          if (op.buffer < 0 || g.buffers[static_cast<std::size_t>(op.buffer)].name != names[i] ||
+              g.buffers[static_cast<std::size_t>(op.buffer)].kind != BufferKind::FeatureMap)
+            continue;
+          if (op.kind == GmapOpKind::Release && op.step <= g.forward_steps) release = op.step;
+          if (op.kind == GmapOpKind::Recompute && remake == 0) remake = op.step;
+        }
+        EXPECT_EQ(p.recompute[i].release_step, release) << names[i];
+        EXPECT_EQ(p.recompute[i].recompute_step, remake) << names[i];
+        EXPECT_GT(remake, g.forward_steps) << names[i];
+      }
+    }
+    const auto ran =
+        run({"run", "--plan", out.string(), "--iters", "2", "--warmup", "0", "--json"});
+    ASSERT_EQ(ran.code, 0) << policy << ": " << ran.err;
+    const json j = json::parse(ran.out);
+    EXPECT_EQ(j["peak_bytes"]["measured"], j["peak_bytes"]["predicted"]) << policy;
+    EXPECT_EQ(j["peak_bytes"]["predicted"].get<std::int64_t>(), p.predictions.peak_bytes);
+    // A recompute step that is not the GMAP's is refused before the run.
+    if (!p.recompute.empty()) {
+      json doc = readJson(out);
+      doc["recompute"][0]["recompute_step"] = doc["recompute"][0]["recompute_step"].get<int>() + 1;
+      writeJson(out, doc);
+      const auto bad = run({"run", "--plan", out.string(), "--iters", "1"});
+      EXPECT_EQ(bad.code, 2);
+      EXPECT_NE(bad.err.find("field 'recompute[0]' puts " + p.recompute[0].fm + " at steps"),
+                std::string::npos)
+          << bad.err;
+      doc["recompute"][0]["fm"] = "nosuchlayer";
+      writeJson(out, doc);
+      const auto unknown = run({"run", "--plan", out.string(), "--iters", "1"});
+      EXPECT_EQ(unknown.code, 2);
+      EXPECT_NE(unknown.err.find("recompute[0].fm: 'nosuchlayer' does not name a layer of"),
+                std::string::npos)
+          << unknown.err;
+    }
+    fs::remove(out);
+  }
+}
+
 TEST(CliPlanSubBatches, PlansAndRunsKInSubBatchesWithTheExactPeakOfOne) {
   // k = 8 does not fit 3 MiB whole under swap-all; in 4 sub-batches of 2 it does. The plan file
   // records S, and `run` executes it with the pass's peak to the byte.
@@ -210,17 +275,18 @@ TEST(CliPlanSearch, SearchesKAndExplainsAnUntrainableBudget) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["mode"], "paper");
 
-  // recompute-light plans and prints; its plan has no plan file yet, so --json is refused.
+  // recompute-light plans and prints, and its plan JSON lists the recomputed FMs.
   r = run({"plan", "--db", kSample, "--budget", "24MiB", "--policy", "recompute-light"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("recompute-light"), std::string::npos) << r.out;
   r = run({"plan", "--db", kSample, "--budget", "24MiB", "--policy", "recompute-light", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(json::parse(r.out)["recompute"].empty());
+
+  // ito has no paper mode: Algorithm 2 cannot weigh recompute.
+  r = run({"plan", "--db", kSample, "--budget", "24MiB", "--policy", "ito", "--mode", "paper"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(
-      r.err.find("--policy recompute-light: plan files (version " +
-                 std::to_string(store::kPlanVersion) + ") do not hold recomputed feature maps"),
-      std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("--policy ito has no paper mode"), std::string::npos) << r.err;
 
   r = run({"plan", "--db", kSample, "--budget", "1MiB"});
   EXPECT_EQ(r.code, 2);

@@ -4,6 +4,7 @@
 /// the schema and the reader cannot drift apart.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -46,6 +47,14 @@ PlanFile samplePlan() {
   return p;
 }
 
+/// An ito plan that swaps conv1 and relu1 and re-makes relu2 and pool1 in backward.
+PlanFile recomputingPlan() {
+  PlanFile p = samplePlan();
+  p.policy = "ito";
+  p.recompute = {{"relu2", 5, 24}, {"pool1", 4, 25}};
+  return p;
+}
+
 std::string refusal(const json& doc) {
   try {
     planFromJson(doc, "p.json");
@@ -67,19 +76,74 @@ TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
   EXPECT_EQ(readPlanFile(path.string()), p);
   std::filesystem::remove(path);
 
-  // A plan that recomputes FMs has no plan file yet: refused before anything is written.
-  PlanFile r = p;
-  r.policy = "recompute-light";
-  try {
-    writePlanFile(r, path.string(), {.force = true});
-    ADD_FAILURE() << "a recompute-light plan was written";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
-    EXPECT_NE(std::string(e.what()).find("policy 'recompute-light' is not one a plan file"),
-              std::string::npos)
-        << e.what();
-  }
-  EXPECT_FALSE(std::filesystem::exists(path));
+  // A plan that recomputes FMs records them (version 2), after the swap set; one that does not
+  // has no recompute field at all, as before the field.
+  EXPECT_FALSE(doc.contains("recompute"));
+  const PlanFile r = recomputingPlan();
+  const nlohmann::ordered_json rdoc = planToJson(r);  // in the writer's order
+  ASSERT_TRUE(rdoc.contains("recompute"));
+  EXPECT_EQ(rdoc["recompute"][0]["fm"], "relu2");
+  EXPECT_EQ(rdoc["recompute"][0]["recompute_step"], 24);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : rdoc.items())
+    keys.push_back(key);
+  EXPECT_EQ(std::find(keys.begin(), keys.end(), "recompute") - keys.begin(),
+            std::find(keys.begin(), keys.end(), "swap_set") - keys.begin() + 1);
+  writePlanFile(r, path.string(), {.force = true});
+  EXPECT_EQ(readPlanFile(path.string()), r);
+  std::filesystem::remove(path);
+}
+
+TEST(PlanFile, RecomputeEntriesAreChecked) {
+  const json good = planToJson(recomputingPlan());
+  json doc = good;
+  doc["recompute"][0]["fm"] = "relu1";  // swap_set swaps it
+  EXPECT_NE(refusal(doc).find("field 'recompute[0].fm' names 'relu1', which swap_set swaps: a "
+                              "feature map is swapped or recomputed, not both"),
+            std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["recompute"][1]["fm"] = "relu2";
+  EXPECT_NE(refusal(doc).find("field 'recompute[1].fm' names 'relu2' twice"), std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["recompute"][0]["recompute_step"] = 5;
+  EXPECT_NE(refusal(doc).find("field 'recompute[0].recompute_step' must come after release_step "
+                              "(5)"),
+            std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["recompute"][0].erase("release_step");
+  EXPECT_NE(refusal(doc).find("missing field 'recompute[0].release_step'"), std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["recompute"][1] = 7;
+  EXPECT_NE(refusal(doc).find("field 'recompute[1]' must be an object, got number"),
+            std::string::npos)
+      << refusal(doc);
+  doc = good;
+  doc["recompute"] = "relu2";
+  EXPECT_NE(refusal(doc).find("field 'recompute' must be an array"), std::string::npos)
+      << refusal(doc);
+  // Only a policy that recomputes lists recomputed FMs.
+  doc = good;
+  doc["policy"] = "accudnn";
+  EXPECT_NE(refusal(doc).find("field 'recompute' lists 2 feature maps, but policy 'accudnn' "
+                              "does not recompute"),
+            std::string::npos)
+      << refusal(doc);
+  doc["recompute"] = json::array();
+  EXPECT_EQ(planFromJson(doc, "p.json").recompute.size(), 0u);
+  // A version-1 file has neither the field nor the policies that need it.
+  doc = good;
+  doc["version"] = 1;
+  doc.erase("sub_batches");
+  EXPECT_NE(refusal(doc).find("field 'policy' is 'ito', not one of"), std::string::npos)
+      << refusal(doc);
+  doc["policy"] = "accudnn";
+  EXPECT_NE(refusal(doc).find("field 'recompute' is a version-2 field, but the plan is version 1"),
+            std::string::npos)
+      << refusal(doc);
 }
 
 /// Visits every property the schema requires, depth first, with its path in `doc` and its
@@ -175,13 +239,12 @@ TEST(PlanFile, EveryValueOutOfItsRangeIsNamed) {
 }
 
 TEST(PlanFile, SchemaPolicyEnumIsThePolicyTable) {
-  // The schema lists exactly the table's names of policies that keep or swap only (versions 1
-  // and 2 have no field for recomputed FMs), in its order, and the reader takes each of them and
-  // refuses a name outside them, listing them.
+  // The schema lists exactly the table's names of policies, in its order (version 2 records
+  // recomputed FMs), and the reader takes each of them and refuses a name outside them, listing
+  // them.
   std::vector<std::string> table;
   std::string listed;
   for (const PolicyInfo& info : policyTable()) {
-    if (info.uses(kFmRecompute)) continue;
     table.emplace_back(info.name);
     listed += (listed.empty() ? "" : ", ") + std::string(info.name);
   }
@@ -195,8 +258,10 @@ TEST(PlanFile, SchemaPolicyEnumIsThePolicyTable) {
   doc["policy"] = "swap-some";
   EXPECT_NE(refusal(doc).find("'policy' is 'swap-some', not one of " + listed), std::string::npos)
       << refusal(doc);
-  // A recomputing policy's plan cannot be written yet: its name is refused.
+  // Version 1 holds the policies that keep or swap only.
   doc["policy"] = "recompute-light";
+  doc["version"] = 1;
+  doc.erase("sub_batches");
   EXPECT_NE(refusal(doc).find("'policy' is 'recompute-light', not one of"), std::string::npos)
       << refusal(doc);
 }
@@ -298,6 +363,10 @@ TEST(PlanFile, TheWriterAndTheSchemaAgreeOnEveryField) {
   const json doc = planToJson(samplePlan());
   EXPECT_EQ(schema()["properties"]["version"]["maximum"], kPlanVersion);
   expectAgree(doc, schema(), "");
+  // With the fields a recomputing plan adds.
+  const json remakes = planToJson(recomputingPlan());
+  ASSERT_TRUE(remakes.contains("recompute"));
+  expectAgree(remakes, schema(), "");
 }
 
 TEST(PlanFile, UnreadableFilesAreNamed) {
