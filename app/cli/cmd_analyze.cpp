@@ -133,6 +133,7 @@ json memoryJson(const Context& c) {
               {"keep_all_peak", peakJson(c.a.keep_all)},
               {"swap_all_peak", peakJson(c.a.swap_all)},
               {"lower_bound_k1", c.a.lower_bound},
+              {"lower_bound_recompute_k1", c.a.lower_bound_recompute},
               {"policy", policyName(c.policy)},
               {"policy_peak", peakJson(c.chosen)},
               {"curve", std::move(curve)}};
@@ -247,6 +248,8 @@ void printText(const Context& c, std::ostream& out) {
   if (!isBaseline(c.policy))
     peakLine(padded(std::string(policyName(c.policy)) + " peak"), c.chosen);
   out << "  lower bound (k=1)   " << formatBytes(c.a.lower_bound) << "  (moDNN eq. 2)\n";
+  out << "  recompute LB (k=1)  " << formatBytes(c.a.lower_bound_recompute)
+      << "  (eq. 2 with recompute-light's FMs re-made in backward)\n";
 
   if (c.budget) {
     const auto kMax = [&](const MemoryPlan& p) { return c.kMax(p, *c.budget); };

@@ -33,7 +33,10 @@ struct MemoryCurve {
 MemoryCurve computeMemoryCurve(const Gmap& gmap);
 
 /// moDNN's lower bound at k = 1: the persistent bytes plus the largest set of buffers one step
-/// reads and writes, with zero workspace. No schedule can train in less.
+/// reads and writes, with zero workspace. No schedule can train in less. On a GMAP with
+/// recomputed FMs a step's set also holds what its re-makes read and write, so the bound is that
+/// of every schedule that re-makes those FMs (docs/analysis.md, "Memory curve, peak, k_max and the
+/// lower bound").
 std::int64_t memoryLowerBound(const Gmap& gmap);
 
 }  // namespace swapscope

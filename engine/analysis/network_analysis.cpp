@@ -33,6 +33,7 @@ NetworkAnalysis analyzeNetwork(const Network& net) {
       a.other_fixed.emplace_back(info.id, planMemory(net, a.costs, info.id));
     }
   }
+  a.lower_bound_recompute = memoryLowerBound(a.plan(Policy::RecomputeLight).gmap);
   return a;
 }
 

@@ -31,6 +31,10 @@ struct NetworkAnalysis {
   MemoryPlan keep_all;
   MemoryPlan swap_all;
   std::int64_t lower_bound = 0;  ///< moDNN eq. 2 at k = 1
+  /// The same bound when the FMs recompute-light recomputes are re-made instead of kept or
+  /// prefetched (docs/analysis.md, "Memory curve, peak, k_max and the lower bound"): each step's
+  /// set also holds the sources and outputs of the re-makes it runs. At least lower_bound.
+  std::int64_t lower_bound_recompute = 0;
   /// Every other fixed policy's plan (analysis/policy.h: vdnn-conv, ...), in table order.
   std::vector<std::pair<Policy, MemoryPlan>> other_fixed;
 

@@ -45,6 +45,23 @@ TEST(LowerBound, TinyNetworkAndOrdering) {
   EXPECT_LE(a.swap_all.curve.peak(1), a.keep_all.curve.peak(1));
 }
 
+TEST(LowerBound, WithRecomputeTinyNetworkByHand) {
+  // recompute-light re-makes f (flatten) from r at fc's backward step (step 7), which then holds
+  // r (the source, 128 bytes a sample), f (re-made, 128), f.grad (128) and fc.grad (12): 396,
+  // above relu's backward step (r, r.grad, c.grad: 384), moDNN's largest step.
+  const NetworkAnalysis a = analyzeNetwork(testing::tinyNetwork());
+  EXPECT_EQ(a.lower_bound_recompute, 1404 + 128 + 128 + 128 + 12);
+  EXPECT_EQ(a.lower_bound, 1404 + 384);
+}
+
+TEST(LowerBound, WithRecomputeIsAtLeastModnnsAndAtMostRecomputeLightsPeak) {
+  for (const ZooEntry& e : zooEntries()) {
+    const NetworkAnalysis a = analyzeNetwork(buildZooModel(e.name));
+    EXPECT_GE(a.lower_bound_recompute, a.lower_bound) << e.name;
+    EXPECT_LE(a.lower_bound_recompute, a.plan(Policy::RecomputeLight).curve.peak(1)) << e.name;
+  }
+}
+
 TEST(LowerBound, DominatedByWeightsForVgg) {
   // moDNN notes the bound is dominated by the weights for VGG-class networks: here 3 copies of
   // 138M parameters (weights, gradients, momentum) against one step's buffers at k = 1.

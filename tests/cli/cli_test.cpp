@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/network_analysis.h"
+#include "common/bytes.h"
 #include "graph/zoo.h"
 
 namespace swapscope::cli {
@@ -70,6 +71,10 @@ TEST(Cli, AnalyzeRecomputeLightNamesItsRecomputedFmsAndItsPeakAndKMax) {
   EXPECT_GT(count, 0);
   EXPECT_EQ(doc["memory"]["policy_peak"]["bytes"], plan.curve.peak(32));
   EXPECT_EQ(doc["k_max"]["recompute_light"], plan.curve.kMax(std::int64_t{64} << 20));
+  // The lower bound with recompute next to moDNN's: eq. 2 on recompute-light's GMAP.
+  const std::int64_t recomputeBound = memoryLowerBound(plan.gmap);
+  EXPECT_EQ(doc["memory"]["lower_bound_recompute_k1"], recomputeBound);
+  EXPECT_GE(recomputeBound, doc["memory"]["lower_bound_k1"].get<std::int64_t>());
   // Policies without recompute keep their JSON as it was.
   r = run({"analyze", "--model", "resnet20", "--batch", "32", "--json"});
   EXPECT_FALSE(nlohmann::json::parse(r.out)["layers"][1].contains("recomputed"));
@@ -77,10 +82,11 @@ TEST(Cli, AnalyzeRecomputeLightNamesItsRecomputedFmsAndItsPeakAndKMax) {
   r = run({"analyze", "--model", "resnet20", "--batch", "32", "--budget", "64MiB", "--policy",
            "recompute-light"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  for (const std::string part :
+  for (const std::string& part :
        {std::string("recompute-light peak "),
         "  recompute-light     " + std::to_string(plan.curve.kMax(std::int64_t{64} << 20)),
-        std::string("recompute\n")}) {
+        std::string("recompute\n"),
+        "  recompute LB (k=1)  " + formatBytes(memoryLowerBound(plan.gmap)) + "  (eq. 2"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
   }
 }
