@@ -18,7 +18,6 @@
 
 class QCustomPlot;
 class QCPGraph;
-class QCPItemRect;
 class QCPItemStraightLine;
 class QCPItemText;
 class QMouseEvent;
@@ -41,8 +40,11 @@ class MemoryChartView : public QWidget {
   void setBudget(std::int64_t budget);
 
   QCustomPlot* plot() const { return m_plot; }
-  /// Shaded swap spans drawn now (one per swapped FM).
-  int spanCount() const { return static_cast<int>(m_spanLayers.size()); }
+  /// Shaded swap spans of the data (one per swapped FM): what the next replot draws.
+  int spanCount() const { return static_cast<int>(m_spans.size()); }
+  /// Spans the last replot drew, and of those, the selected layer's.
+  int drawnSpans() const;
+  int drawnSelectedSpans() const;
   /// The layer highlighted, or -1.
   int selectedLayer() const { return m_selected; }
   /// Whether the user has zoomed or dragged (the axes no longer follow the data).
@@ -69,10 +71,11 @@ class MemoryChartView : public QWidget {
   QCPItemText* m_budgetAbove = nullptr;  ///< "budget ... above" when the line is off the chart
   QCPGraph* m_budgetKey = nullptr;       ///< the budget's legend entry (an empty graph)
   std::vector<QCPItemStraightLine*> m_selectionLines;
-  std::vector<QCPItemRect*> m_spans;
-  std::vector<int> m_spanLayers;
-  MemoryChartData m_data;  ///< with the measured series
-  MemoryChartData m_plan;  ///< as set
+  class SpanLayer;
+  SpanLayer* m_spanLayer = nullptr;  ///< draws the spans (owned by the plot)
+  std::vector<SwapSpan> m_spans;     ///< as drawn: stacked, see setData
+  MemoryChartData m_data;            ///< with the measured series
+  MemoryChartData m_plan;            ///< as set
   std::optional<MemorySeries> m_measured;
   double m_curveTop = 0;  ///< highest point of the curves, MiB
   int m_selected = -1;

@@ -190,6 +190,14 @@ TEST(MainWindow, ShadedSpansAreThePlansSwapSet) {
   ASSERT_FALSE(plan->planFile()->swap_set.empty());
   EXPECT_EQ(w.window.memoryView()->spanCount(),
             static_cast<int>(plan->planFile()->swap_set.size()));
+  // And a replot draws them all, the selected layer's apart.
+  const std::string fm = plan->planFile()->swap_set.front().fm;
+  w.window.selectLayer(w.window.findLayer(QString::fromStdString(fm)));
+  w.window.refreshAllViews();
+  w.window.memoryView()->plot()->replot();
+  EXPECT_EQ(w.window.memoryView()->drawnSpans(),
+            static_cast<int>(plan->planFile()->swap_set.size()));
+  EXPECT_EQ(w.window.memoryView()->drawnSelectedSpans(), 1);
 }
 
 TEST(MainWindow, StallMarkersAndSpansAreThePlans) {

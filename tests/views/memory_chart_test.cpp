@@ -110,6 +110,10 @@ TEST(MemoryChartData, PlanSeriesAndSpansAreThePlanners) {
   MemoryChartView view;
   view.setData(d);
   EXPECT_EQ(view.spanCount(), static_cast<int>(file.swap_set.size()));
+  EXPECT_EQ(view.drawnSpans(), 0);  // nothing replotted yet
+  view.plot()->replot();
+  EXPECT_EQ(view.drawnSpans(), static_cast<int>(file.swap_set.size()));
+  EXPECT_EQ(view.drawnSelectedSpans(), 0);
   EXPECT_GE(view.plot()->yAxis->range().upper, 64.0);
 
   // Below the minimum: no plan, the references at k = 1 and the reason.
