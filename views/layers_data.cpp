@@ -13,6 +13,8 @@ const char* fmStateName(FmState s) {
       return "swapped";
     case FmState::Pinned:
       return "pinned";
+    case FmState::Recomputed:
+      return "recomputed";
   }
   return "?";
 }
@@ -46,7 +48,9 @@ LayersData makeLayersData(const Network& net, const std::vector<LayerCost>& cost
     r.bwd_flops = (c.bwd_data_flops + c.bwd_weight_flops) * k;
     r.swappable = swappable[ii];
     const bool swapped = ii < e.swapped.size() && e.swapped[ii];
+    const bool recomputed = ii < g.recomputed.size() && g.recomputed[ii];
     r.state = swapped                                              ? FmState::Swapped
+              : recomputed                                         ? FmState::Recomputed
               : !policyInfo(request.policy).fixed() && r.swappable ? FmState::Pinned
                                                                    : FmState::Kept;
   }
@@ -68,13 +72,18 @@ LayersData makeLayersData(const Network& net, const std::vector<LayerCost>& cost
       r.fwd = model.step(net, costs, layer, perf::StepKind::Forward, k);
     }
   }
+  const std::vector<RecomputeSteps> remakes = recomputeSteps(g);
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
     const GmapBuffer& buf = g.buffers[b];
     if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 || buf.layer >= net.size()) continue;
-    if (steps[b].prefetch <= 0) continue;
     LayerRowData& r = d.rows[static_cast<std::size_t>(buf.layer)];
-    r.release_step = steps[b].release;
-    r.prefetch_step = steps[b].prefetch;
+    if (steps[b].prefetch > 0) {
+      r.release_step = steps[b].release;
+      r.prefetch_step = steps[b].prefetch;
+    } else if (remakes[b].recompute > 0) {
+      r.release_step = remakes[b].release;
+      r.remake_step = remakes[b].recompute;
+    }
   }
   return d;
 }

@@ -21,8 +21,10 @@ enum class FmState {
   Kept,     ///< stays on the device: the policy does not swap it, or it cannot be swapped
   Swapped,  ///< offloaded after its forward use and prefetched for its backward step
   Pinned,   ///< accudnn: swap-all would swap it, and the planner kept it on the device
+  /// Released after its last forward reader and re-made from an ancestor in a backward step
+  Recomputed,
 };
-const char* fmStateName(FmState s);  ///< "kept", "swapped", "pinned"
+const char* fmStateName(FmState s);  ///< "kept", "swapped", "pinned", "recomputed"
 
 struct LayerRowData {
   int layer = 0;
@@ -32,9 +34,11 @@ struct LayerRowData {
   int fwd_step = 0, bwd_step = 0;             ///< 0: the layer has no such step (the input layer)
   perf::Estimate fwd, bwd;                    ///< the model's times at k, with provenance
   FmState state = FmState::Kept;
-  bool swappable = false;                   ///< some backward step reads the FM
-  int release_step = 0, prefetch_step = 0;  ///< swapped FMs; 0 otherwise
-  double fwd_stall = 0, bwd_stall = 0;      ///< seconds before its forward and backward steps
+  bool swappable = false;  ///< some backward step reads the FM
+  int release_step = 0;    ///< swapped and recomputed FMs; 0 otherwise
+  int prefetch_step = 0;   ///< swapped FMs; 0 otherwise
+  int remake_step = 0;     ///< recomputed FMs: the backward step that re-makes it; 0 otherwise
+  double fwd_stall = 0, bwd_stall = 0;  ///< seconds before its forward and backward steps
 };
 
 struct LayersData {

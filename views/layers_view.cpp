@@ -89,7 +89,7 @@ QVariant LayersTableModel::headerData(int section, Qt::Orientation orientation, 
                                                  "bwd (ms)",
                                                  "FM",
                                                  "release",
-                                                 "prefetch",
+                                                 "prefetch / re-make",
                                                  "stall before fwd (ms)",
                                                  "stall before bwd (ms)"};
   static const char* const tips[ColumnCount] = {
@@ -101,9 +101,10 @@ QVariant LayersTableModel::headerData(int section, Qt::Orientation orientation, 
       "backward FLOPs at k (data and weight gradients)",
       "predicted forward time; (x) extrapolated, (t) transferred",
       "predicted backward time; (x) extrapolated, (t) transferred",
-      "kept on the device, swapped to the host, or pinned (kept by accudnn though swappable)",
-      "the forward step whose end releases the swapped FM",
-      "the backward step the swapped FM is prefetched for",
+      "kept on the device, swapped to the host, pinned (kept by the planner though swappable), or "
+      "recomputed (released after forward, re-made in backward)",
+      "the forward step whose end releases the swapped or recomputed FM",
+      "the backward step the swapped FM is prefetched for, or that re-makes the recomputed FM",
       "simulated wait before the forward step (t_ready)",
       "simulated wait before the backward step (t_ready)"};
   if (section < 0 || section >= ColumnCount) return {};
@@ -140,7 +141,7 @@ QVariant LayersTableModel::data(const QModelIndex& index, int role) const {
       case ReleaseStep:
         return r.release_step;
       case PrefetchStep:
-        return r.prefetch_step;
+        return r.prefetch_step > 0 ? r.prefetch_step : r.remake_step;
       case FwdStall:
         return r.fwd_stall;
       case BwdStall:
@@ -173,7 +174,7 @@ QVariant LayersTableModel::data(const QModelIndex& index, int role) const {
       case ReleaseStep:
         return stepText(r.release_step);
       case PrefetchStep:
-        return stepText(r.prefetch_step);
+        return stepText(r.prefetch_step > 0 ? r.prefetch_step : r.remake_step);
       case FwdStall:
         return stallText(r.fwd_stall, r.fwd_step);
       case BwdStall:
@@ -189,6 +190,7 @@ QVariant LayersTableModel::data(const QModelIndex& index, int role) const {
       return QColor(0xf8, 0xc8, 0xc8);
     if (col == State && r.state == FmState::Swapped) return QColor(0xd8, 0xec, 0xd8);
     if (col == State && r.state == FmState::Pinned) return QColor(0xe6, 0xde, 0xf2);
+    if (col == State && r.state == FmState::Recomputed) return QColor(0xf6, 0xe8, 0xb8);
     return {};
   }
   if (role == Qt::ToolTipRole) {
@@ -215,7 +217,7 @@ LayersView::LayersView(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   m_filter->setPlaceholderText(
-      QStringLiteral("Filter: layer name, type or FM state (swapped, pinned, kept)"));
+      QStringLiteral("Filter: layer name, type or FM state (swapped, pinned, recomputed, kept)"));
   m_filter->setClearButtonEnabled(true);
   layout->addWidget(m_filter);
   layout->addWidget(m_table);
@@ -246,17 +248,19 @@ void LayersView::setData(const LayersData& data) {
   const bool first = m_model->rowCount() == 0;
   m_model->setData(data);
   if (data.trainable) {
-    int swapped = 0, pinned = 0;
+    int swapped = 0, pinned = 0, recomputed = 0;
     for (const LayerRowData& r : data.rows) {
       swapped += r.state == FmState::Swapped;
       pinned += r.state == FmState::Pinned;
+      recomputed += r.state == FmState::Recomputed;
     }
-    m_status->setText(QStringLiteral("%1 layers at k = %2: %3 FMs swapped, %4 pinned. (x) "
-                                     "extrapolated, (t) transferred.")
+    m_status->setText(QStringLiteral("%1 layers at k = %2: %3 FMs swapped, %4 pinned, %5 "
+                                     "recomputed. (x) extrapolated, (t) transferred.")
                           .arg(data.rows.size())
                           .arg(data.k)
                           .arg(swapped)
-                          .arg(pinned));
+                          .arg(pinned)
+                          .arg(recomputed));
   } else {
     m_status->setText(QStringLiteral("No plan: ") + QString::fromStdString(data.reason));
   }

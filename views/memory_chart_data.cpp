@@ -81,6 +81,13 @@ MemoryChartData makePlanMemoryChartData(const Network& net, const NetworkAnalysi
       span.bytes = buffer.size.at(d.k);
       d.spans.push_back(std::move(span));
     }
+    const std::vector<RecomputeSteps> remade = recomputeSteps(plan.gmap);
+    for (std::size_t b = 0; b < plan.gmap.buffers.size(); ++b) {
+      if (remade[b].recompute <= 0) continue;  // not recomputed (as the plan file counts)
+      const GmapBuffer& buffer = plan.gmap.buffers[b];
+      d.spans.push_back({buffer.name, buffer.layer, remade[b].release, remade[b].recompute,
+                         buffer.size.at(d.k), true});
+    }
   }
   d.series.push_back(seriesOf("keep-all", analysis.keep_all.curve, steps, d.k, true));
   d.series.push_back(seriesOf("swap-all", analysis.swap_all.curve, steps, d.k, true));

@@ -29,13 +29,15 @@ struct MemorySeries {
 };
 
 /// A swapped FM: off the device from the end of forward step `release_step` until backward step
-/// `prefetch_step` brings it back.
+/// `prefetch_step` brings it back. A recomputed FM: released at the end of `release_step`,
+/// re-made from an ancestor in backward step `prefetch_step`.
 struct SwapSpan {
   std::string fm;
   int layer = -1;
   int release_step = 0;
   int prefetch_step = 0;
   std::int64_t bytes = 0;  ///< the FM's size at k
+  bool recomputed = false;
 };
 
 struct MemoryChartData {
@@ -44,6 +46,8 @@ struct MemoryChartData {
   std::int64_t budget = 0;
   int forward_steps = 0;
   std::vector<MemorySeries> series;
+  /// The swapped FMs' spans (as the plan file's swap set), then the recomputed ones' (its
+  /// recompute list).
   std::vector<SwapSpan> spans;
   std::vector<int> step_layer;  ///< the layer computing at step s = 1..2N (index s-1)
   /// Empty when the plan trains; otherwise why not (the budget is below what any plan needs).

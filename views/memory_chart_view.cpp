@@ -27,6 +27,9 @@ QColor policyColor(const MemorySeries& s) {
 const QColor kSpanColor(0xff, 0xeb, 0xd9);
 const QColor kSpanOutline(0xff, 0xc5, 0x91);
 const QColor kSpanSelected(0xff, 0xb4, 0x71);
+// Recomputed FMs' spans: olive (0xbcbd22), pre-blended the same way.
+const QColor kRemakeColor(0xf4, 0xf5, 0xdc);
+const QColor kRemakeOutline(0xe0, 0xe1, 0x9a);
 
 }  // namespace
 
@@ -37,7 +40,7 @@ class MemoryChartView::SpanLayer : public QCPLayerable {
  public:
   SpanLayer(QCustomPlot* plot, const std::vector<SwapSpan>* spans, const int* selected)
       : QCPLayerable(plot, QStringLiteral("background")), m_spans(spans), m_selected(selected) {}
-  int drawn = 0, drawnSelected = 0;  ///< what the last draw drew
+  int drawn = 0, drawnSelected = 0, drawnRecomputed = 0;  ///< what the last draw drew
 
  protected:
   void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
@@ -47,7 +50,7 @@ class MemoryChartView::SpanLayer : public QCPLayerable {
   void draw(QCPPainter* painter) override {
     const QCPAxis* x = mParentPlot->xAxis;
     const QCPAxis* y = mParentPlot->yAxis;
-    QVector<QRectF> rects, selected;
+    QVector<QRectF> rects, remade, selected;
     double offset = 0;
     for (const SwapSpan& span : *m_spans) {
       const double height = static_cast<double>(span.bytes) / kMiB;
@@ -57,14 +60,22 @@ class MemoryChartView::SpanLayer : public QCPLayerable {
               QPointF(x->coordToPixel(span.prefetch_step - 0.5), y->coordToPixel(offset)))
               .normalized();
       offset += height;
-      (*m_selected >= 0 && span.layer == *m_selected ? selected : rects).push_back(r);
+      (*m_selected >= 0 && span.layer == *m_selected ? selected
+       : span.recomputed                             ? remade
+                                                     : rects)
+          .push_back(r);
     }
     painter->setPen(QPen(kSpanOutline, 0));
     painter->setBrush(kSpanColor);
     painter->drawRects(rects);
+    painter->setPen(QPen(kRemakeOutline, 0));
+    painter->setBrush(kRemakeColor);
+    painter->drawRects(remade);
+    painter->setPen(QPen(kSpanOutline, 0));
     painter->setBrush(kSpanSelected);
     painter->drawRects(selected);
-    drawn = static_cast<int>(rects.size() + selected.size());
+    drawn = static_cast<int>(rects.size() + remade.size() + selected.size());
+    drawnRecomputed = static_cast<int>(remade.size());
     drawnSelected = static_cast<int>(selected.size());
   }
 
@@ -79,6 +90,10 @@ int MemoryChartView::drawnSpans() const {
 
 int MemoryChartView::drawnSelectedSpans() const {
   return m_spanLayer->drawnSelected;
+}
+
+int MemoryChartView::drawnRecomputedSpans() const {
+  return m_spanLayer->drawnRecomputed;
 }
 
 MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
@@ -165,7 +180,8 @@ void MemoryChartView::setData(const MemoryChartData& data) {
   m_budgetKey = m_plot->addGraph();
   m_budgetKey->setPen(m_budgetLine->pen());
   // Spans are stacked: the band of each FM off the device sits on the ones before it, so the
-  // shaded height at a step is the bytes the plan holds on the host there (SpanLayer).
+  // shaded height at a step is the bytes the plan holds on the host there, with the bytes it
+  // will re-make stacked above them in their own colour (SpanLayer).
   m_spans = chart.spans;
   m_turnLine->point1->setCoords(chart.forward_steps + 0.5, 0);
   m_turnLine->point2->setCoords(chart.forward_steps + 0.5, 1);

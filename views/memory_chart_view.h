@@ -2,7 +2,8 @@
 /// @brief A QCustomPlot chart of resident memory over the 2N steps of one iteration: the chosen
 /// plan's curve, keep-all and swap-all as thin references, the budget as a horizontal line, the
 /// forward/backward turn as a vertical one, and each swapped FM's span off the device shaded
-/// (stacked, one band per FM of the FM's height, from its release to its prefetch).
+/// (stacked, one band per FM of the FM's height, from its release to its prefetch), then each
+/// recomputed FM's span from its release to its re-making, in its own colour.
 /// The legend sits above the plot, so it never hides the budget line. The axes follow the data
 /// (a budget more than 1.5 times the highest curve is named above the chart, not drawn to
 /// scale) until the user zooms or drags; from then on they stay put (double-click to fit
@@ -45,6 +46,8 @@ class MemoryChartView : public QWidget {
   /// Spans the last replot drew, and of those, the selected layer's.
   int drawnSpans() const;
   int drawnSelectedSpans() const;
+  /// Of the spans the last replot drew, the recomputed FMs' (drawn in their own colour).
+  int drawnRecomputedSpans() const;
   /// The layer highlighted, or -1.
   int selectedLayer() const { return m_selected; }
   /// Whether the user has zoomed or dragged (the axes no longer follow the data).

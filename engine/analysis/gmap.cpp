@@ -414,6 +414,27 @@ std::vector<SwapSteps> swapSteps(const Gmap& g) {
   return out;
 }
 
+std::vector<RecomputeSteps> recomputeSteps(const Gmap& g) {
+  const int n = g.forward_steps;
+  std::vector<RecomputeSteps> out(g.buffers.size());
+  for (const GmapOp& op : g.ops) {
+    if (op.buffer < 0) continue;
+    const auto b = static_cast<std::size_t>(op.buffer);
+    const GmapBuffer& buf = g.buffers[b];
+    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 ||
+        static_cast<std::size_t>(buf.layer) >= g.recomputed.size() ||
+        !g.recomputed[static_cast<std::size_t>(buf.layer)]) {
+      continue;
+    }
+    if (op.kind == GmapOpKind::Release && op.step <= n) out[b].release = op.step;
+    if (op.kind == GmapOpKind::Recompute && out[b].recompute == 0) out[b].recompute = op.step;
+  }
+  for (RecomputeSteps& r : out) {
+    if (r.recompute == 0) r = {};
+  }
+  return out;
+}
+
 LinearBytes paddedSize(const LinearBytes& size, BufferKind kind, const PoolPadding& padding) {
   const std::int64_t m = kind == BufferKind::Workspace ? padding.workspace : padding.buffer;
   if (m <= 0)

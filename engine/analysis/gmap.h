@@ -113,4 +113,15 @@ struct SwapSteps {
 /// Per GMAP buffer.
 std::vector<SwapSteps> swapSteps(const Gmap& gmap);
 
+/// Where a recomputed FM leaves the device and is re-made: the forward step whose end releases it
+/// and the first backward step that re-makes it (its first Recompute op; an ancestor re-made for
+/// a later FM may be re-made again there). Both 0 for a buffer whose layer the GMAP's recompute
+/// set does not hold.
+struct RecomputeSteps {
+  int release = 0;
+  int recompute = 0;
+};
+/// Per GMAP buffer.
+std::vector<RecomputeSteps> recomputeSteps(const Gmap& gmap);
+
 }  // namespace swapscope

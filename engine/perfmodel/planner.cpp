@@ -1352,25 +1352,10 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
   }
   // Recomputed FMs: released after their last forward reader, re-made at their first Recompute
   // (the inputs a re-make re-runs and releases again are not in the recompute set).
-  const int n = g.forward_steps;
-  std::vector<store::PlanRecompute> remakes(g.buffers.size());
-  for (const GmapOp& op : g.ops) {
-    if (op.buffer < 0) continue;
-    const GmapBuffer& buf = g.buffers[static_cast<std::size_t>(op.buffer)];
-    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 || g.recomputed.empty() ||
-        !g.recomputed[static_cast<std::size_t>(buf.layer)]) {
-      continue;
-    }
-    store::PlanRecompute& remake = remakes[static_cast<std::size_t>(op.buffer)];
-    if (op.kind == GmapOpKind::Release && op.step <= n) remake.release_step = op.step;
-    if (op.kind == GmapOpKind::Recompute && remake.recompute_step == 0)
-      remake.recompute_step = op.step;
-  }
+  const std::vector<RecomputeSteps> remakes = recomputeSteps(g);
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {
-    if (remakes[b].recompute_step > 0) {
-      remakes[b].fm = g.buffers[b].name;
-      p.recompute.push_back(std::move(remakes[b]));
-    }
+    if (remakes[b].recompute > 0)
+      p.recompute.push_back({g.buffers[b].name, remakes[b].release, remakes[b].recompute});
   }
   store::PlanPredictions& pr = p.predictions;
   pr.t_iter_s = e.sim.t_iter;

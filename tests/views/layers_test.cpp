@@ -7,6 +7,7 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
@@ -121,6 +122,40 @@ TEST(LayersData, KeepAllKeepsAndATransferredNetworkIsFlagged) {
   const LayersData od = makeLayersData(other, planner.costs(), r->model, req, op);
   for (const LayerRowData& row : od.rows) {
     if (row.fwd_step > 0 && !row.fwd.missing) EXPECT_TRUE(row.fwd.transferred) << row.name;
+  }
+}
+
+/// recompute-light: the recomputed FMs' rows say so, with the release and re-make steps of the
+/// plan file's recompute list; the swapped ones keep their prefetch steps.
+TEST(LayersData, RecomputedFmsAreThePlanFilesRecomputeList) {
+  auto s = testing::resnet56();
+  const perf::PlanResult p = s->plan(request(Policy::RecomputeLight, 64 * kMiB, 16));
+  ASSERT_TRUE(p.trainable) << p.reason;
+  const store::PlanFile file = perf::toPlanFile(p, s->request, s->model, s->net, "cpu", "x");
+  ASSERT_FALSE(file.recompute.empty());
+  const LayersData d = makeLayersData(s->net, s->planner.costs(), s->model, s->request, p);
+  int recomputed = 0;
+  for (const LayerRowData& r : d.rows) {
+    recomputed += r.state == FmState::Recomputed;
+    if (r.state != FmState::Recomputed) EXPECT_EQ(r.remake_step, 0) << r.name;
+  }
+  EXPECT_EQ(recomputed, static_cast<int>(file.recompute.size()));
+  for (const store::PlanRecompute& fm : file.recompute) {
+    const auto row = std::find_if(d.rows.begin(), d.rows.end(),
+                                  [&](const LayerRowData& r) { return r.name == fm.fm; });
+    ASSERT_NE(row, d.rows.end()) << fm.fm;
+    EXPECT_EQ(row->state, FmState::Recomputed);
+    EXPECT_STREQ(fmStateName(row->state), "recomputed");
+    EXPECT_EQ(row->release_step, fm.release_step);
+    EXPECT_EQ(row->remake_step, fm.recompute_step);
+    EXPECT_EQ(row->prefetch_step, 0);
+  }
+  for (const store::PlanSwap& fm : file.swap_set) {
+    const auto row = std::find_if(d.rows.begin(), d.rows.end(),
+                                  [&](const LayerRowData& r) { return r.name == fm.fm; });
+    ASSERT_NE(row, d.rows.end()) << fm.fm;
+    EXPECT_EQ(row->state, FmState::Swapped);
+    EXPECT_EQ(row->prefetch_step, fm.prefetch_step);
   }
 }
 

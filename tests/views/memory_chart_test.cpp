@@ -69,6 +69,44 @@ TEST(MemoryChartView, OneGraphPerPolicyWithAPointPerStep) {
   EXPECT_GE(view.plot()->yAxis->range().upper, top);
 }
 
+/// A recompute-light plan: the swapped FMs' spans are the plan file's swap set, then the
+/// recomputed FMs' spans are its recompute list, drawn in their own colour.
+TEST(MemoryChartData, RecomputedSpansAreThePlanFilesRecomputeList) {
+  const std::string db =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  const store::RunData run = store::RunReader(db).load();
+  const Network net = networkFromText(run.network.json, db);
+  const perf::PerfModel model = perf::PerfModel::fit(run);
+  perf::PlanRequest req;
+  req.policy = Policy::RecomputeLight;
+  req.budget = std::int64_t{64} << 20;
+  req.batch = 16;
+  const perf::PlanResult r = perf::plan(model, net, req);
+  ASSERT_TRUE(r.trainable) << r.reason;
+  const store::PlanFile file = perf::toPlanFile(r, req, model, net, "cpu", db);
+  ASSERT_FALSE(file.recompute.empty());
+  const MemoryChartData d =
+      makePlanMemoryChartData(net, analyzeNetwork(net), r, "recompute-light", req.budget);
+  ASSERT_EQ(d.spans.size(), file.swap_set.size() + file.recompute.size());
+  for (std::size_t i = 0; i < file.swap_set.size(); ++i) {
+    EXPECT_FALSE(d.spans[i].recomputed);
+    EXPECT_EQ(d.spans[i].fm, file.swap_set[i].fm);
+  }
+  for (std::size_t i = 0; i < file.recompute.size(); ++i) {
+    const SwapSpan& span = d.spans[file.swap_set.size() + i];
+    EXPECT_TRUE(span.recomputed);
+    EXPECT_EQ(span.fm, file.recompute[i].fm);
+    EXPECT_EQ(span.release_step, file.recompute[i].release_step);
+    EXPECT_EQ(span.prefetch_step, file.recompute[i].recompute_step);
+    EXPECT_EQ(net.layer(span.layer).name, span.fm);
+  }
+  MemoryChartView view;
+  view.setData(d);
+  view.plot()->replot();
+  EXPECT_EQ(view.drawnSpans(), static_cast<int>(d.spans.size()));
+  EXPECT_EQ(view.drawnRecomputedSpans(), static_cast<int>(file.recompute.size()));
+}
+
 /// The plan's curve, its spans and the references, against the planner and its plan file.
 TEST(MemoryChartData, PlanSeriesAndSpansAreThePlanners) {
   const std::string db =
