@@ -22,6 +22,8 @@ const char* streamBarKindName(StreamBarKind kind) {
       return "prefetch";
     case StreamBarKind::Load:
       return "load";
+    case StreamBarKind::Remake:
+      return "bwd, re-making recomputed FMs";
   }
   return "?";
 }
@@ -84,6 +86,12 @@ StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
   d.title = net.name() + " at k = " + std::to_string(e.k);
 
   const int n = g.forward_steps;
+  std::vector<bool> remakes(sim.steps.size(), false);  // steps with a Recompute op
+  for (const GmapOp& op : g.ops) {
+    if (op.kind == GmapOpKind::Recompute && op.step > 0 &&
+        static_cast<std::size_t>(op.step) < remakes.size())
+      remakes[static_cast<std::size_t>(op.step)] = true;
+  }
   double lastFinish = 0;
   for (std::size_t j = 1; j < sim.steps.size(); ++j) {
     const perf::StepTiming& t = sim.steps[j];
@@ -91,7 +99,9 @@ StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
     const int layer = g.step_layer[j];
     StreamBar b;
     b.lane = StreamLane::Compute;
-    b.kind = step > n ? StreamBarKind::Backward : StreamBarKind::Forward;
+    b.kind = step <= n    ? StreamBarKind::Forward
+             : remakes[j] ? StreamBarKind::Remake
+                          : StreamBarKind::Backward;
     b.step = step;
     b.layer = layer;
     b.label = layer >= 0 ? net.layer(layer).name : std::string();
@@ -168,7 +178,8 @@ bool addMeasuredStreams(StreamsData& d, const store::RunData& run, std::int64_t 
   std::vector<StallMarker> stalls;
   for (const StreamBar& b : measured.lanes.bars) {
     if (b.lane != StreamLane::Compute ||
-        (b.kind != StreamBarKind::Forward && b.kind != StreamBarKind::Backward))
+        (b.kind != StreamBarKind::Forward && b.kind != StreamBarKind::Backward &&
+         b.kind != StreamBarKind::Remake))
       continue;
     if (b.step < 1 || b.step > steps) return false;
     // Stalled as the CLI counts it (perf::compareStalls): above threshold x t_iter.

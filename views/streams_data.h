@@ -27,6 +27,9 @@ enum class StreamBarKind {
   Offload,   ///< a swapped FM copied to the host (swap-out stream)
   Prefetch,  ///< a swapped FM copied back for its backward step (swap-in stream)
   Load,      ///< the minibatch and its labels, loaded before step 1 (not part of the swap set)
+  /// A backward step that first re-makes recomputed FMs (its layer's forward kernels run again
+  /// before its own backward work; the bar spans both)
+  Remake,
 };
 const char* streamBarKindName(StreamBarKind kind);  ///< "fwd", "bwd", "update", "offload", ...
 

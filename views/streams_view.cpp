@@ -49,6 +49,8 @@ QColor barColor(StreamBarKind kind) {
       return QColor(0x81, 0x72, 0xb3);
     case StreamBarKind::Load:
       return QColor(0xb8, 0xb8, 0xb8);
+    case StreamBarKind::Remake:
+      return QColor(0xbc, 0xbd, 0x22);  // the Memory view's recomputed spans, full strength
   }
   return Qt::gray;
 }
@@ -61,7 +63,7 @@ bool isTransfer(StreamBarKind kind) {
   return kind == StreamBarKind::Offload || kind == StreamBarKind::Prefetch;
 }
 
-constexpr int kBarKinds = 6;
+constexpr int kBarKinds = 7;
 
 /// Every bar and stall of a StreamsData, drawn in one pass: one drawRects call per bar kind and
 /// one for the stalls, those outside the time axis's range skipped, the selected layer's bars

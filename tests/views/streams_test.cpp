@@ -93,6 +93,30 @@ TEST(StreamsData, BarsAreTheSimulatedStepsAndTransfers) {
   EXPECT_EQ(d.k, 32);
 }
 
+/// recompute-light: the backward steps that re-make recomputed FMs (the GMAP's Recompute ops'
+/// steps) are their own bar kind, the others stay backward bars.
+TEST(StreamsData, StepsThatReMakeFmsAreTheirOwnKind) {
+  auto s = testing::resnet56();
+  const perf::PlanResult p = s->plan(request(Policy::RecomputeLight, std::int64_t{64} << 20, 16));
+  ASSERT_TRUE(p.trainable) << p.reason;
+  std::vector<int> remakeSteps;
+  for (const GmapOp& op : p.gmap.ops) {
+    if (op.kind == GmapOpKind::Recompute) remakeSteps.push_back(op.step);
+  }
+  std::sort(remakeSteps.begin(), remakeSteps.end());
+  remakeSteps.erase(std::unique(remakeSteps.begin(), remakeSteps.end()), remakeSteps.end());
+  ASSERT_FALSE(remakeSteps.empty());
+  const StreamsData d = makeStreamsData(s->net, p);
+  std::vector<int> drawn;
+  int backward = 0;
+  for (const StreamBar& b : d.bars) {
+    if (b.kind == StreamBarKind::Remake) drawn.push_back(b.step);
+    backward += b.kind == StreamBarKind::Backward;
+  }
+  EXPECT_EQ(drawn, remakeSteps);
+  EXPECT_EQ(backward + static_cast<int>(drawn.size()), p.gmap.forward_steps);
+}
+
 TEST(StreamsData, HoverFindsTheBarUnderTheCursor) {
   auto s = testing::fmnist();
   const perf::PlanResult& p = s->plan(request(Policy::SwapAll, 32 * kMiB, 16));
