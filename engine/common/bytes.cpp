@@ -88,7 +88,20 @@ std::int64_t parseByteSize(std::string_view text, std::string_view what) {
     return static_cast<std::int64_t>(whole * factor);
   }
   if (found->name.empty() || found->name == "b") fail(what, text, "fractional bytes need a unit");
-  const double value = std::stod(std::string(number)) * found->factor;
+  // from_chars, not stod: no exception and no locale. A fraction too small for a double is less
+  // than a byte (0); one too large for it is out of range.
+  double parsed = 0;
+  const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), parsed);
+  if (ec == std::errc::result_out_of_range) {
+    const bool tiny =
+        number.find_first_not_of("0.") == std::string_view::npos ||
+        number.substr(0, number.find('.')).find_first_not_of('0') == std::string_view::npos;
+    if (!tiny) fail(what, text, "too large");
+    parsed = 0;
+  } else if (ec != std::errc() || ptr != number.data() + number.size()) {
+    fail(what, text, "it is not a number");
+  }
+  const double value = parsed * found->factor;
   if (!(value < 9.2e18)) fail(what, text, "too large");
   return static_cast<std::int64_t>(std::floor(value));
 }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "common/error.h"
 #include "common/format.h"
 
@@ -33,6 +35,21 @@ TEST(ParseByteSize, RejectsWithMessageNamingTheValue) {
           << e.what();
     }
   }
+}
+
+// A fraction whose digits overflow a double: a usage error, not an exception from the number
+// parser (the options fuzzer found `--budget` crashing on one).
+TEST(ParseByteSize, AFractionBeyondADoubleIsOutOfRange) {
+  const std::string huge = "1" + std::string(400, '0') + ".5GiB";
+  try {
+    parseByteSize(huge, "--budget");
+    FAIL() << "accepted a 401-digit size";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("--budget"), std::string::npos) << e.what();
+  }
+  // A fraction too small for a double is less than one byte.
+  EXPECT_EQ(parseByteSize("0." + std::string(400, '0') + "1GiB", "--budget"), 0);
 }
 
 TEST(FormatBytes, PicksBinaryUnits) {
