@@ -3,13 +3,13 @@
 
 #include <QFileInfo>
 #include <QMessageBox>
-#include <QPointer>
 #include <QThreadPool>
 #include <QWidget>
 #include <filesystem>
 
 #include "cli/file_options.h"
 #include "common/error.h"
+#include "gui/off_thread.h"
 #include "store/chrome_trace.h"
 #include "views/compare_data.h"
 #include "views/compare_view.h"
@@ -73,36 +73,22 @@ void MeasuredViews::setPrimary(std::shared_ptr<const store::RunData> run) {
 void MeasuredViews::addDatabase(const QString& path) {
   ++m_reading;
   emit status(tr("reading %1").arg(path));
-  const std::string file = path.toStdString();
-  QPointer<MeasuredViews> self(this);
-  m_pool->start([self, file] {
-    std::shared_ptr<const store::RunData> run;
-    QString error;
-    try {
-      run = std::make_shared<const store::RunData>(store::RunReader(file).load());
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    if (!self) return;
-    QMetaObject::invokeMethod(
-        self,
-        [self, run, error] {
-          if (!self) return;
-          --self->m_reading;
-          if (run) {
-            self->m_added.push_back(run);
-            // The database just added is compared with the planning one.
-            self->m_pairA = 0;
-            self->m_pairB = static_cast<int>(self->runs().size()) - 1;
-            self->runsChanged();
-            emit self->status({});
-          } else {
-            emit self->failed("Cannot open the run database for comparison", error);
-          }
-          self->checkIdle();
-        },
-        Qt::QueuedConnection);
-  });
+  runOffGuiThread(
+      m_pool, this, [file = path.toStdString()] { return store::RunReader(file).load(); },
+      [](MeasuredViews& self, std::shared_ptr<const store::RunData> run, const QString& error) {
+        --self.m_reading;
+        if (run) {
+          self.m_added.push_back(std::move(run));
+          // The database just added is compared with the planning one.
+          self.m_pairA = 0;
+          self.m_pairB = static_cast<int>(self.runs().size()) - 1;
+          self.runsChanged();
+          emit self.status({});
+        } else {
+          emit self.failed("Cannot open the run database for comparison", error);
+        }
+        self.checkIdle();
+      });
 }
 
 void MeasuredViews::runsChanged() {
@@ -140,32 +126,21 @@ void MeasuredViews::requestCompare() {
   emit status("comparing the run databases");
   const auto a = all[static_cast<std::size_t>(m_pairA)];
   const auto b = all[static_cast<std::size_t>(m_pairB)];
-  QPointer<MeasuredViews> self(this);
-  m_pool->start([self, generation, a, b] {
-    std::shared_ptr<const CompareData> data;
-    QString error;
-    try {
-      data = std::make_shared<const CompareData>(makeCompareData(*a, *b));
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    if (!self) return;
-    QMetaObject::invokeMethod(
-        self,
-        [self, generation, data, error] {
-          if (!self || generation != self->m_compareGeneration) return;  // a newer pair
-          self->m_comparing = false;
-          if (data) {
-            self->m_compare->setData(*data);
-            emit self->status({});
-          } else {
-            self->m_compare->setMessage(error);
-            emit self->failed("Cannot compare the run databases", error);
-          }
-          self->checkIdle();
-        },
-        Qt::QueuedConnection);
-  });
+  runOffGuiThread(
+      m_pool, this, [a, b] { return makeCompareData(*a, *b); },
+      [generation](MeasuredViews& self, std::shared_ptr<const CompareData> data,
+                   const QString& error) {
+        if (generation != self.m_compareGeneration) return;  // a newer pair
+        self.m_comparing = false;
+        if (data) {
+          self.m_compare->setData(*data);
+          emit self.status({});
+        } else {
+          self.m_compare->setMessage(error);
+          emit self.failed("Cannot compare the run databases", error);
+        }
+        self.checkIdle();
+      });
 }
 
 void MeasuredViews::checkIdle() {

@@ -16,7 +16,6 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QPointer>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QSpinBox>
@@ -31,6 +30,7 @@
 #include "common/format.h"
 #include "graph/zoo.h"
 #include "gui/main_window.h"
+#include "gui/off_thread.h"
 #include "runtime/device.h"
 #include "views/memory_chart_view.h"
 #include "views/streams_view.h"
@@ -481,30 +481,19 @@ void RunController::askRunPlan() {
 
 void RunController::openMeasurement(const QString& path) {
   const quint64 generation = ++m_measurementGeneration;
-  QPointer<RunController> self(this);
-  const std::string file = path.toStdString();
-  QThreadPool::globalInstance()->start([self, generation, file] {
-    std::shared_ptr<const store::RunData> run;
-    QString error;
-    try {
-      run = std::make_shared<const store::RunData>(store::RunReader(file).load());
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    if (!self) return;
-    QMetaObject::invokeMethod(
-        self,
-        [self, generation, run, error] {
-          if (!self || generation != self->m_measurementGeneration) return;  // a newer one
-          if (!run) {
-            self->m_window->statusBar()->showMessage(error);
-            emit self->measurementFailed(error);
-            return;
-          }
-          self->setMeasurement(run);
-        },
-        Qt::QueuedConnection);
-  });
+  runOffGuiThread(
+      QThreadPool::globalInstance(), this,
+      [file = path.toStdString()] { return store::RunReader(file).load(); },
+      [generation](RunController& self, std::shared_ptr<const store::RunData> run,
+                   const QString& error) {
+        if (generation != self.m_measurementGeneration) return;  // a newer one
+        if (!run) {
+          self.m_window->statusBar()->showMessage(error);
+          emit self.measurementFailed(error);
+          return;
+        }
+        self.setMeasurement(std::move(run));
+      });
 }
 
 void RunController::setMeasurement(std::shared_ptr<const store::RunData> run) {

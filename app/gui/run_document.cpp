@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "gui/run_document.h"
 
-#include <QPointer>
 #include <QThreadPool>
 
 #include "common/error.h"
 #include "graph/network_json.h"
+#include "gui/off_thread.h"
 
 namespace swapscope::gui {
 
@@ -36,30 +36,17 @@ RunData RunDocument::read(const std::string& path) {
 void RunDocument::open(const QString& path) {
   const quint64 generation = ++m_generation;
   emit progress(tr("reading %1").arg(path));
-  const std::string file = path.toStdString();
-  QPointer<RunDocument> self(this);
-  m_pool->start([self, generation, file] {
-    std::shared_ptr<RunData> data;
-    QString error;
-    try {
-      data = std::make_shared<RunData>(read(file));
-    } catch (const std::exception& e) {
-      error = QString::fromStdString(e.what());
-    }
-    if (!self) return;
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, generation, data, error] {
-          if (!self || generation != self->m_generation) return;  // a newer open() won
-          if (!data) {
-            emit self->loadFailed(error);
-            return;
-          }
-          self->m_current = data;
-          emit self->loaded(*data);
-        },
-        Qt::QueuedConnection);
-  });
+  runOffGuiThread(
+      m_pool, this, [file = path.toStdString()] { return read(file); },
+      [generation](RunDocument& self, std::shared_ptr<const RunData> data, const QString& error) {
+        if (generation != self.m_generation) return;  // a newer open() won
+        if (!data) {
+          emit self.loadFailed(error);
+          return;
+        }
+        self.m_current = std::move(data);
+        emit self.loaded(*self.m_current);
+      });
 }
 
 }  // namespace swapscope::gui
