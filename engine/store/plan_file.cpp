@@ -178,6 +178,36 @@ class Reader {
   std::string m_source, m_path;
 };
 
+/// An entry of `swap_set` or `recompute`: an FM that leaves the device at `release` and comes
+/// back at `back` (its prefetch or recompute step).
+struct FmSteps {
+  std::string fm;
+  int release = 0, back = 0;
+};
+
+/// The entries of `top`'s array `name`: objects that each name an FM once in the array, with a
+/// `release_step` and a `back_field` step that must come after it.
+std::vector<FmSteps> readFmSteps(const Reader& top, const char* name, const char* back_field,
+                                 const std::string& source) {
+  const json& list = top.array(name);
+  std::vector<FmSteps> out;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = std::string(name) + "[" + std::to_string(i) + "]";
+    if (!list[i].is_object())
+      top.fail(path, "must be an object, got " + std::string(list[i].type_name()));
+    const Reader e(list[i], source, path);
+    FmSteps f{e.str("fm"), e.smallInteger("release_step", 1), e.smallInteger(back_field, 1)};
+    if (f.back <= f.release) {
+      top.fail(path + "." + back_field,
+               "must come after release_step (" + std::to_string(f.release) + ")");
+    }
+    if (!seen.insert(f.fm).second) top.fail(path + ".fm", "names '" + echoText(f.fm) + "' twice");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace
 
 PlanFile planFromJson(const json& doc, const std::string& source) {
@@ -220,57 +250,26 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   p.learning_rate = top.number("learning_rate");
   p.reuse_delay = top.smallInteger("reuse_delay", 0);
 
-  const json& swaps = top.array("swap_set");
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < swaps.size(); ++i) {
-    const std::string path = "swap_set[" + std::to_string(i) + "]";
-    if (!swaps[i].is_object())
-      top.fail(path, "must be an object, got " + std::string(swaps[i].type_name()));
-    const Reader s(swaps[i], source, path);
-    PlanSwap w;
-    w.fm = s.str("fm");
-    w.release_step = s.smallInteger("release_step", 1);
-    w.prefetch_step = s.smallInteger("prefetch_step", 1);
-    if (w.prefetch_step <= w.release_step) {
-      top.fail(path + ".prefetch_step",
-               "must come after release_step (" + std::to_string(w.release_step) + ")");
-    }
-    if (!seen.insert(w.fm).second) {
-      top.fail(path + ".fm", "names '" + echoText(w.fm) + "' twice");
-    }
-    p.swap_set.push_back(std::move(w));
+  std::set<std::string> swapped;
+  for (FmSteps& f : readFmSteps(top, "swap_set", "prefetch_step", source)) {
+    swapped.insert(f.fm);
+    p.swap_set.push_back({std::move(f.fm), f.release, f.back});
   }
   if (top.has("recompute")) {
     if (version < 2) top.fail("recompute", "is a version-2 field, but the plan is version 1");
-    const json& remakes = top.array("recompute");
+    const std::vector<FmSteps> remakes = readFmSteps(top, "recompute", "recompute_step", source);
     const std::optional<Policy> policy = policyFromName(p.policy);
     if (!remakes.empty() && !(policy && policyInfo(*policy).uses(kFmRecompute))) {
       top.fail("recompute", "lists " + std::to_string(remakes.size()) +
                                 " feature maps, but policy '" + p.policy + "' does not recompute");
     }
-    std::set<std::string> remade;
     for (std::size_t i = 0; i < remakes.size(); ++i) {
-      const std::string path = "recompute[" + std::to_string(i) + "]";
-      if (!remakes[i].is_object())
-        top.fail(path, "must be an object, got " + std::string(remakes[i].type_name()));
-      const Reader s(remakes[i], source, path);
-      PlanRecompute r;
-      r.fm = s.str("fm");
-      r.release_step = s.smallInteger("release_step", 1);
-      r.recompute_step = s.smallInteger("recompute_step", 1);
-      if (r.recompute_step <= r.release_step) {
-        top.fail(path + ".recompute_step",
-                 "must come after release_step (" + std::to_string(r.release_step) + ")");
+      if (swapped.count(remakes[i].fm) != 0) {
+        top.fail("recompute[" + std::to_string(i) + "].fm",
+                 "names '" + echoText(remakes[i].fm) +
+                     "', which swap_set swaps: a feature map is swapped or recomputed, not both");
       }
-      if (!remade.insert(r.fm).second) {
-        top.fail(path + ".fm", "names '" + echoText(r.fm) + "' twice");
-      }
-      if (seen.count(r.fm) != 0) {
-        top.fail(path + ".fm", "names '" + echoText(r.fm) +
-                                   "', which swap_set swaps: a feature map is swapped or "
-                                   "recomputed, not both");
-      }
-      p.recompute.push_back(std::move(r));
+      p.recompute.push_back({remakes[i].fm, remakes[i].release, remakes[i].back});
     }
   }
 
