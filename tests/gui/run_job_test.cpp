@@ -146,6 +146,19 @@ TEST(RunJob, AnExistingDatabaseIsRefusedAndNothingRuns) {
   removeDb(db);
 }
 
+/// Runs `plan` into `db` on a RunJob, without warm-up, and waits for its outcome.
+JobOutcome runPlan(const std::string& plan, const std::string& db, int iterations) {
+  RunJob job;
+  QSignalSpy finished(&job, &RunJob::finished);
+  PlanJob p;
+  p.plan = plan;
+  p.config.warmup = 0;
+  p.config.iterations = iterations;
+  p.db = db;
+  job.startPlan(p);
+  return waitFor(job, finished);
+}
+
 TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
   const std::string plan = scratch("plan.json");
   const std::string db = scratch("run.swapdb");
@@ -154,15 +167,7 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
     const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
     ASSERT_EQ(made.code, 0) << made.err;
   }
-  RunJob job;
-  QSignalSpy finished(&job, &RunJob::finished);
-  PlanJob p;
-  p.plan = plan;
-  p.config.warmup = 0;
-  p.config.iterations = 2;
-  p.db = db;
-  job.startPlan(p);
-  const JobOutcome outcome = waitFor(job, finished);
+  const JobOutcome outcome = runPlan(plan, db, 2);
   EXPECT_EQ(outcome.status, store::RunStatus::Complete) << outcome.message.toStdString();
   const store::RunData d = store::RunReader(db).load();
   EXPECT_EQ(d.meta.kind, "run");
@@ -175,28 +180,23 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
   fs::remove(plan);
 }
 
-TEST(RunJob, APlanFittedOnAnotherDeviceRunsWithTheCliWarning) {
-  const std::string plan = scratch("gpu-plan.json");
-  const std::string db = scratch("gpu-run.swapdb");
-  removeDb(db);
-  {
-    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
-    ASSERT_EQ(made.code, 0) << made.err;
-  }
-  // The same plan, as a plan fitted on a GPU would record it.
+/// The fmnist sample's plan, written to `plan` as a plan whose model was fitted on a GPU records
+/// it.
+void writePlanFittedOnAGpu(const std::string& plan) {
+  const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+  ASSERT_EQ(made.code, 0) << made.err;
   store::PlanFile gpu = store::readPlanFile(plan);
   gpu.backend = "cuda";
   gpu.device_name = "NVIDIA H100 80GB HBM3";
   std::ofstream(plan) << store::planToJson(gpu).dump(2);
-  RunJob job;
-  QSignalSpy finished(&job, &RunJob::finished);
-  PlanJob p;
-  p.plan = plan;
-  p.config.warmup = 0;
-  p.config.iterations = 1;
-  p.db = db;
-  job.startPlan(p);
-  const JobOutcome outcome = waitFor(job, finished);
+}
+
+TEST(RunJob, APlanFittedOnAnotherDeviceRunsWithTheCliWarning) {
+  const std::string plan = scratch("gpu-plan.json");
+  const std::string db = scratch("gpu-run.swapdb");
+  removeDb(db);
+  ASSERT_NO_FATAL_FAILURE(writePlanFittedOnAGpu(plan));
+  const JobOutcome outcome = runPlan(plan, db, 1);
   EXPECT_EQ(outcome.status, store::RunStatus::Complete) << outcome.message.toStdString();
   EXPECT_TRUE(outcome.warning.startsWith(
       "the plan's model was fitted on NVIDIA H100 80GB HBM3 (cuda), but this run is on "))
@@ -229,25 +229,8 @@ TEST(RunController, ARunOnAnotherDeviceThanThePlansIsSaidInTheSummary) {
   const std::string plan = scratch("gpu-overlay-plan.json");
   const std::string db = scratch("gpu-overlay-run.swapdb");
   removeDb(db);
-  {
-    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
-    ASSERT_EQ(made.code, 0) << made.err;
-  }
-  store::PlanFile gpu = store::readPlanFile(plan);
-  gpu.backend = "cuda";
-  gpu.device_name = "NVIDIA H100 80GB HBM3";
-  std::ofstream(plan) << store::planToJson(gpu).dump(2);
-  {
-    RunJob job;
-    QSignalSpy finished(&job, &RunJob::finished);
-    PlanJob p;
-    p.plan = plan;
-    p.config.warmup = 0;
-    p.config.iterations = 1;
-    p.db = db;
-    job.startPlan(p);
-    ASSERT_EQ(waitFor(job, finished).status, store::RunStatus::Complete);
-  }
+  ASSERT_NO_FATAL_FAILURE(writePlanFittedOnAGpu(plan));
+  ASSERT_EQ(runPlan(plan, db, 1).status, store::RunStatus::Complete);
   const std::string sample =
       std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
   MainWindow window;
