@@ -16,6 +16,7 @@
 
 #include "common/bytes.h"
 #include "common/format.h"
+#include "common/stats.h"
 #include "views/replot.h"
 
 namespace swapscope {
@@ -363,14 +364,9 @@ void CompareView::fillPlots() {
       points->setScatterStyle(QCPScatterStyle(shape, color, 5));
       QCPGraph* medians = lineGraph(p, label.left(1) + " median", color);
       for (const IterationTimes& t : *times) {
-        std::vector<double> sorted = t.seconds;
-        for (double s : sorted)
+        for (double s : t.seconds)
           points->addData(static_cast<double>(t.k), s * kMs);
-        if (sorted.empty()) continue;
-        std::sort(sorted.begin(), sorted.end());
-        const std::size_t n = sorted.size();
-        const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-        medians->addData(static_cast<double>(t.k), median * kMs);
+        if (!t.seconds.empty()) medians->addData(static_cast<double>(t.k), median(t.seconds) * kMs);
       }
     }
     p->xAxis->setLabel("k");

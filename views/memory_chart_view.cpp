@@ -33,8 +33,10 @@ const QColor kRemakeOutline(0xe0, 0xe1, 0x9a);
 
 }  // namespace
 
-/// Every swapped FM's span in two batched calls (the spans, then the selected layer's), beneath
-/// the grid: a QCustomPlot item per span (hundreds for ResNet-152) made the Memory view's replot
+/// The data's spans, stacked: the band of each FM off the device sits on the ones before it, so
+/// the shaded height at a step is the bytes the plan holds on the host there, with the bytes it
+/// will re-make above them in their own colour. Drawn beneath the grid in one batched call per
+/// colour: a QCustomPlot item per span (hundreds for ResNet-152) made the Memory view's replot
 /// the slowest part of a budget change.
 class MemoryChartView::SpanLayer : public QCPLayerable {
  public:
@@ -111,7 +113,7 @@ MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new 
   m_plot->legend->setWrap(4);  // a measured curve makes five entries: a second row
   m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  m_spanLayer = new SpanLayer(m_plot, &m_spans, &m_selected);
+  m_spanLayer = new SpanLayer(m_plot, &m_data.spans, &m_selected);
   m_budgetLine = new QCPItemStraightLine(m_plot);
   m_budgetLine->setPen(QPen(Qt::black, 1.5, Qt::DashLine));
   m_budgetLine->setLayer("overlay");
@@ -179,10 +181,6 @@ void MemoryChartView::setData(const MemoryChartData& data) {
   // The budget's legend entry: an empty graph with the budget line's pen.
   m_budgetKey = m_plot->addGraph();
   m_budgetKey->setPen(m_budgetLine->pen());
-  // Spans are stacked: the band of each FM off the device sits on the ones before it, so the
-  // shaded height at a step is the bytes the plan holds on the host there, with the bytes it
-  // will re-make stacked above them in their own colour (SpanLayer).
-  m_spans = chart.spans;
   m_turnLine->point1->setCoords(chart.forward_steps + 0.5, 0);
   m_turnLine->point2->setCoords(chart.forward_steps + 0.5, 1);
   m_note->setText(QString::fromStdString(chart.untrainable));

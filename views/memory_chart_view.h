@@ -42,7 +42,7 @@ class MemoryChartView : public QWidget {
 
   QCustomPlot* plot() const { return m_plot; }
   /// Shaded swap spans of the data (one per swapped FM): what the next replot draws.
-  int spanCount() const { return static_cast<int>(m_spans.size()); }
+  int spanCount() const { return static_cast<int>(m_data.spans.size()); }
   /// Spans the last replot drew, and of those, the selected layer's.
   int drawnSpans() const;
   int drawnSelectedSpans() const;
@@ -76,7 +76,6 @@ class MemoryChartView : public QWidget {
   std::vector<QCPItemStraightLine*> m_selectionLines;
   class SpanLayer;
   SpanLayer* m_spanLayer = nullptr;  ///< draws the spans (owned by the plot)
-  std::vector<SwapSpan> m_spans;     ///< as drawn: stacked, see setData
   MemoryChartData m_data;            ///< with the measured series
   MemoryChartData m_plan;            ///< as set
   std::optional<MemorySeries> m_measured;

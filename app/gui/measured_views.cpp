@@ -121,7 +121,13 @@ void MeasuredViews::requestCompare() {
     checkIdle();
     return;
   }
-  if (m_pairA < 0 || m_pairB < 0 || m_pairA >= n || m_pairB >= n) return;
+  if (m_pairA < 0 || m_pairB < 0 || m_pairA >= n || m_pairB >= n || m_pairA == m_pairB) {
+    // A comparison still running is stale now (the generation moved on): nothing is pending.
+    m_comparing = false;
+    if (m_pairA == m_pairB) m_compare->setMessage("Pick two different run databases to compare.");
+    checkIdle();
+    return;
+  }
   m_comparing = true;
   emit status("comparing the run databases");
   const auto a = all[static_cast<std::size_t>(m_pairA)];

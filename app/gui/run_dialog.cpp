@@ -65,8 +65,6 @@ QWidget* outputRow(QWidget* parent, QLineEdit* edit) {
   return row;
 }
 
-/// Whether `path` may be written: a new file, or an existing one the user agrees to replace
-/// (`force` then). False when the user declines.
 /// What the Profile and Run plan dialogs share: the device (the backends this build can use
 /// here), recorded and warm-up iterations, the run database and the buttons. A dialog adds its
 /// own rows to `form` before addCommonRows.
@@ -135,6 +133,8 @@ std::vector<std::string> networkArgs(const Network& net) {
   return {};
 }
 
+/// Whether `path` may be written: a new file, or an existing one the user agrees to replace
+/// (`force` then). False when the user declines.
 bool confirmOutput(QWidget* parent, const QString& path, bool& force) {
   force = false;
   if (!QFileInfo::exists(path)) return true;
