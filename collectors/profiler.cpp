@@ -263,22 +263,19 @@ void checkSwapSteps(const store::PlanFile& plan, const std::string& planName, co
     }
   }
   // A recomputed FM: its forward release and its first re-make.
-  const int n = g.forward_steps;
+  const std::vector<RecomputeSteps> remakes = recomputeSteps(g);
   for (std::size_t i = 0; i < plan.recompute.size(); ++i) {
     const store::PlanRecompute& r = plan.recompute[i];
-    int release = 0, remake = 0;
-    for (const GmapOp& op : g.ops) {
-      if (op.buffer < 0) continue;
-      const GmapBuffer& buf = g.buffers[static_cast<std::size_t>(op.buffer)];
-      if (buf.kind != BufferKind::FeatureMap || buf.name != r.fm) continue;
-      if (op.kind == GmapOpKind::Release && op.step <= n) release = op.step;
-      if (op.kind == GmapOpKind::Recompute && remake == 0) remake = op.step;
+    RecomputeSteps have;
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      if (g.buffers[b].name == r.fm && g.buffers[b].kind == BufferKind::FeatureMap)
+        have = remakes[b];
     }
-    if (release != r.release_step || remake != r.recompute_step) {
+    if (have.release != r.release_step || have.recompute != r.recompute_step) {
       throwBadInput("plan '" + planName + "': field 'recompute[" + std::to_string(i) + "]' puts " +
                     r.fm + " at steps " + std::to_string(r.release_step) + " -> " +
                     std::to_string(r.recompute_step) + ", but this network's GMAP has " +
-                    std::to_string(release) + " -> " + std::to_string(remake));
+                    std::to_string(have.release) + " -> " + std::to_string(have.recompute));
     }
   }
 }

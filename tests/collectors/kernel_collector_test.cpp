@@ -240,7 +240,9 @@ TEST(KernelCollectorGpu, CuptiRecordsEveryStepOfTheIteration) {
     for (const std::string& a : cov.allowed)
       std::cout << "  allowed: " << a << '\n';
     for (const StepKernels& s : p.steps) {
-      if (s.kernels > 0) EXPECT_GT(s.kernel_ns, 0) << "step " << s.step;
+      if (s.kernels > 0) {
+        EXPECT_GT(s.kernel_ns, 0) << "step " << s.step;
+      }
     }
     std::int64_t toHost = 0;
     for (const TransferRecord& t : p.transfers) {

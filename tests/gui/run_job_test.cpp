@@ -68,7 +68,9 @@ ProfileJob smallProfile(const std::string& db, int iterations) {
 
 /// Waits (running the event loop) for the job's finished() and returns its outcome.
 JobOutcome waitFor(RunJob& job, QSignalSpy& finished) {
-  if (finished.isEmpty()) EXPECT_TRUE(finished.wait(120000)) << "the job did not finish";
+  if (finished.isEmpty()) {
+    EXPECT_TRUE(finished.wait(120000)) << "the job did not finish";
+  }
   EXPECT_FALSE(job.running());
   if (finished.isEmpty()) return {};
   return finished.takeFirst().at(0).value<JobOutcome>();
@@ -207,7 +209,9 @@ TEST(RunJob, APlanFittedOnAnotherDeviceRunsWithTheCliWarning) {
 
 /// Waits for the controller's jobFinished() and returns its outcome.
 JobOutcome waitForController(QSignalSpy& finished) {
-  if (finished.isEmpty()) EXPECT_TRUE(finished.wait(120000)) << "the job did not finish";
+  if (finished.isEmpty()) {
+    EXPECT_TRUE(finished.wait(120000)) << "the job did not finish";
+  }
   if (finished.isEmpty()) return {};
   return finished.takeFirst().at(0).value<JobOutcome>();
 }
