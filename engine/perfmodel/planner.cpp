@@ -158,26 +158,38 @@ struct Context {
   std::optional<KPlan> keptPlan(std::int64_t k, int delay, Stage stage, std::int64_t budget) const;
   void keepPlan(std::int64_t k, int delay, Stage stage, const KPlan& plan) const;
 
-  /// The prepared plan of a set: a fixed policy's as it is, else the one built for
-  /// the same set before (by any call, on any thread), else built now and kept. The GMAP and
-  /// memory curve of a set do not depend on k or the budget, and the k search meets the same
-  /// pinned sets again and again (across k, and across budgets while the app's budget is
-  /// dragged), so building each once is most of the planner's speed.
-  std::shared_ptr<const Prepared> prepared(const SwapSet& set) const {
+  /// The prepared plan of a swap set and a recompute set (empty or all false: none): a fixed
+  /// policy's as it is, else the one built for the same sets before (by any call, on any
+  /// thread), else built now and kept. The GMAP and memory curve of the sets do not depend on k
+  /// or the budget, and the k search meets the same pinned sets again and again (across k, and
+  /// across budgets while the app's budget is dragged), as ito's stage 2 meets the same
+  /// recompute sets on every plan at its k, so building each once is most of the planner's
+  /// speed. Null where buildGmap refuses the recompute set (an FM it cannot re-make, BadInput);
+  /// the refusal is kept too.
+  std::shared_ptr<const Prepared> prepared(const SwapSet& set,
+                                           const RecomputeSet& recomputed = {}) const {
+    const bool remakes = std::find(recomputed.begin(), recomputed.end(), true) != recomputed.end();
     for (const auto& [policy, p] : fixedPlans) {
-      if (p.set == set && !p.recomputes)
+      if (p.set == set && p.recomputes == remakes && (!remakes || p.gmap.recomputed == recomputed))
         return {std::shared_ptr<const Prepared>(), &p};  // not owned
     }
+    PreparedKey key{set, remakes ? recomputed : RecomputeSet{}};
     {
       const std::lock_guard<std::mutex> lock(cacheMutex);
-      if (auto it = cache.find(set); it != cache.end()) {
+      if (auto it = cache.find(key); it != cache.end()) {
         it->second.last_use = ++cacheTick;
         return it->second.prepared;
       }
     }
-    auto built = std::make_shared<const Prepared>(prepare(net, costs, set));  // unlocked
+    std::shared_ptr<const Prepared> built;  // built unlocked
+    ++gmapsBuilt;
+    try {
+      built = std::make_shared<const Prepared>(prepare(net, costs, set, key.recomputed));
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::BadInput || !remakes) throw;
+    }
     const std::lock_guard<std::mutex> lock(cacheMutex);
-    auto [it, inserted] = cache.try_emplace(set, CacheEntry{built, ++cacheTick});
+    auto [it, inserted] = cache.try_emplace(std::move(key), CacheEntry{built, ++cacheTick});
     if (!inserted) return it->second.prepared;  // another thread built it meanwhile
     if (cache.size() > kCacheEntries) {
       auto oldest = cache.begin();
@@ -189,16 +201,32 @@ struct Context {
     return built;
   }
 
+  /// GMAPs (with their memory curves) built since construction, the fixed policies' aside.
+  mutable std::atomic<std::uint64_t> gmapsBuilt{0};
+
  private:
   /// Enough for every set of a k search and of the budgets around the current one; a Prepared
   /// of ResNet-152 takes a few hundred KiB.
   static constexpr std::size_t kCacheEntries = 64;
   struct CacheEntry {
-    std::shared_ptr<const Prepared> prepared;
+    std::shared_ptr<const Prepared> prepared;  ///< null: the recompute set is refused
     std::uint64_t last_use = 0;
   };
+  struct PreparedKey {
+    SwapSet set;
+    RecomputeSet recomputed;  ///< empty: none
+    bool operator==(const PreparedKey&) const = default;
+  };
+  struct PreparedKeyHash {
+    std::size_t operator()(const PreparedKey& key) const {
+      const std::size_t h = std::hash<SwapSet>()(key.set);
+      return key.recomputed.empty() ? h
+                                    : h ^ (std::hash<RecomputeSet>()(key.recomputed) +
+                                           0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    }
+  };
   mutable std::mutex cacheMutex;
-  mutable std::unordered_map<SwapSet, CacheEntry> cache;
+  mutable std::unordered_map<PreparedKey, CacheEntry, PreparedKeyHash> cache;
   mutable std::uint64_t cacheTick = 0;
   /// 2N + 1 doubles each: 8 KiB for ResNet-152.
   static constexpr std::size_t kTimesEntries = 1024;
@@ -785,7 +813,9 @@ Context::KPlan accudnnKept(const Context& ctx, const StepTimes& times, std::int6
 /// where the exact GMAP of the sets with it (buildGmap refuses a re-make that needs a heavy layer
 /// or the minibatch; it is then skipped) fits the budget and the simulation is no slower than
 /// the plan so far: the answer is never slower than stage 1's. Not kept across budgets: every
-/// comparison with the budget here uses its own window.
+/// comparison with the budget here uses its own window. The GMAPs of the sets it tries, and
+/// buildGmap's refusals, are kept in the prepared cache with accudnn's, so a plan made again
+/// (another budget at the same k, the app's next drag) builds none of them again.
 Evaluation itoStage2(const Context& ctx, Evaluation stage1, std::int64_t budget, int reuseDelay,
                      int* evaluated) {
   const Network& net = ctx.net;
@@ -835,13 +865,8 @@ Evaluation itoStage2(const Context& ctx, Evaluation stage1, std::int64_t budget,
     RecomputeSet remakes = recomputed;
     set[static_cast<std::size_t>(i)] = false;
     remakes[static_cast<std::size_t>(i)] = true;
-    std::optional<Prepared> p;
-    try {
-      p = prepare(net, ctx.costs, set, remakes);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::BadInput) throw;
-      continue;  // this FM cannot be re-made from resident ones
-    }
+    const auto p = ctx.prepared(set, remakes);
+    if (!p) continue;  // this FM cannot be re-made from resident ones
     ++count;
     BudgetWindow window(budget);
     auto e = evaluatePrepared(ctx, *p, times, window, reuseDelay);
@@ -932,6 +957,10 @@ Planner::Planner(const PerfModel& model, const Network& net)
 Planner::~Planner() = default;
 Planner::Planner(Planner&&) noexcept = default;
 Planner& Planner::operator=(Planner&&) noexcept = default;
+
+std::uint64_t Planner::gmapsBuilt() const {
+  return m_impl->ctx.gmapsBuilt.load();
+}
 
 std::int64_t Planner::minBudget() const {
   return m_impl->ctx.swapAll.curve.peak(1);
@@ -1314,10 +1343,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   out.best = std::move(*best);
   const auto final = fixed
                          ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
-                     : out.best.recomputed.empty()
-                         ? ctx.prepared(out.best.swapped)
-                         : std::make_shared<const Prepared>(
-                               prepare(ctx.net, ctx.costs, out.best.swapped, out.best.recomputed));
+                         : ctx.prepared(out.best.swapped, out.best.recomputed);
   out.gmap = final->gmap;
   out.curve = final->curve;
   if (req.dataset_size > 0)

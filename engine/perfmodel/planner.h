@@ -136,6 +136,9 @@ class Planner {
   /// FM that fits the budget without a slower prediction. nullopt when swap-all does not fit.
   std::optional<Evaluation> accudnnAt(std::int64_t k, std::int64_t budget, int reuse_delay = -1,
                                       int* evaluated = nullptr, bool keep_what_fits = true) const;
+  /// GMAPs (with their memory curves) built since construction, beside the fixed policies' own:
+  /// what planning again on this planner did not find prepared (for tests and benchmarks).
+  std::uint64_t gmapsBuilt() const;
   /// Swap-all's peak at k = 1: no policy trains in less.
   std::int64_t minBudget() const;
   const std::vector<LayerCost>& costs() const;
