@@ -41,8 +41,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
           "] [--mode argmin|paper]\n"
           "               [--max-batch K] [--epochs E --dataset-size M] [--gpus N --link-bandwidth "
           "B]\n"
-          "               [--lr-base X --k-base K --lr-c C] [--sub-batches S|auto | "
-          "--sub-batch-size B]\n"
+          "               [--lr-base X --k-base K --lr-c C]\n"
+          "               [--sub-batches S|auto | --sub-batch-size B | --allow-sub-batches]\n"
           "               [--out plan.json] [--json]",
       "Fits the performance model to a run database (made by `swapscope profile`) and plans\n"
       "for a budget: the minibatch k (searched unless --batch), the swap set, and the simulated\n"
@@ -67,6 +67,9 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   args.option("--lr-c", "C", "eq. 9's c (default 0: linear scaling)");
   addSubBatchOptions(args,
                      "with --batch K; auto: the S dividing K with the least simulated t_iter");
+  args.flag("--allow-sub-batches",
+            "with --batch K: K in one pass where it fits the budget, else split into the S "
+            "dividing K with the least simulated t_iter (moDNN), saying why");
   args.option("--out", "FILE", "write the plan JSON (docs/plan-json.md)");
   addForceFlag(args, "the --out file");
   args.flag("--json", "print the plan JSON instead of text");
@@ -93,20 +96,24 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   if (auto v = args.value("--lr-base")) req.lr_base = parseNumber(*v, "--lr-base", 0, 100);
   req.k_base = args.positiveInt("--k-base").value_or(256);
   if (auto v = args.value("--lr-c")) req.lr_c = parseNumber(*v, "--lr-c", 0, 1e6);
-  // Sub-batches split the fixed minibatch: S (0 for auto), checked against --batch here.
-  const bool split = args.has("--sub-batches") || args.has("--sub-batch-size");
-  std::int64_t subBatches = 1;
-  if (split) {
-    if (!req.batch) {
-      throwBadInput(std::string(args.has("--sub-batches") ? "--sub-batches" : "--sub-batch-size") +
-                    " splits a fixed minibatch: give --batch K");
-    }
-    if (subBatchesAuto(args) && args.has("--sub-batch-size")) {
-      throwBadInput("give at most one of --sub-batches auto and --sub-batch-size B, not both (" +
-                    *args.value("--sub-batch-size") + ")");
-    }
-    subBatches = subBatchesAuto(args) ? 0 : subBatchOption(args, *req.batch);
+  // Sub-batches split the fixed minibatch: S given (0 for auto), checked against --batch here,
+  // or --allow-sub-batches, where the planner splits K only when it does not fit.
+  const bool allowSplit = args.has("--allow-sub-batches");
+  const char* given = args.has("--sub-batches")      ? "--sub-batches"
+                      : args.has("--sub-batch-size") ? "--sub-batch-size"
+                                                     : nullptr;
+  if (allowSplit && given) {
+    throwBadInput(std::string("give at most one of --allow-sub-batches and ") + given +
+                  ", not both: --allow-sub-batches chooses S where K does not fit, " + given +
+                  " gives it");
   }
+  const bool split = allowSplit || given;
+  std::int64_t subBatches = 1;
+  if (split && !req.batch) {
+    throwBadInput(std::string(allowSplit ? "--allow-sub-batches" : given) +
+                  " splits a fixed minibatch: give --batch K");
+  }
+  if (given) subBatches = subBatchOption(args, *req.batch, true);
 
   store::RunReader reader(dbPath);
   const store::RunData run = reader.load();
@@ -117,7 +124,11 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
 
   const perf::Planner planner(model, net);
   perf::SubBatchPlan sub;
-  if (split) sub = perf::planSubBatches(planner, req, subBatches);
+  if (allowSplit) {
+    sub = perf::planAllowingSubBatches(planner, req);
+  } else if (split) {
+    sub = perf::planSubBatches(planner, req, subBatches);
+  }
   const perf::PlanResult r = split ? sub.pass : planner.plan(req);
   if (!r.trainable) {
     // A budget or k that cannot train is the user's input; a paper-mode search that finds no k
@@ -183,16 +194,22 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
       << "  k                 " << planFile.k;
   if (passes > 1) {
     out << " in " << passes << " sub-batches of " << e.k
-        << (subBatches == 0
+        << (subBatches == 0 || allowSplit
                 ? " (least t_iter of " + std::to_string(sub.candidates) + " divisors of k)"
                 : std::string());
   }
-  out << "  (learning rate " << planFile.learning_rate << " by eq. 9)\n"
-      << "  t_iter            " << ms(planFile.predictions.t_iter_s) << "  (" << std::fixed
+  out << "  (learning rate " << planFile.learning_rate << " by eq. 9)\n";
+  if (sub.whole_need > 0) {
+    out << "  sub-batches       k = " << planFile.k << " alone needs "
+        << formatBytes(sub.whole_need) << " (" << sub.whole_need << " bytes) under "
+        << policyName(req.policy) << ", the budget is " << formatBytes(req.budget) << " ("
+        << req.budget << " bytes): split into " << passes << " passes\n";
+  }
+  out << "  t_iter            " << ms(planFile.predictions.t_iter_s) << "  (" << std::fixed
       << std::setprecision(1) << planFile.predictions.throughput << " samples/s)\n"
       << "  peak              " << formatBytes(e.peak) << " (" << e.peak << " bytes"
       << (passes > 1 ? ", one sub-batch" : "") << ")\n"
-      << "  stall             " << ms(e.sim.stall * static_cast<double>(passes)) << " over "
+      << "  stall             " << ms(planFile.predictions.stall_s) << " over "
       << planFile.predictions.stalls.size() << " steps\n"
       << "  swap set          " << planFile.swap_set.size() << " of " << swappable
       << " swappable FMs, " << formatBytes(e.bytesMoved() * passes) << " moved per iteration ("

@@ -31,11 +31,7 @@ void addSubBatchOptions(ArgParser& args, const char* autoHelp) {
   args.option("--sub-batch-size", "B", "the same as --sub-batches K/B (B must divide K)");
 }
 
-bool subBatchesAuto(const ArgParser& args) {
-  return args.value("--sub-batches") == std::optional<std::string>("auto");
-}
-
-std::int64_t subBatchOption(const ArgParser& args, std::int64_t k) {
+std::int64_t subBatchOption(const ArgParser& args, std::int64_t k, bool allowAuto) {
   const auto count = args.value("--sub-batches");
   const auto size = args.value("--sub-batch-size");
   if (count && size) {
@@ -43,6 +39,7 @@ std::int64_t subBatchOption(const ArgParser& args, std::int64_t k) {
                   *count + " and " + *size + ")");
   }
   if (count) {
+    if (allowAuto && *count == "auto") return 0;
     const std::int64_t s = integerValue("--sub-batches", *count);
     subBatchSize(k, s, "--sub-batches " + *count);  // refuses a count that does not split k
     return s;

@@ -14,12 +14,10 @@ namespace swapscope::cli {
 /// value `auto` of --sub-batches (plan chooses S).
 void addSubBatchOptions(ArgParser& args, const char* autoHelp = nullptr);
 
-/// Whether --sub-batches is `auto`.
-bool subBatchesAuto(const ArgParser& args);
-
 /// S for minibatch k: --sub-batches S, or k / B for --sub-batch-size B, or 1 when neither is
-/// given. Error(BadInput) naming the option and its value for both options at once, a value
-/// that is not an integer, below 1, above k, or that does not divide k.
-std::int64_t subBatchOption(const ArgParser& args, std::int64_t k);
+/// given; with `allowAuto`, 0 for --sub-batches auto (the caller chooses S). Error(BadInput)
+/// naming the options and their values for both options at once, and naming the option and its
+/// value for a value that is not an integer, below 1, above k, or that does not divide k.
+std::int64_t subBatchOption(const ArgParser& args, std::int64_t k, bool allowAuto = false);
 
 }  // namespace swapscope::cli

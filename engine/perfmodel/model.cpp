@@ -188,6 +188,29 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
   contention.slowdown = slow;
 }
 
+/// The passes of each recorded iteration, (k, iteration) -> S, where S > 1: an iteration in S
+/// sub-batches records every step once per pass, each on k/S samples (docs/run-database.md), so
+/// S is the count of its step-1 samples. Error(BadInput) naming the file where that count does
+/// not split k.
+std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::RunData& run) {
+  std::map<std::pair<std::int64_t, int>, std::int64_t> passes;
+  for (const auto& s : run.samples) {
+    if (s.step == 1 && s.direction == store::Direction::Forward) ++passes[{s.k, s.iteration}];
+  }
+  for (auto it = passes.begin(); it != passes.end();) {
+    const auto& [k, iteration] = it->first;
+    if (k % it->second != 0) {
+      throwBadInput("'" + run.path + "': k " + std::to_string(k) + " iteration " +
+                    std::to_string(iteration) + " has " + std::to_string(it->second) +
+                    " samples of step 1, but a minibatch run in sub-batches has one per pass " +
+                    "and " + std::to_string(it->second) +
+                    " passes do not split k = " + std::to_string(k));
+    }
+    it = it->second > 1 ? std::next(it) : passes.erase(it);
+  }
+  return passes;
+}
+
 }  // namespace
 
 PerfModel PerfModel::fit(const store::RunData& run) {
@@ -209,10 +232,16 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     }
     m.m_poolAlignment = a;
   }
-  m.m_minK = run.iterations.front().k;
+  // The samples each step ran on: k, or k/S in an iteration run in S sub-batches.
+  const auto passes = subBatchesOf(run);
+  auto samplesOf = [&](std::int64_t k, int iteration) {
+    const auto it = passes.find({k, iteration});
+    return it == passes.end() ? k : k / it->second;
+  };
+  m.m_minK = samplesOf(run.iterations.front().k, run.iterations.front().iteration);
   for (const auto& it : run.iterations) {
-    m.m_minK = std::min(m.m_minK, it.k);
-    m.m_maxK = std::max(m.m_maxK, it.k);
+    m.m_minK = std::min(m.m_minK, samplesOf(it.k, it.iteration));
+    m.m_maxK = std::max(m.m_maxK, samplesOf(it.k, it.iteration));
   }
 
   // Layer costs from the stored rows (the stored network may differ from any zoo model).
@@ -228,12 +257,14 @@ PerfModel PerfModel::fit(const store::RunData& run) {
 
   fitTimeline(run, m.m_dispatch, m.m_contention);
 
-  // The median time per layer, direction and k over the recorded iterations; with a fitted
-  // compute slowdown, each time without what the copies beside it added.
+  // The median time per layer, direction and k (the samples of the step's pass) over the
+  // recorded iterations; with a fitted compute slowdown, each time without what the copies
+  // beside it added.
   std::map<std::tuple<int, StepKind, std::int64_t>, std::vector<double>> times;
   for (const auto& s : run.samples) {
     if (s.layer < 0 || static_cast<std::size_t>(s.layer) >= costs.size()) continue;
-    times[{s.layer, kindOf(s.direction), s.k}].push_back(m.fittedSeconds(s));
+    times[{s.layer, kindOf(s.direction), samplesOf(s.k, s.iteration)}].push_back(
+        m.fittedSeconds(s));
   }
   std::map<std::string, std::vector<FitPoint>> points;
   std::map<std::string, GroupFit> meta;

@@ -881,12 +881,8 @@ Evaluation itoStage2(const Context& ctx, Evaluation stage1, std::int64_t budget,
 /// The argmin objective for an iteration time at k: whole-training time with a dataset size,
 /// else time per sample.
 double objective(std::int64_t k, double tIter, const PlanRequest& r, double delta) {
-  const double iter = tIter + delta;
-  if (r.dataset_size > 0) {
-    return std::ceil(r.epochs * static_cast<double>(r.dataset_size) / static_cast<double>(k)) *
-           iter;
-  }
-  return iter / static_cast<double>(k);
+  if (r.dataset_size > 0) return wholeTrainingSeconds(k, tIter, delta, r);
+  return (tIter + delta) / static_cast<double>(k);
 }
 
 /// k values to try up to kMax: all of them when few, else the points of one geometric grid
@@ -1019,6 +1015,12 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     return out;
   }
   if (req.batch && *req.batch > out.k_max) {
+    try {
+      out.batch_need = limitCurve.peak(*req.batch);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::BadInput) throw;
+      out.batch_need = std::numeric_limits<std::int64_t>::max();  // beyond a 64-bit count
+    }
     out.reason = "k = " + std::to_string(*req.batch) +
                  " does not fit: " + std::string(policyName(req.policy)) +
                  " fits at most k = " + std::to_string(out.k_max) + " in " +
@@ -1346,10 +1348,17 @@ PlanResult Planner::plan(const PlanRequest& req) const {
                          : ctx.prepared(out.best.swapped, out.best.recomputed);
   out.gmap = final->gmap;
   out.curve = final->curve;
-  if (req.dataset_size > 0)
-    out.t_whole = objective(out.best.k, out.best.sim.t_iter, req, out.delta);
+  out.t_whole = wholeTrainingSeconds(out.best.k, out.best.sim.t_iter, out.delta, req);
   out.lr = scaledLearningRate(req.lr_base, req.k_base, req.lr_c, out.best.k);
   return out;
+}
+
+double wholeTrainingSeconds(std::int64_t k, double t_iter, double delta,
+                            const PlanRequest& request) {
+  if (request.dataset_size <= 0) return 0;
+  return std::ceil(request.epochs * static_cast<double>(request.dataset_size) /
+                   static_cast<double>(k)) *
+         (t_iter + delta);
 }
 
 store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const PerfModel& model,

@@ -89,6 +89,9 @@ struct PlanResult {
   std::string reason;           ///< why not, with the minimum needed
   std::int64_t min_budget = 0;  ///< swap-all's peak at k = 1
   std::int64_t k_max = 0;       ///< the largest k the policy fits in the budget
+  /// A fixed k (request.batch) above k_max: the bytes it needs in one pass, the least peak the
+  /// policy reaches at that k (swap-all's for a searched policy); 0 otherwise.
+  std::int64_t batch_need = 0;
   Evaluation best;
   Gmap gmap;  ///< of the best plan
   MemoryCurve curve;
@@ -156,6 +159,12 @@ PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& r
 store::PlanFile toPlanFile(const PlanResult& result, const PlanRequest& request,
                            const PerfModel& model, const Network& net, const std::string& backend,
                            const std::string& sourceDb);
+
+/// The whole-training time of request.epochs epochs of request.dataset_size samples at minibatch
+/// k: ceil(E m / k) (t_iter + Δ); 0 without a dataset size. What the argmin search minimises
+/// with a dataset size, and PlanResult::t_whole.
+double wholeTrainingSeconds(std::int64_t k, double t_iter, double delta,
+                            const PlanRequest& request);
 
 /// Eq. 9: α* = [1 - (1 - α_base c)^q] / c with q = k / k_base; α_base q when c = 0.
 double scaledLearningRate(double lr_base, std::int64_t k_base, double c, std::int64_t k);

@@ -322,7 +322,6 @@ SubBatchTiming subBatchIteration(const SimResult& pass, std::int64_t k, std::int
   const double body = pass.steps.back().finish;
   SubBatchTiming t;
   t.t_iter = sub_batches == 1 ? pass.t_iter : passes * body + (pass.t_iter - body);
-  t.stall = passes * pass.stall;
   t.idle = passes * pass.idle();
   t.throughput = t.t_iter > 0 ? static_cast<double>(k) / t.t_iter : 0.0;
   return t;

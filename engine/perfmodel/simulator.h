@@ -139,9 +139,10 @@ bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResu
 /// other on the compute stream, then the update once. Each pass loads its own sub-batch and
 /// repeats the pass's copies and stalls; the memory peak is the pass's.
 struct SubBatchTiming {
-  double t_iter = 0;      ///< S x (the pass up to its last backward step) + the pass's update
-  double stall = 0;       ///< S x the pass's stall
-  double idle = 0;        ///< S x the pass's compute idle time (SimResult::idle)
+  double t_iter = 0;  ///< S x (the pass up to its last backward step) + the pass's update
+  /// S x the pass's compute idle time (SimResult::idle): the predicted stall a run measures,
+  /// the plan file's stall_s
+  double idle = 0;
   double throughput = 0;  ///< K / t_iter samples per second
 };
 /// S = 1 gives the pass's own figures. Error(Runtime) for S < 1 or a pass without steps.

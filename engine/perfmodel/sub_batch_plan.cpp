@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "perfmodel/sub_batch_plan.h"
 
-#include <cmath>
 #include <optional>
 
 #include "analysis/sub_batch.h"
@@ -27,31 +26,18 @@ SubBatchPlan planOne(const Planner& planner, PlanRequest request, std::int64_t k
   }
   out.timing = subBatchIteration(out.pass.best.sim, k, s);
   out.lr = scaledLearningRate(request.lr_base, request.k_base, request.lr_c, k);
-  if (request.dataset_size > 0) {
-    out.t_whole = std::ceil(request.epochs * static_cast<double>(request.dataset_size) /
-                            static_cast<double>(k)) *
-                  (out.timing.t_iter + out.pass.delta);
-  }
+  out.t_whole = wholeTrainingSeconds(k, out.timing.t_iter, out.pass.delta, request);
   return out;
 }
 
-}  // namespace
-
-SubBatchPlan planSubBatches(const Planner& planner, const PlanRequest& request,
-                            std::int64_t sub_batches) {
-  if (!request.batch) {
-    throwBadInput("sub-batches need a fixed minibatch (--batch K) to split");
-  }
-  const std::int64_t k = *request.batch;
-  if (sub_batches != 0) {
-    subBatchSize(k, sub_batches, std::to_string(sub_batches) + " sub-batches");
-    return planOne(planner, request, k, sub_batches);
-  }
-  // Every divisor of K, the least t_iter winning (moDNN: the sub-batch size from the profile).
+/// The divisors S >= `from` of K, the least t_iter winning (moDNN: the sub-batch size from the
+/// profile; the smaller S on a tie).
+SubBatchPlan leastTime(const Planner& planner, const PlanRequest& request, std::int64_t k,
+                       std::int64_t from) {
   std::optional<SubBatchPlan> best;
   SubBatchPlan last;
   int candidates = 0;
-  for (std::int64_t s = 1; s <= k; ++s) {
+  for (std::int64_t s = from; s <= k; ++s) {
     if (k % s != 0) continue;
     SubBatchPlan p = planOne(planner, request, k, s);
     ++candidates;
@@ -63,6 +49,35 @@ SubBatchPlan planSubBatches(const Planner& planner, const PlanRequest& request,
   }
   SubBatchPlan out = best ? std::move(*best) : std::move(last);
   out.candidates = candidates;
+  return out;
+}
+
+std::int64_t fixedBatch(const PlanRequest& request) {
+  if (!request.batch) throwBadInput("sub-batches need a fixed minibatch (--batch K) to split");
+  return *request.batch;
+}
+
+}  // namespace
+
+SubBatchPlan planSubBatches(const Planner& planner, const PlanRequest& request,
+                            std::int64_t sub_batches) {
+  const std::int64_t k = fixedBatch(request);
+  if (sub_batches != 0) {
+    subBatchSize(k, sub_batches, std::to_string(sub_batches) + " sub-batches");
+    return planOne(planner, request, k, sub_batches);
+  }
+  return leastTime(planner, request, k, 1);
+}
+
+SubBatchPlan planAllowingSubBatches(const Planner& planner, const PlanRequest& request) {
+  const std::int64_t k = fixedBatch(request);
+  SubBatchPlan whole = planOne(planner, request, k, 1);
+  // Only a minibatch too large for the budget is split; any other refusal (a budget below
+  // every policy's minimum) stands as it is.
+  if (whole.pass.trainable || whole.pass.batch_need == 0 || k == 1) return whole;
+  SubBatchPlan out = leastTime(planner, request, k, 2);
+  out.candidates += 1;
+  out.whole_need = whole.pass.batch_need;
   return out;
 }
 

@@ -21,6 +21,9 @@ struct SubBatchPlan {
   double lr = 0;                 ///< eq. 9 at K
   double t_whole = 0;            ///< ceil(E m / K) (t_iter + Δ); 0 without m
   int candidates = 0;            ///< counts of S planned (1 for a given S)
+  /// planAllowingSubBatches: the bytes K needs in one pass where it did not fit the budget
+  /// (PlanResult::batch_need), which is why S > 1 was planned; 0 where K fits in one pass.
+  std::int64_t whole_need = 0;
 };
 
 /// Plans request.batch (required: Error(BadInput) without it) in `sub_batches` passes, or, for
@@ -30,6 +33,12 @@ struct SubBatchPlan {
 /// S tried: a sub-batch of one sample).
 SubBatchPlan planSubBatches(const Planner& planner, const PlanRequest& request,
                             std::int64_t sub_batches);
+
+/// `plan --batch K --allow-sub-batches`: K in one pass where that trains (sub_batches = 1, as
+/// Planner::plan at fixed k), else the divisor S > 1 of K with the least simulated t_iter (as
+/// planSubBatches with sub_batches = 0), whole_need saying what K alone needs. Error(BadInput)
+/// without request.batch; pass.trainable is false where no S trains.
+SubBatchPlan planAllowingSubBatches(const Planner& planner, const PlanRequest& request);
 
 /// The plan file of a trainable sub-batch plan: the pass's swap set and steps, with k = K,
 /// sub_batches = S, and the whole iteration's predictions (t_iter, throughput, stall; each

@@ -14,6 +14,8 @@
 
 #include "analysis/network_analysis.h"
 #include "analysis/swap_policy.h"
+#include "common/bytes.h"
+#include "common/format.h"
 #include "graph/zoo.h"
 #include "run_cli.h"
 #include "runtime/dataset.h"
@@ -211,7 +213,8 @@ TEST(CliPlanSubBatches, PlansAndRunsKInSubBatchesWithTheExactPeakOfOne) {
   both.insert(both.end(), {"--sub-batches", "auto", "--sub-batch-size", "4"});
   const auto bb = run(both);
   EXPECT_EQ(bb.code, kExitUsage);
-  EXPECT_NE(bb.err.find("give at most one of --sub-batches auto and --sub-batch-size B"),
+  EXPECT_NE(bb.err.find("give at most one of --sub-batches S and --sub-batch-size B, not both "
+                        "(auto and 4)"),
             std::string::npos)
       << bb.err;
   const auto noK = run({"plan", "--db", kSample, "--budget", "16MiB", "--sub-batches", "2"});
@@ -220,6 +223,97 @@ TEST(CliPlanSubBatches, PlansAndRunsKInSubBatchesWithTheExactPeakOfOne) {
             std::string::npos)
       << noK.err;
   fs::remove(out);
+}
+
+/// The text's "stall" figure (e.g. "1.25 ms"), "" where the text has none.
+std::string textStall(const std::string& text) {
+  const std::string key = "\n  stall             ";
+  const auto at = text.find(key);
+  if (at == std::string::npos) return "";
+  const auto from = at + key.size();
+  return text.substr(from, text.find(" over ", from) - from);
+}
+
+TEST(CliPlanSubBatches, AllowedTheyAreChosenWhereKDoesNotFitAndTheTextSaysWhy) {
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto plan = planMemory(net, computeLayerCosts(net), Policy::SwapAll);
+  const std::int64_t budget = plan.curve.peak(2);
+  ASSERT_GT(plan.curve.peak(8), budget);
+  const fs::path out = scratch("allowed.json");
+  fs::remove(out);
+  const std::vector<std::string> base{"plan",     "--db",    kSample, "--policy",
+                                      "swap-all", "--batch", "8",     "--allow-sub-batches"};
+  // K does not fit whole: the S that auto picks, and the text says why.
+  auto split = base;
+  split.insert(split.end(), {"--budget", std::to_string(budget), "--out", out.string()});
+  const auto r = run(split);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const store::PlanFile p = store::readPlanFile(out.string());
+  EXPECT_EQ(p.k, 8);
+  EXPECT_GE(p.sub_batches, 4);
+  EXPECT_LE(p.predictions.peak_bytes, budget);
+  const auto a = run({"plan", "--db", kSample, "--policy", "swap-all", "--batch", "8", "--budget",
+                      std::to_string(budget), "--sub-batches", "auto", "--json"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(json::parse(a.out)["sub_batches"].get<std::int64_t>(), p.sub_batches);
+  const std::string why = "  sub-batches       k = 8 alone needs " +
+                          formatBytes(plan.curve.peak(8)) + " (" +
+                          std::to_string(plan.curve.peak(8)) + " bytes) under swap-all, the " +
+                          "budget is " + formatBytes(budget) + " (" + std::to_string(budget) +
+                          " bytes): split into " + std::to_string(p.sub_batches) + " passes\n";
+  EXPECT_NE(r.out.find(why), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("k                 8 in " + std::to_string(p.sub_batches) + " sub-batches of " +
+                 std::to_string(8 / p.sub_batches) + " (least t_iter of 4 divisors of k)"),
+      std::string::npos)
+      << r.out;
+  // The text's stall is the file's.
+  EXPECT_EQ(textStall(r.out), formatMilliseconds(p.predictions.stall_s) + " ms") << r.out;
+
+  // K fits whole: planned as without the flag, the same file and no word of sub-batches.
+  const std::string roomy = std::to_string(plan.curve.peak(8));
+  auto whole = base;
+  whole.insert(whole.end(), {"--budget", roomy, "--json"});
+  const auto w = run(whole);
+  ASSERT_EQ(w.code, 0) << w.err;
+  const auto plain = run({"plan", "--db", kSample, "--policy", "swap-all", "--batch", "8",
+                          "--budget", roomy, "--json"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  json wj = json::parse(w.out), pj = json::parse(plain.out);
+  EXPECT_EQ(wj["sub_batches"], 1);
+  EXPECT_EQ(wj, pj);
+  whole.back() = "--out";
+  whole.push_back(out.string());
+  whole.push_back("--force");
+  const auto wt = run(whole);
+  ASSERT_EQ(wt.code, 0) << wt.err;
+  EXPECT_EQ(wt.out.find("sub-batches"), std::string::npos) << wt.out;
+  EXPECT_EQ(textStall(wt.out),
+            formatMilliseconds(store::readPlanFile(out.string()).predictions.stall_s) + " ms")
+      << wt.out;
+  fs::remove(out);
+}
+
+TEST(CliPlanSubBatches, AllowingThemNeedsAFixedKAndNoGivenCount) {
+  const std::vector<std::string> base{"plan", "--db", kSample, "--budget", "16MiB"};
+  auto noK = base;
+  noK.push_back("--allow-sub-batches");
+  const auto r = run(noK);
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("--allow-sub-batches splits a fixed minibatch: give --batch K"),
+            std::string::npos)
+      << r.err;
+  for (const std::string option : {"--sub-batches", "--sub-batch-size"}) {
+    auto both = base;
+    both.insert(both.end(), {"--batch", "8", "--allow-sub-batches", option, "2"});
+    const auto b = run(both);
+    EXPECT_EQ(b.code, kExitUsage) << option;
+    EXPECT_NE(b.err.find("give at most one of --allow-sub-batches and " + option + ", not both"),
+              std::string::npos)
+        << b.err;
+  }
+  const auto help = run({"plan", "--help"});
+  EXPECT_NE(help.out.find("--allow-sub-batches"), std::string::npos) << help.out;
 }
 
 TEST_F(CliPlan, RefusesAPlanForAnotherNetwork) {

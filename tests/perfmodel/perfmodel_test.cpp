@@ -776,7 +776,6 @@ TEST(SubBatches, AnIterationIsSPassesAndOneUpdate) {
   EXPECT_EQ(one.throughput, 4.0 / 12);
   const SubBatchTiming three = subBatchIteration(pass, 12, 3);
   EXPECT_EQ(three.t_iter, 3 * 10 + 2);
-  EXPECT_EQ(three.stall, 1.5);
   EXPECT_EQ(three.idle, 3 * 0.75);
   EXPECT_EQ(three.throughput, 12.0 / 32);
   EXPECT_THROW(subBatchIteration(pass, 12, 0), Error);
@@ -855,6 +854,179 @@ TEST(SubBatches, AutoPicksTheDivisorWithTheLeastSimulatedTime) {
   const SubBatchPlan none = planSubBatches(planner, req, 0);
   EXPECT_FALSE(none.pass.trainable);
   EXPECT_NE(none.pass.reason.find("in 8 sub-batches of 1"), std::string::npos) << none.pass.reason;
+}
+
+/// A run database of the chain network as `profile` or `run --db` records it, by hand: two
+/// iterations per pass size in `passSizes`, each at k = `passes` x the pass size, run in `passes`
+/// sub-batches (each step once per pass, on the pass's samples, with its own stall and t_ready),
+/// then the SGD update. Every time follows from the pass's samples alone: a step takes 1 us + 3
+/// ns per sample per layer index, each compute task waits 10 us after the previous one, and each
+/// pass loads and offloads 1000 and 2000 bytes per sample at 1 byte per ns before the first step.
+store::RunData passRun(const testing::Chain& c, const std::vector<std::int64_t>& passSizes,
+                       std::int64_t passes) {
+  store::RunData run = syntheticRun(c.net, 1, 1);
+  run.iterations.clear();
+  run.samples.clear();
+  run.transfers.clear();
+  const Gmap& g = c.gmap;
+  const int n = g.forward_steps;
+  std::int64_t t = 0;
+  for (const std::int64_t kp : passSizes) {
+    const std::int64_t k = kp * passes;
+    for (int it = 0; it < 2; ++it) {
+      const std::int64_t start = t;
+      for (std::int64_t pass = 0; pass < passes; ++pass) {
+        for (const bool toHost : {false, true}) {
+          store::TransferRow r;
+          r.k = k;
+          r.iteration = it;
+          r.kind = toHost ? store::TransferKind::Offload : store::TransferKind::Load;
+          r.to_host = toHost;
+          r.bytes = kp * (toHost ? 2000 : 1000);
+          r.start_ns = t;
+          r.end_ns = t + r.bytes;
+          t = r.end_ns;
+          run.transfers.push_back(r);
+        }
+      }
+      for (std::int64_t pass = 0; pass < passes; ++pass) {
+        for (int step = 1; step <= 2 * n; ++step) {
+          const int layer = g.step_layer[static_cast<std::size_t>(step)];
+          const LayerCost& cost = c.costs[static_cast<std::size_t>(layer)];
+          const bool bwd = g.isBackwardStep(step);
+          t += 10000;
+          const std::int64_t time = 1000 + 3 * kp * (layer + 1);
+          run.samples.push_back(
+              {k, it, step, layer, bwd ? store::Direction::Backward : store::Direction::Forward,
+               kp * (bwd ? cost.bwd_data_flops + cost.bwd_weight_flops : cost.fwd_flops), t, time,
+               10000, start, 0});
+          t += time;
+        }
+      }
+      for (int layer = 0; layer < c.net.size(); ++layer) {
+        const std::int64_t params = c.costs[static_cast<std::size_t>(layer)].params;
+        if (params == 0) continue;
+        t += 10000;
+        run.samples.push_back({k, it, 2 * n + 1, layer, store::Direction::Update,
+                               params * kSgdFlopsPerParam, t, 1000 + params, 0, start, 0});
+        t += 1000 + params;
+      }
+      run.iterations.push_back({k, it, start, t - start, 0, 0, 0, 0, 0});
+    }
+  }
+  return run;
+}
+
+TEST(SubBatches, ARunInSubBatchesFitsTheCurvesOfAProfileAtItsPassSize) {
+  // A plan's run at k = 2, 4, 8, 16 in 2 sub-batches ran every step on 1, 2, 4 and 8 samples:
+  // fitted, it gives the curves of a profile at those k, not curves at twice the work.
+  const testing::Chain c;
+  const std::vector<std::int64_t> sizes{1, 2, 4, 8};
+  const PerfModel profiled = PerfModel::fit(passRun(c, sizes, 1));
+  const PerfModel split = PerfModel::fit(passRun(c, sizes, 2));
+  for (int layer = 0; layer < c.net.size(); ++layer) {
+    if (layer == c.net.inputLayer()) continue;
+    for (const StepKind kind : {StepKind::Forward, StepKind::Backward, StepKind::Update}) {
+      if (kind == StepKind::Update && c.costs[static_cast<std::size_t>(layer)].params == 0)
+        continue;
+      for (const std::int64_t k : {1, 3, 8, 12}) {
+        const Estimate a = profiled.step(c.net, c.costs, layer, kind, k);
+        const Estimate b = split.step(c.net, c.costs, layer, kind, k);
+        const std::string what = c.net.layer(layer).name + " " + std::string(stepKindName(kind)) +
+                                 " at k " + std::to_string(k);
+        EXPECT_NEAR(b.seconds, a.seconds, 1e-9 * a.seconds) << what;
+        EXPECT_EQ(b.extrapolated, a.extrapolated) << what;
+      }
+    }
+  }
+  EXPECT_GT(profiled.step(c.net, c.costs, 1, StepKind::Forward, 8).seconds,
+            profiled.step(c.net, c.costs, 1, StepKind::Forward, 1).seconds);
+  // Each pass's own t_ready and stall: the hand-off is the 10 us gap in both.
+  ASSERT_TRUE(split.dispatch().present);
+  EXPECT_NEAR(split.dispatch().seconds, 10e-6, 1e-12);
+  EXPECT_NEAR(profiled.dispatch().seconds, 10e-6, 1e-12);
+  EXPECT_NEAR(split.transfer(4000, false), profiled.transfer(4000, false), 1e-12);
+}
+
+TEST(SubBatches, AStepCountThatDoesNotSplitKIsRefusedNamingTheIteration) {
+  const testing::Chain c;
+  store::RunData run = passRun(c, {1, 2, 4}, 2);
+  // A third step-1 sample in k = 8's first iteration: 3 passes do not split 8.
+  const auto first = std::find_if(run.samples.begin(), run.samples.end(),
+                                  [](const store::SampleRow& s) { return s.k == 8; });
+  ASSERT_NE(first, run.samples.end());
+  ASSERT_EQ(first->step, 1);
+  run.samples.push_back(*first);
+  try {
+    (void)PerfModel::fit(run);
+    FAIL() << "fitted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("'synthetic.swapdb': k 8 iteration 0 has 3 samples of "
+                                         "step 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SubBatches, AllowedTheyAreChosenOnlyWhereTheMinibatchDoesNotFitWhole) {
+  const testing::Chain c;
+  const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1e9));
+  const Planner planner(model, c.net);
+  PlanRequest req;
+  req.policy = Policy::SwapAll;
+  req.batch = 8;
+  // K fits whole: the plan at fixed k, in one pass, whatever a split would predict.
+  req.budget = c.curve.peak(8);
+  const SubBatchPlan whole = planAllowingSubBatches(planner, req);
+  ASSERT_TRUE(whole.pass.trainable) << whole.pass.reason;
+  EXPECT_EQ(whole.sub_batches, 1);
+  EXPECT_EQ(whole.whole_need, 0);
+  EXPECT_EQ(whole.pass.best.k, 8);
+  EXPECT_EQ(whole.timing.t_iter, planner.plan(req).best.sim.t_iter);
+  // K does not fit: the divisor S > 1 with the least simulated t_iter, as auto picks it, and
+  // the bytes K alone needs (swap-all's peak at 8).
+  req.budget = c.curve.peak(4);
+  const SubBatchPlan split = planAllowingSubBatches(planner, req);
+  const SubBatchPlan autoPlan = planSubBatches(planner, req, 0);
+  ASSERT_TRUE(split.pass.trainable) << split.pass.reason;
+  EXPECT_EQ(split.sub_batches, autoPlan.sub_batches);
+  EXPECT_GE(split.sub_batches, 2);
+  EXPECT_EQ(split.timing.t_iter, autoPlan.timing.t_iter);
+  EXPECT_EQ(split.candidates, 4);  // 1, 2, 4, 8
+  EXPECT_EQ(split.whole_need, c.curve.peak(8));
+  EXPECT_EQ(planner.plan(req).batch_need, c.curve.peak(8));
+  // Below every policy's minimum no split helps: the one-pass refusal stands.
+  req.budget = c.curve.peak(1) - 1;
+  const SubBatchPlan none = planAllowingSubBatches(planner, req);
+  EXPECT_FALSE(none.pass.trainable);
+  EXPECT_EQ(none.sub_batches, 1);
+  EXPECT_NE(none.pass.reason.find("untrainable"), std::string::npos) << none.pass.reason;
+  PlanRequest searched = req;
+  searched.batch.reset();
+  EXPECT_THROW(planAllowingSubBatches(planner, searched), Error);
+}
+
+TEST(SubBatches, TheWholeTrainingTimeIsThePlannersOfTheIteration) {
+  const testing::Chain c;
+  const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1e9));
+  const Planner planner(model, c.net);
+  PlanRequest req;
+  req.policy = Policy::SwapAll;
+  req.batch = 8;
+  req.budget = c.curve.peak(4);
+  req.epochs = 3;
+  req.dataset_size = 100;
+  req.gpus = 2;
+  req.link_bandwidth = 1e9;
+  const SubBatchPlan p = planSubBatches(planner, req, 2);
+  ASSERT_TRUE(p.pass.trainable) << p.pass.reason;
+  ASSERT_GT(p.pass.delta, 0);
+  // ceil(3 x 100 / 8) = 38 iterations of K, each the S passes and Δ.
+  EXPECT_DOUBLE_EQ(p.t_whole, 38 * (p.timing.t_iter + p.pass.delta));
+  EXPECT_DOUBLE_EQ(p.t_whole, wholeTrainingSeconds(8, p.timing.t_iter, p.pass.delta, req));
+  req.dataset_size = 0;
+  EXPECT_EQ(wholeTrainingSeconds(8, p.timing.t_iter, p.pass.delta, req), 0);
 }
 
 }  // namespace
