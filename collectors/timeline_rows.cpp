@@ -48,10 +48,10 @@ std::vector<std::int64_t> dispatchGaps(const rt::IterationRecord& rec) {
   for (const rt::TimelineOp& op : rec.ops) {
     if (op.stream != rt::StreamKind::Compute) continue;
     const bool step = op.kind == rt::TaskKind::Compute && op.step >= 1 &&
-                      static_cast<std::size_t>(op.step) < rec.ready_ns.size();
+                      rec.passStep(op.sub_batch, op.step) < rec.ready_ns.size();
     if ((step || op.kind == rt::TaskKind::Update) && computeFree >= 0) {
       const std::int64_t ready =
-          step ? std::max(computeFree, rec.ready_ns[static_cast<std::size_t>(op.step)])
+          step ? std::max(computeFree, rec.ready_ns[rec.passStep(op.sub_batch, op.step)])
                : computeFree;
       // A copy running when the step could start may hold it back (the CPU backend's copies
       // share its cores): that gap is contention, not dispatch.
@@ -104,14 +104,14 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
         const int layer = gmap.step_layer.at(static_cast<std::size_t>(op.step));
         const LayerCost& c = costs.at(static_cast<std::size_t>(layer));
         const bool bwd = gmap.isBackwardStep(op.step);
+        // This pass's own stall and t_ready (each pass of a sub-batched iteration is a row).
+        const std::size_t at = rec.passStep(op.sub_batch, op.step);
         rows.samples.push_back({ctx.k, ctx.iteration, op.step, layer,
                                 bwd ? store::Direction::Backward : store::Direction::Forward,
                                 pass * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
                                 origin + op.start_ns, op.end_ns - op.start_ns,
-                                rec.stall_ns.at(static_cast<std::size_t>(op.step)),
-                                origin + (static_cast<std::size_t>(op.step) < rec.ready_ns.size()
-                                              ? rec.ready_ns[static_cast<std::size_t>(op.step)]
-                                              : 0),
+                                rec.pass_stall_ns.at(at),
+                                origin + (at < rec.ready_ns.size() ? rec.ready_ns[at] : 0),
                                 covered(copies, op.start_ns, op.end_ns)});
         break;
       }

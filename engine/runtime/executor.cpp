@@ -133,9 +133,8 @@ struct SwapExecutor::Impl {
 
   Device& device;
   Network net;
-  std::int64_t k;          // one pass's samples: the GMAP's k
-  std::int64_t batch = 0;  // the minibatch: k times the sub-batch count
-  ExecutorOptions options;
+  std::int64_t k;           // one pass's samples: the GMAP's k
+  ExecutorOptions options;  // options.sub_batches passes of k make the minibatch
   std::vector<LayerCost> costs;
   std::vector<GmapOp> setup, schedule;  // steps 0 and 1..2N, prefetches moved
   PoolAllocator alloc;
@@ -183,7 +182,7 @@ struct SwapExecutor::Impl {
                    ? reinterpret_cast<const std::int32_t*>(ptr(labels))
                    : nullptr;
     a.training = true;
-    a.loss_samples = batch;
+    a.loss_samples = k * options.sub_batches;  // the minibatch
     a.seed = deriveSeed(options.seed, iteration, static_cast<std::uint64_t>(layer));
     if (pass > 0) a.seed = deriveSeed(a.seed, static_cast<std::uint64_t>(pass));
     return a;
@@ -240,11 +239,9 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
                            const ExecutorOptions& options)
     : m_impl(std::make_unique<Impl>(device, net, passSize(batch, options), budget, options)),
       m_device(device),
-      m_k(batch),
-      m_subBatches(options.sub_batches) {
+      m_k(batch) {
   Impl& im = *m_impl;
   const std::int64_t k = im.k;  // one pass: the GMAP's and the pool's size
-  im.batch = batch;
   im.costs = computeLayerCosts(net);
   const int layers = net.size();
   // Nothing that grows with k or the network is allocated before the plan is checked against
@@ -255,7 +252,7 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
   im.kernels.resize(static_cast<std::size_t>(layers));
   for (int i = 0; i < layers; ++i)
     im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, im.costs, i, k);
-  if (m_subBatches > 1) {
+  if (options.sub_batches > 1) {
     for (auto& kernel : im.kernels) {
       if (kernel) kernel->prepareWeightGradAccumulation();
     }
@@ -448,7 +445,8 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
       if (hostOffset[b] >= 0) im.hostStore[b] = im.hostArena.get() + hostOffset[b];
     }
     // The whole minibatch is staged, each pass reading its own samples; one loss per pass.
-    im.hostScalars = device.allocateHost(std::max<std::int64_t>(64, m_subBatches * kFloatBytes));
+    im.hostScalars =
+        device.allocateHost(std::max<std::int64_t>(64, options.sub_batches * kFloatBytes));
     im.hostLogits = device.allocateHost(batch * net.classes() * kFloatBytes);
     im.hostImages = device.allocateHost(batch * net.sampleShape().numel() * kFloatBytes);
     im.hostLabels = device.allocateHost(batch * kLabelBytes);
@@ -579,26 +577,27 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   const Network& net = im.net;
   const int n = m_gmap.forward_steps;
   m_device.takeTimings();  // drop what earlier calls left
+  const std::int64_t passes = im.options.sub_batches;
   IterationRecord rec;
-  im.nextAlloc = im.setup.size();
+  rec.sub_batches = static_cast<int>(passes);
+  rec.stall_ns.assign(static_cast<std::size_t>(2 * n + 1), 0);
+  rec.pass_stall_ns.assign(static_cast<std::size_t>(passes * (2 * n + 1)), 0);
   rec.start_ns = m_device.nowNs();
   std::vector<bool> gradWritten(static_cast<std::size_t>(net.size()), false);
-  std::vector<std::pair<std::uint64_t, std::int64_t>> inUse;  // compute seq -> pool in use
-  std::vector<std::uint64_t> stepSeq(static_cast<std::size_t>(2 * n + 2), 0);
-  std::vector<Fence> stepWait(static_cast<std::size_t>(2 * n + 2), Fence{});  // for t_ready
+  std::vector<std::pair<std::uint64_t, std::int64_t>> inUse;       // compute seq -> pool in use
+  std::vector<Fence> stepWait(rec.pass_stall_ns.size(), Fence{});  // per pass and step: t_ready
   float* lossHost = reinterpret_cast<float*>(im.hostScalars.get());
   const int input = net.inputLayer();
   // The minibatch goes through (pinned) staging memory, so that its copies run asynchronously and
   // never read the caller's memory after the call.
   std::memcpy(im.hostImages.get(), images,
-              static_cast<std::size_t>(im.bytesOf(im.fm[input]) * m_subBatches));
+              static_cast<std::size_t>(im.bytesOf(im.fm[input]) * passes));
   std::memcpy(im.hostLabels.get(), labels,
-              static_cast<std::size_t>(im.bytesOf(im.labels) * m_subBatches));
-  rec.sub_batches = static_cast<int>(m_subBatches);
+              static_cast<std::size_t>(im.bytesOf(im.labels) * passes));
 
   // Each pass runs the GMAP on its k/S samples (one pass without sub-batches) at the same
   // planned offsets; the weight gradients accumulate over the passes.
-  for (std::int64_t pass = 0; pass < m_subBatches; ++pass) {
+  for (std::int64_t pass = 0; pass < passes; ++pass) {
     im.nextAlloc = im.setup.size();
     gradWritten.assign(gradWritten.size(), false);
     for (const GmapOp& op : im.schedule) {
@@ -713,8 +712,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
                                              }
                                            },
                                            {TaskKind::Compute, s, -1, 0, static_cast<int>(pass)});
-          stepSeq[s] = seq;
-          stepWait[static_cast<std::size_t>(s)] = wait;
+          stepWait[rec.passStep(static_cast<int>(pass), s)] = wait;
           inUse.emplace_back(seq, im.alloc.stats().in_use);
           for (int t : m_gmap.step_touches[s])
             im.use(t, StreamKind::Compute, seq);
@@ -745,7 +743,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
               sgd.weight_decay};
     const auto seq = m_device.submit(
         StreamKind::Compute, {}, [this, s] { m_device.sgdStep(s); },
-        {TaskKind::Update, 2 * n + 1, im.weights[i], 0, static_cast<int>(m_subBatches - 1)});
+        {TaskKind::Update, 2 * n + 1, im.weights[i], 0, static_cast<int>(passes - 1)});
     for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
       im.use(p, StreamKind::Compute, seq);
   }
@@ -754,7 +752,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   rec.duration_ns = end - rec.start_ns;
   // Each pass's loss is its share of the minibatch's mean (KernelArgs::loss_samples).
   rec.loss = lossHost[0];
-  for (std::int64_t pass = 1; pass < m_subBatches; ++pass)
+  for (std::int64_t pass = 1; pass < passes; ++pass)
     rec.loss += lossHost[pass];
   if (im.alloc.stats().live_blocks != static_cast<std::int64_t>(im.setup.size())) {
     std::string live;
@@ -771,7 +769,6 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   std::sort(timings.begin(), timings.end(), [](const TaskTiming& x, const TaskTiming& y) {
     return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.seq < y.seq;
   });
-  rec.stall_ns.assign(static_cast<std::size_t>(2 * n + 1), 0);
   std::int64_t computeFree = rec.start_ns;
   std::size_t nextSample = 0;
   std::sort(inUse.begin(), inUse.end());
@@ -783,6 +780,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
         t.tag.step <= 2 * n) {
       const std::int64_t gap = std::max<std::int64_t>(0, t.start_ns - computeFree);
       rec.stall_ns[static_cast<std::size_t>(t.tag.step)] += gap;  // recomputes share the step
+      rec.pass_stall_ns[rec.passStep(t.tag.sub_batch, t.tag.step)] += gap;
       rec.stall_total_ns += gap;
       while (nextSample < inUse.size() && inUse[nextSample].first < t.seq)
         ++nextSample;
@@ -800,19 +798,25 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
     ends[static_cast<int>(t.stream)].emplace_back(t.seq, t.end_ns - rec.start_ns);
   for (auto& e : ends)
     std::sort(e.begin(), e.end());
-  rec.ready_ns.assign(static_cast<std::size_t>(2 * n + 1), 0);
-  for (int s = 1; s <= 2 * n; ++s) {
+  rec.ready_ns.assign(stepWait.size(), 0);
+  for (std::size_t at = 0; at < stepWait.size(); ++at) {
     for (const StreamKind other : {StreamKind::SwapOut, StreamKind::SwapIn}) {
       const auto& e = ends[static_cast<int>(other)];
-      const std::uint64_t seq = stepWait[static_cast<std::size_t>(s)][static_cast<int>(other)];
+      const std::uint64_t seq = stepWait[at][static_cast<int>(other)];
       const auto it = std::lower_bound(e.begin(), e.end(), std::pair{seq, std::int64_t{0}});
-      if (seq > 0 && it != e.end() && it->first == seq) {
-        rec.ready_ns[static_cast<std::size_t>(s)] =
-            std::max(rec.ready_ns[static_cast<std::size_t>(s)], it->second);
-      }
+      if (seq > 0 && it != e.end() && it->first == seq)
+        rec.ready_ns[at] = std::max(rec.ready_ns[at], it->second);
     }
   }
   return rec;
+}
+
+std::int64_t SwapExecutor::subBatches() const {
+  return m_impl->options.sub_batches;
+}
+
+std::int64_t SwapExecutor::subBatch() const {
+  return m_impl->k;
 }
 
 double overlapWithCompute(const IterationRecord& rec, TaskKind kind) {

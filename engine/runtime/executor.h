@@ -72,10 +72,18 @@ struct IterationRecord {
   int sub_batches = 1;  ///< S: the passes of k/S samples the iteration ran before its update
   /// Per step 1..2N (index 0 unused): compute idle before it, summed over the S passes.
   std::vector<std::int64_t> stall_ns;
-  /// Per step 1..2N (index 0 unused), t_ready: when the swap-stream tasks it waited on (its
-  /// prefetches, the offloads its reused memory needed finished) had ended, from the iteration's
-  /// start; 0 where it waited on none of this iteration's. With sub-batches, the last pass's.
+  /// Per pass and step, at passStep(pass, step): the compute idle before the step in that pass
+  /// (stall_ns sums them over the passes; without sub-batches they are stall_ns).
+  std::vector<std::int64_t> pass_stall_ns;
+  /// Per pass and step, at passStep(pass, step), t_ready: when the swap-stream tasks the step
+  /// waited on in that pass (its prefetches, the offloads its reused memory needed finished) had
+  /// ended, from the iteration's start; 0 where it waited on none of this iteration's.
   std::vector<std::int64_t> ready_ns;
+  /// The index of step 1..2N of pass 0..S-1 in pass_stall_ns and ready_ns: pass (2N + 1) + step
+  /// (without sub-batches, the step).
+  std::size_t passStep(int pass, int step) const {
+    return static_cast<std::size_t>(pass) * stall_ns.size() + static_cast<std::size_t>(step);
+  }
   std::int64_t stall_total_ns = 0;
   std::int64_t offload_bytes = 0;
   std::int64_t prefetch_bytes = 0;  ///< swapped FMs brought back (the minibatch load excluded)
@@ -141,9 +149,9 @@ class SwapExecutor {
   SwapExecutor& operator=(const SwapExecutor&) = delete;
 
   std::int64_t batch() const { return m_k; }  ///< the minibatch k
-  std::int64_t subBatches() const { return m_subBatches; }
+  std::int64_t subBatches() const;
   /// The samples of one pass, k / subBatches(): the size the GMAP and the pool are built for.
-  std::int64_t subBatch() const { return m_k / m_subBatches; }
+  std::int64_t subBatch() const;
   const Network& network() const;
   const Gmap& gmap() const { return m_gmap; }
   const MemoryCurve& curve() const { return m_curve; }
@@ -185,7 +193,6 @@ class SwapExecutor {
   std::unique_ptr<Impl> m_impl;
   Device& m_device;
   std::int64_t m_k;
-  std::int64_t m_subBatches = 1;
   Gmap m_gmap;
   MemoryCurve m_curve;
   int m_hoisted = 0;

@@ -156,6 +156,46 @@ TEST(TimelineRows, SubBatchesGiveEachStepOneSampleOfItsPassesFlopsPerPass) {
     EXPECT_EQ(count, 4) << "step " << step;
 }
 
+TEST(TimelineRows, SubBatchesGiveEachPassItsOwnStallAndReadyTime) {
+  // k = 8 in 2 passes under swap-all: every pass waits on its own prefetches. Each pass's row of
+  // a step holds that pass's stall and t_ready, so the rows' stalls add up to the iteration's,
+  // and no row's t_ready is after its own start (the last pass's would be, for the first pass).
+  const Network net = buildZooModel("fmnist-cnn", {});
+  const auto costs = computeLayerCosts(net);
+  const std::int64_t k = 8;
+  auto device = rt::openDevice("cpu");
+  rt::ExecutorOptions options;
+  options.sub_batches = 2;
+  rt::SwapExecutor ex(*device, net, k, makeSwapSet(Policy::SwapAll, net, costs), 64 << 20, options);
+  const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k, 3);
+  const rt::IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
+  const int steps = ex.gmap().steps();
+  ASSERT_EQ(rec.pass_stall_ns.size(), 2 * rec.stall_ns.size());
+  for (int step = 1; step <= steps; ++step) {
+    EXPECT_EQ(rec.pass_stall_ns[rec.passStep(0, step)] + rec.pass_stall_ns[rec.passStep(1, step)],
+              rec.stall_ns[static_cast<std::size_t>(step)])
+        << "step " << step;
+  }
+  RowContext ctx;
+  ctx.net = &net;
+  ctx.gmap = &ex.gmap();
+  ctx.costs = &costs;
+  ctx.k = k;
+  ctx.run_start_ns = rec.start_ns;
+  const store::IterationRows rows = iterationRows(rec, ctx);
+  ASSERT_GT(rec.stall_total_ns, 0);
+  std::int64_t stall = 0;
+  int waited = 0;  // rows whose step waited on a swap-stream task
+  for (const store::SampleRow& s : rows.samples) {
+    if (s.direction == store::Direction::Update) continue;
+    stall += s.stall_ns;
+    EXPECT_LE(s.ready_ns, s.start_ns) << "step " << s.step << " at " << s.start_ns;
+    waited += s.ready_ns > 0;
+  }
+  EXPECT_EQ(stall, rec.stall_total_ns);
+  EXPECT_GT(waited, 0);
+}
+
 TEST(KernelCollector, CuptiNotAskedForIsSaid) {
   EngineRun r = makeRun("cpu", Policy::KeepAll, 8);
   auto c = KernelCollector::create(*r.device, false);
