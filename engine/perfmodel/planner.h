@@ -120,9 +120,9 @@ struct PlanResult {
 /// const and safe to call from many threads at once, so one Planner serves many budgets (the
 /// desktop app re-plans on every drag of the budget). The only state kept between calls is
 /// bounded, locked caches of what depends on neither the budget nor the request's other fields
-/// (the GMAPs and memory curves of swap sets, step times, prefetch schedules), and of accudnn's
-/// plans at one k with the window of budgets each holds for (the budgets every comparison with
-/// the budget in its making treats the same way): a result never depends on what was planned
+/// (the GMAPs and memory curves of swap and recompute sets, step times, prefetch schedules), and of
+/// accudnn's plans at one k with the window of budgets each holds for (the budgets every comparison
+/// with the budget in its making treats the same way): a result never depends on what was planned
 /// before. `model` must outlive it.
 class Planner {
  public:
