@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/policy.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/file_options.h"
@@ -200,10 +201,13 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   }
   out << "  (learning rate " << planFile.learning_rate << " by eq. 9)\n";
   if (sub.whole_need > 0) {
+    // A searched policy's least peak at K is swap-all's: no swap set it tries needs less.
+    const bool searched = !policyInfo(req.policy).fixed();
     out << "  sub-batches       k = " << planFile.k << " alone needs "
-        << formatBytes(sub.whole_need) << " (" << sub.whole_need << " bytes) under "
-        << policyName(req.policy) << ", the budget is " << formatBytes(req.budget) << " ("
-        << req.budget << " bytes): split into " << passes << " passes\n";
+        << (searched ? "at least " : "") << formatBytes(sub.whole_need) << " (" << sub.whole_need
+        << " bytes" << (searched ? ", swap-all's peak" : "") << ") under " << policyName(req.policy)
+        << ", the budget is " << formatBytes(req.budget) << " (" << req.budget
+        << " bytes): split into " << passes << " passes\n";
   }
   out << "  t_iter            " << ms(planFile.predictions.t_iter_s) << "  (" << std::fixed
       << std::setprecision(1) << planFile.predictions.throughput << " samples/s)\n"

@@ -269,6 +269,15 @@ TEST(CliPlanSubBatches, AllowedTheyAreChosenWhereKDoesNotFitAndTheTextSaysWhy) {
       << r.out;
   // The text's stall is the file's.
   EXPECT_EQ(textStall(r.out), formatMilliseconds(p.predictions.stall_s) + " ms") << r.out;
+  // A searched policy needs at least swap-all's peak at K.
+  const auto searched = run({"plan", "--db", kSample, "--policy", "accudnn", "--batch", "8",
+                             "--allow-sub-batches", "--budget", std::to_string(budget)});
+  ASSERT_EQ(searched.code, 0) << searched.err;
+  EXPECT_NE(searched.out.find("k = 8 alone needs at least " + formatBytes(plan.curve.peak(8)) +
+                              " (" + std::to_string(plan.curve.peak(8)) +
+                              " bytes, swap-all's peak) under accudnn"),
+            std::string::npos)
+      << searched.out;
 
   // K fits whole: planned as without the flag, the same file and no word of sub-batches.
   const std::string roomy = std::to_string(plan.curve.peak(8));
