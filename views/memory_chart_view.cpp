@@ -147,16 +147,16 @@ MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new 
   connect(m_plot, &QCustomPlot::mouseRelease, this, &MemoryChartView::onClick);
 }
 
-void MemoryChartView::setMeasured(std::optional<MemorySeries> measured) {
-  m_measured = std::move(measured);
+void MemoryChartView::setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) {
+  m_overlay = std::move(overlay);
   setData(MemoryChartData(m_plan));
 }
 
 void MemoryChartView::setData(const MemoryChartData& data) {
   m_plan = data;
   m_data = data;
-  if (m_measured && m_measured->bytes.size() == m_data.step_layer.size())
-    m_data.series.push_back(*m_measured);
+  if (m_overlay && m_overlay->memory && m_overlay->memory->bytes.size() == m_data.step_layer.size())
+    m_data.series.push_back(*m_overlay->memory);
   const MemoryChartData& chart = m_data;
   m_plot->clearGraphs();
   double top = 0;

@@ -12,9 +12,10 @@
 
 #include <QPoint>
 #include <QWidget>
-#include <optional>
+#include <memory>
 #include <vector>
 
+#include "views/measured_overlay.h"
 #include "views/memory_chart_data.h"
 
 class QCustomPlot;
@@ -32,9 +33,9 @@ class MemoryChartView : public QWidget {
 
   /// Replaces everything drawn.
   void setData(const MemoryChartData& data);
-  /// A run's measured pool bytes (addMeasuredMemory's series), drawn over every plan's curves
-  /// until replaced; nullopt removes it.
-  void setMeasured(std::optional<MemorySeries> measured);
+  /// A run's measurement (its `memory` series: the measured pool bytes), drawn over every
+  /// plan's curves of as many steps until replaced; null removes it.
+  void setOverlay(std::shared_ptr<const MeasuredOverlay> overlay);
   /// What is drawn: the plan's chart with the measured series, when there is one.
   const MemoryChartData& data() const { return m_data; }
   /// Moves only the budget line (cheap: for dragging).
@@ -78,7 +79,7 @@ class MemoryChartView : public QWidget {
   SpanLayer* m_spanLayer = nullptr;  ///< draws the spans (owned by the plot)
   MemoryChartData m_data;            ///< with the measured series
   MemoryChartData m_plan;            ///< as set
-  std::optional<MemorySeries> m_measured;
+  std::shared_ptr<const MeasuredOverlay> m_overlay;
   double m_curveTop = 0;  ///< highest point of the curves, MiB
   int m_selected = -1;
   bool m_userZoomed = false;

@@ -70,8 +70,9 @@ constexpr int kBarKinds = 7;
 /// outlined.
 class BarLayer : public QCPLayerable {
  public:
-  BarLayer(QCustomPlot* plot, const StreamsData* data, const int* selected)
-      : QCPLayerable(plot), m_data(data), m_selected(selected) {}
+  BarLayer(QCustomPlot* plot, const StreamsData* data,
+           const std::shared_ptr<const MeasuredOverlay>* overlay, const int* selected)
+      : QCPLayerable(plot), m_data(data), m_overlay(overlay), m_selected(selected) {}
   /// What the last draw drew: stall markers, and offload + prefetch bars; of the measured
   /// iteration, its bars (every kind) and its stall markers.
   int drawnStalls = 0, drawnTransfers = 0, drawnMeasuredBars = 0, drawnMeasuredStalls = 0;
@@ -89,7 +90,8 @@ class BarLayer : public QCPLayerable {
     const QCPRange range = x->range();
     std::array<QVector<QRectF>, kBarKinds> rects;
     QVector<QRectF> selected;
-    const bool measured = m_data->hasMeasured();
+    const StreamsData& m = measuredStreams(m_overlay->get());
+    const bool measured = m.hasMeasured();
     const double low = measured ? kSimLow : -kHalfHeight;
     for (const StreamBar& b : m_data->bars) {
       if (b.finish * kMs < range.lower || b.start * kMs > range.upper) continue;
@@ -114,7 +116,7 @@ class BarLayer : public QCPLayerable {
     // The measured iteration: a thinner, lighter row beneath each lane.
     std::array<QVector<QRectF>, kBarKinds> measuredRects;
     drawnMeasuredBars = 0;
-    for (const StreamBar& b : m_data->measured_bars) {
+    for (const StreamBar& b : m.measured_bars) {
       if (b.finish * kMs < range.lower || b.start * kMs > range.upper) continue;
       const double lane = laneY(b.lane);
       QRectF r(QPointF(x->coordToPixel(b.start * kMs), y->coordToPixel(lane + kMeasuredHigh)),
@@ -158,7 +160,7 @@ class BarLayer : public QCPLayerable {
     drawnStalls = static_cast<int>(stalls.size());
     // The measured stalls in the measured row, a darker red.
     QVector<QRectF> measuredStalls;
-    for (const StallMarker& s : m_data->measured_stalls) {
+    for (const StallMarker& s : m.measured_stalls) {
       if (s.end * kMs < range.lower || s.start * kMs > range.upper) continue;
       QRectF r(QPointF(x->coordToPixel(s.start * kMs), y->coordToPixel(lane + kMeasuredHigh)),
                QPointF(x->coordToPixel(s.end * kMs), y->coordToPixel(lane + kMeasuredLow)));
@@ -176,6 +178,7 @@ class BarLayer : public QCPLayerable {
 
  private:
   const StreamsData* m_data;
+  const std::shared_ptr<const MeasuredOverlay>* m_overlay;
   const int* m_selected;
 };
 
@@ -204,7 +207,7 @@ StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
   m_message->setProperty(kKindProperty, QStringLiteral("message"));
   m_plot->plotLayout()->insertRow(0);
   m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), font().pointSize() + 1));
-  m_bars = new BarLayer(m_plot, &m_data, &m_selected);
+  m_bars = new BarLayer(m_plot, &m_data, &m_overlay, &m_selected);
   m_plot->plotLayout()->addElement(0, 0, m_title);
 
   connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
@@ -224,23 +227,15 @@ StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
   });
 }
 
-void StreamsView::setMeasured(std::optional<StreamsData> measured) {
-  m_measured = std::move(measured);
+void StreamsView::setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) {
+  m_overlay = std::move(overlay);
   setData(StreamsData(m_data));
 }
 
 void StreamsView::setData(const StreamsData& data) {
   const bool sameNetwork = data.network_key == m_data.network_key;
   m_data = data;
-  const StreamsData none;
-  const StreamsData& m = m_measured ? *m_measured : none;
-  m_data.measured_title = m.measured_title;
-  m_data.measured_iteration = m.measured_iteration;
-  m_data.measured_t_iter = m.measured_t_iter;
-  m_data.measured_stall = m.measured_stall;
-  m_data.measured_threshold = m.measured_threshold;
-  m_data.measured_bars = m.measured_bars;
-  m_data.measured_stalls = m.measured_stalls;
+  const StreamsData& m = measured();
   if (!sameNetwork) m_autoRange = true;
 
   // Stall labels are pooled: a drag of the budget re-plans many times and their count rarely
@@ -273,19 +268,19 @@ void StreamsView::setData(const StreamsData& data) {
                                 .arg(m_data.stalls.size())
                                 .arg(m_data.swapTransfers())
                       : QString::fromStdString(m_data.title);
-  if (m_data.hasMeasured()) {
+  if (m.hasMeasured()) {
     title += QStringLiteral(
                  "\nthin rows, %1: t_iter %2, stall %3, %4 steps stalled (> %5 % of "
                  "t_iter)")
-                 .arg(QString::fromStdString(m_data.measured_title), ms(m_data.measured_t_iter),
-                      ms(m_data.measured_stall))
-                 .arg(m_data.measured_stalls.size())
-                 .arg(m_data.measured_threshold * 100, 0, 'f', 0);
+                 .arg(QString::fromStdString(m.measured_title), ms(m.measured_t_iter),
+                      ms(m.measured_stall))
+                 .arg(m.measured_stalls.size())
+                 .arg(m.measured_threshold * 100, 0, 'f', 0);
   }
   m_title->setText(title);
-  if (m_data.hasMeasured() != m_measuredLabel) {
+  if (m.hasMeasured() != m_measuredLabel) {
     // Only a change of overlay touches the label (the Timeline sets its own).
-    m_measuredLabel = m_data.hasMeasured();
+    m_measuredLabel = m.hasMeasured();
     m_plot->xAxis->setLabel(
         m_measuredLabel ? QStringLiteral("time in the iteration, simulated and measured (ms)")
                         : QStringLiteral("time in the simulated iteration (ms)"));
@@ -297,9 +292,8 @@ void StreamsView::setData(const StreamsData& data) {
 
 void StreamsView::fitAll() {
   m_settingRange = true;
-  const double end = std::max(m_data.t_iter, m_data.measured_t_iter) > 0
-                         ? std::max(m_data.t_iter, m_data.measured_t_iter) * kMs
-                         : 1.0;
+  const double tIter = std::max(m_data.t_iter, measured().measured_t_iter);
+  const double end = tIter > 0 ? tIter * kMs : 1.0;
   m_plot->xAxis->setRange(-0.01 * end, end * 1.01);
   m_settingRange = false;
   placeStallLabels();
@@ -357,10 +351,11 @@ QString StreamsView::toolTipAt(double timeMs, double laneValue, double slackMs) 
                            : lane == 1 ? StreamLane::SwapOut
                                        : StreamLane::SwapIn;
   // The measured row beneath the lane, when there is one.
-  const bool measured = m_data.hasMeasured() && laneValue - lane < (kSimLow + kMeasuredHigh) / 2;
+  const StreamsData& m = this->measured();
+  const bool measured = m.hasMeasured() && laneValue - lane < (kSimLow + kMeasuredHigh) / 2;
   const double t = timeMs / kMs;
   if (which == StreamLane::Compute) {
-    for (const StallMarker& s : measured ? m_data.measured_stalls : m_data.stalls) {
+    for (const StallMarker& s : measured ? m.measured_stalls : m_data.stalls) {
       if (t >= s.start && t <= s.end) {
         return QStringLiteral("%6stall before step %1 (%2)\nfrom %3 to %4: %5 waiting for t_ready")
             .arg(s.step)
@@ -369,8 +364,8 @@ QString StreamsView::toolTipAt(double timeMs, double laneValue, double slackMs) 
       }
     }
   }
-  const StreamBar* b = measured ? m_data.measuredBarAt(which, t, slackMs / kMs)
-                                : m_data.barAt(which, t, slackMs / kMs);
+  const StreamBar* b =
+      measured ? m.measuredBarAt(which, t, slackMs / kMs) : m_data.barAt(which, t, slackMs / kMs);
   if (!b) return {};
   QString text = QStringLiteral("%1 (layer %2)\n%3")
                      .arg(QString::fromStdString(b->label))

@@ -18,9 +18,10 @@
 #pragma once
 
 #include <QWidget>
-#include <optional>
+#include <memory>
 #include <vector>
 
+#include "views/measured_overlay.h"
 #include "views/streams_data.h"
 
 class QCustomPlot;
@@ -39,10 +40,13 @@ class StreamsView : public QWidget {
 
   /// Replaces what is drawn; keeps the time axis's zoom while the network stays the same.
   void setData(const StreamsData& data);
-  /// A measured iteration (the measured_* fields of addMeasuredStreams), drawn beside every
-  /// plan's simulated one until replaced; nullopt removes it.
-  void setMeasured(std::optional<StreamsData> measured);
+  /// A run's measurement (its `streams`: the measured_* fields of addMeasuredStreams), its
+  /// iteration drawn beside every plan's simulated one until replaced; null removes it.
+  void setOverlay(std::shared_ptr<const MeasuredOverlay> overlay);
+  /// The plan's data as set (the measured iteration is the overlay's: measured()).
   const StreamsData& data() const { return m_data; }
+  /// The measured iteration drawn (hasMeasured() false when there is none).
+  const StreamsData& measured() const { return measuredStreams(m_overlay.get()); }
   QCustomPlot* plot() const { return m_plot; }
   /// For tests: the stall markers and the offload + prefetch bars the last replot drew.
   int stallMarkerCount() const;
@@ -68,10 +72,10 @@ class StreamsView : public QWidget {
   void placeStallLabels();
 
   QCustomPlot* m_plot;
-  StreamsData m_data;  ///< with the measured iteration
-  std::optional<StreamsData> m_measured;
+  StreamsData m_data;  ///< the plan's
+  std::shared_ptr<const MeasuredOverlay> m_overlay;
   bool m_measuredLabel = false;    ///< the time axis is labelled for the overlay
-  QCPLayerable* m_bars = nullptr;  ///< draws m_data.bars and m_data.stalls
+  QCPLayerable* m_bars = nullptr;  ///< draws m_data's and the overlay's bars and stalls
   std::vector<QCPItemText*> m_stallLabels;
   QCPTextElement* m_title = nullptr;
   QCPItemText* m_message = nullptr;  ///< "untrainable: ..." when there is no plan

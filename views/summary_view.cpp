@@ -18,7 +18,7 @@ void SummaryView::setData(const SummaryData& data) {
   render();
 }
 
-void SummaryView::setOverlay(std::optional<SummaryData> overlay) {
+void SummaryView::setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) {
   m_overlay = std::move(overlay);
   if (!m_message) render();
 }
@@ -26,10 +26,10 @@ void SummaryView::setOverlay(std::optional<SummaryData> overlay) {
 void SummaryView::render() {
   m_data = m_plan;
   if (m_overlay) {
-    m_data.rows.insert(m_data.rows.end(), m_overlay->rows.begin(), m_overlay->rows.end());
-    m_data.warnings.insert(m_data.warnings.end(), m_overlay->warnings.begin(),
-                           m_overlay->warnings.end());
-    m_data.measured = m_overlay->measured;
+    const SummaryData& o = m_overlay->summary;
+    m_data.rows.insert(m_data.rows.end(), o.rows.begin(), o.rows.end());
+    m_data.warnings.insert(m_data.warnings.end(), o.warnings.begin(), o.warnings.end());
+    m_data.measured = o.measured;
   }
   const SummaryData& data = m_data;
   QString html = "<table cellspacing=4>";

@@ -3,8 +3,9 @@
 #pragma once
 
 #include <QWidget>
-#include <optional>
+#include <memory>
 
+#include "views/measured_overlay.h"
 #include "views/summary_data.h"
 
 class QTextBrowser;
@@ -17,10 +18,10 @@ class SummaryView : public QWidget {
   explicit SummaryView(QWidget* parent = nullptr);
 
   void setData(const SummaryData& data);
-  /// Rows and warnings added to every plan's summary until replaced (a run's measurement of the
-  /// plan shown, addMeasuredSummary, or why it is not shown); nullopt removes them.
-  void setOverlay(std::optional<SummaryData> overlay);
-  const std::optional<SummaryData>& overlay() const { return m_overlay; }
+  /// A run's measurement: its `summary` rows and warnings are added to every plan's summary
+  /// until replaced (addMeasuredSummary of the plan shown, or why it is not shown); null
+  /// removes them.
+  void setOverlay(std::shared_ptr<const MeasuredOverlay> overlay);
   /// A message instead of a plan (no run database, planning...).
   void setMessage(const QString& text);
   const SummaryData& data() const { return m_data; }
@@ -32,7 +33,7 @@ class SummaryView : public QWidget {
   QTextBrowser* m_text;
   SummaryData m_data;  ///< with the overlay
   SummaryData m_plan;  ///< as set
-  std::optional<SummaryData> m_overlay;
+  std::shared_ptr<const MeasuredOverlay> m_overlay;
   bool m_message = false;
 };
 

@@ -3,6 +3,9 @@
 /// the first plan is drawn; a budget change until every visible view is redrawn, over slider
 /// positions; and the longest time the GUI thread did not return to its event loop meanwhile.
 ///   gui_bench DB.swapdb [--model NAME] [--view VIEW] [--positions N] [--opens N]
+///             [--measurement RUN.swapdb]
+/// --measurement loads a run of a plan (Run > Run plan..., `swapscope run --plan --db`) before
+/// the budget changes, as the app overlays it: a drag then costs what it costs without.
 /// "Redrawn" is the visible view's QCustomPlot replotted after the plan was shown (the Layers and
 /// Summary views, which have none, count when the plan is shown).
 /// Run it headless with QT_QPA_PLATFORM=offscreen; it prints medians, p95 and maxima in ms.
@@ -18,6 +21,7 @@
 
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
+#include "gui/run_dialog.h"
 
 namespace {
 
@@ -76,17 +80,20 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QStringList args = QApplication::arguments();
   if (args.size() < 2) {
-    std::fprintf(stderr, "usage: gui_bench DB.swapdb [--model NAME] [--positions N] [--opens N]\n");
+    std::fprintf(stderr,
+                 "usage: gui_bench DB.swapdb [--model NAME] [--view VIEW] [--positions N] "
+                 "[--opens N] [--measurement RUN.swapdb]\n");
     return 2;
   }
   const QString db = args[1];
-  QString model, view = "memory";
+  QString model, view = "memory", measurement;
   int positions = 200, opens = 7;
   for (int i = 2; i + 1 < args.size(); i += 2) {
     if (args[i] == "--model") model = args[i + 1];
     if (args[i] == "--view") view = args[i + 1];
     if (args[i] == "--positions") positions = args[i + 1].toInt();
     if (args[i] == "--opens") opens = args[i + 1].toInt();
+    if (args[i] == "--measurement") measurement = args[i + 1];
   }
 
   // Open -> first drawn plan, each in a new window.
@@ -122,6 +129,16 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (!measurement.isEmpty()) {
+    auto* runs = new swapscope::gui::RunController(&window);  // owned by the window
+    QSignalSpy applied(runs, &swapscope::gui::RunController::measurementApplied);
+    runs->openMeasurement(measurement);
+    if (!applied.wait(120000)) {
+      std::fprintf(stderr, "gui_bench: the measurement %s was not applied\n",
+                   qPrintable(measurement));
+      return 1;
+    }
+  }
   const bool plot = countReplots(window, replots);
   BlockWatch watch;
   watch.start();
@@ -144,10 +161,11 @@ int main(int argc, char** argv) {
   std::printf("open -> first drawn plan (%d opens): median %.1f ms, max %.1f ms\n", opens,
               quantile(openMs, 0.5), quantile(openMs, 1.0));
   std::printf(
-      "budget change -> views redrawn (%d positions, %s, %s view): median %.1f ms, "
+      "budget change -> views redrawn (%d positions, %s, %s view%s): median %.1f ms, "
       "p95 %.1f ms, max %.1f ms\n",
       positions, model.isEmpty() ? "profiled network" : qPrintable(model), qPrintable(view),
-      quantile(changeMs, 0.5), quantile(changeMs, 0.95), quantile(changeMs, 1.0));
+      measurement.isEmpty() ? "" : ", a measurement loaded", quantile(changeMs, 0.5),
+      quantile(changeMs, 0.95), quantile(changeMs, 1.0));
   std::printf("longest GUI-thread block during the budget changes: %.1f ms\n", watch.longest_ms);
   return 0;
 }

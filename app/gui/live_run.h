@@ -15,12 +15,11 @@
 namespace swapscope::gui {
 
 struct LiveRunData {
-  /// The iterations at one k, in order: every stage (warm-up ones flagged).
+  /// The iterations at one k, in order: every stage (warm-up and the collector's pass too).
   struct Batch {
     std::int64_t k = 0;
     std::vector<double> iteration;  ///< 1-based at this k
     std::vector<double> seconds;
-    std::vector<bool> recorded;  ///< false: warm-up or the collector's pass
   };
   std::vector<Batch> times;
   /// The latest recorded iteration: its k and index among the recorded ones (-1: none yet).
@@ -33,19 +32,16 @@ struct LiveRunData {
   std::vector<double> stall_steps;
   std::vector<double> stall_ms;
   double stall_total_ms = 0;  ///< the iteration's, as recorded
-  int reports = 0;
 };
 
 /// Adds one progress report. `rows` are the committed rows of a recorded iteration (null for
 /// warm-up and collector iterations, which add only their time).
 inline void addLiveReport(LiveRunData& d, std::int64_t k, int iteration, double seconds,
-                          bool recorded, const store::IterationRows* rows) {
-  ++d.reports;
-  if (d.times.empty() || d.times.back().k != k) d.times.push_back({k, {}, {}, {}});
+                          const store::IterationRows* rows) {
+  if (d.times.empty() || d.times.back().k != k) d.times.push_back({k, {}, {}});
   LiveRunData::Batch& b = d.times.back();
   b.iteration.push_back(iteration);
   b.seconds.push_back(seconds);
-  b.recorded.push_back(recorded);
   if (!rows) return;
   const store::IterationRow& it = rows->iteration;
   d.k = it.k;

@@ -182,24 +182,33 @@ LiveRunPanel::LiveRunPanel(QWidget* parent)
 }
 
 void LiveRunPanel::setData(const LiveRunData& d) {
-  m_times->clearGraphs();
+  // A new run starts from nothing; then each report appends its iteration's point, and only a
+  // newly recorded iteration redraws the pool bytes and the stalls.
+  if (m_times->graphCount() > static_cast<int>(d.times.size())) m_times->clearGraphs();
   for (std::size_t i = 0; i < d.times.size(); ++i) {
     const LiveRunData::Batch& b = d.times[i];
-    QCPGraph* g = m_times->addGraph();
-    g->setName(tr("k = %1").arg(b.k));
-    const QColor c = kBatchColors[i % std::size(kBatchColors)];
-    g->setPen(QPen(c, 1.5));
-    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 5));
+    QCPGraph* g =
+        static_cast<int>(i) < m_times->graphCount() ? m_times->graph(static_cast<int>(i)) : nullptr;
+    if (!g) {
+      g = m_times->addGraph();
+      g->setName(tr("k = %1").arg(b.k));
+      const QColor c = kBatchColors[i % std::size(kBatchColors)];
+      g->setPen(QPen(c, 1.5));
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 5));
+    }
     QVector<double> x, y;
-    for (std::size_t j = 0; j < b.seconds.size(); ++j) {
+    for (std::size_t j = static_cast<std::size_t>(g->dataCount()); j < b.seconds.size(); ++j) {
       x.push_back(b.iteration[j]);
       y.push_back(b.seconds[j] * 1e3);
     }
-    g->setData(x, y, true);
+    if (!x.isEmpty()) g->addData(x, y, /*alreadySorted=*/true);
   }
   m_times->rescaleAxes();
   m_times->yAxis->setRangeLower(0);
   m_times->replot();
+  if (d.k == m_shownK && d.iteration == m_shownIteration) return;
+  m_shownK = d.k;
+  m_shownIteration = d.iteration;
   QVector<double> t(d.pool_ms.begin(), d.pool_ms.end()), mib;
   for (const double b : d.pool_bytes)
     mib.push_back(b / (1024.0 * 1024.0));
@@ -239,6 +248,9 @@ RunController::RunController(MainWindow* window)
         return;
       }
     }
+    // The views keep the overlay across plans: only a change of whether the plan shown is the
+    // run's replaces it (a budget drag passes over many plans that are not).
+    if (m_overlay && showsMeasuredPlan() == m_overlayShown) return;
     applyMeasurement();
   });
   confirmClose = [this] {
@@ -285,8 +297,7 @@ void RunController::showProgress(const QString& title, Kind kind) {
 
 void RunController::onProgress(const collect::RunProgress& p) {
   if (m_panel) {
-    addLiveReport(m_live, p.k, p.iteration, p.iteration_seconds,
-                  p.stage == collect::RunStage::Recorded, p.rows.get());
+    addLiveReport(m_live, p.k, p.iteration, p.iteration_seconds, p.rows.get());
     m_panel->setData(m_live);
   }
   if (!m_progress || m_job->cancelRequested()) return;
@@ -512,49 +523,58 @@ void RunController::setMeasurement(std::shared_ptr<const store::RunData> run) {
   applyMeasurement();
 }
 
+bool RunController::showsMeasuredPlan() const {
+  const PlanOutcome* shown = m_window->shownPlan();
+  if (!m_measuredPlan || !m_check || !shown || !shown->views || !shown->result ||
+      !shown->result->trainable)
+    return false;
+  const store::PlanFile& m = *m_measuredPlan;
+  // What is at hand first: the plan file is made only for a plan of the run's budget and k.
+  if (shown->request.budget != m.budget || policyName(shown->request.policy) != m.policy ||
+      shown->result->best.k != m.k)
+    return false;
+  // The plan shown is the plan the run ran: the same network, budget, policy, k and swap set.
+  const std::optional<store::PlanFile> file = shown->planFile();
+  return file && file->structure_hash == m.structure_hash && file->budget == m.budget &&
+         file->policy == m.policy && file->k == m.k && file->swap_set == m.swap_set;
+}
+
 void RunController::applyMeasurement() {
   if (!m_measuredRun) return;
   const store::RunData& run = *m_measuredRun;
-  const PlanOutcome* shown = m_window->shownPlan();
-  std::optional<store::PlanFile> file;
-  if (shown && shown->views) file = shown->planFile();
-  // The plan shown is the plan the run ran: the same network, budget, policy, k and swap set.
-  const bool same =
-      file && m_measuredPlan && m_check && file->structure_hash == m_measuredPlan->structure_hash &&
-      file->budget == m_measuredPlan->budget && file->policy == m_measuredPlan->policy &&
-      file->k == m_measuredPlan->k && file->swap_set == m_measuredPlan->swap_set;
-  SummaryData overlay;
+  const bool same = showsMeasuredPlan();
+  auto overlay = std::make_shared<MeasuredOverlay>();
   if (same) {
-    MemoryChartData chart = shown->views->memory;
-    if (addMeasuredMemory(chart, run, m_check->k)) {
-      m_window->memoryView()->setMeasured(chart.series.back());
-    } else {
-      m_window->memoryView()->setMeasured(std::nullopt);
-    }
-    StreamsData streams = shown->views->streams;
+    const PlanViews& views = *m_window->shownPlan()->views;
+    // The measured series and iteration are checked against, and added to, copies of the plan
+    // shown's: made once, while the plan shown stays the run's.
+    MemoryChartData chart = views.memory;
+    if (addMeasuredMemory(chart, run, m_check->k)) overlay->memory = std::move(chart.series.back());
+    StreamsData streams = views.streams;
     if (addMeasuredStreams(streams, run, m_check->k)) {
-      m_window->streamsView()->setMeasured(std::move(streams));
-    } else {
-      m_window->streamsView()->setMeasured(std::nullopt);
+      streams.bars.clear();  // only the measured iteration is the overlay's
+      streams.stalls.clear();
+      overlay->streams = std::move(streams);
     }
-    addMeasuredSummary(overlay, *m_check, run);
+    addMeasuredSummary(overlay->summary, *m_check, run);
+  } else if (!m_measuredPlan || !m_check) {
+    overlay->summary.warnings.push_back(
+        run.path + " recorded no plan with a measured iteration: " + "nothing to overlay");
   } else {
-    m_window->memoryView()->setMeasured(std::nullopt);
-    m_window->streamsView()->setMeasured(std::nullopt);
-    if (!m_measuredPlan || !m_check) {
-      overlay.warnings.push_back(
-          run.path + " recorded no plan with a measured iteration: " + "nothing to overlay");
-    } else {
-      const store::PlanFile& p = *m_measuredPlan;
-      overlay.warnings.push_back("the measurement in " + run.path + " is of another plan (" +
-                                 p.network_name + ", " + p.policy + ", " + formatBytes(p.budget) +
-                                 ", k = " + std::to_string(p.k) + "): plan that to overlay it");
-    }
+    const store::PlanFile& p = *m_measuredPlan;
+    overlay->summary.warnings.push_back("the measurement in " + run.path + " is of another plan (" +
+                                        p.network_name + ", " + p.policy + ", " +
+                                        formatBytes(p.budget) + ", k = " + std::to_string(p.k) +
+                                        "): plan that to overlay it");
   }
   // Another device than the plan's is said whichever plan is shown (addMeasuredSummary says it
   // with the measurement).
   if (!same && m_check && !m_check->device_mismatch.empty())
-    overlay.warnings.push_back("device: " + m_check->device_mismatch);
+    overlay->summary.warnings.push_back("device: " + m_check->device_mismatch);
+  // One value, shared by the three views.
+  m_overlay = overlay;
+  m_window->memoryView()->setOverlay(overlay);
+  m_window->streamsView()->setOverlay(overlay);
   m_window->summaryView()->setOverlay(std::move(overlay));
   m_overlayShown = same;
   emit measurementApplied();

@@ -23,6 +23,7 @@
 #include "perfmodel/compare.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
+#include "views/measured_overlay.h"
 
 class QCustomPlot;
 class QDockWidget;
@@ -38,6 +39,10 @@ class MainWindow;
 class LiveRunPanel : public QWidget {
  public:
   explicit LiveRunPanel(QWidget* parent = nullptr);
+  /// Brings the charts up to `data`, which holds what the previous call's did and more (a
+  /// progress report's iteration) or less (a new run: drawn from nothing): the new iterations'
+  /// points are appended, and the pool and stall charts are redrawn only for a newly recorded
+  /// iteration.
   void setData(const LiveRunData& data);
   QCustomPlot* times() const { return m_times; }
   QCustomPlot* pool() const { return m_pool; }
@@ -47,6 +52,9 @@ class LiveRunPanel : public QWidget {
   QCustomPlot* m_times;
   QCustomPlot* m_pool;
   QCustomPlot* m_stalls;
+  /// The recorded iteration the pool and stall charts show (-1: none).
+  std::int64_t m_shownK = 0;
+  int m_shownIteration = -1;
 };
 
 class RunController : public QObject {
@@ -101,6 +109,10 @@ class RunController : public QObject {
   void askProfile();
   void askRunPlan();
   void setMeasurement(std::shared_ptr<const store::RunData> run);
+  /// Whether the plan shown is the plan the measured run ran.
+  bool showsMeasuredPlan() const;
+  /// Replaces the views' overlay with the measurement over the plan shown, or why it is not
+  /// shown.
   void applyMeasurement();
 
   MainWindow* m_window;
@@ -115,6 +127,8 @@ class RunController : public QObject {
   std::shared_ptr<const store::RunData> m_measuredRun;
   std::optional<perf::RunSide::Check> m_check;  ///< perf::planCheck of the run
   std::optional<store::PlanFile> m_measuredPlan;
+  /// What the Memory, Streams and Summary views draw over every plan (null: nothing yet).
+  std::shared_ptr<const MeasuredOverlay> m_overlay;
   bool m_overlayShown = false;
   quint64 m_measurementGeneration = 0;
 };

@@ -226,11 +226,13 @@ TEST(MemoryChartData, TheMeasuredPoolCurveIsTheRunsAndMeetsThePrediction) {
   MemoryChartView view;
   view.setData(makePlanMemoryChartData(net, a, r, "swap-all", req.budget));
   const int graphs = view.plot()->graphCount();
-  view.setMeasured(m);
+  auto overlay = std::make_shared<MeasuredOverlay>();
+  overlay->memory = m;
+  view.setOverlay(overlay);
   EXPECT_EQ(view.plot()->graphCount(), graphs + 1);
   view.setData(makePlanMemoryChartData(net, a, r, "swap-all", req.budget));
   EXPECT_EQ(view.plot()->graphCount(), graphs + 1);
-  view.setMeasured(std::nullopt);
+  view.setOverlay(nullptr);
   EXPECT_EQ(view.plot()->graphCount(), graphs);
 }
 

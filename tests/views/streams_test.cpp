@@ -296,7 +296,9 @@ TEST(StreamsView, DrawsTheMeasuredRowBesideEveryPlanUntilRemoved) {
   StreamsView view;
   view.resize(1200, 500);
   view.setData(makeStreamsData(s->net, p));
-  view.setMeasured(measured);
+  auto overlay = std::make_shared<MeasuredOverlay>();
+  overlay->streams = measured;
+  view.setOverlay(overlay);
   view.plot()->replot();
   EXPECT_EQ(view.measuredBarCount(), static_cast<int>(measured.measured_bars.size()));
   EXPECT_EQ(view.measuredStallCount(), static_cast<int>(measured.measured_stalls.size()));
@@ -310,7 +312,7 @@ TEST(StreamsView, DrawsTheMeasuredRowBesideEveryPlanUntilRemoved) {
   if (!testing::pngDir().empty())
     view.plot()->savePng(QString::fromStdString(testing::pngDir() + "/streams-measured.png"), 1400,
                          520);
-  view.setMeasured(std::nullopt);
+  view.setOverlay(nullptr);
   view.plot()->replot();
   EXPECT_EQ(view.measuredBarCount(), 0);
   EXPECT_EQ(view.measuredStallCount(), 0);
