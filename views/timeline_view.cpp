@@ -112,10 +112,11 @@ const store::RunData* TimelineView::run() const {
              : nullptr;
 }
 
-void TimelineView::setRuns(std::vector<std::shared_ptr<const store::RunData>> runs) {
+void TimelineView::setRuns(std::vector<std::shared_ptr<const store::RunData>> runs, bool showFirst,
+                           std::optional<std::int64_t> firstK) {
   const store::RunData* shown = run();
   int keep = -1;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
+  for (std::size_t i = 0; i < runs.size() && !showFirst && !firstK; ++i) {
     if (runs[i].get() == shown) keep = static_cast<int>(i);
   }
   m_runs = std::move(runs);
@@ -136,8 +137,33 @@ void TimelineView::setRuns(std::vector<std::shared_ptr<const store::RunData>> ru
   }
   m_run = -1;
   if (m_runs.empty()) return;
-  const QSignalBlocker block(m_dbBox);
-  m_dbBox->setCurrentIndex(0);
+  if (firstK) {
+    try {
+      select(0, *firstK, 0);  // changes nothing when it throws
+      return;
+    } catch (const Error&) {
+      showFirstAtLargestK();
+      throw;
+    }
+  }
+  showFirstAtLargestK();
+}
+
+void TimelineView::showFirstAtLargestK() {
+  const std::vector<std::int64_t> ks = recordedBatches(*m_runs.front());
+  if (!ks.empty()) {
+    try {
+      select(0, ks.back(), 0);  // fills the boxes
+      return;
+    } catch (const Error& e) {
+      emit failed(qs(e.what()));
+    }
+  }
+  // Nothing recorded to show: the boxes stay empty and the summary says so.
+  {
+    const QSignalBlocker block(m_dbBox);
+    m_dbBox->setCurrentIndex(0);
+  }
   fillBatches();
   onChosen();
 }

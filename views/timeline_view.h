@@ -11,12 +11,13 @@
 /// - `perfettoRequested()` is emitted by the "Open in Perfetto" button; the window writes
 ///   store::chromeTrace of `data()` (the same k and iteration) next to the database.
 /// - A click on a bar outlines that layer's bars, as in the Streams view; `layerSelected(int)`
-///   names the layer of the database shown, whose network may not be the one planned, so the
-///   window does not link it to the plan views.
+///   names the layer of the database shown, whose network may not be the one planned: the
+///   window links it (and `selectLayer(int)`) to the plan views while it is.
 #pragma once
 
 #include <QWidget>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "store/run_db.h"
@@ -39,8 +40,11 @@ class TimelineView : public QWidget {
   explicit TimelineView(QWidget* parent = nullptr);
 
   /// The open databases (the planning one first). Keeps the database shown when it is still
-  /// among them, with its k and iteration; otherwise shows the first at its largest k.
-  void setRuns(std::vector<std::shared_ptr<const store::RunData>> runs);
+  /// among them, with its k and iteration; otherwise, or with `showFirst`, shows iteration 0 of
+  /// the first at `firstK` (default: its largest recorded k). Error(BadInput) as select() says
+  /// when the first recorded no iteration at `firstK`; it is then shown at its largest k.
+  void setRuns(std::vector<std::shared_ptr<const store::RunData>> runs, bool showFirst = false,
+               std::optional<std::int64_t> firstK = std::nullopt);
   /// Shows iteration `iteration` at `k` of run `run` (an index into setRuns' list).
   /// Error(BadInput) naming the file and the k values recorded when there is no such iteration
   /// (what `swapscope trace` says); what is shown then stays.
@@ -69,6 +73,7 @@ class TimelineView : public QWidget {
 
  private:
   void display(const TimelineData& data);
+  void showFirstAtLargestK();
   void fillBatches();
   void fillIterations();
   void onChosen();

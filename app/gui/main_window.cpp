@@ -25,6 +25,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #ifdef SWAPSCOPE_HAVE_QT_SVG
 #include <QSvgGenerator>
 #endif
@@ -38,6 +39,7 @@
 #include "gui/measured_views.h"
 #include "gui/plan_service.h"
 #include "gui/run_document.h"
+#include "store/plan_file.h"
 #include "views/compare_view.h"
 #include "views/layers_view.h"
 #include "views/memory_chart_data.h"
@@ -139,11 +141,7 @@ MainWindow::MainWindow(QWidget* parent)
           [this](const QString& m) { statusBar()->showMessage(m); });
   connect(m_measured, &MeasuredViews::idle, this, &MainWindow::checkSettled);
   QMenu* fileMenu = menuBar()->addMenu("&File");
-  fileMenu->addAction("&Open run database...", this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, "Open run database", {},
-                                                      "Run databases (*.swapdb);;All files (*)");
-    if (!path.isEmpty()) openDatabase(path);
-  });
+  fileMenu->addAction("&Open run database...", this, &MainWindow::askOpenDatabase);
   fileMenu->addAction("&Add database for comparison...", this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, "Add database for comparison", {},
                                                       "Run databases (*.swapdb);;All files (*)");
@@ -160,7 +158,6 @@ MainWindow::MainWindow(QWidget* parent)
     m_dbLabel->setText(m_doc->current() ? qs(m_doc->current()->path) : "no run database");
     showError("Cannot open the run database", m);
   });
-  connect(m_doc, &RunDocument::progress, this, [this](const QString& m) { m_status->setText(m); });
   connect(m_plans, &PlanService::contextReady, this, &MainWindow::onContextReady);
   connect(m_plans, &PlanService::contextFailed, this,
           [this](const QString& m) { showError("Cannot plan this network", m); });
@@ -177,6 +174,10 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_streams, &StreamsView::layerSelected, this, &MainWindow::selectLayer);
   connect(m_layers, &LayersView::layerSelected, this, &MainWindow::selectLayer);
   connect(m_modelView, &ModelView::layerSelected, this, &MainWindow::selectLayer);
+  // The Timeline's layers are the plan's while it shows a database of the network planned.
+  connect(m_measured->timeline(), &TimelineView::layerSelected, this, [this](int layer) {
+    if (timelineShowsPlannedNetwork()) selectLayer(layer);
+  });
   connect(m_tradeoff, &TradeoffView::budgetChosen, this,
           [this](qint64 budget) { setBudget(budget); });
   connect(m_tradeoff, &TradeoffView::batchChosen, this, [this](qint64 k) {
@@ -283,11 +284,7 @@ void MainWindow::buildControls() {
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::LeftDockWidgetArea, dock);
 
-  connect(openDb, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, "Open run database", {},
-                                                      "Run databases (*.swapdb);;All files (*)");
-    if (!path.isEmpty()) openDatabase(path);
-  });
+  connect(openDb, &QPushButton::clicked, this, &MainWindow::askOpenDatabase);
   connect(openNet, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, "Open network JSON", {},
                                                       "Network JSON (*.json);;All files (*)");
@@ -369,6 +366,8 @@ void MainWindow::applyOptions(const GuiOptions& o) {
   m_measured->setHeadless(m_headless);
   if (o.timeline_k) m_measured->setTimelineBatch(*o.timeline_k);
   if (o.budget) m_budget = *o.budget;
+  // A budget or k on the command line is kept for the database it opens, even a run of a plan.
+  m_requestGiven = o.budget.has_value() || o.batch.has_value();
   {
     const QSignalBlocker b1(m_policy), b2(m_mode), b3(m_autoK), b4(m_k);
     m_policy->setCurrentText(qs(std::string(policyName(o.policy))));
@@ -408,8 +407,14 @@ void MainWindow::applyOptions(const GuiOptions& o) {
 }
 
 void MainWindow::openDatabase(const QString& path) {
-  m_dbLabel->setText("reading " + path);
+  m_dbLabel->setText("reading " + path);  // until loaded() or loadFailed() says what it holds
   m_doc->open(path);
+}
+
+void MainWindow::askOpenDatabase() {
+  const QString path = QFileDialog::getOpenFileName(this, "Open run database", {},
+                                                    "Run databases (*.swapdb);;All files (*)");
+  if (!path.isEmpty()) openDatabase(path);
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
@@ -489,11 +494,38 @@ void MainWindow::onLoaded() {
   setWindowTitle("Swapscope: " + QFileInfo(qs(run->path)).fileName());
   m_measured->setPrimary(run->run);
   if (run->model_view) m_modelView->setData(*run->model_view);
+  showRecordedPlan(*run, std::exchange(m_requestGiven, false));
   if (m_netSource->currentIndex() == 0) {
     setNetwork(nullptr, "profiled");
   } else {
     onNetworkSourceChanged();
   }
+}
+
+void MainWindow::showRecordedPlan(const RunData& run, bool keepRequest) {
+  // A run of a plan (`swapscope run --plan`, Run plan...): the plan it ran, as planCheck takes it.
+  std::shared_ptr<const store::PlanFile> recorded;
+  const store::RunData& rows = *run.run;
+  if (rows.meta.kind == "run" && !rows.plans.empty()) {
+    try {
+      recorded = std::make_shared<const store::PlanFile>(store::planFromJson(
+          nlohmann::json::parse(rows.plans.back().json), run.path + " (table plans)"));
+    } catch (const std::exception& e) {
+      m_status->setText(qs(e.what()));
+    }
+  }
+  m_plans->setRecordedPlan(recorded);
+  const std::optional<Policy> policy =
+      recorded ? policyFromName(recorded->policy) : std::optional<Policy>();
+  if (!recorded || !policy || keepRequest || m_netSource->currentIndex() != 0) return;
+  // Its policy, budget and k, planned with its swap set (PlanService), so that the run's
+  // measurement is overlaid on the plan it measured as soon as the database is open.
+  m_budget = recorded->budget;
+  const QSignalBlocker b1(m_policy), b2(m_autoK), b3(m_k);
+  m_policy->setCurrentText(qs(std::string(policyName(*policy))));
+  m_autoK->setChecked(false);
+  m_k->setEnabled(true);
+  m_k->setValue(static_cast<int>(std::min<std::int64_t>(recorded->k, m_k->maximum())));
 }
 
 void MainWindow::onContextReady() {
@@ -696,11 +728,18 @@ void MainWindow::selectLayer(int layer) {
   m_tradeoff->selectLayer(layer);
   m_layers->selectLayer(layer);
   m_modelView->selectLayer(layer);
+  if (timelineShowsPlannedNetwork()) m_measured->timeline()->selectLayer(layer);
   const Network* net = plannedNetwork();
   if (net && layer >= 0 && layer < net->size())
     statusBar()->showMessage(
         qs("selected layer " + std::to_string(layer) + ": " + net->layer(layer).name));
   m_selecting = false;
+}
+
+bool MainWindow::timelineShowsPlannedNetwork() const {
+  const store::RunData* shown = m_measured->timeline()->run();
+  const Network* net = plannedNetwork();
+  return shown && net && shown->network.structure_hash == net->structureHash();
 }
 
 void MainWindow::showView(const QString& name) {

@@ -110,6 +110,9 @@ class MainWindow : public QMainWindow {
  private:
   void buildControls();
   void onLoaded();
+  /// For a run of a plan: planning shows the plan it ran (unless `keepRequest`: the command
+  /// line's budget or k).
+  void showRecordedPlan(const RunData& run, bool keepRequest);
   void onContextReady();
   void onPlanReady(const PlanOutcome& outcome);
   void onBatchCurve(const BatchCurveOutcome& curve);
@@ -121,7 +124,11 @@ class MainWindow : public QMainWindow {
   void showAnalysisOnly();
   void updateBudgetControls();
   void showError(const QString& title, const QString& message);
+  /// File > Open run database... and the Plan panel's button: asks for the file, opens it.
+  void askOpenDatabase();
   const Network* plannedNetwork() const;
+  /// The Timeline shows a database of the network planned (its layers are the plan's).
+  bool timelineShowsPlannedNetwork() const;
   files::OutputRules outputRules(bool force) const;
 
   RunDocument* m_doc;
@@ -160,6 +167,7 @@ class MainWindow : public QMainWindow {
   QLabel* m_status;
 
   bool m_headless = false;
+  bool m_requestGiven = false;  ///< --budget or --batch: kept when the database opens
   std::int64_t m_budget = std::int64_t{256} << 20;
   std::int64_t m_minBudget = 1, m_maxBudget = std::int64_t{80} << 30;
   QString m_netFile;  ///< the network JSON planned, when one is

@@ -6,6 +6,7 @@
 #include <QThreadPool>
 #include <QWidget>
 #include <filesystem>
+#include <utility>
 
 #include "cli/file_options.h"
 #include "common/error.h"
@@ -54,20 +55,12 @@ std::vector<std::shared_ptr<const store::RunData>> MeasuredViews::runs() const {
 
 void MeasuredViews::setPrimary(std::shared_ptr<const store::RunData> run) {
   m_primary = std::move(run);
-  runsChanged();
-  if (!m_primary) return;
-  // A newly opened planning database is shown, at --k when given, else at its largest k.
-  try {
-    if (m_pendingK) {
-      const std::int64_t k = *m_pendingK;
-      m_pendingK.reset();
-      m_timeline->select(0, k, 0);
-    } else if (!m_primary->iterations.empty()) {
-      m_timeline->select(0, store::largestRecordedK(*m_primary), 0);
-    }
-  } catch (const Error& e) {
-    emit failed("Cannot show the iteration", qs(e.what()));
+  if (!m_primary) {
+    runsChanged();
+    return;
   }
+  // A newly opened planning database is shown, at --k when given, else at its largest k.
+  runsChanged(true, std::exchange(m_pendingK, std::nullopt));
 }
 
 void MeasuredViews::addDatabase(const QString& path) {
@@ -91,9 +84,14 @@ void MeasuredViews::addDatabase(const QString& path) {
       });
 }
 
-void MeasuredViews::runsChanged() {
+void MeasuredViews::runsChanged(bool showPrimary, std::optional<std::int64_t> k) {
   const auto all = runs();
-  m_timeline->setRuns(all);
+  QString timelineError;
+  try {
+    m_timeline->setRuns(all, showPrimary, k);
+  } catch (const Error& e) {
+    timelineError = qs(e.what());
+  }
   QStringList names;
   for (std::size_t i = 0; i < all.size(); ++i) {
     names << QStringLiteral("%1%2 (%3)")
@@ -107,6 +105,7 @@ void MeasuredViews::runsChanged() {
   if (m_pairB >= n || m_pairB == m_pairA) m_pairB = n > 1 ? (m_pairA == n - 1 ? 0 : n - 1) : 0;
   m_compare->setRunNames(names, m_pairA, m_pairB);
   requestCompare();
+  if (!timelineError.isEmpty()) emit failed("Cannot show the iteration", timelineError);
 }
 
 void MeasuredViews::requestCompare() {
@@ -162,20 +161,28 @@ QString MeasuredViews::tracePath() const {
   return qs((db.parent_path() / name).string());
 }
 
-void MeasuredViews::writeTrace(const QString& path, bool force) {
-  const store::RunData* run = m_timeline->run();
+std::function<std::string()> MeasuredViews::traceWriter(const QString& path, bool force) const {
   const TimelineData& d = m_timeline->data();
+  std::shared_ptr<const store::RunData> run;
+  for (const auto& r : runs())
+    if (r.get() == m_timeline->run()) run = r;
   if (!run || d.path.empty()) throwBadInput("no recorded iteration is shown");
   files::OutputRules rules;
   rules.force = force;
   for (const auto& r : runs())
     cli::addInput(rules, "the run database", r->path);
-  const std::string out = path.toStdString();
-  files::checkOutputPath(out, "the trace file", rules);
-  const auto trace = store::chromeTrace(*run, d.k, d.iteration);
-  files::writeOutputFile(
-      out, "the trace file",
-      trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n', rules);
+  return [run, k = d.k, iteration = d.iteration, rules, out = path.toStdString()] {
+    files::checkOutputPath(out, "the trace file", rules);
+    const auto trace = store::chromeTrace(*run, k, iteration);
+    files::writeOutputFile(
+        out, "the trace file",
+        trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n', rules);
+    return out;
+  };
+}
+
+void MeasuredViews::writeTrace(const QString& path, bool force) {
+  traceWriter(path, force)();
 }
 
 void MeasuredViews::openInPerfetto() {
@@ -188,12 +195,29 @@ void MeasuredViews::openInPerfetto() {
       return;
     force = true;
   }
+  std::function<std::string()> write;
   try {
-    writeTrace(path, force);
-    emit status(path + " written: open it in ui.perfetto.dev (Open trace file)");
+    write = traceWriter(path, force);
   } catch (const Error& e) {
+    emit status(tr("cannot write the trace: %1").arg(qs(e.what())));
     emit failed("Cannot write the trace", qs(e.what()));
+    return;
   }
+  ++m_writing;
+  emit status(tr("writing %1").arg(path));
+  runOffGuiThread(
+      m_pool, this, std::move(write),
+      [](MeasuredViews& self, std::shared_ptr<const std::string> written, const QString& error) {
+        --self.m_writing;
+        if (written) {
+          emit self.status(
+              tr("%1 written: open it in ui.perfetto.dev (Open trace file)").arg(qs(*written)));
+        } else {
+          emit self.status(tr("cannot write the trace: %1").arg(error));
+          emit self.failed("Cannot write the trace", error);
+        }
+        self.checkIdle();
+      });
 }
 
 }  // namespace swapscope::gui

@@ -4,11 +4,13 @@
 /// (two open databases side by side). It keeps the open databases, the planning one first and
 /// then those added for comparison, reads the added ones and builds each comparison on a worker
 /// thread (the GUI thread never calls SQLite or fits a model), and writes a recorded iteration as
-/// Chrome trace JSON for Perfetto.
+/// Chrome trace JSON for Perfetto (on the worker too, the file or the error then said by
+/// status()).
 #pragma once
 
 #include <QObject>
 #include <QString>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -49,14 +51,15 @@ class MeasuredViews : public QObject {
 
   /// The open databases, the planning one first.
   std::vector<std::shared_ptr<const store::RunData>> runs() const;
-  /// A database is being read or a comparison built.
-  bool busy() const { return m_reading > 0 || m_comparing; }
+  /// A database is being read, a comparison built or a trace written.
+  bool busy() const { return m_reading > 0 || m_comparing || m_writing > 0; }
 
   /// Where Open in Perfetto writes the Timeline's iteration: next to its database,
   /// "<name>-k<K>-it<I>.trace.json". Empty when nothing is shown.
   QString tracePath() const;
   /// Writes store::chromeTrace of the Timeline's iteration to `path` under the CLI's output
-  /// rules (every open database is an input, never replaced). Error(BadInput) when refused.
+  /// rules (every open database is an input, never replaced), on the calling thread (Open in
+  /// Perfetto does the same on the worker). Error(BadInput) when refused.
   void writeTrace(const QString& path, bool force);
 
  signals:
@@ -66,7 +69,12 @@ class MeasuredViews : public QObject {
   void idle();
 
  private:
-  void runsChanged();
+  /// Brings the Timeline and Compare views up to the open databases; `showPrimary`: the
+  /// Timeline shows the planning database (at `k`, else its largest recorded k).
+  void runsChanged(bool showPrimary = false, std::optional<std::int64_t> k = std::nullopt);
+  /// What writing the Timeline's iteration to `path` needs, taken on the GUI thread; the
+  /// returned work writes it (on any thread) and returns the path.
+  std::function<std::string()> traceWriter(const QString& path, bool force) const;
   void requestCompare();
   void openInPerfetto();
   void checkIdle();
@@ -80,6 +88,7 @@ class MeasuredViews : public QObject {
   int m_pairA = 0, m_pairB = 1;
   int m_reading = 0;
   bool m_comparing = false;
+  int m_writing = 0;  ///< traces being written
   quint64 m_compareGeneration = 0;
   std::optional<std::int64_t> m_pendingK;
   bool m_headless = false;

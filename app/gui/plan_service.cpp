@@ -6,7 +6,12 @@
 #include <QThreadPool>
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "analysis/gmap.h"
+#include "analysis/memory.h"
+#include "analysis/swap_policy.h"
 #include "common/error.h"
 
 namespace swapscope::gui {
@@ -47,6 +52,36 @@ std::optional<store::PlanFile> PlanOutcome::planFile() const {
   if (!result || !result->trainable || !context) return std::nullopt;
   return perf::toPlanFile(*result, request, *context->run->model, *context->network,
                           context->run->run->meta.backend, context->run->path);
+}
+
+std::optional<perf::PlanResult> planRecorded(const PlanContext& c, const perf::PlanRequest& r,
+                                             const store::PlanFile& recorded) {
+  if (c.transferred || c.network->structureHash() != recorded.structure_hash ||
+      r.budget != recorded.budget || policyName(r.policy) != recorded.policy ||
+      r.batch != recorded.k || recorded.sub_batches != 1)
+    return std::nullopt;
+  perf::PlanResult result = c.planner->plan(r);
+  std::vector<std::string> names;
+  for (const store::PlanSwap& s : recorded.swap_set)
+    names.push_back(s.fm);
+  const SwapSet set = swapSetFromNames(*c.network, c.planner->costs(), names,
+                                       c.run->path + " (table plans): swap_set", ".fm");
+  if (result.trainable && result.best.swapped == set) return result;
+  // A recorded recompute set cannot be simulated here (evaluate() takes swaps only); a swap
+  // set that does not fit is not the plan of this budget: the planner's plan is shown then.
+  if (!recorded.recompute.empty()) return result;
+  std::optional<perf::Evaluation> e =
+      c.planner->evaluate(recorded.k, set, r.budget, recorded.reuse_delay);
+  if (!e) return result;
+  result.trainable = true;
+  result.reason.clear();
+  result.infeasible = false;
+  result.best = std::move(*e);
+  result.gmap = buildGmap(*c.network, c.planner->costs(), set);
+  result.curve = computeMemoryCurve(result.gmap);
+  result.t_whole = perf::wholeTrainingSeconds(recorded.k, result.best.sim.t_iter, result.delta, r);
+  result.lr = perf::scaledLearningRate(r.lr_base, r.k_base, r.lr_c, recorded.k);
+  return result;
 }
 
 PlanService::PlanService(QObject* parent)
@@ -126,13 +161,17 @@ void PlanService::startNext() {
   m_running = true;
   QPointer<PlanService> self(this);
   std::shared_ptr<const PlanContext> context = m_context;
-  m_planPool->start([self, seq, request, context] {
+  std::shared_ptr<const store::PlanFile> recorded = m_recorded;
+  m_planPool->start([self, seq, request, context, recorded] {
     PlanOutcome out;
     out.seq = seq;
     out.request = request;
     out.context = context;
     try {
-      auto result = std::make_shared<perf::PlanResult>(context->planner->plan(request));
+      std::optional<perf::PlanResult> shown;
+      if (recorded) shown = planRecorded(*context, request, *recorded);
+      auto result = std::make_shared<perf::PlanResult>(shown ? std::move(*shown)
+                                                             : context->planner->plan(request));
       out.views = std::make_shared<const PlanViews>(makePlanViews(*context, request, *result));
       out.result = std::move(result);
     } catch (const std::exception& e) {

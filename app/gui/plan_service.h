@@ -26,6 +26,18 @@ class QThreadPool;
 
 namespace swapscope::gui {
 
+/// The plan `recorded` (what a run database ran: its k and swap set) for `request`, when the
+/// request asks for its policy, budget and k (a fixed k) of the network it was made for
+/// (`context` not transferred): the planner's plan at that k when its swap set is the recorded
+/// one, else the recorded swap set simulated at k (perf::Planner::evaluate), so that the plan
+/// shown is the plan the run ran even where a model fitted to other measurements would choose
+/// another. The planner's plan where the recorded one cannot be simulated (a recompute set
+/// the planner's plan does not have). nullopt when it does not apply (another request or
+/// network, sub-batches): the caller then plans the request.
+std::optional<perf::PlanResult> planRecorded(const PlanContext& context,
+                                             const perf::PlanRequest& request,
+                                             const store::PlanFile& recorded);
+
 class PlanService : public QObject {
   Q_OBJECT
  public:
@@ -39,6 +51,11 @@ class PlanService : public QObject {
 
   /// Plans `request` with the current context; returns its sequence number.
   quint64 requestPlan(const perf::PlanRequest& request);
+  /// The plan a run database ran (null: none): a request for its policy, budget and k is
+  /// answered with it (planRecorded) rather than re-planned, on the network it was made for.
+  void setRecordedPlan(std::shared_ptr<const store::PlanFile> plan) {
+    m_recorded = std::move(plan);
+  }
   /// Whether a requested plan waits or runs.
   bool planning() const { return m_running || m_pending.has_value(); }
 
@@ -71,6 +88,7 @@ class PlanService : public QObject {
   /// The newest plan whose k curve is still to be made.
   std::optional<PlanOutcome> m_curvePending;
   std::shared_ptr<const PlanContext> m_context;
+  std::shared_ptr<const store::PlanFile> m_recorded;
   quint64 m_contextGeneration = 0;
   bool m_contextPending = false;
   quint64 m_seq = 0;

@@ -35,7 +35,6 @@ RunData RunDocument::read(const std::string& path) {
 
 void RunDocument::open(const QString& path) {
   const quint64 generation = ++m_generation;
-  emit progress(tr("reading %1").arg(path));
   runOffGuiThread(
       m_pool, this, [file = path.toStdString()] { return read(file); },
       [generation](RunDocument& self, std::shared_ptr<const RunData> data, const QString& error) {

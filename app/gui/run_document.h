@@ -32,7 +32,6 @@ class RunDocument : public QObject {
  signals:
   void loaded(const swapscope::gui::RunData& data);
   void loadFailed(const QString& message);
-  void progress(const QString& message);
 
  private:
   QThreadPool* m_pool;

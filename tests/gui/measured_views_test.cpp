@@ -23,9 +23,11 @@
 #include "common/error.h"
 #include "gui/main_window.h"
 #include "gui/measured_views.h"
+#include "store/chrome_trace.h"
 #include "store/run_db.h"
 #include "views/compare_data.h"
 #include "views/compare_view.h"
+#include "views/timeline_data.h"
 #include "views/timeline_view.h"
 
 namespace swapscope::gui {
@@ -230,12 +232,59 @@ TEST(MeasuredViews, TheOpenInPerfettoButtonWritesNextToTheDatabaseAndSaysWhere) 
   const QString path = dir.filePath("run-k94-it0.trace.json");
   ASSERT_EQ(m.tracePath(), path);
   ASSERT_FALSE(QFile::exists(path));
-  m.timeline()->perfettoButton()->click();
+  QSignalSpy idle(&m, &MeasuredViews::idle);
+  m.timeline()->perfettoButton()->click();  // written on the worker
+  ASSERT_TRUE(idle.wait(kWaitMs));
   EXPECT_TRUE(QFile::exists(path));
-  EXPECT_TRUE(w.window.statusBar()->currentMessage().contains(path))
+  EXPECT_TRUE(w.window.statusBar()->currentMessage().contains(path + " written"))
       << w.window.statusBar()->currentMessage().toStdString();
   const auto trace = nlohmann::json::parse(readAll(path.toStdString()));
   EXPECT_EQ(trace["otherData"]["k"].get<int>(), 94);
+  // Headless, an existing file is refused: the reason is in the status bar too, and the file
+  // is kept.
+  m.setHeadless(true);
+  const std::string before = readAll(path.toStdString());
+  QSignalSpy failed(&m, &MeasuredViews::failed);
+  m.timeline()->perfettoButton()->click();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !failed.isEmpty(); }, kWaitMs));
+  const QString said = w.window.statusBar()->currentMessage();
+  EXPECT_TRUE(said.startsWith("cannot write the trace: ")) << said.toStdString();
+  EXPECT_TRUE(said.contains(path)) << said.toStdString();
+  EXPECT_EQ(readAll(path.toStdString()), before);
+}
+
+TEST(MeasuredViews, OpeningADatabaseBuildsTheTimelineOnce) {
+  const auto run = std::make_shared<const store::RunData>(store::RunReader(kFmnist).load());
+  const auto batches = static_cast<qsizetype>(recordedBatches(*run).size());
+  QWidget parent;
+  {
+    MeasuredViews m(&parent);
+    QSignalSpy rows(m.timeline()->batchBox()->model(), &QAbstractItemModel::rowsInserted);
+    m.setPrimary(run);
+    EXPECT_EQ(rows.size(), batches);  // the k box filled once: one build
+    EXPECT_EQ(m.timeline()->data().k, 94);
+  }
+  {
+    MeasuredViews m(&parent);
+    m.setTimelineBatch(47);
+    QSignalSpy rows(m.timeline()->batchBox()->model(), &QAbstractItemModel::rowsInserted);
+    m.setPrimary(run);
+    EXPECT_EQ(rows.size(), batches);
+    EXPECT_EQ(m.timeline()->data().k, 47);
+  }
+}
+
+TEST(MeasuredViews, TheTimelinesLayersAreLinkedToThePlansWhileItShowsTheNetworkPlanned) {
+  Window w({QString::fromStdString(kFmnist), "--compare", QString::fromStdString(kResnet)});
+  TimelineView& t = *w.window.measured()->timeline();
+  ASSERT_EQ(t.runIndex(), 0);  // the planning database: the network planned
+  ASSERT_EQ(w.window.selectedLayer(), -1);
+  emit t.layerSelected(3);
+  EXPECT_EQ(w.window.selectedLayer(), 3);
+  // Another network's database: its layers are not the plan's.
+  t.select(1, store::largestRecordedK(*w.window.measured()->runs()[1]), 0);
+  emit t.layerSelected(2);
+  EXPECT_EQ(w.window.selectedLayer(), 3);
 }
 
 TEST(MeasuredViews, AnUnreadableCompareDatabaseOrUnknownKIsTheReadersMessage) {

@@ -15,6 +15,7 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -344,7 +345,7 @@ TEST(RunController, RunsThePlanShownIntoANewDatabase) {
 
 TEST(LiveRunData, APointPerIterationAndTheLatestRecordedIterationsPoolAndStalls) {
   LiveRunData d;
-  addLiveReport(d, 4, 1, 0.5, false, nullptr);  // a warm-up: its time only
+  addLiveReport(d, 4, 1, 0.5, nullptr);  // a warm-up: its time only
   EXPECT_EQ(d.iteration, -1);
   store::IterationRows rows;
   rows.iteration.k = 4;
@@ -361,13 +362,12 @@ TEST(LiveRunData, APointPerIterationAndTheLatestRecordedIterationsPoolAndStalls)
   update.direction = store::Direction::Update;
   update.stall_ns = 5;
   rows.samples = {fwd, idle, update};
-  addLiveReport(d, 4, 2, 0.25, true, &rows);
-  addLiveReport(d, 8, 1, 0.75, true, nullptr);
+  addLiveReport(d, 4, 2, 0.25, &rows);
+  addLiveReport(d, 8, 1, 0.75, nullptr);
   ASSERT_EQ(d.times.size(), 2u);
   EXPECT_EQ(d.times[0].k, 4);
   EXPECT_EQ(d.times[0].seconds, (std::vector<double>{0.5, 0.25}));
   EXPECT_EQ(d.times[0].iteration, (std::vector<double>{1, 2}));
-  EXPECT_EQ(d.times[0].recorded, (std::vector<bool>{false, true}));
   EXPECT_EQ(d.times[1].k, 8);
   EXPECT_EQ(d.k, 4);
   EXPECT_EQ(d.iteration, 0);
@@ -376,7 +376,67 @@ TEST(LiveRunData, APointPerIterationAndTheLatestRecordedIterationsPoolAndStalls)
   EXPECT_EQ(d.stall_steps, (std::vector<double>{2}));
   EXPECT_EQ(d.stall_ms, (std::vector<double>{3}));
   EXPECT_EQ(d.stall_total_ms, 3.0);
-  EXPECT_EQ(d.reports, 3);
+}
+
+/// One recorded iteration's rows: pool bytes `bytes` at 1, 2, 3 ms, a stall before step 2.
+store::IterationRows recordedRows(std::int64_t k, int iteration,
+                                  const std::vector<std::int64_t>& bytes) {
+  store::IterationRows rows;
+  rows.iteration.k = k;
+  rows.iteration.iteration = iteration;
+  rows.iteration.stall_ns = 2'000'000;
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    rows.memory.push_back({k, iteration, static_cast<std::int64_t>(i + 1) * 1'000'000, bytes[i]});
+  store::SampleRow stalled;
+  stalled.step = 2;
+  stalled.stall_ns = 2'000'000;
+  rows.samples = {stalled};
+  return rows;
+}
+
+TEST(LiveRunPanel, AReportAppendsItsPointAndOnlyARecordedIterationRedrawsThePoolAndStalls) {
+  LiveRunPanel panel;
+  LiveRunData d;
+  addLiveReport(d, 4, 1, 0.5, nullptr);
+  panel.setData(d);
+  ASSERT_EQ(panel.times()->graphCount(), 1);
+  const QPointer<QCPGraph> k4 = panel.times()->graph(0);
+  QSignalSpy poolReplots(panel.pool(), &QCustomPlot::afterReplot);
+  QSignalSpy stallReplots(panel.stalls(), &QCustomPlot::afterReplot);
+  // A warm-up iteration: one more point on the same graph; the pool and stalls stay as drawn.
+  addLiveReport(d, 4, 2, 0.25, nullptr);
+  panel.setData(d);
+  ASSERT_TRUE(k4) << "the k = 4 graph was made again";
+  ASSERT_EQ(panel.times()->graph(0), k4.data());
+  ASSERT_EQ(k4->dataCount(), 2);
+  EXPECT_EQ(k4->data()->at(1)->key, 2.0);
+  EXPECT_EQ(k4->data()->at(1)->value, 250.0);
+  EXPECT_EQ(poolReplots.size(), 0);
+  EXPECT_EQ(stallReplots.size(), 0);
+  // A recorded one: its pool bytes and stalls.
+  const store::IterationRows rows = recordedRows(4, 0, {100, 300, 200});
+  addLiveReport(d, 4, 3, 0.125, &rows);
+  panel.setData(d);
+  EXPECT_EQ(k4->dataCount(), 3);
+  EXPECT_EQ(poolReplots.size(), 1);
+  EXPECT_EQ(stallReplots.size(), 1);
+  EXPECT_EQ(panel.pool()->graph(0)->dataCount(), 3);
+  EXPECT_EQ(panel.pool()->graph(0)->data()->at(1)->value, 300.0 / (1024.0 * 1024.0));
+  EXPECT_EQ(static_cast<QCPBars*>(panel.stalls()->plottable(0))->dataCount(), 1);
+  // The next k: a second graph; the first keeps its points.
+  addLiveReport(d, 8, 1, 0.75, nullptr);
+  panel.setData(d);
+  ASSERT_EQ(panel.times()->graphCount(), 2);
+  EXPECT_EQ(panel.times()->graph(0), k4.data());
+  EXPECT_EQ(k4->dataCount(), 3);
+  EXPECT_EQ(panel.times()->graph(1)->dataCount(), 1);
+  EXPECT_EQ(panel.times()->graph(1)->name(), QString("k = 8"));
+  EXPECT_EQ(poolReplots.size(), 1);
+  // A new run is drawn from nothing.
+  panel.setData(LiveRunData{});
+  EXPECT_EQ(panel.times()->graphCount(), 0);
+  EXPECT_EQ(panel.pool()->graph(0)->dataCount(), 0);
+  EXPECT_EQ(static_cast<QCPBars*>(panel.stalls()->plottable(0))->dataCount(), 0);
 }
 
 /// The recorded iteration at k whose t_iter is the median (the lower middle one).
@@ -501,6 +561,108 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
   window.streamsView()->plot()->replot();
   EXPECT_EQ(window.streamsView()->measuredBarCount(), 0);
   removeDb(db);
+}
+
+/// The fmnist sample's plan (swap-all, 16 MiB, k = 8) run for one iteration into `db`, with the
+/// plan relabelled as `policy`'s (the run records it as written).
+void runFmnistPlan(const std::string& plan, const std::string& db, const std::string& policy) {
+  removeDb(db);
+  const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+  ASSERT_EQ(made.code, 0) << made.err;
+  store::PlanFile file = store::readPlanFile(plan);
+  file.policy = policy;
+  std::ofstream(plan) << store::planToJson(file).dump(2);
+  ASSERT_EQ(runPlan(plan, db, 1).status, store::RunStatus::Complete);
+}
+
+TEST(RunController, TheMeasurementIsReappliedOnlyWhenThePlanShownStartsOrStopsBeingItsPlan) {
+  const std::string plan = scratch("reapply-plan.json");
+  const std::string db = scratch("reapply-run.swapdb");
+  ASSERT_NO_FATAL_FAILURE(runFmnistPlan(plan, db, "swap-all"));
+  const std::string sample =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  MainWindow window;
+  window.resize(1280, 760);
+  window.show();
+  auto* runs = new RunController(&window);
+  {
+    QSignalSpy shown(&window, &MainWindow::planShown);
+    window.applyOptions(
+        parseGuiOptions({"swapscope-gui", QString::fromStdString(sample), "--budget", "16MiB",
+                         "--batch", "8", "--policy", "swap-all", "--view", "streams"}));
+    ASSERT_TRUE(shown.wait(60000));
+  }
+  QSignalSpy applied(runs, &RunController::measurementApplied);
+  runs->openMeasurement(QString::fromStdString(db));
+  ASSERT_TRUE(applied.wait(30000));
+  ASSERT_TRUE(runs->overlayShown());
+  // A drag over other budgets: the overlay is taken off once, not at every plan.
+  for (const std::int64_t mib : {20, 24, 28}) {
+    window.setBudget(mib << 20);
+    ASSERT_TRUE(waitForPlanOf(window, sample, mib << 20));
+  }
+  EXPECT_EQ(applied.size(), 2);  // the measurement, then its removal
+  EXPECT_FALSE(runs->overlayShown());
+  EXPECT_FALSE(window.summaryView()->data().measured.has_value());
+  window.streamsView()->plot()->replot();
+  EXPECT_EQ(window.streamsView()->measuredBarCount(), 0);
+  // Back at the run's budget: applied again, and every view draws it over the new plan.
+  window.setBudget(16 << 20);
+  ASSERT_TRUE(waitForPlanOf(window, sample, 16 << 20));
+  EXPECT_EQ(applied.size(), 3);
+  EXPECT_TRUE(runs->overlayShown());
+  const store::RunData d = store::RunReader(db).load();
+  EXPECT_TRUE(window.summaryView()->data().measured.has_value());
+  window.streamsView()->plot()->replot();
+  std::size_t rows = d.transfers.size();
+  for (const store::SampleRow& r : d.samples)
+    rows += r.iteration == 0;
+  EXPECT_EQ(window.streamsView()->measuredBarCount(), static_cast<int>(rows));
+  window.showView("memory");
+  ASSERT_FALSE(window.memoryView()->data().series.empty());
+  EXPECT_TRUE(window.memoryView()->data().series.back().measured);
+  EXPECT_EQ(window.memoryView()->data().series.back().peak, d.batches.at(0).measured_peak);
+  removeDb(db);
+  fs::remove(plan);
+}
+
+TEST(RunController, ARunOfAPlanOpensShowingThatPlanWithItsMeasurement) {
+  // A run of swap-all's swap set recorded as accudnn's plan: a re-plan at its budget and k
+  // keeps FMs swap-all swaps, so only the recorded plan is the one measured.
+  const std::string plan = scratch("recorded-plan.json");
+  const std::string db = scratch("recorded-run.swapdb");
+  ASSERT_NO_FATAL_FAILURE(runFmnistPlan(plan, db, "accudnn"));
+  const store::PlanFile recorded = store::readPlanFile(plan);
+  MainWindow window;
+  auto* runs = new RunController(&window);
+  QSignalSpy applied(runs, &RunController::measurementApplied);
+  window.openDatabase(QString::fromStdString(db));
+  ASSERT_TRUE(waitForPlanOf(window, db));
+  const PlanOutcome& shown = *window.shownPlan();
+  EXPECT_EQ(shown.request.budget, recorded.budget);
+  EXPECT_EQ(shown.request.policy, Policy::AccUdnn);
+  EXPECT_EQ(shown.request.batch, recorded.k);
+  const std::optional<store::PlanFile> file = shown.planFile();
+  ASSERT_TRUE(file.has_value());
+  EXPECT_EQ(file->k, recorded.k);
+  EXPECT_EQ(file->swap_set, recorded.swap_set);
+  // The planner's own plan for the request is another swap set.
+  const perf::PlanResult replanned = shown.context->planner->plan(shown.request);
+  ASSERT_TRUE(replanned.trainable);
+  EXPECT_NE(replanned.best.swapped, shown.result->best.swapped);
+  if (applied.isEmpty()) {
+    ASSERT_TRUE(applied.wait(30000));
+  }
+  EXPECT_TRUE(runs->overlayShown());
+  EXPECT_TRUE(window.summaryView()->data().measured.has_value());
+  ASSERT_FALSE(window.memoryView()->data().series.empty());
+  EXPECT_TRUE(window.memoryView()->data().series.back().measured);
+  // Another budget is planned as ever.
+  window.setBudget(recorded.budget * 2);
+  ASSERT_TRUE(waitForPlanOf(window, db, recorded.budget * 2));
+  EXPECT_FALSE(runs->overlayShown());
+  removeDb(db);
+  fs::remove(plan);
 }
 
 TEST(RunController, RunsTheZooModelShownNotTheProfiledNetwork) {
