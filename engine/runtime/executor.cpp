@@ -359,7 +359,7 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
         continue;
       }
       Placement placement =
-          planPlacement(im.poolGmap, all, k, a.alignment, a.delay, padding.workspace);
+          planPlacement(im.poolGmap, all, k, a.alignment, a.delay, padding.workspace, budget);
       if (placement.extent <= budget) {
         im.offsets = std::move(placement.offsets);
         chosen = a;

@@ -2,6 +2,7 @@
 #include "runtime/placement.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "analysis/reuse_delay.h"
@@ -9,7 +10,8 @@
 namespace swapscope::rt {
 
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                        std::int64_t alignment, int delay, std::int64_t workspaceAlignment) {
+                        std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
+                        std::int64_t target) {
   struct Instance {
     std::int64_t size;
     std::int64_t align;
@@ -42,43 +44,74 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       if (in.end < ops.size()) in.end = ends[in.end];
     }
   }
-  std::vector<std::size_t> order(inst.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return inst[a].size != inst[b].size ? inst[a].size > inst[b].size
-                                        : inst[a].start < inst[b].start;
-  });
-
-  Placement p;
-  p.offsets.assign(allocs, -1);
+  // Best fit over the buffers in one order: each into the smallest gap (lowest offset on ties)
+  // left by the placed buffers whose lifetimes overlap its own.
   std::vector<std::size_t> placed;
   std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // [offset, end) of overlapping ones
-  for (std::size_t idx : order) {
-    Instance& a = inst[idx];
-    if (a.size == 0) continue;
-    busy.clear();
-    for (std::size_t j : placed) {
-      const Instance& b = inst[j];
-      if (a.start < b.end && b.start < a.end) busy.emplace_back(b.offset, b.offset + b.size);
-    }
-    std::sort(busy.begin(), busy.end());
-    const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
-    std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
-    for (const auto& [lo, hi] : busy) {
-      if (lo > cursor) {
-        const std::int64_t gap = lo - cursor;
-        if (aligned(cursor) + a.size <= lo && gap < bestGap) {
-          best = aligned(cursor);
-          bestGap = gap;
-        }
+  auto place = [&](const std::vector<std::size_t>& order, bool firstFit) {
+    Placement p;
+    p.offsets.assign(allocs, -1);
+    placed.clear();
+    for (std::size_t idx : order) {
+      Instance& a = inst[idx];
+      if (a.size == 0) continue;
+      busy.clear();
+      for (std::size_t j : placed) {
+        const Instance& b = inst[j];
+        if (a.start < b.end && b.start < a.end) busy.emplace_back(b.offset, b.offset + b.size);
       }
-      cursor = std::max(cursor, hi);
+      std::sort(busy.begin(), busy.end());
+      const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
+      std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
+      for (const auto& [lo, hi] : busy) {
+        if (lo > cursor) {
+          const std::int64_t gap = lo - cursor;
+          if (aligned(cursor) + a.size <= lo && gap < bestGap && !(firstFit && best >= 0)) {
+            best = aligned(cursor);
+            bestGap = gap;
+          }
+        }
+        cursor = std::max(cursor, hi);
+      }
+      a.offset = best >= 0 ? best : aligned(cursor);
+      p.offsets[a.allocIndex] = a.offset;
+      p.extent = std::max(p.extent, a.offset + a.size);
+      placed.push_back(idx);
     }
-    a.offset = best >= 0 ? best : aligned(cursor);
-    p.offsets[a.allocIndex] = a.offset;
-    p.extent = std::max(p.extent, a.offset + a.size);
-    placed.push_back(idx);
+    return p;
+  };
+  // The orders tried, until one fits `target`: largest first (ties: earliest), then longest-lived
+  // first, then largest area (bytes x ops alive), then in allocation order, as the run time would.
+  const auto life = [&](std::size_t i) {
+    return static_cast<std::int64_t>(std::min(inst[i].end, ops.size()) - inst[i].start);
+  };
+  using Less = std::function<bool(std::size_t, std::size_t)>;
+  const Less orders[] = {
+      [&](std::size_t a, std::size_t b) {
+        return inst[a].size != inst[b].size ? inst[a].size > inst[b].size
+                                            : inst[a].start < inst[b].start;
+      },
+      [&](std::size_t a, std::size_t b) {
+        return life(a) != life(b) ? life(a) > life(b) : inst[a].size > inst[b].size;
+      },
+      [&](std::size_t a, std::size_t b) {
+        const double x = static_cast<double>(inst[a].size) * static_cast<double>(life(a));
+        const double y = static_cast<double>(inst[b].size) * static_cast<double>(life(b));
+        return x != y ? x > y : inst[a].start < inst[b].start;
+      },
+      [&](std::size_t a, std::size_t b) { return inst[a].start < inst[b].start; },
+  };
+  Placement p;
+  std::vector<std::size_t> order(inst.size());
+  for (const Less& less : orders) {
+    for (std::size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), less);
+    for (const bool firstFit : {false, true}) {
+      Placement q = place(order, firstFit);
+      if (p.offsets.empty() || q.extent < p.extent) p = std::move(q);
+      if (p.extent <= target) return p;
+    }
   }
   return p;
 }

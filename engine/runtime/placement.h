@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief Offline placement of an iteration's buffers in the pool. The executor knows every
 /// allocation and release of an iteration before it starts, so it places them ahead of time:
-/// largest buffer first, each into the smallest gap (lowest offset on ties) left by the buffers
+/// buffer by buffer, each into the smallest gap (lowest offset on ties) left by the buffers
 /// whose lifetimes overlap its own. This packs much tighter than placing at run time, which
 /// matters where the budget is close to the plan's peak (the planner's k_max).
 #pragma once
@@ -26,7 +26,13 @@ struct Placement {
 /// after their release: their offload is then likely done before anyone needs the bytes, so
 /// compute does not wait for it. It costs pool space, so the executor uses it only where the
 /// budget has room.
+///
+/// Best fit in one order can leave a pool a few hundred bytes larger than the most bytes alive at
+/// once, so the placement tries several orders (largest first, longest-lived first, largest
+/// bytes x lifetime first, allocation order) and stops at the first whose extent is at most
+/// `target`; it returns the smallest extent found. A target of 0 tries them all.
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                        std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0);
+                        std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0,
+                        std::int64_t target = 0);
 
 }  // namespace swapscope::rt
