@@ -16,4 +16,15 @@ T median(std::vector<T> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/// The q-quantile of `v` (0 <= q <= 1), interpolated between neighbours; T{} for none.
+template <typename T>
+T quantile(std::vector<T> v, double q) {
+  if (v.empty()) return T{};
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * static_cast<T>(pos - static_cast<double>(lo));
+}
+
 }  // namespace swapscope

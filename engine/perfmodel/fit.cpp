@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/stats.h"
 
 namespace swapscope::perf {
 
@@ -299,21 +300,40 @@ LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source) {
 ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy, double lo,
                                 double hi) {
   ProportionalFit f;
-  double sxy = 0, sxx = 0;
+  std::vector<double> ratios;
   for (const auto& [x, y] : xy) {
-    sxy += x * y;
-    sxx += x * x;
+    if (x > 0) ratios.push_back(y / x);
   }
-  if (xy.empty() || sxx <= 0) return f;
+  if (ratios.empty()) return f;
+  const double guess = median(ratios);
+  std::vector<double> spread;
+  spread.reserve(xy.size());
+  for (const auto& [x, y] : xy)
+    spread.push_back(y - guess * x);
+  const double q1 = quantile(spread, 0.25), q3 = quantile(spread, 0.75);
+  const double below = q1 - 3 * (q3 - q1), above = q3 + 3 * (q3 - q1);
+  double sxy = 0, sxx = 0;
+  std::vector<std::pair<double, double>> kept;
+  kept.reserve(xy.size());
+  for (std::size_t i = 0; i < xy.size(); ++i) {
+    if (spread[i] < below || spread[i] > above) {
+      ++f.outliers;
+      continue;
+    }
+    kept.push_back(xy[i]);
+    sxy += xy[i].first * xy[i].second;
+    sxx += xy[i].first * xy[i].first;
+  }
+  if (sxx <= 0) return f;
   f.slope = std::clamp(sxy / sxx, lo, hi);
-  f.points = static_cast<int>(xy.size());
+  f.points = static_cast<int>(kept.size());
   double sse = 0;
-  for (const auto& [x, y] : xy) {
+  for (const auto& [x, y] : kept) {
     const double r = f.slope * x - y;
     f.residuals.push_back(r);
     sse += r * r;
   }
-  f.rmse = std::sqrt(sse / static_cast<double>(xy.size()));
+  f.rmse = std::sqrt(sse / static_cast<double>(kept.size()));
   return f;
 }
 

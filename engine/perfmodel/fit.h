@@ -74,10 +74,16 @@ LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source = {
 
 /// Least squares `y = slope x` through the origin over (x, y) pairs, the slope clamped to
 /// [lo, hi]; residuals are slope x - y. An empty input gives slope 0 and no points.
+///
+/// Outliers are left out first: a pair whose residual from the median slope (of y / x) lies
+/// beyond Tukey's far-out fences (Q1 - 3 IQR, Q3 + 3 IQR of those residuals) is not fitted. On a
+/// shared machine a step preempted by other work for milliseconds is such a pair, and a few of
+/// them would otherwise set the slope.
 struct ProportionalFit {
   double slope = 0;
-  int points = 0;
-  std::vector<double> residuals;
+  int points = 0;                 ///< pairs fitted
+  int outliers = 0;               ///< pairs left out
+  std::vector<double> residuals;  ///< per pair fitted
   double rmse = 0;
 };
 ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy, double lo,

@@ -95,12 +95,14 @@ bool copyWithin(const std::vector<Interval>& copies, std::int64_t lo, std::int64
 
 /// The compute stream's hand-off cost and the contention between copies and compute, from the
 /// recorded timeline (t_ready and time beside a copy per step sample, schema version 2):
-/// - dispatch: the mean gap between the moment a compute task could start (the previous task's
-///   end or its t_ready, whichever is later) and its start, where no copy ran meanwhile;
+/// - dispatch: the gap between the moment a compute task could start (the previous task's end
+///   or its t_ready, whichever is later) and its start, where no copy ran meanwhile: per step
+///   the median over its samples, and the mean of those over the steps;
 /// - start_block: where a copy ran at the moment a task could start plus the dispatch, the wait
 ///   beyond that moment against the copy's remaining time;
 /// - slowdown: a step's time beyond the median of its (layer, direction, k) samples without a
 ///   copy beside them, against its time beside a copy.
+/// Both proportional fits leave out their outliers the same way (fitProportional).
 void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit& contention) {
   if (run.schema_version < 2) return;
   for (const auto& s : run.samples) {
@@ -122,6 +124,7 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
   };
   std::vector<Candidate> candidates;
   std::vector<double> gaps;
+  std::map<int, std::vector<double>> gapsByStep;
   static const std::vector<Interval> kNone;
   for (auto& [id, samples] : byIteration) {
     std::sort(samples.begin(), samples.end(), [](const auto* a, const auto* b) {
@@ -136,16 +139,18 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
                                           s.direction == store::Direction::Update ? 0 : s.ready_ns);
       if (s.start_ns < could) continue;  // overlapping records: not one stream
       candidates.push_back({could, s.start_ns, &cs});
-      if (!copyWithin(cs, could, std::max(could + 1, s.start_ns)))
+      if (!copyWithin(cs, could, std::max(could + 1, s.start_ns))) {
         gaps.push_back(static_cast<double>(s.start_ns - could) * 1e-9);
+        gapsByStep[s.step].push_back(gaps.back());
+      }
     }
   }
   if (!gaps.empty()) {
     dispatch.present = true;
     double sum = 0;
-    for (const double g : gaps)
-      sum += g;
-    dispatch.seconds = sum / static_cast<double>(gaps.size());
+    for (const auto& [step, v] : gapsByStep)
+      sum += median(v);
+    dispatch.seconds = sum / static_cast<double>(gapsByStep.size());
     dispatch.median = median(gaps);
     dispatch.points = static_cast<int>(gaps.size());
     double sse = 0;
@@ -478,17 +483,19 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
                     "affine", besideParams, b.points, b.rmse, b.max_rel_error, true});
   }
   if (m_dispatch.present) {
-    rows.push_back({0, "dispatch", "compute", "-", "mean",
+    rows.push_back({0, "dispatch", "compute", "-", "mean-of-step-medians",
                     "{\"seconds\":" + std::to_string(m_dispatch.seconds) +
                         ",\"median_seconds\":" + std::to_string(m_dispatch.median) + "}",
                     m_dispatch.points, m_dispatch.rmse, 0, true});
   }
   if (m_contention.present) {
     rows.push_back({0, "contention", "compute-slowdown", "-", "proportional",
-                    "{\"slowdown\":" + std::to_string(m_contention.slowdown.slope) + "}",
+                    "{\"slowdown\":" + std::to_string(m_contention.slowdown.slope) +
+                        ",\"outliers\":" + std::to_string(m_contention.slowdown.outliers) + "}",
                     m_contention.slowdown.points, m_contention.slowdown.rmse, 0, true});
     rows.push_back({0, "contention", "start-block", "-", "proportional",
-                    "{\"start_block\":" + std::to_string(m_contention.start_block.slope) + "}",
+                    "{\"start_block\":" + std::to_string(m_contention.start_block.slope) +
+                        ",\"outliers\":" + std::to_string(m_contention.start_block.outliers) + "}",
                     m_contention.start_block.points, m_contention.start_block.rmse, 0, true});
   }
   return rows;

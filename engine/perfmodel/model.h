@@ -41,14 +41,17 @@ class BoundModel;
 /// The compute stream's hand-off: seconds between the moment a task could start (the previous
 /// task's end or its t_ready, whichever is later) and its start, where no copy ran meanwhile.
 /// Measured the same way on every backend (on CUDA it is the launch and event overhead).
-/// The mean, not the median: a run's stall is the sum of its gaps, and on a machine shared with
-/// other work a few gaps are long (the stream's thread waits to be scheduled), so the median
-/// under-predicts the total by the long gaps' share.
+/// Per step, the median of its gaps over the profile's iterations and minibatches; the hand-off
+/// is the mean of those over the steps. A gap that recurs at a step is that step's hand-off and
+/// counts; one long gap at a step that is short in its other samples is the stream's thread
+/// preempted by other work on the machine, and the median leaves it out (a few such gaps of
+/// milliseconds, where the hand-off takes tens of microseconds, would otherwise multiply the
+/// predicted stall of every plan; docs/perfmodel.md).
 struct DispatchFit {
   bool present = false;  ///< false: no t_ready recorded (a schema-version-1 file)
-  double seconds = 0;    ///< the mean gap: the hand-off the simulator adds before each task
-  double median = 0;     ///< the median gap (the hand-off itself, without the long ones)
-  int points = 0;
+  double seconds = 0;    ///< the mean of the steps' median gaps: what the simulator adds per task
+  double median = 0;     ///< the median of all gaps
+  int points = 0;        ///< gaps
   std::vector<double> residuals;  ///< gap - seconds, per gap
   double rmse = 0;
 };

@@ -73,6 +73,27 @@ TEST(Fit, LogLogIsMonotone) {
 
 using testing::Chain;
 
+TEST(Fit, AProportionalFitLeavesOutPairsFarFromTheRest) {
+  // y = 0.3 x with a small even spread, plus three pairs 5 ms above the line (a step preempted
+  // by other work): least squares over all of them would give a slope near 1.
+  std::vector<std::pair<double, double>> xy;
+  for (int i = 1; i <= 30; ++i) {
+    const double x = 1e-4 * i;
+    xy.emplace_back(x, 0.3 * x + (i % 2 ? 1e-6 : -1e-6));
+  }
+  for (const double x : {2e-4, 9e-4, 2.5e-3})
+    xy.emplace_back(x, 0.3 * x + 5e-3);
+  const ProportionalFit f = fitProportional(xy, 0, 2);
+  EXPECT_EQ(f.outliers, 3);
+  EXPECT_EQ(f.points, 30);
+  EXPECT_EQ(f.residuals.size(), 30u);
+  EXPECT_NEAR(f.slope, 0.3, 1e-3);
+  // Without them, all are fitted.
+  xy.resize(30);
+  EXPECT_EQ(fitProportional(xy, 0, 2).outliers, 0);
+  EXPECT_EQ(fitProportional(xy, 0, 2).points, 30);
+}
+
 TEST(Simulator, NoStallWhenTheLinkIsFast) {
   const Chain c;
   SimInput in = c.input(1.0, 0.0);
