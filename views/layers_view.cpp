@@ -244,25 +244,25 @@ LayersView::LayersView(QWidget* parent)
           });
 }
 
-void LayersView::setData(const LayersData& data) {
+void LayersView::setData(const LayersData& layers) {
   const bool first = m_model->rowCount() == 0;
-  m_model->setData(data);
-  if (data.trainable) {
+  m_model->setData(layers);
+  if (layers.trainable) {
     int swapped = 0, pinned = 0, recomputed = 0;
-    for (const LayerRowData& r : data.rows) {
+    for (const LayerRowData& r : layers.rows) {
       swapped += r.state == FmState::Swapped;
       pinned += r.state == FmState::Pinned;
       recomputed += r.state == FmState::Recomputed;
     }
     m_status->setText(QStringLiteral("%1 layers at k = %2: %3 FMs swapped, %4 pinned, %5 "
                                      "recomputed. (x) extrapolated, (t) transferred.")
-                          .arg(data.rows.size())
-                          .arg(data.k)
+                          .arg(layers.rows.size())
+                          .arg(layers.k)
                           .arg(swapped)
                           .arg(pinned)
                           .arg(recomputed));
   } else {
-    m_status->setText(QStringLiteral("No plan: ") + QString::fromStdString(data.reason));
+    m_status->setText(QStringLiteral("No plan: ") + QString::fromStdString(layers.reason));
   }
   if (first && m_model->rowCount() > 0) m_table->resizeColumnsToContents();
 }

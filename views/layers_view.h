@@ -68,7 +68,7 @@ class LayersView : public QWidget {
  public:
   explicit LayersView(QWidget* parent = nullptr);
 
-  void setData(const LayersData& data);
+  void setData(const LayersData& layers);
   LayersTableModel* model() const { return m_model; }
   QSortFilterProxyModel* proxy() const { return m_proxy; }
   QTableView* table() const { return m_table; }

@@ -73,7 +73,9 @@ TEST(LayersData, RowsAreTheAnalyzerSimulatorAndPlanFile) {
     }
     swapped += r.state == FmState::Swapped;
     pinned += r.state == FmState::Pinned;
-    if (r.state == FmState::Pinned) EXPECT_TRUE(r.swappable);
+    if (r.state == FmState::Pinned) {
+      EXPECT_TRUE(r.swappable);
+    }
   }
   // The plan file's swap set, with its steps.
   ASSERT_GT(f.file.swap_set.size(), 0u);
@@ -121,7 +123,9 @@ TEST(LayersData, KeepAllKeepsAndATransferredNetworkIsFlagged) {
   ASSERT_TRUE(op.trainable);
   const LayersData od = makeLayersData(other, planner.costs(), r->model, req, op);
   for (const LayerRowData& row : od.rows) {
-    if (row.fwd_step > 0 && !row.fwd.missing) EXPECT_TRUE(row.fwd.transferred) << row.name;
+    if (row.fwd_step > 0 && !row.fwd.missing) {
+      EXPECT_TRUE(row.fwd.transferred) << row.name;
+    }
   }
 }
 
@@ -137,7 +141,9 @@ TEST(LayersData, RecomputedFmsAreThePlanFilesRecomputeList) {
   int recomputed = 0;
   for (const LayerRowData& r : d.rows) {
     recomputed += r.state == FmState::Recomputed;
-    if (r.state != FmState::Recomputed) EXPECT_EQ(r.remake_step, 0) << r.name;
+    if (r.state != FmState::Recomputed) {
+      EXPECT_EQ(r.remake_step, 0) << r.name;
+    }
   }
   EXPECT_EQ(recomputed, static_cast<int>(file.recompute.size()));
   for (const store::PlanRecompute& fm : file.recompute) {

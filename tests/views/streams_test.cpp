@@ -72,10 +72,15 @@ TEST(StreamsData, BarsAreTheSimulatedStepsAndTransfers) {
   EXPECT_TRUE(minibatchSwapped);  // swap-all swaps it
   EXPECT_EQ(d.swapTransfers(), static_cast<int>(2 * file.swap_set.size()) - 1);
   for (const StreamBar& b : d.bars) {
-    if (b.kind == StreamBarKind::Offload) EXPECT_EQ(b.lane, StreamLane::SwapOut);
-    if (b.kind == StreamBarKind::Prefetch || b.kind == StreamBarKind::Load)
+    if (b.kind == StreamBarKind::Offload) {
+      EXPECT_EQ(b.lane, StreamLane::SwapOut);
+    }
+    if (b.kind == StreamBarKind::Prefetch || b.kind == StreamBarKind::Load) {
       EXPECT_EQ(b.lane, StreamLane::SwapIn);
-    if (b.lane != StreamLane::Compute) EXPECT_GT(b.bytes, 0) << b.label;
+    }
+    if (b.lane != StreamLane::Compute) {
+      EXPECT_GT(b.bytes, 0) << b.label;
+    }
   }
 
   // One marker per stalled step of the plan file, with its duration.

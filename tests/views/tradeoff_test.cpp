@@ -88,7 +88,9 @@ TEST(TradeoffData, BatchCurveIsThePlannerAtFixedK) {
     // Each point is an independent plan at that k.
     const perf::PlanResult at = s->planner.plan(request(Policy::SwapAll, budget, b.k));
     EXPECT_EQ(b.t_iter, at.best.sim.t_iter);
-    if (b.k == p.best.k) EXPECT_EQ(b.t_iter, p.best.sim.t_iter);
+    if (b.k == p.best.k) {
+      EXPECT_EQ(b.t_iter, p.best.sim.t_iter);
+    }
   }
   const BatchPoint& chosen = c.points[static_cast<std::size_t>(p.best.k - 1)];
   EXPECT_EQ(chosen.throughput, bestThroughput);
