@@ -31,11 +31,11 @@ std::vector<IterationTimes> iterationTimes(const store::RunData& run) {
 PoolCurve poolCurve(const store::RunData& run, std::int64_t k) {
   PoolCurve p;
   p.budget = run.meta.budget;
-  if (k == 0) {
-    const std::vector<std::int64_t> ks = recordedBatches(run);
-    if (ks.empty()) return p;
-    k = ks.back();
-  }
+  // The largest minibatch recorded where k is none of them (0, or the samples per step of a run
+  // in sub-batches, whose iterations are recorded at the whole minibatch).
+  const std::vector<std::int64_t> ks = recordedBatches(run);
+  if (ks.empty()) return p;
+  if (std::find(ks.begin(), ks.end(), k) == ks.end()) k = ks.back();
   // The lowest iteration recorded at k (a run cut short may lack iteration 0's later ones).
   int iteration = std::numeric_limits<int>::max();
   for (const store::IterationRow& r : run.iterations) {

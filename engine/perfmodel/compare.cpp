@@ -93,11 +93,26 @@ std::string planDeviceMismatch(const std::string& planDevice, const std::string&
 
 namespace {
 
-/// Median seconds per (step) at minibatch k.
-std::map<int, double> stepMedians(const store::RunData& run, std::int64_t k) {
+/// The samples each recorded iteration's steps ran on: k, or k/S for an iteration run in S
+/// sub-batches (subBatchesOf), per (k, iteration).
+std::map<std::pair<std::int64_t, int>, std::int64_t> passSamples(const store::RunData& run) {
+  const auto passes = subBatchesOf(run);
+  std::map<std::pair<std::int64_t, int>, std::int64_t> out;
+  for (const auto& it : run.iterations) {
+    const auto p = passes.find({it.k, it.iteration});
+    out[{it.k, it.iteration}] = p == passes.end() ? it.k : it.k / p->second;
+  }
+  return out;
+}
+
+/// Median seconds per step over the step samples that ran on n samples.
+std::map<int, double> stepMedians(const store::RunData& run,
+                                  const std::map<std::pair<std::int64_t, int>, std::int64_t>& ns,
+                                  std::int64_t n) {
   std::map<int, std::vector<double>> times;
   for (const auto& s : run.samples) {
-    if (s.k == k && s.direction != store::Direction::Update)
+    const auto it = ns.find({s.k, s.iteration});
+    if (it != ns.end() && it->second == n && s.direction != store::Direction::Update)
       times[s.step].push_back(static_cast<double>(s.time_ns) * 1e-9);
   }
   std::map<int, double> out;
@@ -150,12 +165,19 @@ RunComparison compareRuns(const store::RunData& a, const store::RunData& b, std:
 
   // Per-step differences at the largest k both recorded, for the same network.
   if (c.same_network) {
+    // At the samples per step, which a run in sub-batches records at k/S.
+    const auto na = passSamples(a), nb = passSamples(b);
+    std::set<std::int64_t> sizesA, sizesB;
+    for (const auto& [id, n] : na)
+      sizesA.insert(n);
+    for (const auto& [id, n] : nb)
+      sizesB.insert(n);
     std::vector<std::int64_t> common;
-    std::set_intersection(c.a.ks.begin(), c.a.ks.end(), c.b.ks.begin(), c.b.ks.end(),
+    std::set_intersection(sizesA.begin(), sizesA.end(), sizesB.begin(), sizesB.end(),
                           std::back_inserter(common));
     if (!common.empty()) {
       c.step_k = common.back();
-      const auto ta = stepMedians(a, c.step_k), tb = stepMedians(b, c.step_k);
+      const auto ta = stepMedians(a, na, c.step_k), tb = stepMedians(b, nb, c.step_k);
       std::map<int, const store::StepRow*> rows;
       for (const auto& s : a.steps)
         rows[s.step] = &s;

@@ -71,7 +71,8 @@ struct RunComparison {
   RunSide a, b;
   bool same_network = false;  ///< equal structure hashes
   std::vector<CurveAtCommonWork> curves;
-  std::int64_t step_k = 0;      ///< the k the step diffs are at; 0 if none is common
+  std::int64_t step_k = 0;  ///< samples per step the step diffs are at (k, or k/S in sub-batches);
+                            ///< 0 if none is common
   std::vector<StepDiff> steps;  ///< largest |b - a| first
   std::size_t steps_total = 0;  ///< before `top` cut the list
 };

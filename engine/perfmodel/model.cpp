@@ -193,10 +193,8 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
   contention.slowdown = slow;
 }
 
-/// The passes of each recorded iteration, (k, iteration) -> S, where S > 1: an iteration in S
-/// sub-batches records every step once per pass, each on k/S samples (docs/run-database.md), so
-/// S is the count of its step-1 samples. Error(BadInput) naming the file where that count does
-/// not split k.
+}  // namespace
+
 std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::RunData& run) {
   std::map<std::pair<std::int64_t, int>, std::int64_t> passes;
   for (const auto& s : run.samples) {
@@ -215,8 +213,6 @@ std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::R
   }
   return passes;
 }
-
-}  // namespace
 
 PerfModel PerfModel::fit(const store::RunData& run) {
   if (run.iterations.empty() || run.samples.empty()) {

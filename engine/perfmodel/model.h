@@ -74,6 +74,12 @@ struct ContentionFit {
   ProportionalFit start_block;
 };
 
+/// The passes of each recorded iteration, (k, iteration) -> S, where S > 1: an iteration in S
+/// sub-batches records every step once per pass, each on k/S samples (docs/run-database.md), so
+/// S is the count of its step-1 samples. Error(BadInput) naming the file where that count does
+/// not split k.
+std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::RunData& run);
+
 class PerfModel {
  public:
   /// Fits every group of the run's samples (the median per layer, direction and k) and its

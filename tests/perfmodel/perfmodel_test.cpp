@@ -15,6 +15,7 @@
 #include "graph/builder.h"
 #include "graph/zoo.h"
 #include "perfmodel/chain.h"
+#include "perfmodel/compare.h"
 #include "perfmodel/fit.h"
 #include "perfmodel/paper.h"
 #include "perfmodel/planner.h"
@@ -967,6 +968,19 @@ TEST(SubBatches, ARunInSubBatchesFitsTheCurvesOfAProfileAtItsPassSize) {
   EXPECT_NEAR(split.dispatch().seconds, 10e-6, 1e-12);
   EXPECT_NEAR(profiled.dispatch().seconds, 10e-6, 1e-12);
   EXPECT_NEAR(split.transfer(4000, false), profiled.transfer(4000, false), 1e-12);
+}
+
+TEST(SubBatches, CompareMatchesStepsThatRanOnTheSameSamples) {
+  // A profile at k = 1..8 against a run at k = 2..16 in 2 sub-batches: both ran every step on
+  // 1, 2, 4 and 8 samples, so the per-step differences are taken at 8 samples per step, and
+  // every step's time is the same in both (its time follows from its samples alone).
+  const testing::Chain c;
+  const std::vector<std::int64_t> sizes{1, 2, 4, 8};
+  const RunComparison cmp = compareRuns(passRun(c, sizes, 1), passRun(c, sizes, 2), 1000);
+  EXPECT_EQ(cmp.step_k, 8);
+  ASSERT_EQ(cmp.steps.size(), static_cast<std::size_t>(2 * c.gmap.forward_steps));
+  for (const StepDiff& d : cmp.steps)
+    EXPECT_DOUBLE_EQ(d.seconds_a, d.seconds_b) << "step " << d.step;
 }
 
 TEST(SubBatches, AStepCountThatDoesNotSplitKIsRefusedNamingTheIteration) {
