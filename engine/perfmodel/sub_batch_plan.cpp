@@ -2,6 +2,7 @@
 #include "perfmodel/sub_batch_plan.h"
 
 #include <optional>
+#include <vector>
 
 #include "analysis/sub_batch.h"
 #include "common/error.h"
@@ -37,8 +38,17 @@ SubBatchPlan leastTime(const Planner& planner, const PlanRequest& request, std::
   std::optional<SubBatchPlan> best;
   SubBatchPlan last;
   int candidates = 0;
-  for (std::int64_t s = from; s <= k; ++s) {
-    if (k % s != 0) continue;
+  // The divisors in ascending order, by trial division up to sqrt(K): a K of 2^61 - 1 (prime)
+  // takes about 1.5e9 divisions instead of 2.3e18.
+  std::vector<std::int64_t> low, high;
+  for (std::int64_t d = 1; d <= k / d; ++d) {
+    if (k % d != 0) continue;
+    low.push_back(d);
+    if (d != k / d) high.push_back(k / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  for (const std::int64_t s : low) {
+    if (s < from) continue;
     SubBatchPlan p = planOne(planner, request, k, s);
     ++candidates;
     if (p.pass.trainable && (!best || p.timing.t_iter < best->timing.t_iter)) {

@@ -847,6 +847,24 @@ TEST(SubBatches, APlanOfKInSPassesIsThePlanOfOnePassTimedSTimes) {
   EXPECT_THROW(planSubBatches(planner, searched, 2), Error);
 }
 
+TEST(SubBatches, AutoFindsTheDivisorsOfALargeMinibatchWithoutTryingEveryCount) {
+  // A prime K near 10^12: its divisors are 1 and K, found by trial division up to sqrt(K); a
+  // loop over every count would not finish. 10^12 itself has 169 divisors.
+  const testing::Chain c;
+  const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1e9));
+  const Planner planner(model, c.net);
+  PlanRequest req;
+  req.policy = Policy::SwapAll;
+  req.budget = c.curve.peak(4);
+  req.batch = 1'000'000'000'039;
+  const SubBatchPlan prime = planSubBatches(planner, req, 0);
+  EXPECT_EQ(prime.candidates, 2);
+  ASSERT_TRUE(prime.pass.trainable) << prime.pass.reason;
+  EXPECT_EQ(prime.sub_batches, *req.batch) << "only one sample per pass fits";
+  req.batch = 1'000'000'000'000;
+  EXPECT_EQ(planSubBatches(planner, req, 0).candidates, 169);
+}
+
 TEST(SubBatches, AutoPicksTheDivisorWithTheLeastSimulatedTime) {
   const testing::Chain c;
   const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1e9));
