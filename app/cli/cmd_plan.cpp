@@ -220,8 +220,10 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
       << std::setprecision(1) << planFile.predictions.throughput << " samples/s)\n"
       << "  peak              " << formatBytes(e.peak) << " (" << e.peak << " bytes"
       << (passes > 1 ? ", one sub-batch" : "") << ")\n"
-      << "  stall             " << ms(planFile.predictions.stall_s) << " over "
-      << planFile.predictions.stalls.size() << " steps\n"
+      << "  stall             " << ms(planFile.predictions.stall_s)
+      << " per iteration (the compute stream's idle time, hand-offs included); "
+      << planFile.predictions.stalls.size()
+      << (planFile.predictions.stalls.size() == 1 ? " step stalls" : " steps stall") << "\n"
       << "  swap set          " << planFile.swap_set.size() << " of " << swappable
       << " swappable FMs, " << formatBytes(e.bytesMoved() * passes) << " moved per iteration ("
       << formatBytes(e.offload_bytes * passes) << " to host, "

@@ -231,7 +231,7 @@ std::string textStall(const std::string& text) {
   const auto at = text.find(key);
   if (at == std::string::npos) return "";
   const auto from = at + key.size();
-  return text.substr(from, text.find(" over ", from) - from);
+  return text.substr(from, text.find(" per iteration", from) - from);
 }
 
 TEST(CliPlanSubBatches, AllowedTheyAreChosenWhereKDoesNotFitAndTheTextSaysWhy) {
