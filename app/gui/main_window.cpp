@@ -518,6 +518,17 @@ void MainWindow::showRecordedPlan(const RunData& run, bool keepRequest) {
   const std::optional<Policy> policy =
       recorded ? policyFromName(recorded->policy) : std::optional<Policy>();
   if (!recorded || !policy || keepRequest || m_netSource->currentIndex() != 0) return;
+  if (recorded->sub_batches > 1 || recorded->k > m_k->maximum()) {
+    // The window plans whole minibatches up to its k limit: a plan run in sub-batches (or at a
+    // larger k) is not one it can show, and K whole would not fit the budget the run had.
+    m_openNote = (qs(
+        run.path + " ran a plan of k = " + std::to_string(recorded->k) +
+        (recorded->sub_batches > 1 ? " in " + std::to_string(recorded->sub_batches) + " sub-batches"
+                                   : std::string(", above the largest k the window plans")) +
+        "; the window shows its own plan, so the measurement is not overlaid (swapscope "
+        "plan --sub-batches and run --plan compare them)"));
+    return;
+  }
   // Its policy, budget and k, planned with its swap set (PlanService), so that the run's
   // measurement is overlaid on the plan it measured as soon as the database is open.
   m_budget = recorded->budget;
@@ -525,14 +536,19 @@ void MainWindow::showRecordedPlan(const RunData& run, bool keepRequest) {
   m_policy->setCurrentText(qs(std::string(policyName(*policy))));
   m_autoK->setChecked(false);
   m_k->setEnabled(true);
-  m_k->setValue(static_cast<int>(std::min<std::int64_t>(recorded->k, m_k->maximum())));
+  m_k->setValue(static_cast<int>(recorded->k));
+}
+
+std::string MainWindow::statusText() const {
+  return m_status->text().toStdString();
 }
 
 void MainWindow::onContextReady() {
   const auto c = m_plans->context();
   m_minBudget = c->planner->minBudget();
   m_maxBudget = c->device_memory > m_minBudget ? c->device_memory : m_minBudget * 64;
-  m_status->setText({});
+  // What opening the database had to say (a recorded plan the window cannot show), else nothing.
+  m_status->setText(std::exchange(m_openNote, {}));
   m_modelView->setPlannedNetwork(*c->network);
   m_sweepKey.clear();  // a new network: a new sweep
   updateBudgetControls();

@@ -69,6 +69,8 @@ class MainWindow : public QMainWindow {
   perf::PlanRequest currentRequest() const;
   /// The plan shown (null before the first).
   const PlanOutcome* shownPlan() const { return m_shown ? &*m_shown : nullptr; }
+  /// The status line's text (the last message, or empty).
+  std::string statusText() const;
 
   /// Writes the plan shown through the engine's plan-file writer. Error(BadInput) when no plan
   /// trains or the path is refused.
@@ -165,6 +167,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* m_budgetEntry;
   QLabel* m_budgetRange;
   QLabel* m_status;
+  QString m_openNote;  ///< said once the planner for an opened database is ready
 
   bool m_headless = false;
   bool m_requestGiven = false;  ///< --budget or --batch: kept when the database opens

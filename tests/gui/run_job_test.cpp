@@ -665,6 +665,29 @@ TEST(RunController, ARunOfAPlanOpensShowingThatPlanWithItsMeasurement) {
   fs::remove(plan);
 }
 
+TEST(RunController, ARunOfAPlanInSubBatchesOpensOnTheWindowsOwnPlanAndSaysWhy) {
+  // k = 8 in 2 sub-batches of 4: the window plans whole minibatches, so it keeps its own
+  // request instead of planning k = 8 whole in a budget made for 4.
+  const std::string plan = scratch("sub-batch-plan.json");
+  const std::string db = scratch("sub-batch-run.swapdb");
+  removeDb(db);
+  const auto made = cli::testing::run(
+      {"plan", "--db", std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb",
+       "--budget", "16MiB", "--policy", "swap-all", "--batch", "8", "--sub-batches", "2", "--out",
+       plan, "--force"});
+  ASSERT_EQ(made.code, 0) << made.err;
+  ASSERT_EQ(runPlan(plan, db, 1).status, store::RunStatus::Complete);
+  MainWindow window;
+  window.openDatabase(QString::fromStdString(db));
+  ASSERT_TRUE(waitForPlanOf(window, db));
+  const PlanOutcome& shown = *window.shownPlan();
+  EXPECT_NE(shown.request.batch, std::optional<std::int64_t>(8));
+  EXPECT_TRUE(shown.result && shown.result->trainable);
+  EXPECT_NE(window.statusText().find("in 2 sub-batches"), std::string::npos) << window.statusText();
+  removeDb(db);
+  fs::remove(plan);
+}
+
 TEST(RunController, RunsTheZooModelShownNotTheProfiledNetwork) {
   // The fmnist-cnn sample's model, transferred to a zoo network: the run trains that network.
   const std::string sample =
