@@ -330,11 +330,18 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     const std::string what = "'" + run.path + "': the " +
                              (d ? "device-to-host" : "host-to-device") +
                              " copies in table transfers";
+    // A class needs copies of two sizes at least, and a line that rises with the bytes: copies
+    // of one size (a run of one plan records few) give no bandwidth, and the other class then
+    // stands in rather than timing every copy as its latency.
     auto fitClass = [&](int beside) -> std::optional<LinkFit> {
-      if (pts[d][beside][0].size() < 2) return std::nullopt;
+      const std::vector<FitPoint>& v = pts[d][beside][0];
+      if (std::none_of(v.begin(), v.end(), [&](const FitPoint& p) { return p.x != v[0].x; }))
+        return std::nullopt;
+      LinkFit f =
+          fitLink(v, what + (beside ? " that ran beside compute" : " that ran without compute"));
+      if (f.bandwidth <= 0) return std::nullopt;
       fittedAlone[d][beside] = true;
-      return fitLink(pts[d][beside][0],
-                     what + (beside ? " that ran beside compute" : " that ran without compute"));
+      return f;
     };
     std::optional<LinkFit> without = fitClass(0), beside = fitClass(1);
     if (!without && !beside) {  // too few copies apart: one line through all of them

@@ -142,6 +142,8 @@ struct Planted {
   /// stream's thread waited to be scheduled); with late_always, in every iteration.
   std::int64_t late_ns = 0;
   bool late_always = false;
+  /// Every copy beside a step moves the same bytes (a run of one plan at one k can record that).
+  bool beside_one_size = false;
 };
 
 store::RunData plantedRun(const Chain& c, const Planted& p) {
@@ -189,7 +191,8 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
       for (int s = 1; s <= 2 * n; ++s) {
         const int layer = c.gmap.step_layer[static_cast<std::size_t>(s)];
         const std::int64_t clean = 1'000'000 * k + 50'000 * s;
-        std::int64_t start = t + p.dispatch_ns + ((it == 0 || p.late_always) && s % 4 == 0 ? p.late_ns : 0);
+        std::int64_t start =
+            t + p.dispatch_ns + ((it == 0 || p.late_always) && s % 4 == 0 ? p.late_ns : 0);
         std::int64_t overlap = 0;
         const std::int64_t bytes = 100'000 * k * (s % 3 + 1);
         store::TransferRow tr;
@@ -212,8 +215,9 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
         std::int64_t wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
         if (it == 2 && s % 2 == 0) {
           // Runs entirely inside the step, which it slows.
+          if (p.beside_one_size) tr.bytes = 300'000;
           tr.start_ns = start + 100'000;
-          tr.end_ns = tr.start_ns + copyNs(bytes, true);
+          tr.end_ns = tr.start_ns + copyNs(tr.bytes, true);
           overlap = tr.end_ns - tr.start_ns;
           wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
           tr.overlap_ns = overlap;
@@ -299,6 +303,21 @@ TEST(Contention, AHandOffLongAtAStepInEveryIterationCounts) {
     late += s % 4 == 0;
   ASSERT_GT(late, 0);
   EXPECT_NEAR(m.dispatch().seconds, 20e-6 + late * 1e-3 / steps, 1e-12);
+}
+
+TEST(Contention, CopiesBesideComputeOfOneSizeLetTheOtherLineStandIn) {
+  // A line through copies of one size has no slope: its bandwidth would come out 0, which
+  // times every copy as its latency. The copies without compute beside them stand in.
+  const Chain c;
+  Planted p;
+  p.beside_one_size = true;
+  const PerfModel m = PerfModel::fit(plantedRun(c, p));
+  const LinkFit& alone = m.link(true);
+  const LinkFit& beside = m.linkBesideCompute(true);
+  EXPECT_NEAR(alone.bandwidth, p.alone_bps, 0.01 * p.alone_bps);
+  EXPECT_EQ(beside.bandwidth, alone.bandwidth);
+  EXPECT_EQ(beside.latency, alone.latency);
+  EXPECT_GT(m.transfer(1e6, true, true), m.transfer(1e5, true, true));
 }
 
 TEST(Contention, AVersion1RunHasNoTimelineFits) {
