@@ -197,8 +197,10 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
 
 std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::RunData& run) {
   std::map<std::pair<std::int64_t, int>, std::int64_t> passes;
+  std::map<std::tuple<std::int64_t, int, int>, std::int64_t> perStep;
   for (const auto& s : run.samples) {
     if (s.step == 1 && s.direction == store::Direction::Forward) ++passes[{s.k, s.iteration}];
+    if (s.direction != store::Direction::Update) ++perStep[{s.k, s.iteration, s.step}];
   }
   for (auto it = passes.begin(); it != passes.end();) {
     const auto& [k, iteration] = it->first;
@@ -210,6 +212,21 @@ std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::R
                     " passes do not split k = " + std::to_string(k));
     }
     it = it->second > 1 ? std::next(it) : passes.erase(it);
+  }
+  // Every step of an iteration in sub-batches runs once per pass: a step recorded another number
+  // of times is damage (rows lost or repeated), and S read from step 1 would fit it at the wrong
+  // size.
+  for (const auto& [id, count] : perStep) {
+    const auto& [k, iteration, step] = id;
+    const auto it = passes.find({k, iteration});
+    if (it == passes.end() || step < 1) continue;
+    const std::int64_t want = it->second;
+    if (count != want) {
+      throwBadInput("'" + run.path + "': k " + std::to_string(k) + " iteration " +
+                    std::to_string(iteration) + " has " + std::to_string(count) +
+                    " samples of step " + std::to_string(step) + " but " + std::to_string(want) +
+                    " of step 1: each step is recorded once per pass");
+    }
   }
   return passes;
 }

@@ -1022,6 +1022,26 @@ TEST(SubBatches, AStepCountThatDoesNotSplitKIsRefusedNamingTheIteration) {
   }
 }
 
+TEST(SubBatches, AStepRecordedOtherThanOncePerPassIsRefusedNamingIt) {
+  // k = 8 in 2 passes: one pass's row of step 3 lost, so step 3 has 1 sample where step 1 has 2.
+  const testing::Chain c;
+  store::RunData run = passRun(c, {1, 2, 4}, 2);
+  const auto lost = std::find_if(run.samples.begin(), run.samples.end(),
+                                 [](const store::SampleRow& s) { return s.k == 8 && s.step == 3; });
+  ASSERT_NE(lost, run.samples.end());
+  run.samples.erase(lost);
+  try {
+    (void)PerfModel::fit(run);
+    FAIL() << "fitted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("'synthetic.swapdb': k 8 iteration 0 has 1 samples of "
+                                         "step 3 but 2 of step 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SubBatches, AllowedTheyAreChosenOnlyWhereTheMinibatchDoesNotFitWhole) {
   const testing::Chain c;
   const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1e9));
