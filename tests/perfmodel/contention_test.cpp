@@ -11,6 +11,7 @@
 #include "graph/builder.h"
 #include "perfmodel/chain.h"
 #include "perfmodel/compare.h"
+#include "perfmodel/hand_made_run.h"
 #include "perfmodel/model.h"
 #include "perfmodel/simulator.h"
 #include "store/run_db.h"
@@ -147,24 +148,7 @@ struct Planted {
 };
 
 store::RunData plantedRun(const Chain& c, const Planted& p) {
-  store::RunData run;
-  run.path = "planted.swapdb";
-  run.meta.device = "test device";
-  run.network.name = c.net.name();
-  run.network.structure_hash = c.net.structureHash();
-  for (int i = 0; i < c.net.size(); ++i) {
-    const LayerCost& lc = c.costs[static_cast<std::size_t>(i)];
-    run.layers.push_back({i,
-                          c.net.layer(i).name,
-                          std::string(layerKindName(c.net.layer(i).kind)),
-                          {},
-                          {},
-                          lc.params,
-                          lc.fwd_flops,
-                          lc.bwd_data_flops,
-                          lc.bwd_weight_flops,
-                          lc.fm});
-  }
+  store::RunData run = testing::handMadeRun(c.net, "planted.swapdb");
   auto ns = [](double s) { return static_cast<std::int64_t>(std::llround(s * 1e9)); };
   auto copyNs = [&](std::int64_t bytes, bool beside) {
     return ns(p.latency + static_cast<double>(bytes) / (beside ? p.beside_bps : p.alone_bps));

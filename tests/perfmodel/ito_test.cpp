@@ -15,6 +15,7 @@
 #include "analysis/network_analysis.h"
 #include "graph/builder.h"
 #include "graph/zoo.h"
+#include "perfmodel/hand_made_run.h"
 #include "perfmodel/planner.h"
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/dataset.h"
@@ -194,24 +195,7 @@ TEST(Ito, PlanningAgainFindsEveryGmapPreparedAndGivesTheSamePlan) {
 store::RunData plantedRun(const Network& net,
                           const std::map<std::string, std::pair<double, double>>& ns) {
   const std::vector<LayerCost> costs = computeLayerCosts(net);
-  store::RunData run;
-  run.path = "planted.swapdb";
-  run.meta.device = "test device";
-  run.network.name = net.name();
-  run.network.structure_hash = net.structureHash();
-  for (int i = 0; i < net.size(); ++i) {
-    const LayerCost& c = costs[static_cast<std::size_t>(i)];
-    store::LayerRow row;
-    row.id = i;
-    row.name = net.layer(i).name;
-    row.kind = std::string(layerKindName(net.layer(i).kind));
-    row.params = c.params;
-    row.fwd_flops = c.fwd_flops;
-    row.bwd_data_flops = c.bwd_data_flops;
-    row.bwd_weight_flops = c.bwd_weight_flops;
-    row.fm = c.fm;
-    run.layers.push_back(row);
-  }
+  store::RunData run = testing::handMadeRun(net, "planted.swapdb");
   for (const std::int64_t k : {1, 2, 4, 8}) {
     run.iterations.push_back({k, 0, 0, 1, 0, 0, 0, 0, 0});
     for (int i = 0; i < net.size(); ++i) {
@@ -225,19 +209,7 @@ store::RunData plantedRun(const Network& net,
       if (costs[static_cast<std::size_t>(i)].params > 0)
         run.samples.push_back({k, 0, 0, i, store::Direction::Update, 0, 0, 1000, 0});
     }
-    // Each direction in an iteration of its own: no copy overlaps one the other way.
-    for (const bool toHost : {true, false}) {
-      for (const std::int64_t bytes : {1000 * k, 3000 * k}) {
-        store::TransferRow t;
-        t.k = k;
-        t.iteration = toHost ? 0 : 1;
-        t.to_host = toHost;
-        t.kind = toHost ? store::TransferKind::Offload : store::TransferKind::Prefetch;
-        t.bytes = bytes;
-        t.end_ns = bytes;
-        run.transfers.push_back(t);
-      }
-    }
+    testing::addCopies(run, k, 1000.0 * static_cast<double>(k), 1e9);
   }
   return run;
 }

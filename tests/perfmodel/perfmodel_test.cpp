@@ -17,6 +17,7 @@
 #include "perfmodel/chain.h"
 #include "perfmodel/compare.h"
 #include "perfmodel/fit.h"
+#include "perfmodel/hand_made_run.h"
 #include "perfmodel/paper.h"
 #include "perfmodel/planner.h"
 #include "perfmodel/simulator.h"
@@ -266,24 +267,7 @@ TEST(LearningRate, Equation9) {
 /// The fitted curves are then exact lines, so plans on it have answers known in advance.
 store::RunData syntheticRun(const Network& net, double stepNs, double bytesPerSecond) {
   const std::vector<LayerCost> costs = computeLayerCosts(net);
-  store::RunData run;
-  run.path = "synthetic.swapdb";
-  run.meta.device = "test device";
-  run.network.name = net.name();
-  run.network.structure_hash = net.structureHash();
-  for (int i = 0; i < net.size(); ++i) {
-    const LayerCost& c = costs[static_cast<std::size_t>(i)];
-    store::LayerRow row;
-    row.id = i;
-    row.name = net.layer(i).name;
-    row.kind = std::string(layerKindName(net.layer(i).kind));
-    row.params = c.params;
-    row.fwd_flops = c.fwd_flops;
-    row.bwd_data_flops = c.bwd_data_flops;
-    row.bwd_weight_flops = c.bwd_weight_flops;
-    row.fm = c.fm;
-    run.layers.push_back(row);
-  }
+  store::RunData run = testing::handMadeRun(net, "synthetic.swapdb");
   for (const std::int64_t k : {1, 2, 4, 8}) {
     run.iterations.push_back({k, 0, 0, 1, 0, 0, 0, 0, 0});
     const auto ns = static_cast<std::int64_t>(stepNs * static_cast<double>(k));
@@ -296,21 +280,9 @@ store::RunData syntheticRun(const Network& net, double stepNs, double bytesPerSe
         run.samples.push_back({k, 0, 0, i, store::Direction::Update, 0, 0, ns, 0});
       }
     }
-    // Copies of about 1 and 3 ms (at least 1000 bytes) per sample. Each direction is recorded in
-    // an iteration of its own, so that no copy overlaps one in the other direction.
-    const double unit = std::max(1000.0, bytesPerSecond * 1e-3) * static_cast<double>(k);
-    for (const bool toHost : {true, false}) {
-      for (const double bytes : {unit, 3 * unit}) {
-        store::TransferRow t;
-        t.k = k;
-        t.iteration = toHost ? 0 : 1;
-        t.to_host = toHost;
-        t.kind = toHost ? store::TransferKind::Offload : store::TransferKind::Prefetch;
-        t.bytes = static_cast<std::int64_t>(bytes);
-        t.end_ns = static_cast<std::int64_t>(bytes * 1e9 / bytesPerSecond);
-        run.transfers.push_back(t);
-      }
-    }
+    // Copies of about 1 and 3 ms (at least 1000 bytes) per sample.
+    testing::addCopies(run, k, std::max(1000.0, bytesPerSecond * 1e-3) * static_cast<double>(k),
+                       bytesPerSecond);
   }
   return run;
 }

@@ -9,6 +9,7 @@
 
 #include "analysis/network_analysis.h"
 #include "analysis/reuse_delay.h"
+#include "perfmodel/hand_made_run.h"
 #include "perfmodel/planner.h"
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/executor.h"
@@ -20,19 +21,8 @@ namespace {
 /// A run database for `net` in which every step takes 1 ms per sample and the link moves 1 GB/s:
 /// enough for a model whose plans simulate (the reuse delay does not depend on the times).
 store::RunData flatRun(const Network& net) {
-  const std::vector<LayerCost> costs = computeLayerCosts(net);
-  store::RunData run;
-  run.path = "flat.swapdb";
-  run.meta.device = "test device";
+  store::RunData run = perf::testing::handMadeRun(net, "flat.swapdb");
   run.meta.extra["pool_alignment"] = std::to_string(rt::createCpuDevice()->poolAlignment());
-  run.network.name = net.name();
-  run.network.structure_hash = net.structureHash();
-  for (int i = 0; i < net.size(); ++i) {
-    const LayerCost& c = costs[static_cast<std::size_t>(i)];
-    run.layers.push_back({i, net.layer(i).name, std::string(layerKindName(net.layer(i).kind)),
-                          {}, {}, c.params, c.fwd_flops, c.bwd_data_flops, c.bwd_weight_flops,
-                          c.fm});
-  }
   for (const std::int64_t k : {1, 2, 4}) {
     run.iterations.push_back({k, 0, 0, 1, 0, 0, 0, 0, 0});
     for (int i = 0; i < net.size(); ++i) {
@@ -40,18 +30,7 @@ store::RunData flatRun(const Network& net) {
       for (const store::Direction d : {store::Direction::Forward, store::Direction::Backward})
         run.samples.push_back({k, 0, 0, i, d, 0, 0, 1'000'000 * k, 0, -1, -1});
     }
-    for (const bool toHost : {true, false}) {
-      for (const std::int64_t bytes : {1000 * k, 3000 * k}) {
-        store::TransferRow t;
-        t.k = k;
-        t.iteration = toHost ? 0 : 1;
-        t.to_host = toHost;
-        t.kind = toHost ? store::TransferKind::Offload : store::TransferKind::Prefetch;
-        t.bytes = bytes;
-        t.end_ns = bytes;  // 1 GB/s
-        run.transfers.push_back(t);
-      }
-    }
+    perf::testing::addCopies(run, k, 1000.0 * static_cast<double>(k), 1e9);
   }
   return run;
 }
@@ -74,8 +53,8 @@ TEST(PlacementAgreement, PlannerAndExecutorChooseTheSameReuseDelayAndMovedPrefet
     for (const double factor : {1.0, 1.02, 1.5}) {
       const auto budget =
           static_cast<std::int64_t>(std::floor(factor * static_cast<double>(basePeak)));
-      SCOPED_TRACE((accudnn ? std::string("accudnn") : std::string(policyName(policy))) + " at " + std::to_string(factor) +
-                   " x the peak (" + std::to_string(budget) + " bytes)");
+      SCOPED_TRACE((accudnn ? std::string("accudnn") : std::string(policyName(policy))) + " at " +
+                   std::to_string(factor) + " x the peak (" + std::to_string(budget) + " bytes)");
       const std::optional<Evaluation> e =
           accudnn ? planner.accudnnAt(k, budget) : planner.evaluate(k, fixedSet, budget);
       ASSERT_TRUE(e.has_value());
