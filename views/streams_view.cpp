@@ -270,11 +270,13 @@ void StreamsView::setData(const StreamsData& data) {
                       : QString::fromStdString(m_data.title);
   if (m.hasMeasured()) {
     title += QStringLiteral(
-                 "\nthin rows, %1: t_iter %2, stall %3, %4 steps stalled (> %5 % of "
+                 "\nthin rows, %1: t_iter %2, stall %3, %4 stalled (> %5 % of "
                  "t_iter)")
                  .arg(QString::fromStdString(m.measured_title), ms(m.measured_t_iter),
                       ms(m.measured_stall))
-                 .arg(m.measured_stalls.size())
+                 .arg(m.measured_stalls.size() == 1
+                          ? QStringLiteral("1 step")
+                          : QStringLiteral("%1 steps").arg(m.measured_stalls.size()))
                  .arg(m.measured_threshold * 100, 0, 'f', 0);
   }
   m_title->setText(title);
