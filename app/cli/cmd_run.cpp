@@ -302,15 +302,17 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
       << formatRelativeError(static_cast<double>(peak), static_cast<double>(mPeak)) << "  (bytes)\n"
       << "  stall       " << std::setw(10) << stall * 1e3 << " ms" << std::setw(10) << mStall * 1e3
       << " ms   " << formatRelativeError(stall, mStall) << "  (median)\n"
-      << "  stalled     " << std::setw(10) << sm.predicted_stalled.size() << " steps"
-      << std::setw(7) << sm.measured_stalled.size() << " steps   precision "
+      << "  stalled     " << std::setw(10) << sm.predicted_stalled.size()
+      << (sm.predicted_stalled.size() == 1 ? " step " : " steps") << std::setw(7)
+      << sm.measured_stalled.size() << (sm.measured_stalled.size() == 1 ? " step " : " steps")
+      << "   precision "
       << formatFixed(sm.precision, 2) << ", recall " << formatFixed(sm.recall, 2) << ", F1 "
       << formatFixed(sm.f1, 2) << "  (stall > " << formatFixed(sm.threshold * 100, 0)
       << " % of t_iter; median over iterations)\n";
   if (sm.has_starts) {
-    out << "  step start  error " << formatMilliseconds(sm.start_error_median) << " median, "
-        << formatMilliseconds(sm.start_error_p90) << " p90, "
-        << formatMilliseconds(sm.start_error_max) << " max (step " << sm.start_error_worst_step
+    out << "  step start  error " << formatMilliseconds(sm.start_error_median) << " ms median, "
+        << formatMilliseconds(sm.start_error_p90) << " ms p90, "
+        << formatMilliseconds(sm.start_error_max) << " ms max (step " << sm.start_error_worst_step
         << "), " << formatFixed(100 * sm.start_error_max / mIter, 1) << " % of t_iter\n";
   } else {
     out << "  step start  not compared: the plan holds no predicted starts (made by an older "

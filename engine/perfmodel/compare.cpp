@@ -39,11 +39,13 @@ RunSide side(const store::RunData& run, const std::optional<PerfModel>& model) {
     const LinkFit& h = model->link(false);
     const LinkFit& d = model->link(true);
     s.h2d_bytes_per_s = h.bandwidth;
-    s.d2h_bytes_per_s = d.bandwidth;
     s.h2d_latency_s = h.latency;
-    s.d2h_latency_s = d.latency;
     s.h2d_points = h.points;
-    s.d2h_points = d.points;
+    if (!d.from_other_direction) {  // else none measured: 0 points, and "-" in the table
+      s.d2h_bytes_per_s = d.bandwidth;
+      s.d2h_latency_s = d.latency;
+      s.d2h_points = d.points;
+    }
     s.duplex_factor = model->duplexFactor();
   }
   s.check = planCheck(run);

@@ -42,11 +42,13 @@ std::vector<FitPoint> usable(const std::vector<FitPoint>& in, std::string_view s
   return out;
 }
 
-/// Weighted least squares for t = a + b x with weights 1/t^2 (relative error); a >= 0, b >= 0.
-std::pair<double, double> relativeLine(const std::vector<FitPoint>& pts) {
+/// Least squares for t = a + b x, a >= 0, b >= 0: of the relative error (weights 1/t^2, every
+/// point counts alike whatever its time) or of the error in seconds (at each x the line passes
+/// through the mean time).
+std::pair<double, double> line(const std::vector<FitPoint>& pts, bool relative) {
   double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const FitPoint& p : pts) {
-    const double w = 1.0 / (p.t * p.t);
+    const double w = relative ? 1.0 / (p.t * p.t) : 1.0;
     sw += w;
     sx += w * p.x;
     sy += w * p.t;
@@ -85,7 +87,7 @@ void finish(Curve& c, const std::vector<FitPoint>& pts) {
 Curve fitAffine(const std::vector<FitPoint>& pts) {
   Curve c;
   c.form = FitForm::Affine;
-  const auto [a, b] = relativeLine(pts);
+  const auto [a, b] = line(pts, true);
   c.a = a;
   c.p = b > 0 ? 1.0 / b : std::numeric_limits<double>::infinity();
   return c;
@@ -281,7 +283,7 @@ FitChoice fitBest(const std::vector<FitPoint>& points, std::string_view source) 
 
 LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source) {
   const auto pts = usable(points, source);
-  const auto [a, b] = relativeLine(pts);
+  const auto [a, b] = line(pts, false);
   LinkFit f;
   f.latency = a;
   f.bandwidth = b > 0 ? 1.0 / b : 0;

@@ -60,7 +60,13 @@ struct FitChoice {
 /// fewer than three minibatches it falls back to the in-sample error.
 FitChoice fitBest(const std::vector<FitPoint>& points, std::string_view source = {});
 
-/// Least squares `t = latency + bytes / bandwidth` (relative error weighted).
+/// Least squares `t = latency + bytes / bandwidth` in seconds (ordinary least squares), so the
+/// line gives a copy's mean time, and the residuals of the fitted copies sum to zero: the copy
+/// time a schedule adds up is the measured one. On the CPU backend a copy beside compute runs
+/// at one of two speeds (its thread on a free core, or waiting for the compute threads) and a
+/// copy that outgrows the caches runs slower than a small one; a fit of the relative error
+/// follows the many small and fast copies and timed the multi-MiB and the contended copies 10
+/// to 60 % fast, which is the stall a schedule then missed.
 struct LinkFit {
   double latency = 0;    ///< seconds
   double bandwidth = 0;  ///< bytes per second
@@ -68,6 +74,9 @@ struct LinkFit {
   double rmse = 0;
   double max_rel_error = 0;
   std::vector<double> residuals;  ///< predicted - measured seconds, per point
+  /// The run copied nothing this way (a plan that offloads nothing): the line is the other
+  /// direction's.
+  bool from_other_direction = false;
   double seconds(double bytes) const { return bandwidth > 0 ? latency + bytes / bandwidth : 0; }
 };
 LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source = {});

@@ -366,9 +366,19 @@ PerfModel PerfModel::fit(const store::RunData& run) {
       for (const auto& byCompute : pts[d])
         for (const auto& byDuplex : byCompute)
           all.insert(all.end(), byDuplex.begin(), byDuplex.end());
-      // No copy at all: a run always loads its minibatch and reads its loss back, so the table
-      // was emptied; a zero copy time would plan swaps as free.
-      if (all.empty()) throwBadInput(what + ": there are none, so copy times cannot be fitted");
+      if (all.empty()) {
+        // A run of a plan that offloads nothing copies nothing to the host but its loss (a
+        // readback, not a swap): the other direction's copies stand in, marked so.
+        if (d == 1) {  // the host-to-device line is fitted by now
+          m.m_d2h = m.m_h2d;
+          m.m_d2hBeside = m.m_h2dBeside;
+          m.m_d2h.from_other_direction = m.m_d2hBeside.from_other_direction = true;
+          continue;
+        }
+        // None either way: a run always loads its minibatch, so the table was emptied; a zero
+        // copy time would plan swaps as free.
+        throwBadInput(what + ": there are none, so copy times cannot be fitted");
+      }
       without = fitLink(all, what);
     }
     (d ? m.m_d2h : m.m_h2d) = without ? *without : *beside;
