@@ -40,7 +40,7 @@ SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& 
     d.k = e.k;
     d.t_iter_s = e.sim.t_iter;
     d.throughput = e.sim.throughput;
-    d.stall_s = e.sim.stall;
+    d.stall_s = e.sim.idle();  // as `plan`, the plan file and a run measure it
     d.peak_bytes = e.peak;
     d.bytes_moved = e.bytesMoved();
     d.lr = r.lr;
