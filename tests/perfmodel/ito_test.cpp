@@ -40,6 +40,22 @@ store::RunData slowLink(store::RunData run, std::int64_t factor) {
   return run;
 }
 
+/// The resnet56 sample with a link 300 times slower than profiled: copies of ReLU and batch-norm
+/// outputs cost far more than running those layers again.
+PerfModel slowLinkModel() {
+  return PerfModel::fit(slowLink(loadSample("resnet56-32x32-cpu-profile.swapdb"), 300));
+}
+
+/// ito on resnet56 at k = 16 in 64 MiB, little beyond swap-all's peak: on the slow link stage 2
+/// recomputes there.
+PlanRequest slowLinkItoRequest() {
+  PlanRequest req;
+  req.policy = Policy::Ito;
+  req.budget = 64 << 20;
+  req.batch = 16;
+  return req;
+}
+
 int count(const std::vector<bool>& v) {
   int n = 0;
   for (const bool b : v)
@@ -135,13 +151,9 @@ TEST(Ito, RecomputesWhereTheLinkIsSlowAndIsThenFasterThanAccudnn) {
   // more than running those layers again, and at a budget that holds little beyond swap-all's
   // peak accudnn cannot keep them all. ito re-makes some, and is predicted faster.
   const Network net = buildZooModel("resnet56", {});
-  const PerfModel model =
-      PerfModel::fit(slowLink(loadSample("resnet56-32x32-cpu-profile.swapdb"), 300));
+  const PerfModel model = slowLinkModel();  // the planner keeps a reference to it
   const Planner planner(model, net);
-  PlanRequest req;
-  req.policy = Policy::Ito;
-  req.budget = 64 << 20;
-  req.batch = 16;
+  PlanRequest req = slowLinkItoRequest();
   const PlanResult ito = planner.plan(req);
   checkItoPlan(planner, net, req, ito);
   ASSERT_FALSE(ito.best.recomputed.empty());
@@ -160,14 +172,10 @@ TEST(Ito, PlanningAgainFindsEveryGmapPreparedAndGivesTheSamePlan) {
   // planner (as the app does on every drag of the budget) finds each one prepared, and the plan
   // is the same to the bit.
   const Network net = buildZooModel("resnet56", {});
-  const PerfModel model =
-      PerfModel::fit(slowLink(loadSample("resnet56-32x32-cpu-profile.swapdb"), 300));
+  const PerfModel model = slowLinkModel();
   {
     const Planner planner(model, net);
-    PlanRequest req;
-    req.policy = Policy::Ito;
-    req.budget = 64 << 20;
-    req.batch = 16;
+    const PlanRequest req = slowLinkItoRequest();
     const PlanResult first = planner.plan(req);
     ASSERT_TRUE(first.trainable) << first.reason;
     ASSERT_GT(count(first.best.recomputed), 0)
@@ -352,8 +360,7 @@ TEST(Ito, ItsPlanRunsWithThePredictedHighWaterAndKeepAllsWeights) {
   // ResNet-20 with the ResNet-56 run's per-type curves and a link 300 times slower: ito re-makes
   // some ReLU outputs. The executor runs its sets at its budget.
   const Network net = buildZooModel("resnet20", {});
-  const PerfModel model =
-      PerfModel::fit(slowLink(loadSample("resnet56-32x32-cpu-profile.swapdb"), 300));
+  const PerfModel model = slowLinkModel();  // the planner keeps a reference to it
   const Planner planner(model, net);
   const auto& costs = planner.costs();
   const std::int64_t k = 4;

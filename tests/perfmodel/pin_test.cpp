@@ -11,14 +11,18 @@
 namespace swapscope::perf {
 namespace {
 
+PerfModel resnet56SampleModel() {
+  return PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
+                                         "/resnet56-32x32-cpu-profile.swapdb")
+                            .load());
+}
+
 /// With a budget that holds keep-all, phase 1 alone (no keeping of what fits) must pin FMs of
 /// stalled steps and remove stall. Copies beside compute have their own fitted rate; a pin
 /// that zeroed only the rate without compute left those copies in place, and phase 1 then
 /// found no pin that helped.
 TEST(AccudnnPins, WhereEveryFmFitsPhaseOneRemovesTheStall) {
-  const PerfModel model = PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                                          "/resnet56-32x32-cpu-profile.swapdb")
-                                             .load());
+  const PerfModel model = resnet56SampleModel();
   const Network net = buildZooModel("resnet56");
   const Planner planner(model, net);
   // From k = 64 on, swap-all's stall is prefetches late for the backward steps, which phase 1
@@ -48,9 +52,7 @@ TEST(AccudnnPins, WhereEveryFmFitsPhaseOneRemovesTheStall) {
 }
 
 TEST(AccudnnPins, KeepingWhatFitsRemovesTheStallThatOffloadsCause) {
-  const PerfModel model = PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                                          "/resnet56-32x32-cpu-profile.swapdb")
-                                             .load());
+  const PerfModel model = resnet56SampleModel();
   const Network net = buildZooModel("resnet56");
   const Planner planner(model, net);
   const std::int64_t k = 16, budget = std::int64_t{4} << 30;
@@ -60,7 +62,8 @@ TEST(AccudnnPins, KeepingWhatFitsRemovesTheStallThatOffloadsCause) {
       planner.evaluate(k, makeSwapSet(Policy::KeepAll, net, planner.costs()), budget);
   const auto whole = planner.accudnnAt(k, budget, -1, nullptr, /*keep_what_fits=*/true);
   ASSERT_TRUE(swapAll && keepAll && whole);
-  ASSERT_GT(swapAll->sim.removableStall(), 0.001) << "swap-all must stall for the test to mean much";
+  ASSERT_GT(swapAll->sim.removableStall(), 0.001)
+      << "swap-all must stall for the test to mean much";
   EXPECT_LT(whole->sim.removableStall(), 0.1 * swapAll->sim.removableStall());
   EXPECT_LE(whole->sim.t_iter, keepAll->sim.t_iter * (1 + 1e-9));
 }
