@@ -343,19 +343,22 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     pts[t->to_host ? 1 : 0][beside][overlapsOther(*t) ? 1 : 0].push_back(p);
   }
   bool fittedAlone[2][2] = {{false, false}, {false, false}};
+  // Per direction, the lines without and beside compute, where its copies give a bandwidth.
+  std::optional<std::pair<LinkFit, LinkFit>> lines[2];
+  const auto what = [&](int d) {
+    return "'" + run.path + "': the " + (d ? "device-to-host" : "host-to-device") +
+           " copies in table transfers";
+  };
   for (int d = 0; d < 2; ++d) {
-    const std::string what = "'" + run.path + "': the " +
-                             (d ? "device-to-host" : "host-to-device") +
-                             " copies in table transfers";
     // A class needs copies of two sizes at least, and a line that rises with the bytes: copies
     // of one size (a run of one plan records few) give no bandwidth, and the other class then
-    // stands in rather than timing every copy as its latency.
+    // stands in rather than timing every copy as free.
     auto fitClass = [&](int beside) -> std::optional<LinkFit> {
       const std::vector<FitPoint>& v = pts[d][beside][0];
       if (std::none_of(v.begin(), v.end(), [&](const FitPoint& p) { return p.x != v[0].x; }))
         return std::nullopt;
       LinkFit f =
-          fitLink(v, what + (beside ? " that ran beside compute" : " that ran without compute"));
+          fitLink(v, what(d) + (beside ? " that ran beside compute" : " that ran without compute"));
       if (f.bandwidth <= 0) return std::nullopt;
       fittedAlone[d][beside] = true;
       return f;
@@ -366,23 +369,29 @@ PerfModel PerfModel::fit(const store::RunData& run) {
       for (const auto& byCompute : pts[d])
         for (const auto& byDuplex : byCompute)
           all.insert(all.end(), byDuplex.begin(), byDuplex.end());
-      if (all.empty()) {
-        // A run of a plan that offloads nothing copies nothing to the host but its loss (a
-        // readback, not a swap): the other direction's copies stand in, marked so.
-        if (d == 1) {  // the host-to-device line is fitted by now
-          m.m_d2h = m.m_h2d;
-          m.m_d2hBeside = m.m_h2dBeside;
-          m.m_d2h.from_other_direction = m.m_d2hBeside.from_other_direction = true;
-          continue;
-        }
-        // None either way: a run always loads its minibatch, so the table was emptied; a zero
-        // copy time would plan swaps as free.
-        throwBadInput(what + ": there are none, so copy times cannot be fitted");
+      // No copy to the device: a run always loads its minibatch, so the table was emptied; a
+      // zero copy time would plan swaps as free.
+      if (all.empty() && d == 0)
+        throwBadInput(what(d) + ": there are none, so copy times cannot be fitted");
+      if (!all.empty()) {
+        LinkFit f = fitLink(all, what(d));
+        if (f.bandwidth > 0) without = std::move(f);
       }
-      without = fitLink(all, what);
     }
-    (d ? m.m_d2h : m.m_h2d) = without ? *without : *beside;
-    (d ? m.m_d2hBeside : m.m_h2dBeside) = beside ? *beside : *without;
+    if (without || beside) lines[d] = {without ? *without : *beside, beside ? *beside : *without};
+  }
+  // A direction without a bandwidth of its own (a run of a plan that offloads nothing copies
+  // nothing to the host but its loss; copies all of one size) takes the other's lines, marked so.
+  if (!lines[0] && !lines[1]) {
+    throwBadInput(what(0) +
+                  " and the other way are each of one size, so no bandwidth can be "
+                  "fitted (copy times would come out free)");
+  }
+  for (int d = 0; d < 2; ++d) {
+    LinkFit& without = d ? m.m_d2h : m.m_h2d;
+    LinkFit& beside = d ? m.m_d2hBeside : m.m_h2dBeside;
+    std::tie(without, beside) = lines[d] ? *lines[d] : *lines[1 - d];
+    without.from_other_direction = beside.from_other_direction = !lines[d];
   }
   std::vector<double> ratios;
   for (int d = 0; d < 2; ++d) {

@@ -490,6 +490,35 @@ TEST(Fit, NoCopyToTheHostLetsTheOtherDirectionStandIn) {
   EXPECT_GT(m.transfer(1 << 20, true), 0);
 }
 
+TEST(Fit, CopiesAllOfOneSizeOneWayTakeTheOtherWaysLineRatherThanCostNothing) {
+  // A run of a plan whose offloads are all of one shape: a line through one size has no slope,
+  // and a bandwidth of 0 would time every offload as free.
+  store::RunData run =
+      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
+          .load();
+  const auto firstOffload = std::find_if(run.transfers.begin(), run.transfers.end(),
+                                         [](const store::TransferRow& t) { return t.to_host; });
+  ASSERT_NE(firstOffload, run.transfers.end());
+  const std::int64_t size = firstOffload->bytes;
+  std::erase_if(run.transfers, [&](const store::TransferRow& t) {
+    return t.to_host && t.kind != store::TransferKind::Readback && t.bytes != size;
+  });
+  const PerfModel m = PerfModel::fit(run);
+  EXPECT_TRUE(m.link(true).from_other_direction);
+  EXPECT_EQ(m.transfer(1 << 20, true), m.transfer(1 << 20, false));
+  EXPECT_GT(m.transfer(1 << 20, true, true), 0);
+  // Both ways of one size: refused, naming the file.
+  const std::int64_t loadSize =
+      std::find_if(run.transfers.begin(), run.transfers.end(), [](const store::TransferRow& t) {
+        return !t.to_host;
+      })->bytes;
+  std::erase_if(run.transfers,
+                [&](const store::TransferRow& t) { return !t.to_host && t.bytes != loadSize; });
+  expectFitRefused(run, "'" + run.path +
+                            "': the host-to-device copies in table transfers and the other way "
+                            "are each of one size, so no bandwidth can be fitted");
+}
+
 TEST(Fit, NoCopyEitherWayNamesTheDatabaseInsteadOfFreeCopies) {
   store::RunData run =
       store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
