@@ -345,7 +345,8 @@ void ModelView::drawPcie() {
     both->setName(name + QStringLiteral(": %1 while the other direction ran").arg(bx.size()));
     alone->addToLegend();
     both->addToLegend();
-    if (d->fit.bandwidth > 0) {
+    // A direction with no copies recorded borrows the other's line: drawn once, as that one's.
+    if (d->fit.bandwidth > 0 && !d->fit.from_other_direction) {
       QCPGraph* line = m_plot->addGraph(x, y);
       QCPGraph* duplex = m_plot->addGraph(x, y);
       line->setPen(QPen(c.darker(130), 2));

@@ -181,9 +181,12 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     const int left = contention.slowdown.outliers + contention.start_block.outliers;
     out << "  stall model       hand-off " << ms(dispatch.seconds) << " per step; compute "
         << formatFixed(100 * contention.slowdown.slope, 0) << " % slower beside a copy, waits "
-        << formatFixed(100 * contention.start_block.slope, 0) << " % of a running copy; copies h2d "
-        << rate(h2d) << " / " << rate(h2dBeside) << " GB/s, d2h " << rate(d2h) << " / "
-        << rate(d2hBeside) << " GB/s without / beside compute\n";
+        << formatFixed(100 * contention.start_block.slope, 0)
+        << " % of a running copy; copies without / beside "
+        << "compute h2d " << rate(h2d) << " / " << rate(h2dBeside) << " GB/s, d2h "
+        << (d2h.from_other_direction ? std::string("none recorded (h2d's stand in)")
+                                     : rate(d2h) + " / " + rate(d2hBeside) + " GB/s")
+        << "\n";
     if (left > 0) {
       out << "                    " << left
           << " outlying samples left out of the contention fits (steps preempted by other work "

@@ -102,6 +102,41 @@ TEST(ModelData, PcieHoldsEveryCopyAndMarksTheOverlapped) {
   EXPECT_EQ(marked, overlapped);
 }
 
+/// The graphs of the PCIe page named "<direction> fit...": a direction's line and its line
+/// times the duplex factor.
+int fitLinesOf(ModelView& view, const QString& direction) {
+  int n = 0;
+  for (int i = 0; i < view.plot()->graphCount(); ++i)
+    n += view.plot()->graph(i)->name().startsWith(direction + QStringLiteral(" fit"));
+  return n;
+}
+
+TEST(ModelView, ARunThatOffloadedNothingDrawsNoLineItDidNotMeasure) {
+  // A run of a plan that offloads nothing copies nothing to the host but its loss: its
+  // device-to-host line is the host-to-device one standing in, which the page draws once, as
+  // the host-to-device line, and no device-to-host line over no points.
+  auto s = testing::fmnist();
+  std::erase_if(s->run.transfers, [](const store::TransferRow& t) {
+    return t.to_host && t.kind != store::TransferKind::Readback;
+  });
+  const perf::PerfModel model = perf::PerfModel::fit(s->run);
+  ASSERT_TRUE(model.link(true).from_other_direction);
+  ModelView view;
+  view.resize(1000, 650);
+  view.setData(makeModelData(s->run, model));
+  view.showPage(-1);
+  EXPECT_EQ(fitLinesOf(view, QStringLiteral("host-to-device")), 2);
+  EXPECT_EQ(fitLinesOf(view, QStringLiteral("device-to-host")), 0);
+  const std::string dir = testing::pngDir();
+  if (!dir.empty())
+    view.plot()->savePng(QString::fromStdString(dir + "/model-pcie-no-offloads.png"), 1000, 650);
+  // The sample as recorded: both directions measured, both drawn.
+  auto full = testing::fmnist();
+  view.setData(makeModelData(full->run, full->model));
+  view.showPage(-1);
+  EXPECT_EQ(fitLinesOf(view, QStringLiteral("device-to-host")), 2);
+}
+
 TEST(ModelView, DrawsEveryPointAndFollowsTheSelectedLayer) {
   auto s = testing::resnet56();
   const ModelData d = makeModelData(s->run, s->model);
