@@ -95,18 +95,6 @@ std::string planDeviceMismatch(const std::string& planDevice, const std::string&
 
 namespace {
 
-/// The samples each recorded iteration's steps ran on: k, or k/S for an iteration run in S
-/// sub-batches (subBatchesOf), per (k, iteration).
-std::map<std::pair<std::int64_t, int>, std::int64_t> passSamples(const store::RunData& run) {
-  const auto passes = subBatchesOf(run);
-  std::map<std::pair<std::int64_t, int>, std::int64_t> out;
-  for (const auto& it : run.iterations) {
-    const auto p = passes.find({it.k, it.iteration});
-    out[{it.k, it.iteration}] = p == passes.end() ? it.k : it.k / p->second;
-  }
-  return out;
-}
-
 /// Median seconds per step over the step samples that ran on n samples.
 std::map<int, double> stepMedians(const store::RunData& run,
                                   const std::map<std::pair<std::int64_t, int>, std::int64_t>& ns,
@@ -168,7 +156,7 @@ RunComparison compareRuns(const store::RunData& a, const store::RunData& b, std:
   // Per-step differences at the largest k both recorded, for the same network.
   if (c.same_network) {
     // At the samples per step, which a run in sub-batches records at k/S.
-    const auto na = passSamples(a), nb = passSamples(b);
+    const auto na = samplesPerPass(a), nb = samplesPerPass(b);
     std::set<std::int64_t> sizesA, sizesB;
     for (const auto& [id, n] : na)
       sizesA.insert(n);

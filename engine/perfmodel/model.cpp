@@ -100,10 +100,12 @@ bool copyWithin(const std::vector<Interval>& copies, std::int64_t lo, std::int64
 ///   the median over its samples, and the mean of those over the steps;
 /// - start_block: where a copy ran at the moment a task could start plus the dispatch, the wait
 ///   beyond that moment against the copy's remaining time;
-/// - slowdown: a step's time beyond the median of its (layer, direction, k) samples without a
-///   copy beside them, against its time beside a copy.
+/// - slowdown: a step's time beyond the median of its (layer, direction, samples per pass)
+///   samples without a copy beside them, against its time beside a copy.
 /// Both proportional fits leave out their outliers the same way (fitProportional).
-void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit& contention) {
+void fitTimeline(const store::RunData& run,
+                 const std::map<std::pair<std::int64_t, int>, std::int64_t>& perPass,
+                 DispatchFit& dispatch, ContentionFit& contention) {
   if (run.schema_version < 2) return;
   for (const auto& s : run.samples) {
     if (s.ready_ns < 0 || s.copy_overlap_ns < 0) return;  // not recorded
@@ -172,9 +174,14 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
   const ProportionalFit block = fitProportional(blocked, 0.0, 1.0);
 
   std::map<std::tuple<int, store::Direction, std::int64_t>, std::vector<double>> clean;
+  // Per the samples a step ran on: an iteration in S sub-batches runs each step on k/S.
+  auto samplesOf = [&](const store::SampleRow& s) {
+    const auto it = perPass.find({s.k, s.iteration});
+    return it == perPass.end() ? s.k : it->second;
+  };
   for (const auto& s : run.samples) {
     if (s.copy_overlap_ns == 0)
-      clean[{s.layer, s.direction, s.k}].push_back(static_cast<double>(s.time_ns) * 1e-9);
+      clean[{s.layer, s.direction, samplesOf(s)}].push_back(static_cast<double>(s.time_ns) * 1e-9);
   }
   std::map<std::tuple<int, store::Direction, std::int64_t>, double> cleanMedian;
   for (auto& [id, v] : clean)
@@ -182,7 +189,7 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
   std::vector<std::pair<double, double>> slowed;
   for (const auto& s : run.samples) {
     if (s.copy_overlap_ns <= 0) continue;
-    const auto it = cleanMedian.find({s.layer, s.direction, s.k});
+    const auto it = cleanMedian.find({s.layer, s.direction, samplesOf(s)});
     if (it == cleanMedian.end()) continue;
     slowed.emplace_back(static_cast<double>(s.copy_overlap_ns) * 1e-9,
                         static_cast<double>(s.time_ns) * 1e-9 - it->second);
@@ -194,6 +201,15 @@ void fitTimeline(const store::RunData& run, DispatchFit& dispatch, ContentionFit
 }
 
 }  // namespace
+
+std::map<std::pair<std::int64_t, int>, std::int64_t> samplesPerPass(const store::RunData& run) {
+  std::map<std::pair<std::int64_t, int>, std::int64_t> out;
+  for (const auto& [id, passes] : subBatchesOf(run))
+    out[id] = id.first / passes;
+  for (const auto& it : run.iterations)
+    out.try_emplace({it.k, it.iteration}, it.k);
+  return out;
+}
 
 std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::RunData& run) {
   std::map<std::pair<std::int64_t, int>, std::int64_t> passes;
@@ -251,10 +267,10 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     m.m_poolAlignment = a;
   }
   // The samples each step ran on: k, or k/S in an iteration run in S sub-batches.
-  const auto passes = subBatchesOf(run);
+  const auto perPass = samplesPerPass(run);
   auto samplesOf = [&](std::int64_t k, int iteration) {
-    const auto it = passes.find({k, iteration});
-    return it == passes.end() ? k : k / it->second;
+    const auto it = perPass.find({k, iteration});
+    return it == perPass.end() ? k : it->second;
   };
   m.m_minK = samplesOf(run.iterations.front().k, run.iterations.front().iteration);
   for (const auto& it : run.iterations) {
@@ -273,7 +289,7 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     c.fm = l.fm;
   }
 
-  fitTimeline(run, m.m_dispatch, m.m_contention);
+  fitTimeline(run, perPass, m.m_dispatch, m.m_contention);
 
   // The median time per layer, direction and k (the samples of the step's pass) over the
   // recorded iterations; with a fitted compute slowdown, each time without what the copies

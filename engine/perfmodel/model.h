@@ -79,6 +79,9 @@ struct ContentionFit {
 /// S is the count of its step-1 samples. Error(BadInput) naming the file where that count does
 /// not split k.
 std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::RunData& run);
+/// The samples each recorded iteration's steps ran on, (k, iteration) -> k, or k/S for an
+/// iteration run in S sub-batches (subBatchesOf); same errors.
+std::map<std::pair<std::int64_t, int>, std::int64_t> samplesPerPass(const store::RunData& run);
 
 class PerfModel {
  public:

@@ -1037,6 +1037,34 @@ store::RunData passRun(const testing::Chain& c, const std::vector<std::int64_t>&
   return run;
 }
 
+TEST(SubBatches, TheSlowdownBesideACopyComparesStepsThatRanOnTheSameSamples) {
+  // One file with k = 8 whole (iterations 0, 1) and k = 8 in 2 sub-batches of 4 (iterations 2,
+  // 3). In iteration 2 every step ran beside a copy for 2 us and took 1 us longer: a slowdown
+  // of exactly 0.5 against the same step without a copy on 4 samples (iteration 3). Against a
+  // median that mixes in the steps run whole on 8 samples, which take longer, it comes out
+  // lower.
+  const testing::Chain c;
+  store::RunData run = passRun(c, {8}, 1);
+  store::RunData split = passRun(c, {4}, 2);
+  for (auto& it : split.iterations)
+    it.iteration += 2;
+  for (auto& t : split.transfers)
+    t.iteration += 2;
+  for (auto& s : split.samples) {
+    s.iteration += 2;
+    if (s.iteration == 2 && s.direction != store::Direction::Update) {
+      s.copy_overlap_ns = 2000;
+      s.time_ns += 1000;
+    }
+  }
+  run.iterations.insert(run.iterations.end(), split.iterations.begin(), split.iterations.end());
+  run.samples.insert(run.samples.end(), split.samples.begin(), split.samples.end());
+  run.transfers.insert(run.transfers.end(), split.transfers.begin(), split.transfers.end());
+  const PerfModel m = PerfModel::fit(run);
+  ASSERT_TRUE(m.contention().present);
+  EXPECT_NEAR(m.contention().slowdown.slope, 0.5, 1e-9);
+}
+
 TEST(SubBatches, ARunInSubBatchesFitsTheCurvesOfAProfileAtItsPassSize) {
   // A plan's run at k = 2, 4, 8, 16 in 2 sub-batches ran every step on 1, 2, 4 and 8 samples:
   // fitted, it gives the curves of a profile at those k, not curves at twice the work.
