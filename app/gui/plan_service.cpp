@@ -12,6 +12,7 @@
 #include "analysis/gmap.h"
 #include "analysis/memory.h"
 #include "analysis/swap_policy.h"
+#include "collectors/profiler.h"
 #include "common/error.h"
 
 namespace swapscope::gui {
@@ -61,11 +62,7 @@ std::optional<perf::PlanResult> planRecorded(const PlanContext& c, const perf::P
       r.batch != recorded.k || recorded.sub_batches != 1)
     return std::nullopt;
   perf::PlanResult result = c.planner->plan(r);
-  std::vector<std::string> names;
-  for (const store::PlanSwap& s : recorded.swap_set)
-    names.push_back(s.fm);
-  const SwapSet set = swapSetFromNames(*c.network, c.planner->costs(), names,
-                                       c.run->path + " (table plans): swap_set", ".fm");
+  const SwapSet set = collect::planSwapSet(*c.network, recorded, c.run->path + " (table plans)");
   if (result.trainable && result.best.swapped == set) return result;
   // A recorded recompute set cannot be simulated here (evaluate() takes swaps only); a swap
   // set that does not fit is not the plan of this budget: the planner's plan is shown then.

@@ -250,7 +250,7 @@ RunController::RunController(MainWindow* window)
     }
     // The views keep the overlay across plans: only a change of whether the plan shown is the
     // run's replaces it (a budget drag passes over many plans that are not).
-    if (m_overlay && showsMeasuredPlan() == m_overlayShown) return;
+    if (showsMeasuredPlan() == m_overlayShown) return;
     applyMeasurement();
   });
   confirmClose = [this] {
@@ -535,8 +535,7 @@ bool RunController::showsMeasuredPlan() const {
     return false;
   // The plan shown is the plan the run ran: the same network, budget, policy, k and swap set.
   const std::optional<store::PlanFile> file = shown->planFile();
-  return file && file->structure_hash == m.structure_hash && file->budget == m.budget &&
-         file->policy == m.policy && file->k == m.k && file->swap_set == m.swap_set;
+  return file && file->structure_hash == m.structure_hash && file->swap_set == m.swap_set;
 }
 
 void RunController::applyMeasurement() {
@@ -572,7 +571,6 @@ void RunController::applyMeasurement() {
   if (!same && m_check && !m_check->device_mismatch.empty())
     overlay->summary.warnings.push_back("device: " + m_check->device_mismatch);
   // One value, shared by the three views.
-  m_overlay = overlay;
   m_window->memoryView()->setOverlay(overlay);
   m_window->streamsView()->setOverlay(overlay);
   m_window->summaryView()->setOverlay(std::move(overlay));

@@ -127,8 +127,8 @@ class RunController : public QObject {
   std::shared_ptr<const store::RunData> m_measuredRun;
   std::optional<perf::RunSide::Check> m_check;  ///< perf::planCheck of the run
   std::optional<store::PlanFile> m_measuredPlan;
-  /// What the Memory, Streams and Summary views draw over every plan (null: nothing yet).
-  std::shared_ptr<const MeasuredOverlay> m_overlay;
+  /// Whether the overlay the Memory, Streams and Summary views hold was made for the run's own
+  /// plan (false also before any run is measured).
   bool m_overlayShown = false;
   quint64 m_measurementGeneration = 0;
 };

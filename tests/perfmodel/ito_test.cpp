@@ -6,7 +6,6 @@
 // predicted pool high-water mark and keep-all's weights.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
@@ -173,27 +172,24 @@ TEST(Ito, PlanningAgainFindsEveryGmapPreparedAndGivesTheSamePlan) {
   // is the same to the bit.
   const Network net = buildZooModel("resnet56", {});
   const PerfModel model = slowLinkModel();
-  {
-    const Planner planner(model, net);
-    const PlanRequest req = slowLinkItoRequest();
-    const PlanResult first = planner.plan(req);
-    ASSERT_TRUE(first.trainable) << first.reason;
-    ASSERT_GT(count(first.best.recomputed), 0)
-        << "stage 2 must recompute for the test to mean much";
-    const std::uint64_t built = planner.gmapsBuilt();
-    ASSERT_GT(built, 0u);
-    const PlanResult again = planner.plan(req);
-    EXPECT_EQ(planner.gmapsBuilt(), built);
-    ASSERT_TRUE(again.trainable);
-    EXPECT_EQ(again.best.k, first.best.k);
-    EXPECT_EQ(again.best.swapped, first.best.swapped);
-    EXPECT_EQ(again.best.recomputed, first.best.recomputed);
-    EXPECT_EQ(again.best.peak, first.best.peak);
-    EXPECT_EQ(again.best.sim.t_iter, first.best.sim.t_iter);
-    EXPECT_EQ(again.evaluated, first.evaluated);
-    EXPECT_EQ(again.gmap.ops.size(), first.gmap.ops.size());
-    EXPECT_EQ(again.curve.peak(again.best.k), first.curve.peak(first.best.k));
-  }
+  const Planner planner(model, net);
+  const PlanRequest req = slowLinkItoRequest();
+  const PlanResult first = planner.plan(req);
+  ASSERT_TRUE(first.trainable) << first.reason;
+  ASSERT_GT(count(first.best.recomputed), 0) << "stage 2 must recompute for the test to mean much";
+  const std::uint64_t built = planner.gmapsBuilt();
+  ASSERT_GT(built, 0u);
+  const PlanResult again = planner.plan(req);
+  EXPECT_EQ(planner.gmapsBuilt(), built);
+  ASSERT_TRUE(again.trainable);
+  EXPECT_EQ(again.best.k, first.best.k);
+  EXPECT_EQ(again.best.swapped, first.best.swapped);
+  EXPECT_EQ(again.best.recomputed, first.best.recomputed);
+  EXPECT_EQ(again.best.peak, first.best.peak);
+  EXPECT_EQ(again.best.sim.t_iter, first.best.sim.t_iter);
+  EXPECT_EQ(again.evaluated, first.evaluated);
+  EXPECT_EQ(again.gmap.ops.size(), first.gmap.ops.size());
+  EXPECT_EQ(again.curve.peak(again.best.k), first.curve.peak(first.best.k));
 }
 
 /// A run database made by hand: per layer, forward and backward nanoseconds per sample, 1 us per

@@ -28,7 +28,7 @@ TEST(AccudnnPins, WhereEveryFmFitsPhaseOneRemovesTheStall) {
   // From k = 64 on, swap-all's stall is prefetches late for the backward steps, which phase 1
   // pins. At k = 16 it is mostly steps waiting for an offload running when they could start
   // (the sample's fitted start block is 1): phase 1 takes its candidates from the prefetches of
-  // stalled steps and removes 8 % of it, and phase 2 keeps those FMs (AccudnnPins.
+  // stalled steps and removes little of it, and phase 2 keeps those FMs (AccudnnPins.
   // KeepingWhatFitsRemovesTheStallThatOffloadsCause).
   for (const std::int64_t k : {64, 128}) {
     const std::int64_t budget = std::int64_t{4} << 30;  // keep-all fits many times over

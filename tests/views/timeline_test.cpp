@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 #include <sqlite3.h>
 #include <QComboBox>
+#include <QSignalSpy>
 
 #include <gtest/gtest.h>
 
@@ -90,6 +91,20 @@ TEST(TimelineData, AnUnrecordedIterationIsRefusedWithTheRecordedKs) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);
     EXPECT_NE(std::string(e.what()).find("recorded k: 12, 24, 47, 63, 94"), std::string::npos);
   }
+}
+
+TEST(TimelineView, AFirstIterationThatIsRefusedIsSaidOnce) {
+  // The largest k's iteration 0 lost its row: opening the file shows the boxes and says why the
+  // iteration cannot be drawn, once.
+  store::RunData damaged = store::RunReader(kFmnist).load();
+  std::erase_if(damaged.iterations,
+                [](const store::IterationRow& r) { return r.k == 94 && r.iteration == 0; });
+  TimelineView view;
+  QSignalSpy failed(&view, &TimelineView::failed);
+  view.setRuns({std::make_shared<const store::RunData>(std::move(damaged))});
+  ASSERT_EQ(failed.count(), 1);
+  EXPECT_NE(failed.front().front().toString().indexOf("holds no iteration 0 at k = 94"), -1);
+  EXPECT_EQ(view.batchBox()->currentText(), "94");
 }
 
 TEST(TimelineView, SwitchingKAndIterationRedrawsThatIterationsRows) {
