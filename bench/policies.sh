@@ -18,7 +18,7 @@ cli="$build/app/cli/swapscope"
 [[ -d sample_runs ]] || { echo "run from the repository root (sample_runs/ not found)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
 exec python3 - "$cli" <<'PY'
-import json, re, subprocess, sys
+import json, os, re, subprocess, sys, tempfile
 cli = sys.argv[1]
 r56 = "sample_runs/resnet56-32x32-cpu-profile.swapdb"
 fm = "sample_runs/fmnist-cnn-cpu-profile.swapdb"
@@ -42,21 +42,26 @@ def fwd_flops(extra, db, k):
     key = (tuple(extra), db, k)
     if key not in flops_cache:
         net = extra[1] if extra else None
-        if net is None:  # the profiled network: its name from the plan file is enough for the zoo
+        if net is None:  # the profiled network of the sample run, which is a zoo model
             net = "resnet56" if db == r56 else "fmnist-cnn"
         rc, out, err = sh(["analyze", "--model", net, "--batch", str(k), "--json"])
+        if rc != 0:
+            sys.exit(f"swapscope analyze --model {net} --batch {k} failed: {err.strip()}")
         flops_cache[key] = {l["name"]: l["forward_flops"] for l in json.loads(out)["layers"]}
     return flops_cache[key]
 
+tmp = tempfile.mkdtemp()
+
 def at_k(db, extra, budget, policy, k):
+    # One plan: its text on stdout (the bytes moved), its plan file (the predictions).
+    path = os.path.join(tmp, "plan.json")
     rc, out, err = sh(["plan", "--db", db, *extra, "--budget", budget, "--batch", str(k),
-                       "--policy", policy, "--json"])
+                       "--policy", policy, "--out", path, "--force"])
     if rc != 0:
         return None
-    p = json.loads(out)
-    moved = re.search(r"swap set .* ([\d.]+ [KMG]?i?B) moved per iteration",
-                      sh(["plan", "--db", db, *extra, "--budget", budget, "--batch", str(k),
-                          "--policy", policy])[1])
+    with open(path) as f:
+        p = json.load(f)
+    moved = re.search(r"swap set .* ([\d.]+ [KMG]?i?B) moved per iteration", out)
     f = fwd_flops(extra, db, k)
     rec = sum(f[r["fm"]] for r in p.get("recompute", []))
     return p["predictions"], moved.group(1) if moved else "?", rec, len(p["swap_set"]), len(p.get("recompute", []))
@@ -84,6 +89,8 @@ print("\n**Ito et al.'s setting: ResNet-50, 224x224, k = 640 in 16 GiB (transfer
 print("| policy | t_iter | against in-core | stall | moved | recomputed |")
 print("|---|---|---|---|---|---|")
 incore = at_k(r56, ["--model", "resnet50"], "1TiB", "keep-all", 640)
+if incore is None:
+    sys.exit("keep-all at k = 640 in 1 TiB did not plan")
 print(f"| keep-all, no budget (in-core) | {ms(incore[0]['t_iter_s'])} | | {ms(incore[0]['stall_s'])} | {incore[1]} | 0 |")
 for p in policies[1:]:
     r = at_k(r56, ["--model", "resnet50"], "16GiB", p, 640)
