@@ -163,14 +163,15 @@ QString MeasuredViews::tracePath() const {
 
 std::function<std::string()> MeasuredViews::traceWriter(const QString& path, bool force) const {
   const TimelineData& d = m_timeline->data();
+  const auto open = runs();
   std::shared_ptr<const store::RunData> run;
-  for (const auto& r : runs())
-    if (r.get() == m_timeline->run()) run = r;
-  if (!run || d.path.empty()) throwBadInput("no recorded iteration is shown");
   files::OutputRules rules;
   rules.force = force;
-  for (const auto& r : runs())
+  for (const auto& r : open) {
+    if (r.get() == m_timeline->run()) run = r;
     cli::addInput(rules, "the run database", r->path);
+  }
+  if (!run || d.path.empty()) throwBadInput("no recorded iteration is shown");
   return [run, k = d.k, iteration = d.iteration, rules, out = path.toStdString()] {
     files::checkOutputPath(out, "the trace file", rules);
     const auto trace = store::chromeTrace(*run, k, iteration);

@@ -82,8 +82,8 @@ SubBatchPlan planSubBatches(const Planner& planner, const PlanRequest& request,
 SubBatchPlan planAllowingSubBatches(const Planner& planner, const PlanRequest& request) {
   const std::int64_t k = fixedBatch(request);
   SubBatchPlan whole = planOne(planner, request, k, 1);
-  // Only a minibatch too large for the budget is split; any other refusal (a budget below
-  // every policy's minimum) stands as it is.
+  // Only a minibatch too large for the budget is split; any other refusal (a budget below this
+  // policy's need at k = 1, which no S lowers) stands as it is.
   if (whole.pass.trainable || whole.pass.batch_need == 0 || k == 1) return whole;
   SubBatchPlan out = leastTime(planner, request, k, 2);
   out.candidates += 1;

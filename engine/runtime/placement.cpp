@@ -44,8 +44,9 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       if (in.end < ops.size()) in.end = ends[in.end];
     }
   }
-  // Best fit over the buffers in one order: each into the smallest gap (lowest offset on ties)
-  // left by the placed buffers whose lifetimes overlap its own.
+  // The buffers in one order, each into a gap left by the placed buffers whose lifetimes overlap
+  // its own: the smallest that holds it (best fit, lowest offset on ties) or the lowest (first
+  // fit).
   std::vector<std::size_t> placed;
   std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // [offset, end) of overlapping ones
   auto place = [&](const std::vector<std::size_t>& order, bool firstFit) {

@@ -27,10 +27,11 @@ struct Placement {
 /// compute does not wait for it. It costs pool space, so the executor uses it only where the
 /// budget has room.
 ///
-/// Best fit in one order can leave a pool a few hundred bytes larger than the most bytes alive at
-/// once, so the placement tries several orders (largest first, longest-lived first, largest
-/// bytes x lifetime first, allocation order) and stops at the first whose extent is at most
-/// `target`; it returns the smallest extent found. A target of 0 tries them all.
+/// One order can leave a pool a few hundred bytes larger than the most bytes alive at once, so
+/// the placement tries several orders (largest first, longest-lived first, largest bytes x
+/// lifetime first, allocation order), each with best fit and with first fit, and stops at the
+/// first whose extent is at most `target`; it returns the smallest extent found. A target of 0
+/// tries them all.
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                         std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0,
                         std::int64_t target = 0);
