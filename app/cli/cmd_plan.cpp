@@ -178,9 +178,14 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
     const perf::LinkFit &h2d = model.link(false), &h2dBeside = model.linkBesideCompute(false);
     const perf::LinkFit &d2h = model.link(true), &d2hBeside = model.linkBesideCompute(true);
     auto rate = [](const perf::LinkFit& f) { return formatFixed(f.bandwidth / 1e9, 2); };
-    const int left = contention.slowdown.outliers + contention.start_block.outliers;
-    out << "  stall model       hand-off " << ms(dispatch.seconds) << " per step; compute "
-        << formatFixed(100 * contention.slowdown.slope, 0) << " % slower beside a copy, waits "
+    const int left = contention.slowdown.outliers + contention.start_block.outliers +
+                     contention.copy_start_block.outliers;
+    out << "  stall model       hand-off " << ms(dispatch.seconds) << " per step ("
+        << ms(dispatch.woken_seconds) << " after a wait); compute "
+        << formatFixed(100 * contention.slowdown.slope, 0)
+        << " % slower beside a copy; a step waits "
+        << formatFixed(100 * contention.copy_start_block.slope, 0)
+        << " % of a copy starting in its hand-off, "
         << formatFixed(100 * contention.start_block.slope, 0)
         << " % of a running copy; copies without / beside "
         << "compute h2d " << rate(h2d) << " / " << rate(h2dBeside) << " GB/s, d2h "
@@ -191,7 +196,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
       out << "                    " << left
           << " outlying samples left out of the contention fits (steps preempted by other work "
           << "on the machine: " << contention.slowdown.outliers << " compute times, "
-          << contention.start_block.outliers << " start waits)\n";
+          << contention.start_block.outliers + contention.copy_start_block.outliers
+          << " start waits)\n";
     }
   } else {
     out << "  stall model       " << dbPath << " records no t_ready (run-database schema version "

@@ -299,14 +299,17 @@ LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source) {
   return f;
 }
 
-ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy, double lo,
-                                double hi) {
-  ProportionalFit f;
+namespace {
+
+/// The pairs of `xy` whose residual from the median slope (of y / x) lies within Tukey's far-out
+/// fences; `outliers` counts the others. Empty where no pair has x > 0.
+std::vector<std::pair<double, double>> withoutOutliers(
+    const std::vector<std::pair<double, double>>& xy, int& outliers) {
   std::vector<double> ratios;
   for (const auto& [x, y] : xy) {
     if (x > 0) ratios.push_back(y / x);
   }
-  if (ratios.empty()) return f;
+  if (ratios.empty()) return {};
   const double guess = median(ratios);
   std::vector<double> spread;
   spread.reserve(xy.size());
@@ -314,28 +317,65 @@ ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy
     spread.push_back(y - guess * x);
   const double q1 = quantile(spread, 0.25), q3 = quantile(spread, 0.75);
   const double below = q1 - 3 * (q3 - q1), above = q3 + 3 * (q3 - q1);
-  double sxy = 0, sxx = 0;
   std::vector<std::pair<double, double>> kept;
   kept.reserve(xy.size());
   for (std::size_t i = 0; i < xy.size(); ++i) {
     if (spread[i] < below || spread[i] > above) {
-      ++f.outliers;
-      continue;
+      ++outliers;
+    } else {
+      kept.push_back(xy[i]);
     }
-    kept.push_back(xy[i]);
-    sxy += xy[i].first * xy[i].second;
-    sxx += xy[i].first * xy[i].first;
   }
-  if (sxx <= 0) return f;
-  f.slope = std::clamp(sxy / sxx, lo, hi);
+  return kept;
+}
+
+void residualsOf(const std::vector<std::pair<double, double>>& kept, ProportionalFit& f) {
   f.points = static_cast<int>(kept.size());
   double sse = 0;
   for (const auto& [x, y] : kept) {
-    const double r = f.slope * x - y;
+    const double r = f.intercept + f.slope * x - y;
     f.residuals.push_back(r);
     sse += r * r;
   }
   f.rmse = std::sqrt(sse / static_cast<double>(kept.size()));
+}
+
+}  // namespace
+
+ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy, double lo,
+                                double hi) {
+  ProportionalFit f;
+  const auto kept = withoutOutliers(xy, f.outliers);
+  double sxy = 0, sxx = 0;
+  for (const auto& [x, y] : kept) {
+    sxy += x * y;
+    sxx += x * x;
+  }
+  if (sxx <= 0) return f;
+  f.slope = std::clamp(sxy / sxx, lo, hi);
+  residualsOf(kept, f);
+  return f;
+}
+
+ProportionalFit fitLineOutliersOut(const std::vector<std::pair<double, double>>& xy, double lo,
+                                   double hi) {
+  ProportionalFit f;
+  const auto kept = withoutOutliers(xy, f.outliers);
+  if (kept.empty()) return f;
+  const double n = static_cast<double>(kept.size());
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : kept) {
+    mx += x / n;
+    my += y / n;
+  }
+  double sxy = 0, sxx = 0;
+  for (const auto& [x, y] : kept) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) * (x - mx);
+  }
+  f.slope = std::clamp(sxx > 0 ? sxy / sxx : 0.0, lo, hi);
+  f.intercept = my - f.slope * mx;
+  residualsOf(kept, f);
   return f;
 }
 

@@ -90,6 +90,7 @@ LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source = {
 /// them would otherwise set the slope.
 struct ProportionalFit {
   double slope = 0;
+  double intercept = 0;  ///< fitLineOutliersOut only; 0 through the origin
   int points = 0;                 ///< pairs fitted
   int outliers = 0;               ///< pairs left out
   std::vector<double> residuals;  ///< per pair fitted
@@ -97,5 +98,10 @@ struct ProportionalFit {
 };
 ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy, double lo,
                                 double hi);
+/// Least squares `y = intercept + slope x` over the pairs that fitProportional keeps (the same
+/// outliers left out), the slope clamped to [lo, hi] and the intercept then the mean of
+/// y - slope x; residuals are intercept + slope x - y.
+ProportionalFit fitLineOutliersOut(const std::vector<std::pair<double, double>>& xy, double lo,
+                                   double hi);
 
 }  // namespace swapscope::perf

@@ -85,24 +85,36 @@ const Interval* copyAt(const std::vector<Interval>& copies, std::int64_t t) {
   return t < it->second ? &*it : nullptr;
 }
 
-/// Whether a copy of `copies` runs anywhere in [lo, hi).
-bool copyWithin(const std::vector<Interval>& copies, std::int64_t lo, std::int64_t hi) {
-  if (copyAt(copies, lo)) return true;
-  auto it = std::upper_bound(copies.begin(), copies.end(), lo,
-                             [](std::int64_t v, const Interval& c) { return v < c.first; });
-  return it != copies.end() && it->first < hi;
+/// The first copy of `copies` (disjoint, sorted) that starts in [lo, hi), if any.
+const Interval* copyStartingWithin(const std::vector<Interval>& copies, std::int64_t lo,
+                                   std::int64_t hi) {
+  const auto it = std::lower_bound(copies.begin(), copies.end(), lo,
+                                   [](const Interval& c, std::int64_t v) { return c.first < v; });
+  return it != copies.end() && it->first < hi ? &*it : nullptr;
 }
 
-/// The compute stream's hand-off cost and the contention between copies and compute, from the
-/// recorded timeline (t_ready and time beside a copy per step sample, schema version 2):
-/// - dispatch: the gap between the moment a compute task could start (the previous task's end
-///   or its t_ready, whichever is later) and its start, where no copy ran meanwhile: per step
-///   the median over its samples, and the mean of those over the steps;
-/// - start_block: where a copy ran at the moment a task could start plus the dispatch, the wait
-///   beyond that moment against the copy's remaining time;
-/// - slowdown: a step's time beyond the median of its (layer, direction, samples per pass)
-///   samples without a copy beside them, against its time beside a copy.
-/// Both proportional fits leave out their outliers the same way (fitProportional).
+/// The mean over the steps of each step's median gap (DispatchFit).
+double meanOfStepMedians(const std::map<int, std::vector<double>>& gapsByStep) {
+  double sum = 0;
+  for (const auto& [step, v] : gapsByStep)
+    sum += median(v);
+  return sum / static_cast<double>(gapsByStep.size());
+}
+
+/// The compute stream's hand-off and the contention between copies and compute, from the
+/// recorded timeline (t_ready and time beside a copy per step sample, schema version 2). Each
+/// gap between the moment a compute task could start (the previous task's end or its t_ready,
+/// whichever is later) and its start is one of:
+/// - a copy was running at that moment (it started before): start_block, the wait beyond the
+///   plain hand-off against the copy's remaining time then;
+/// - a copy started within the gap: copy_start_block, a line (with an intercept: the thread's
+///   wake-up once the copy ends) of the wait beyond the plain hand-off against the time the
+///   copy ran beyond it;
+/// - else the dispatch's woken kind where the task had waited for t_ready, its plain kind where
+///   not: per step the median over its samples, and the mean of those over the steps.
+/// And slowdown: a step's time beyond the median of its (layer, direction, samples per pass)
+/// samples without a copy beside them, against its time beside a copy.
+/// The proportional fits leave out their outliers the same way (fitProportional).
 void fitTimeline(const store::RunData& run,
                  const std::map<std::pair<std::int64_t, int>, std::int64_t>& perPass,
                  DispatchFit& dispatch, ContentionFit& contention) {
@@ -121,12 +133,12 @@ void fitTimeline(const store::RunData& run,
   for (const auto& s : run.samples)
     byIteration[{s.k, s.iteration}].push_back(&s);
   struct Candidate {
-    std::int64_t could = 0, start = 0;
-    const std::vector<Interval>* copies = nullptr;
+    std::int64_t could = 0, start = 0, copyEnd = 0;
   };
-  std::vector<Candidate> candidates;
+  std::vector<Candidate> running, starting;  // a copy running at `could`; one starting after
   std::vector<double> gaps;
-  std::map<int, std::vector<double>> gapsByStep;
+  std::map<int, std::vector<double>> gapsByStep, wokenByStep;
+  int woken = 0;
   static const std::vector<Interval> kNone;
   for (auto& [id, samples] : byIteration) {
     std::sort(samples.begin(), samples.end(), [](const auto* a, const auto* b) {
@@ -137,22 +149,28 @@ void fitTimeline(const store::RunData& run,
     for (std::size_t i = 1; i < samples.size(); ++i) {
       const auto& prev = *samples[i - 1];
       const auto& s = *samples[i];
-      const std::int64_t could = std::max(prev.start_ns + prev.time_ns,
-                                          s.direction == store::Direction::Update ? 0 : s.ready_ns);
+      const std::int64_t prevEnd = prev.start_ns + prev.time_ns;
+      const std::int64_t ready = s.direction == store::Direction::Update ? 0 : s.ready_ns;
+      const std::int64_t could = std::max(prevEnd, ready);
       if (s.start_ns < could) continue;  // overlapping records: not one stream
-      candidates.push_back({could, s.start_ns, &cs});
-      if (!copyWithin(cs, could, std::max(could + 1, s.start_ns))) {
-        gaps.push_back(static_cast<double>(s.start_ns - could) * 1e-9);
-        gapsByStep[s.step].push_back(gaps.back());
+      const double gap = static_cast<double>(s.start_ns - could) * 1e-9;
+      if (const Interval* copy = copyAt(cs, could); copy && copy->first < could) {
+        running.push_back({could, s.start_ns, copy->second});
+      } else if (const Interval* copy2 =
+                     copyStartingWithin(cs, could, std::max(could + 1, s.start_ns))) {
+        starting.push_back({could, s.start_ns, copy2->second});
+      } else if (ready > prevEnd) {
+        wokenByStep[s.step].push_back(gap);
+        ++woken;
+      } else {
+        gaps.push_back(gap);
+        gapsByStep[s.step].push_back(gap);
       }
     }
   }
   if (!gaps.empty()) {
     dispatch.present = true;
-    double sum = 0;
-    for (const auto& [step, v] : gapsByStep)
-      sum += median(v);
-    dispatch.seconds = sum / static_cast<double>(gapsByStep.size());
+    dispatch.seconds = meanOfStepMedians(gapsByStep);
     dispatch.median = median(gaps);
     dispatch.points = static_cast<int>(gaps.size());
     double sse = 0;
@@ -161,17 +179,24 @@ void fitTimeline(const store::RunData& run,
       sse += (g - dispatch.seconds) * (g - dispatch.seconds);
     }
     dispatch.rmse = std::sqrt(sse / static_cast<double>(gaps.size()));
+    dispatch.woken_seconds = woken > 0 ? meanOfStepMedians(wokenByStep) : dispatch.seconds;
+    dispatch.woken_points = woken;
   }
+  // Both blocking fits: the wait beyond the moment the task could start plus the plain
+  // hand-off, against the time the copy runs beyond that moment.
   const auto d = static_cast<std::int64_t>(std::llround(dispatch.seconds * 1e9));
-  std::vector<std::pair<double, double>> blocked;
-  for (const Candidate& c : candidates) {
-    const std::int64_t nominal = c.could + d;
-    if (const Interval* copy = copyAt(*c.copies, nominal)) {
-      blocked.emplace_back(static_cast<double>(copy->second - nominal) * 1e-9,
-                           static_cast<double>(c.start - nominal) * 1e-9);
+  auto blockFit = [&](const std::vector<Candidate>& candidates, auto&& fit) {
+    std::vector<std::pair<double, double>> xy;
+    for (const Candidate& c : candidates) {
+      const std::int64_t nominal = c.could + d;
+      if (c.copyEnd > nominal)
+        xy.emplace_back(static_cast<double>(c.copyEnd - nominal) * 1e-9,
+                        static_cast<double>(c.start - nominal) * 1e-9);
     }
-  }
-  const ProportionalFit block = fitProportional(blocked, 0.0, 1.0);
+    return fit(xy, 0.0, 1.0);
+  };
+  const ProportionalFit block = blockFit(running, fitProportional);
+  const ProportionalFit copyStartBlock = blockFit(starting, fitLineOutliersOut);
 
   std::map<std::tuple<int, store::Direction, std::int64_t>, std::vector<double>> clean;
   // Per the samples a step ran on: an iteration in S sub-batches runs each step on k/S.
@@ -197,6 +222,7 @@ void fitTimeline(const store::RunData& run,
   const ProportionalFit slow = fitProportional(slowed, 0.0, kMaxSlowdown);
   contention.present = true;
   contention.start_block = block;
+  contention.copy_start_block = copyStartBlock;
   contention.slowdown = slow;
 }
 
@@ -540,7 +566,9 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
   if (m_dispatch.present) {
     rows.push_back({0, "dispatch", "compute", "-", "mean-of-step-medians",
                     "{\"seconds\":" + std::to_string(m_dispatch.seconds) +
-                        ",\"median_seconds\":" + std::to_string(m_dispatch.median) + "}",
+                        ",\"median_seconds\":" + std::to_string(m_dispatch.median) +
+                        ",\"woken_seconds\":" + std::to_string(m_dispatch.woken_seconds) +
+                        ",\"woken_points\":" + std::to_string(m_dispatch.woken_points) + "}",
                     m_dispatch.points, m_dispatch.rmse, 0, true});
   }
   if (m_contention.present) {
@@ -552,6 +580,13 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
                     "{\"start_block\":" + std::to_string(m_contention.start_block.slope) +
                         ",\"outliers\":" + std::to_string(m_contention.start_block.outliers) + "}",
                     m_contention.start_block.points, m_contention.start_block.rmse, 0, true});
+    rows.push_back(
+        {0, "contention", "copy-start-block", "-", "proportional",
+         "{\"copy_start_block\":" + std::to_string(m_contention.copy_start_block.slope) +
+             ",\"intercept_seconds\":" +
+             std::to_string(m_contention.copy_start_block.intercept) +
+             ",\"outliers\":" + std::to_string(m_contention.copy_start_block.outliers) + "}",
+         m_contention.copy_start_block.points, m_contention.copy_start_block.rmse, 0, true});
   }
   return rows;
 }

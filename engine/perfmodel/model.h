@@ -40,20 +40,27 @@ class BoundModel;
 
 /// The compute stream's hand-off: seconds between the moment a task could start (the previous
 /// task's end or its t_ready, whichever is later) and its start, where no copy ran meanwhile.
-/// Measured the same way on every backend (on CUDA it is the launch and event overhead).
-/// Per step, the median of its gaps over the profile's iterations and minibatches; the hand-off
-/// is the mean of those over the steps. A gap that recurs at a step is that step's hand-off and
-/// counts; one long gap at a step that is short in its other samples is the stream's thread
-/// preempted by other work on the machine, and the median leaves it out (a few such gaps of
-/// milliseconds, where the hand-off takes tens of microseconds, would otherwise multiply the
-/// predicted stall of every plan; docs/perfmodel.md).
+/// Measured the same way on every backend (on CUDA it is the launch and event overhead), in two
+/// kinds that the timeline tells apart:
+/// - plain: the task was queued when the previous one ended;
+/// - woken: the task waited for another stream (t_ready after the previous task's end), so the
+///   stream's thread slept and that stream's completion wakes it.
+/// (A gap in which a copy ran or started is the contention fits', ContentionFit.) Each is, per
+/// step, the median of its gaps over the profile's iterations and minibatches, and the mean of
+/// those over the steps. A gap that recurs at a step is that step's hand-off and counts; one long
+/// gap at a step that is short in its other samples is the stream's thread preempted by other
+/// work on the machine, and the median leaves it out (a few such gaps of milliseconds, where the
+/// hand-off takes tens of microseconds, would otherwise multiply the predicted stall of every
+/// plan; docs/perfmodel.md).
 struct DispatchFit {
   bool present = false;  ///< false: no t_ready recorded (a schema-version-1 file)
-  double seconds = 0;    ///< the mean of the steps' median gaps: what the simulator adds per task
-  double median = 0;     ///< the median of all gaps
-  int points = 0;        ///< gaps
-  std::vector<double> residuals;  ///< gap - seconds, per gap
+  double seconds = 0;    ///< plain: the mean of the steps' median gaps
+  double median = 0;     ///< the median of the plain gaps
+  int points = 0;        ///< plain gaps
+  std::vector<double> residuals;  ///< gap - seconds, per plain gap
   double rmse = 0;
+  double woken_seconds = 0;  ///< after a wait for another stream (`seconds` where none was seen)
+  int woken_points = 0;      ///< woken gaps
 };
 
 /// How copies on the swap streams and compute on the compute stream slow each other (both 0
@@ -69,9 +76,16 @@ struct ContentionFit {
   /// seconds, per step sample with a copy beside it.
   ProportionalFit slowdown;
   /// A step that could start while a copy runs waits for `start_block.slope` x the copy's
-  /// remaining time first (0: starts at once, 1: waits for the copy to end). Residuals in
-  /// seconds, per such step.
+  /// remaining time after its plain hand-off (0: starts at once, 1: waits for the copy to end).
+  /// Residuals in seconds, per such step.
   ProportionalFit start_block;
+  /// A copy that starts within a step's hand-off (an offload that waited for the step before,
+  /// a prefetch that waited for its memory) and runs beyond it: the step waits
+  /// `copy_start_block.intercept` + `copy_start_block.slope` x the time that copy runs beyond
+  /// the plain hand-off (on the CPU backend the copy's thread takes the core the compute thread
+  /// needs, and the step starts a wake-up after the copy ends). Residuals in seconds, per such
+  /// step.
+  ProportionalFit copy_start_block;
 };
 
 /// The passes of each recorded iteration, (k, iteration) -> S, where S > 1: an iteration in S

@@ -432,8 +432,11 @@ SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,
   }
   in.duplex_factor = ctx.model.duplexFactor();
   in.dispatch_seconds = ctx.model.dispatch().seconds;
+  in.dispatch_woken_seconds = ctx.model.dispatch().woken_seconds;
   in.update_tasks = ctx.updateTasks;
   in.start_block = ctx.model.contention().start_block.slope;
+  in.copy_start_block = ctx.model.contention().copy_start_block.slope;
+  in.copy_start_wait = ctx.model.contention().copy_start_block.intercept;
   in.slowdown = ctx.model.contention().slowdown.slope;
   in.prefetch_issue = schedule.move_to;
   in.reuse_delay = delay;

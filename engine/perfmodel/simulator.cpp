@@ -68,6 +68,31 @@ double advance(const std::vector<BusyInterval>& a, const std::vector<BusyInterva
   return t + left;
 }
 
+/// Whether a copy of `a` or `b` that started before t still runs at t.
+bool copyStartedBefore(const std::vector<BusyInterval>& a, const std::vector<BusyInterval>& b,
+                       double t) {
+  for (const auto* list : {&a, &b}) {
+    for (auto it = list->rbegin(); it != list->rend() && it->end > t; ++it) {
+      if (it->start < t) return true;
+    }
+  }
+  return false;
+}
+
+/// The end of the latest copy of `a` or `b` that starts in [lo, hi]; lo where none does (each
+/// stream's copies are in start order). A copy that takes no time (a pinned FM's, as the planner
+/// sets it) does not run.
+double copyStartingUntil(const std::vector<BusyInterval>& a, const std::vector<BusyInterval>& b,
+                         double lo, double hi) {
+  double until = lo;
+  for (const auto* list : {&a, &b}) {
+    for (auto it = list->rbegin(); it != list->rend() && it->start >= lo; ++it) {
+      if (it->start <= hi && it->end > it->start) until = std::max(until, it->end);
+    }
+  }
+  return until;
+}
+
 /// The end of the latest copy of `a` or `b` that runs at time t; t where none does.
 double copyRunningUntil(const std::vector<BusyInterval>& a, const std::vector<BusyInterval>& b,
                         double t) {
@@ -196,6 +221,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
   double loaded = 0;
   double removable = 0;  // removableStall(), summed in the same order
   const double d = in.dispatch_seconds;
+  const double dWoken = in.dispatch_woken_seconds < 0 ? d : in.dispatch_woken_seconds;
   if (base) {
     // Steps before `from` are the base's: its transfers issued before `from`, its clocks after
     // step from - 1 and its sums over those steps, added in the same order as a whole run does.
@@ -216,7 +242,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
     r.dispatch = 0;
     for (std::size_t j = 1; j < from; ++j) {
       r.stall += r.steps[j].stall;
-      r.dispatch += d;
+      r.dispatch += r.steps[j].dispatch;
       if (j >= 2) removable += r.steps[j].stall;
     }
     ci = r.h2d.empty() ? 0.0 : r.h2d.back().end;
@@ -242,7 +268,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
       f(p.items[static_cast<std::size_t>(i)]);
   };
 
-  const bool yields = in.start_block >= 0.5;
+  const bool yields = in.copy_start_block >= 0.5;
   const bool besideOff = in.offload_beside_seconds.size() >= g.buffers.size();
   const bool besidePre = in.prefetch_beside_seconds.size() >= g.buffers.size();
   // Whether a copy starting at `start` runs beside compute: not where compute yields to it and
@@ -277,12 +303,25 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
          [&](int b) { ready = std::max(ready, prefetchEnd[static_cast<std::size_t>(b)]); });
     StepTiming& t = r.steps[j];
     t.ready = ready;
-    const double could = std::max({cc, ready, memReady}) + d;
-    t.start = in.start_block > 0
-                  ? could + in.start_block * (copyRunningUntil(r.h2d, r.d2h, could) - could)
-                  : could;
+    // The stall is the wait beyond the plain hand-off: for data or memory, and what a copy or
+    // a wake-up adds to the hand-off. It sums non-negative terms, so that partial sums never
+    // exceed the whole (simulateFrom's stall limit).
+    const double could = std::max({cc, ready, memReady});
+    const double nominal = could + d;
+    double extra = 0;
+    if (copyStartedBefore(r.h2d, r.d2h, could)) {
+      if (in.start_block > 0)
+        extra = in.start_block * (copyRunningUntil(r.h2d, r.d2h, nominal) - nominal);
+    } else if (const double until = copyStartingUntil(r.h2d, r.d2h, could, nominal);
+               until > could) {
+      if (until > nominal)
+        extra = std::max(0.0, in.copy_start_wait + in.copy_start_block * (until - nominal));
+    } else if (could > cc) {
+      extra = std::max(0.0, dWoken - d);
+    }
     t.dispatch = d;
-    t.stall = t.start - cc - d;
+    t.start = could + d + extra;
+    t.stall = (could - cc) + extra;
     t.finish = advance(r.h2d, r.d2h, t.start, in.step_seconds[j], in.slowdown, scratch);
     cc = t.finish;
     r.stall += t.stall;

@@ -11,15 +11,19 @@
 ///   `reuse_delay` steps after its forward release, and the step that reuses it waits for the
 ///   offload;
 /// - step j could start at max(finish of j-1, t_ready[j], memory); it starts the compute
-///   stream's hand-off (dispatch) later, and where a copy runs at that moment, `start_block` x
-///   the copy's remaining time later still; the stall is the wait beyond the hand-off;
+///   stream's plain hand-off (dispatch) later, or its woken hand-off where it waited (for data
+///   or memory), and later still where a copy runs then: by `start_block` x the remaining time
+///   of a copy that was already running, or by `copy_start_wait` + `copy_start_block` x the
+///   time beyond the plain hand-off of a copy that starts within it (an offload of step j-1, a
+///   prefetch that waited for it). Its stall is the wait beyond the plain hand-off (so the planner's pins, which
+///   remove stall, see what a copy costs at the hand-off);
 /// - while a copy runs beside a step, the step progresses at 1 - `slowdown` of its rate;
 /// - the SGD update's tasks follow the last backward step, each after a hand-off; the iteration
 ///   ends when all streams drain.
 /// A transfer that runs while the other direction is busy is slowed by the duplex factor. A copy
-/// runs at its rate beside compute unless the compute stream yields to it (start_block >= 0.5)
-/// and it starts while compute waits for its next step (between the end of the step before and
-/// that end plus the hand-off): then it runs at its rate without compute.
+/// runs at its rate beside compute unless the compute stream yields to it (copy_start_block >=
+/// 0.5) and it starts while compute waits for its next step (between the end of the step before
+/// and that end plus the hand-off): then it runs at its rate without compute.
 #pragma once
 
 #include <cstdint>
@@ -43,16 +47,23 @@ struct SimInput {
   double duplex_factor = 1;
   std::vector<int> prefetch_issue;  ///< per buffer: the step its prefetch opens, 0: its GMAP step
   int reuse_delay = 0;
-  double dispatch_seconds = 0;  ///< the compute stream's hand-off before each task
+  double dispatch_seconds = 0;  ///< the compute stream's plain hand-off before each task
+  /// The hand-off after a wait for data or memory; negative: dispatch_seconds (and below it,
+  /// it counts as it).
+  double dispatch_woken_seconds = -1;
   int update_tasks = 0;         ///< the SGD update's tasks, each after a hand-off
   double start_block = 0;       ///< 0..1: how much of a running copy a starting step waits for
+  /// A copy starting in the step's hand-off and running beyond it delays the step by
+  /// copy_start_wait + copy_start_block (0..1) x that time beyond (never below 0).
+  double copy_start_block = 0;
+  double copy_start_wait = 0;
   double slowdown = 0;          ///< 0..kMaxSlowdown: compute's lost rate beside a copy
 };
 
 struct StepTiming {
   double ready = 0, start = 0, finish = 0;
-  double stall = 0;     ///< the wait beyond the hand-off (for data, memory or a copy)
-  double dispatch = 0;  ///< the hand-off before it
+  double stall = 0;     ///< the wait beyond the plain hand-off (for data, memory or a copy)
+  double dispatch = 0;  ///< the plain hand-off before it
   /// The compute stream's idle time before a stalled step (its stall and its hand-off), which
   /// is what a run measures; 0 for a step that does not stall. The plan file's stalls, and the
   /// app's stall markers and layer table, count this.

@@ -47,7 +47,9 @@ TEST(Contention, AStepThatYieldsToACopyWaitsForIt) {
   const Chain c;
   ASSERT_EQ(c.gmap.steps(), 12);
   SimInput in = handInput(c);
-  in.start_block = 1.0;  // compute yields: relu1's offload runs without compute, at 0.5 s
+  // Compute yields to a copy that starts in its hand-off: relu1's offload, which starts as step
+  // 2 ends, runs without compute, at 0.5 s.
+  in.copy_start_block = 1.0;
   const SimResult r = simulate(in);
   // Step 1 starts after a hand-off: 0.1 .. 1.1; step 2: 1.2 .. 2.2; the offload 2.2 .. 2.7.
   EXPECT_NEAR(r.steps[1].start, 0.1, 1e-12);
@@ -74,7 +76,7 @@ TEST(Contention, AStepThatYieldsToACopyWaitsForIt) {
 TEST(Contention, AStepBesideACopyIsSlowedByIt) {
   const Chain c;
   SimInput in = handInput(c);
-  in.start_block = 0.0;  // compute does not yield: the offload runs beside step 3, at 0.8 s
+  in.copy_start_block = 0.0;  // compute does not yield: the offload runs beside step 3, at 0.8 s
   const SimResult r = simulate(in);
   // The offload runs 2.2 .. 3.0; step 3 starts at 2.3 with no stall. Until 3.0 it progresses at
   // half its rate (0.35 s of work), then the remaining 0.65 s: it ends at 3.65.
@@ -91,6 +93,58 @@ TEST(Contention, AStepBesideACopyIsSlowedByIt) {
   in.offload_beside_seconds.clear();
   in.prefetch_beside_seconds.clear();
   EXPECT_NEAR(simulate(in).t_iter, 12.0 + 0.3, 1e-9);
+}
+
+TEST(Contention, EachKindOfHandOffAddsItsWaitToTheStall) {
+  const Chain c;
+  SimInput in = handInput(c);
+  in.dispatch_woken_seconds = 0.25;
+  in.copy_start_block = 1.0;
+  in.copy_start_wait = 0.05;
+  // The minibatch loads in 0.5 s: step 1 waits for it, so its hand-off is the woken one.
+  const auto input = static_cast<std::size_t>(c.buffer("data"));
+  in.prefetch_seconds[input] = in.prefetch_beside_seconds[input] = 0.5;
+  SimResult r = simulate(in);
+  // Step 1 could start at 0.5: 0.5 + 0.25 = 0.75 .. 1.75, a stall of 0.5 + 0.15 beyond the
+  // plain hand-off. Step 2 (every copy after step 1 takes no time): plain, 1.85 .. 2.85.
+  EXPECT_NEAR(r.steps[1].start, 0.75, 1e-12);
+  EXPECT_NEAR(r.steps[1].stall, 0.65, 1e-12);
+  EXPECT_NEAR(r.steps[1].dispatch, 0.1, 1e-12);
+  EXPECT_NEAR(r.steps[2].start, 1.85, 1e-12);
+  EXPECT_NEAR(r.steps[2].stall, 0.0, 1e-12);
+  // relu1's offload starts in step 3's hand-off, at 2.85, and compute yields to it: 0.5 s
+  // without compute, to 3.35. Step 3 waits 0.05 s + all of its 0.4 s beyond the plain
+  // hand-off: 3.4 .. 4.4.
+  ASSERT_EQ(r.d2h.size() > 0, true);
+  EXPECT_NEAR(r.steps[3].start, 3.4, 1e-12);
+  EXPECT_NEAR(r.steps[3].stall, 0.45, 1e-12);
+  // Steps 4..11 follow 1.1 s apart: step 11 ends at 4.4 + 8 x 1.1 = 13.2. Step 12, conv1's
+  // backward step, reads the minibatch again: its prefetch opens as step 11 ends and takes
+  // 0.5 s, so step 12 waits for it and then the woken hand-off: 13.95 .. 14.95.
+  EXPECT_NEAR(r.steps[11].finish, 4.4 + 8 * 1.1, 1e-9);
+  EXPECT_NEAR(r.steps[12].start, 4.4 + 8 * 1.1 + 0.5 + 0.25, 1e-9);
+  EXPECT_NEAR(r.steps[12].stall, 0.65, 1e-9);
+  EXPECT_NEAR(r.steps[12].finish, 14.95, 1e-9);
+  EXPECT_NEAR(r.t_iter, 14.95 + 0.3 + 2 * 0.1, 1e-9);
+  EXPECT_NEAR(r.stall, 0.65 + 0.45 + 0.65, 1e-9);
+  EXPECT_NEAR(r.idle(), 0.65 + 0.45 + 0.65 + 12 * 0.1, 1e-9);
+  EXPECT_EQ(r.stalled_steps(), (std::vector<int>{1, 3, 12}));
+
+  // A copy already running when a step could start: the plain hand-off, then start_block x its
+  // remaining time. relu1's offload now takes 2 s beside compute (compute does not yield, and
+  // is not slowed): 2.85 .. 4.85. Step 3 waits copy_start_wait only: 3.0 .. 4.0. Step 4 could
+  // start at 4.0 while that copy runs: 4.1, then all of its remaining 0.75 s: 4.85 .. 5.85.
+  in.copy_start_block = 0.0;
+  in.slowdown = 0.0;
+  in.start_block = 1.0;
+  const auto relu = static_cast<std::size_t>(c.buffer("relu1"));
+  in.offload_beside_seconds[relu] = 2.0;
+  r = simulate(in);
+  EXPECT_NEAR(r.steps[3].start, 3.0, 1e-12);
+  EXPECT_NEAR(r.steps[3].stall, 0.05, 1e-12);
+  EXPECT_NEAR(r.steps[4].start, 4.85, 1e-12);
+  EXPECT_NEAR(r.steps[4].stall, 0.75, 1e-12);
+  EXPECT_NEAR(r.steps[4].dispatch, 0.1, 1e-12);
 }
 
 // The executor opens the prefetches moved to a step before the step's own (executionOrder), and
@@ -136,6 +190,11 @@ TEST(Simulator, PrefetchesMovedToAStepRunBeforeItsOwn) {
 struct Planted {
   std::int64_t dispatch_ns = 20'000;
   double start_block = 0.6;
+  double copy_start_block = 0.8;
+  std::int64_t copy_start_wait_ns = 30'000;
+  /// > 0: in the iteration without copies, steps 5 and 10 wait 40 us for t_ready and then
+  /// hand off in this long.
+  std::int64_t woken_ns = 0;
   double slowdown = 0.3;
   double latency = 10e-6;
   double alone_bps = 1e9, beside_bps = 0.5e9;
@@ -155,8 +214,9 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
   };
   const int n = c.gmap.forward_steps;
   for (const std::int64_t k : {1, 2, 4}) {
-    // Iteration 0: no copies at all (every step clean); iteration 1: a copy without compute
-    // right as every odd step could start; iteration 2: a copy beside every even step.
+    // Iteration 0: no copies at all (every step clean); iteration 1: a copy without compute as
+    // every odd step could start, already running (steps 1, 5, 9, ...) or starting then (steps
+    // 3, 7, 11, ...); iteration 2: a copy beside every even step.
     for (int it = 0; it < 3; ++it) {
       std::int64_t t = 1'000'000 * (10 * k + it);  // the iteration's start
       run.iterations.push_back({k, it, t, 1, 0, 0, 0, 0, 0});
@@ -177,6 +237,11 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
         const std::int64_t clean = 1'000'000 * k + 50'000 * s;
         std::int64_t start =
             t + p.dispatch_ns + ((it == 0 || p.late_always) && s % 4 == 0 ? p.late_ns : 0);
+        std::int64_t ready = origin;
+        if (it == 0 && p.woken_ns > 0 && s % 5 == 0) {
+          ready = t + 40'000;
+          start = ready + p.woken_ns;
+        }
         std::int64_t overlap = 0;
         const std::int64_t bytes = 100'000 * k * (s % 3 + 1);
         store::TransferRow tr;
@@ -187,11 +252,16 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
         tr.tensor = 0;
         tr.bytes = bytes;
         if (it == 1 && s % 2 == 1 && s > 1) {
-          // Starts with the previous step's end; the step waits for part of its remainder.
-          tr.start_ns = t;
-          tr.end_ns = t + copyNs(bytes, false);
+          // Running since just before the previous step's end, the step waits for part of its
+          // remainder; starting with that end, for a wait and part of the time it runs beyond
+          // the plain hand-off.
+          const bool running = s % 4 == 1;
+          tr.start_ns = running ? t - 5'000 : t;
+          tr.end_ns = tr.start_ns + copyNs(bytes, false);
           const std::int64_t nominal = t + p.dispatch_ns;
-          start = nominal + ns(p.start_block * static_cast<double>(tr.end_ns - nominal) * 1e-9);
+          const double beyond = static_cast<double>(tr.end_ns - nominal) * 1e-9;
+          start = nominal + (running ? ns(p.start_block * beyond)
+                                     : p.copy_start_wait_ns + ns(p.copy_start_block * beyond));
           overlap = std::max<std::int64_t>(0, tr.end_ns - start);
           tr.overlap_ns = overlap;
           run.transfers.push_back(tr);
@@ -210,7 +280,7 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
         run.samples.push_back(
             {k, it, s, layer,
              c.gmap.isBackwardStep(s) ? store::Direction::Backward : store::Direction::Forward, 0,
-             start, wall, start - t, origin, overlap});
+             start, wall, start - t, ready, overlap});
         t = start + wall;
       }
     }
@@ -231,8 +301,20 @@ TEST(Contention, TheFitsRecoverPlantedParameters) {
   const ContentionFit& f = m.contention();
   ASSERT_TRUE(f.present);
   EXPECT_NEAR(f.start_block.slope, p.start_block, 1e-3);
-  EXPECT_GT(f.start_block.points, 10);
+  // Steps 5 and 9 at each of 3 minibatches (a pair fitted or left out: synthetic residuals are
+  // all but 0, so Tukey's fences are nanoseconds wide).
+  EXPECT_EQ(f.start_block.points + f.start_block.outliers, 6);
+  EXPECT_GE(f.start_block.points, 3);
   EXPECT_EQ(f.start_block.residuals.size(), static_cast<std::size_t>(f.start_block.points));
+  EXPECT_NEAR(f.copy_start_block.slope, p.copy_start_block, 1e-3);
+  EXPECT_NEAR(f.copy_start_block.intercept, static_cast<double>(p.copy_start_wait_ns) * 1e-9, 1e-8);
+  EXPECT_EQ(f.copy_start_block.points + f.copy_start_block.outliers, 9);  // steps 3, 7, 11
+  EXPECT_GE(f.copy_start_block.points, 5);
+  EXPECT_EQ(f.copy_start_block.residuals.size(),
+            static_cast<std::size_t>(f.copy_start_block.points));
+  // No task waited for t_ready: the woken hand-off is the plain one, with no points.
+  EXPECT_EQ(m.dispatch().woken_points, 0);
+  EXPECT_EQ(m.dispatch().woken_seconds, m.dispatch().seconds);
   EXPECT_NEAR(f.slowdown.slope, p.slowdown, 1e-3);
   EXPECT_GT(f.slowdown.points, 10);
   EXPECT_EQ(f.slowdown.residuals.size(), static_cast<std::size_t>(f.slowdown.points));
@@ -252,6 +334,18 @@ TEST(Contention, TheFitsRecoverPlantedParameters) {
   // pull them up.
   const Estimate e = m.step(c.net, c.costs, c.gmap.step_layer[2], StepKind::Forward, 2);
   EXPECT_NEAR(e.seconds, 2e-3 + 2 * 50e-6, 1e-6);
+}
+
+TEST(Contention, AHandOffAfterAWaitIsFittedApartFromThePlainOne) {
+  const Chain c;
+  Planted p;
+  p.woken_ns = 50'000;
+  const PerfModel m = PerfModel::fit(plantedRun(c, p));
+  ASSERT_TRUE(m.dispatch().present);
+  // Steps 5 and 10 of the copy-free iteration, at each of 3 minibatches.
+  EXPECT_EQ(m.dispatch().woken_points, 6);
+  EXPECT_NEAR(m.dispatch().woken_seconds, 50e-6, 1e-12);
+  EXPECT_NEAR(m.dispatch().seconds, 20e-6, 1e-12);
 }
 
 TEST(Contention, AHandOffLongInOneIterationOfAStepIsPreemptionAndLeftOut) {

@@ -50,6 +50,9 @@ SimInput randomInput(const Fixture& f, unsigned seed) {
   in.update_seconds = 2e-3;
   in.update_tasks = 3;
   in.start_block = seed % 2 ? 1.0 : 0.25;
+  in.copy_start_block = seed % 2 ? 0.9 : 0.3;
+  in.copy_start_wait = seed % 2 ? 5e-5 : 0.0;
+  in.dispatch_woken_seconds = 3e-4;
   in.slowdown = 0.2;
   return in;
 }
