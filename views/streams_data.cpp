@@ -82,7 +82,7 @@ StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
   const Gmap& g = plan.gmap;
   d.k = e.k;
   d.t_iter = sim.t_iter;
-  d.total_stall = sim.stall;
+  d.total_stall = sim.idle();  // as the plan file, `plan` and a run give it (hand-offs included)
   d.title = net.name() + " at k = " + std::to_string(e.k);
 
   const int n = g.forward_steps;

@@ -63,7 +63,7 @@ struct StreamsData {
   std::string reason;  ///< why not, when the plan is untrainable
   std::int64_t k = 0;
   double t_iter = 0;                ///< seconds
-  double total_stall = 0;           ///< seconds
+  double total_stall = 0;           ///< seconds: the compute stream's idle time, hand-offs included
   std::vector<StreamBar> bars;      ///< compute bars in step order, then swap-out, then swap-in
   std::vector<StallMarker> stalls;  ///< one per step whose stall is above zero, in step order
   int swapTransfers() const;        ///< offload and prefetch bars (loads excluded)

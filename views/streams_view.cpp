@@ -263,9 +263,12 @@ void StreamsView::setData(const StreamsData& data) {
   }
   QString title = m_data.trainable
                       ? QString::fromStdString(m_data.title) +
-                            QStringLiteral(": t_iter %1, stall %2 over %3 steps, %4 swap transfers")
+                            QStringLiteral(": t_iter %1, stall %2 (hand-offs included), %3 stall, "
+                                           "%4 swap transfers")
                                 .arg(ms(m_data.t_iter), ms(m_data.total_stall))
-                                .arg(m_data.stalls.size())
+                                .arg(m_data.stalls.size() == 1
+                                         ? QStringLiteral("1 step")
+                                         : QStringLiteral("%1 steps").arg(m_data.stalls.size()))
                                 .arg(m_data.swapTransfers())
                       : QString::fromStdString(m_data.title);
   if (m.hasMeasured()) {

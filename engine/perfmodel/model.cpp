@@ -114,7 +114,7 @@ double meanOfStepMedians(const std::map<int, std::vector<double>>& gapsByStep) {
 ///   not: per step the median over its samples, and the mean of those over the steps.
 /// And slowdown: a step's time beyond the median of its (layer, direction, samples per pass)
 /// samples without a copy beside them, against its time beside a copy.
-/// The proportional fits leave out their outliers the same way (fitProportional).
+/// The three fits leave out their outliers the same way (fitProportional, fitLineOutliersOut).
 void fitTimeline(const store::RunData& run,
                  const std::map<std::pair<std::int64_t, int>, std::int64_t>& perPass,
                  DispatchFit& dispatch, ContentionFit& contention) {
@@ -581,7 +581,7 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
                         ",\"outliers\":" + std::to_string(m_contention.start_block.outliers) + "}",
                     m_contention.start_block.points, m_contention.start_block.rmse, 0, true});
     rows.push_back(
-        {0, "contention", "copy-start-block", "-", "proportional",
+        {0, "contention", "copy-start-block", "-", "line",
          "{\"copy_start_block\":" + std::to_string(m_contention.copy_start_block.slope) +
              ",\"intercept_seconds\":" +
              std::to_string(m_contention.copy_start_block.intercept) +

@@ -439,10 +439,14 @@ TEST(Algorithm2, NoFeasibleKIsReportedWithTheFirstViolatingStep) {
   EXPECT_FALSE(u.infeasible);
 }
 
+/// The fmnist-cnn sample profile, loaded afresh (each test changes its copy).
+store::RunData fmnistSample() {
+  return store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
+      .load();
+}
+
 TEST(Fit, AnEmptyFitNamesTheDatabase) {
-  store::RunData run =
-      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
-          .load();
+  store::RunData run = fmnistSample();
   ASSERT_FALSE(run.transfers.empty());
   for (store::TransferRow& t : run.transfers) {
     if (!t.to_host) t.end_ns = t.start_ns;  // every host-to-device copy took no time
@@ -473,9 +477,7 @@ void expectFitRefused(const store::RunData& run, const std::string& text) {
 TEST(Fit, NoCopyToTheHostLetsTheOtherDirectionStandIn) {
   // A run of a plan that offloads nothing records no copy to the host but its loss's readback:
   // the host-to-device line stands in, marked so, and the run still fits (compare, the app).
-  store::RunData run =
-      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
-          .load();
+  store::RunData run = fmnistSample();
   std::erase_if(run.transfers, [](const store::TransferRow& t) {
     return t.to_host && t.kind != store::TransferKind::Readback;
   });
@@ -493,9 +495,7 @@ TEST(Fit, NoCopyToTheHostLetsTheOtherDirectionStandIn) {
 TEST(Fit, CopiesAllOfOneSizeOneWayTakeTheOtherWaysLineRatherThanCostNothing) {
   // A run of a plan whose offloads are all of one shape: a line through one size has no slope,
   // and a bandwidth of 0 would time every offload as free.
-  store::RunData run =
-      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
-          .load();
+  store::RunData run = fmnistSample();
   const auto firstOffload = std::find_if(run.transfers.begin(), run.transfers.end(),
                                          [](const store::TransferRow& t) { return t.to_host; });
   ASSERT_NE(firstOffload, run.transfers.end());
@@ -520,9 +520,7 @@ TEST(Fit, CopiesAllOfOneSizeOneWayTakeTheOtherWaysLineRatherThanCostNothing) {
 }
 
 TEST(Fit, NoCopyEitherWayNamesTheDatabaseInsteadOfFreeCopies) {
-  store::RunData run =
-      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
-          .load();
+  store::RunData run = fmnistSample();
   std::erase_if(run.transfers, [](const store::TransferRow& t) { return !t.to_host; });
   expectFitRefused(run, "'" + run.path +
                             "': the host-to-device copies in table transfers: there are none, so "
@@ -530,9 +528,7 @@ TEST(Fit, NoCopyEitherWayNamesTheDatabaseInsteadOfFreeCopies) {
 }
 
 TEST(Fit, APoolAlignmentThatIsNoPowerOfTwoIsDamage) {
-  store::RunData run =
-      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
-          .load();
+  store::RunData run = fmnistSample();
   for (const std::string bad : {"3", "256abc", "0", "-64", "\x1b[2J"}) {
     run.meta.extra["pool_alignment"] = bad;
     try {
@@ -552,8 +548,7 @@ TEST(Fit, APoolAlignmentThatIsNoPowerOfTwoIsDamage) {
 class PlannerOnSampleRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    store::RunReader r(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb");
-    s_run = r.load();
+    s_run = fmnistSample();
   }
   static inline store::RunData s_run;
 };

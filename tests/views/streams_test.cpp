@@ -54,6 +54,9 @@ TEST(StreamsData, BarsAreTheSimulatedStepsAndTransfers) {
   }
   EXPECT_EQ(compute, steps);
   EXPECT_EQ(updates, 1);  // resnet56 has parameters
+  // The total stall is the plan file's: the compute stream's idle time, hand-offs included.
+  EXPECT_EQ(d.total_stall, perf::toPlanFile(p, s->request, s->model, s->net, "cpu", "x").predictions.stall_s);
+  EXPECT_GT(d.total_stall, p.best.sim.stall);
   // The update starts where the last backward step ends and ends no later than the iteration.
   const StreamBar& update = d.bars[static_cast<std::size_t>(steps)];
   EXPECT_EQ(update.kind, StreamBarKind::Update);
