@@ -18,6 +18,7 @@
 #include "common/format.h"
 #include "common/stats.h"
 #include "graph/network_json.h"
+#include "perfmodel/model.h"
 #include "runtime/dataset.h"
 #include "runtime/host_memory.h"
 #include "runtime/trainer.h"
@@ -163,6 +164,26 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
   return m;
 }
 
+namespace {
+
+/// Fits the performance model to what `db` holds and stores its fits there. A model that cannot
+/// be fitted (too few points, say) leaves the file without fits and says why in `result`; the
+/// measurements stand either way.
+void storeFits(store::RunWriter& db, ProfileResult& result) {
+  std::vector<store::FitRow> rows;
+  try {
+    db.checkpoint();
+    rows = perf::PerfModel::fit(store::RunReader(db.path()).load()).fitRows();
+  } catch (const Error& e) {
+    result.fit_error = e.what();
+    return;
+  }
+  db.addFits(rows);
+  result.fits = static_cast<int>(rows.size());
+}
+
+}  // namespace
+
 ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileConfig& cfg,
                          store::RunWriter& db, const RunProgressFn& progress,
                          const std::atomic<bool>* cancel) {
@@ -236,6 +257,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   }
   result.cancelled = stopped();
   result.status = result.cancelled ? store::RunStatus::Incomplete : store::RunStatus::Complete;
+  if (!result.cancelled) storeFits(db, result);
   db.finish(result.status, result.cancelled
                                ? "interrupted after " + std::to_string(result.recorded_iterations) +
                                      " recorded iterations"

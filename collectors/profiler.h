@@ -77,6 +77,11 @@ struct ProfileResult {
   int recorded_iterations = 0;
   bool cancelled = false;
   store::RunStatus status = store::RunStatus::Running;
+  /// The performance model's fits stored in the database (`fits` table) when the profile ran to
+  /// its end; 0 with `fit_error` saying why when the model could not be fitted to it (the
+  /// measurements are kept either way).
+  int fits = 0;
+  std::string fit_error;
 };
 
 /// Refuses, before anything is allocated or recorded, a profile whose largest profiling
@@ -92,8 +97,9 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
                        const std::string& policy);
 
 /// Runs the profiling stage and records it in `db`, whose meta the caller wrote. On return the
-/// database is finished: complete, or incomplete when `cancel` stopped it (after the current
-/// iteration). An error marks it failed with the message and is rethrown. Throws Error(BadInput)
+/// database is finished: complete, with the performance model fitted to what it recorded and
+/// its fits stored (ProfileResult::fits), or incomplete when `cancel` stopped it (after the
+/// current iteration), without fits. An error marks it failed with the message and is rethrown. Throws Error(BadInput)
 /// before recording anything when the budget cannot hold k = 1 under swap-all or the profile
 /// does not fit the machine (checkProfileFits).
 ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileConfig& config,

@@ -142,14 +142,19 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
                               {{"samples", counts.samples},
                                {"transfers", counts.transfers},
                                {"memory", counts.memory},
-                               {"iterations", counts.iterations}}}};
+                               {"iterations", counts.iterations},
+                               {"fits", counts.fits}}}};
+    if (!result.fit_error.empty()) j["fit_error"] = result.fit_error;
     out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
   printBatches(out, summary);
   out << "wrote " << dbPath << " (" << store::runStatusName(run.meta.status)
       << "): " << counts.samples << " step samples, " << counts.transfers << " transfers, "
-      << counts.memory << " pool samples, " << counts.iterations << " iterations\n";
+      << counts.memory << " pool samples, " << counts.iterations << " iterations, "
+      << counts.fits << " model fits\n";
+  if (!result.fit_error.empty())
+    out << "no model fits stored: " << result.fit_error << " (`swapscope plan --db` says the same)\n";
   return result.cancelled ? kExitFailure : kExitOk;
 }
 

@@ -552,6 +552,19 @@ std::int64_t RunWriter::addFit(const FitRow& f) {
   return id;
 }
 
+void RunWriter::addFits(const std::vector<FitRow>& fits) {
+  requireOpen();
+  Transaction tx(*m_db);
+  for (const FitRow& f : fits)
+    addFit(f);
+  tx.commit();
+}
+
+void RunWriter::checkpoint() {
+  requireOpen();
+  m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
 std::int64_t RunWriter::addPlan(const PlanRow& p) {
   requireOpen();
   Statement st(*m_db,

@@ -287,8 +287,13 @@ class RunWriter {
   void addTransfers(const std::vector<TransferRow>& rows);
   void addMemory(const std::vector<MemoryRow>& rows);
   std::int64_t addFit(const FitRow& fit);  ///< returns the id
+  /// Every row in one transaction: all of them are stored, or none.
+  void addFits(const std::vector<FitRow>& fits);
   std::int64_t addPlan(const PlanRow& plan);
   void setMeta(const std::string& key, const std::string& value);
+  /// Moves what the write-ahead log holds into the main file, so that a RunReader opened now
+  /// reads every row committed so far (the profiler fits the model to its own file this way).
+  void checkpoint();
   /// Sets the final status, then checkpoints and leaves WAL mode. Nothing is written after.
   /// While another connection holds the file open, WAL mode cannot be left: the run still
   /// finishes, checkpoints what it can and leaves the file in WAL mode.

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "analysis/network_analysis.h"
+#include "perfmodel/model.h"
 #include "store/run_db.h"
 #include "store/tiny_network.h"
 
@@ -148,6 +149,43 @@ TEST_F(ProfilerTest, RecordsEveryStepAndEveryTransferAtFiveMinibatches) {
   }
 }
 
+TEST_F(ProfilerTest, AFinishedProfileStoresTheFitsOfTheModelFittedToIt) {
+  const Network net = testing::tinyNetwork();
+  auto device = rt::openDevice("cpu");
+  ProfileConfig cfg;
+  cfg.budget = 4 << 20;
+  cfg.max_batch = 8;
+  cfg.warmup = 0;
+  cfg.iterations = 2;
+  ProfileResult result;
+  {
+    store::RunWriter db(m_path, runMeta(*device, "profile", cfg.budget, "swap-all"));
+    result = runProfile(*device, net, cfg, db);
+  }
+  EXPECT_EQ(result.fit_error, "");
+  store::RunReader reader(m_path);
+  const store::RunData run = reader.load();
+  EXPECT_EQ(run.meta.status, store::RunStatus::Complete);
+  ASSERT_EQ(static_cast<int>(run.fits.size()), result.fits);
+  EXPECT_EQ(reader.counts().fits, result.fits);
+  // The rows are the model fitted again to the stored samples, in its order.
+  std::vector<store::FitRow> expected = perf::PerfModel::fit(run).fitRows();
+  ASSERT_EQ(run.fits.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    store::FitRow got = run.fits[i];
+    EXPECT_GT(got.id, 0);
+    got.id = expected[i].id;
+    EXPECT_EQ(got, expected[i]) << "row " << i << ": " << expected[i].scope << " "
+                                << expected[i].target;
+  }
+  // Among them the timeline fits: the hand-off and the contention between copies and compute.
+  std::set<std::string> scopes;
+  for (const store::FitRow& f : run.fits)
+    scopes.insert(f.scope);
+  for (const char* scope : {"type", "pcie", "dispatch", "contention"})
+    EXPECT_TRUE(scopes.count(scope)) << scope;
+}
+
 TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {
   const Network net = testing::tinyNetwork();
   auto device = rt::openDevice("cpu");
@@ -175,6 +213,8 @@ TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {
   EXPECT_NE(meta.status_message.find("interrupted after 4"), std::string::npos);
   EXPECT_EQ(reader.counts().iterations, 4);
   EXPECT_EQ(reader.load().batches.size(), 2u);
+  EXPECT_EQ(result.fits, 0);  // no model of a profile cut short
+  EXPECT_EQ(reader.counts().fits, 0);
 }
 
 TEST_F(ProfilerTest, AnErrorMidRunMarksTheDatabaseFailedWithItsMessage) {
