@@ -357,11 +357,12 @@ ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy
   return f;
 }
 
-ProportionalFit fitLineOutliersOut(const std::vector<std::pair<double, double>>& xy, double lo,
-                                   double hi) {
-  ProportionalFit f;
-  const auto kept = withoutOutliers(xy, f.outliers);
-  if (kept.empty()) return f;
+namespace {
+
+/// Least squares `y = intercept + slope x` over `kept`, the slope clamped to [lo, hi].
+void fitLineTo(const std::vector<std::pair<double, double>>& kept, double lo, double hi,
+               ProportionalFit& f) {
+  if (kept.empty()) return;
   const double n = static_cast<double>(kept.size());
   double mx = 0, my = 0;
   for (const auto& [x, y] : kept) {
@@ -376,6 +377,37 @@ ProportionalFit fitLineOutliersOut(const std::vector<std::pair<double, double>>&
   f.slope = std::clamp(sxx > 0 ? sxy / sxx : 0.0, lo, hi);
   f.intercept = my - f.slope * mx;
   residualsOf(kept, f);
+}
+
+}  // namespace
+
+ProportionalFit fitLineOutliersOut(const std::vector<std::pair<double, double>>& xy, double lo,
+                                   double hi) {
+  ProportionalFit f;
+  fitLineTo(withoutOutliers(xy, f.outliers), lo, hi, f);
+  return f;
+}
+
+ProportionalFit fitBoundedLine(const std::vector<std::pair<double, double>>& xy, double lo,
+                               double hi) {
+  ProportionalFit f;
+  if (xy.empty()) return f;
+  std::vector<double> beyond;
+  beyond.reserve(xy.size());
+  for (const auto& [x, y] : xy)
+    beyond.push_back(y - x);
+  const double q1 = quantile(beyond, 0.25), q3 = quantile(beyond, 0.75);
+  const double above = q3 + 3 * (q3 - q1);
+  std::vector<std::pair<double, double>> kept;
+  kept.reserve(xy.size());
+  for (const auto& p : xy) {
+    if (p.second - p.first > above) {
+      ++f.outliers;
+    } else {
+      kept.push_back(p);
+    }
+  }
+  fitLineTo(kept, lo, hi, f);
   return f;
 }
 

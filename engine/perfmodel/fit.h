@@ -103,5 +103,12 @@ ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy
 /// y - slope x; residuals are intercept + slope x - y.
 ProportionalFit fitLineOutliersOut(const std::vector<std::pair<double, double>>& xy, double lo,
                                    double hi);
+/// Least squares `y = intercept + slope x` (slope clamped to [lo, hi]) for a y that the x bounds
+/// from above (a wait for a copy is at most about the copy): the pairs whose y - x lies above
+/// the upper Tukey fence (third quartile + 3 x the interquartile range) are left out as waits
+/// the x does not explain; any y below x is kept, so that a mixture of pairs that waited (y near
+/// x) and pairs that did not (y near 0) is fitted as its mean.
+ProportionalFit fitBoundedLine(const std::vector<std::pair<double, double>>& xy, double lo,
+                               double hi);
 
 }  // namespace swapscope::perf

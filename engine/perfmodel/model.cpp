@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "common/error.h"
@@ -93,6 +94,81 @@ const Interval* copyStartingWithin(const std::vector<Interval>& copies, std::int
   return it != copies.end() && it->first < hi ? &*it : nullptr;
 }
 
+/// The copy due when the compute stream hands off from `prev` to `next` (at `could`) that
+/// started only while `next` ran, if any: an offload `prev` issued or a prefetch `next` reads,
+/// whose stream had nothing running at `could`. The simulator starts such a copy in the gap; how
+/// long the hand-off waits for it is the copy-start fit's, so the copies that did not start
+/// there count as much as those that did. `copies`: one iteration's, sorted by start.
+const store::TransferRow* dueCopy(const std::vector<const store::TransferRow*>& copies,
+                                  const store::SampleRow& prev, const store::SampleRow& next,
+                                  std::int64_t could) {
+  const std::int64_t end = next.start_ns + next.time_ns;
+  auto it = std::lower_bound(copies.begin(), copies.end(), next.start_ns,
+                             [](const store::TransferRow* t, std::int64_t v) { return t->start_ns < v; });
+  for (; it != copies.end() && (*it)->start_ns < end; ++it) {
+    const store::TransferRow& t = **it;
+    const bool issuedHere = t.kind == store::TransferKind::Offload ? t.step == prev.step
+                                                                   : t.step == next.step;
+    if (!issuedHere) continue;
+    // Its stream: nothing of the same direction still running at `could`.
+    const bool busy = std::any_of(copies.begin(), it, [&](const store::TransferRow* o) {
+      return o->to_host == t.to_host && o->end_ns > could;
+    });
+    if (!busy) return &t;
+  }
+  return nullptr;
+}
+
+/// The iterations (k, iteration, direction) whose copies ran in a slow phase of the machine. A
+/// copy of 64 KiB or more (where a copy's rate hardly depends on its size) is as slow as the
+/// median rate of such copies in its direction and class (beside compute or not) over every
+/// iteration, divided by its own rate; an iteration is as slow as the median over its copies.
+/// Those above the upper Tukey fence (third quartile + 1.5 x the interquartile range) and at
+/// least half again as slow as the typical copy are slow phases: on a shared machine such a
+/// phase slows every copy of an iteration two- to fourfold. The measured t_iter and stall are
+/// medians over iterations, which leave such an iteration out, so the copy lines do too.
+std::set<std::tuple<std::int64_t, int, bool>> slowCopyPhases(const store::RunData& run) {
+  constexpr std::int64_t kLarge = 64 << 10;
+  auto counted = [](const store::TransferRow& t) {
+    return t.kind != store::TransferKind::Readback && t.bytes >= kLarge && t.end_ns > t.start_ns;
+  };
+  auto classOf = [](const store::TransferRow& t) {
+    return std::pair{t.to_host, 2 * t.overlap_ns >= t.end_ns - t.start_ns};
+  };
+  auto rateOf = [](const store::TransferRow& t) {
+    return static_cast<double>(t.bytes) / static_cast<double>(t.end_ns - t.start_ns);
+  };
+  std::map<std::pair<bool, bool>, std::vector<double>> rates;
+  for (const auto& t : run.transfers) {
+    if (counted(t)) rates[classOf(t)].push_back(rateOf(t));
+  }
+  std::map<std::pair<bool, bool>, double> typical;
+  for (auto& [id, v] : rates)
+    typical[id] = median(v);
+  std::map<std::tuple<std::int64_t, int, bool>, std::vector<double>> slowness;
+  for (const auto& t : run.transfers) {
+    if (counted(t))
+      slowness[{t.k, t.iteration, t.to_host}].push_back(typical[classOf(t)] / rateOf(t));
+  }
+  std::set<std::tuple<std::int64_t, int, bool>> slow;
+  for (const bool toHost : {false, true}) {
+    std::vector<std::pair<std::tuple<std::int64_t, int, bool>, double>> per;
+    std::vector<double> medians;
+    for (auto& [id, v] : slowness) {
+      if (std::get<2>(id) != toHost) continue;
+      per.emplace_back(id, median(v));
+      medians.push_back(per.back().second);
+    }
+    if (medians.size() < 4) continue;
+    const double q1 = quantile(medians, 0.25), q3 = quantile(medians, 0.75);
+    const double fence = std::max(q3 + 1.5 * (q3 - q1), 1.5);
+    for (const auto& [id, m] : per) {
+      if (m > fence) slow.insert(id);
+    }
+  }
+  return slow;
+}
+
 /// The mean over the steps of each step's median gap (DispatchFit).
 double meanOfStepMedians(const std::map<int, std::vector<double>>& gapsByStep) {
   double sum = 0;
@@ -109,7 +185,9 @@ double meanOfStepMedians(const std::map<int, std::vector<double>>& gapsByStep) {
 ///   plain hand-off against the copy's remaining time then;
 /// - a copy started within the gap: copy_start_block, a line (with an intercept: the thread's
 ///   wake-up once the copy ends) of the wait beyond the plain hand-off against the time the
-///   copy ran beyond it;
+///   copy ran beyond it; a copy due in the gap that started only during the step (dueCopy) is
+///   one of its pairs too, with the time it would have run beyond it, and the gap is also a
+///   plain (or woken) one;
 /// - else the dispatch's woken kind where the task had waited for t_ready, its plain kind where
 ///   not: per step the median over its samples, and the mean of those over the steps.
 /// And slowdown: a step's time beyond the median of its (layer, direction, samples per pass)
@@ -129,6 +207,15 @@ void fitTimeline(const store::RunData& run,
   }
   for (auto& [id, v] : copies)
     v = mergeIntervals(std::move(v));
+  // Each iteration's copies as issued, by start: which step issued them, on which stream.
+  std::map<std::pair<std::int64_t, int>, std::vector<const store::TransferRow*>> issued;
+  for (const auto& t : run.transfers) {
+    if ((t.kind == store::TransferKind::Offload || t.kind == store::TransferKind::Prefetch) &&
+        t.end_ns > t.start_ns)
+      issued[{t.k, t.iteration}].push_back(&t);
+  }
+  for (auto& [id, v] : issued)
+    std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
   std::map<std::pair<std::int64_t, int>, std::vector<const store::SampleRow*>> byIteration;
   for (const auto& s : run.samples)
     byIteration[{s.k, s.iteration}].push_back(&s);
@@ -140,6 +227,11 @@ void fitTimeline(const store::RunData& run,
   std::map<int, std::vector<double>> gapsByStep, wokenByStep;
   int woken = 0;
   static const std::vector<Interval> kNone;
+  static const std::vector<const store::TransferRow*> kNoCopies;
+  auto issuedIn = [&](const std::pair<std::int64_t, int>& id) -> const auto& {
+    const auto it = issued.find(id);
+    return it == issued.end() ? kNoCopies : it->second;
+  };
   for (auto& [id, samples] : byIteration) {
     std::sort(samples.begin(), samples.end(), [](const auto* a, const auto* b) {
       return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->step < b->step;
@@ -159,12 +251,18 @@ void fitTimeline(const store::RunData& run,
       } else if (const Interval* copy2 =
                      copyStartingWithin(cs, could, std::max(could + 1, s.start_ns))) {
         starting.push_back({could, s.start_ns, copy2->second});
-      } else if (ready > prevEnd) {
-        wokenByStep[s.step].push_back(gap);
-        ++woken;
       } else {
-        gaps.push_back(gap);
-        gapsByStep[s.step].push_back(gap);
+        // A copy due in the gap that started only during the step: a hand-off it might have
+        // blocked and did not. Its gap is the hand-off's too.
+        if (const store::TransferRow* due = dueCopy(issuedIn(id), prev, s, could))
+          starting.push_back({could, s.start_ns, could + (due->end_ns - due->start_ns)});
+        if (ready > prevEnd) {
+          wokenByStep[s.step].push_back(gap);
+          ++woken;
+        } else {
+          gaps.push_back(gap);
+          gapsByStep[s.step].push_back(gap);
+        }
       }
     }
   }
@@ -196,7 +294,7 @@ void fitTimeline(const store::RunData& run,
     return fit(xy, 0.0, 1.0);
   };
   const ProportionalFit block = blockFit(running, fitProportional);
-  const ProportionalFit copyStartBlock = blockFit(starting, fitLineOutliersOut);
+  const ProportionalFit copyStartBlock = blockFit(starting, fitBoundedLine);  // the mean wait
 
   std::map<std::tuple<int, store::Direction, std::int64_t>, std::vector<double>> clean;
   // Per the samples a step ran on: an iteration in S sub-batches runs each step on k/S.
@@ -356,8 +454,11 @@ PerfModel PerfModel::fit(const store::RunData& run) {
   // PCIe: swaps and loads per direction. A transfer that overlapped one in the other direction
   // is kept apart to measure the duplex factor.
   std::vector<const store::TransferRow*> copies;
+  const auto slow = slowCopyPhases(run);
   for (const auto& t : run.transfers) {
-    if (t.kind != store::TransferKind::Readback && t.bytes > 0) copies.push_back(&t);
+    if (t.kind != store::TransferKind::Readback && t.bytes > 0 &&
+        !slow.count({t.k, t.iteration, t.to_host}))
+      copies.push_back(&t);
   }
   // Each direction is one stream: per iteration its copies are disjoint, so sorted by start
   // they are sorted by end too, and one binary search finds a copy overlapping [start, end).

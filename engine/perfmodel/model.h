@@ -83,8 +83,10 @@ struct ContentionFit {
   /// a prefetch that waited for its memory) and runs beyond it: the step waits
   /// `copy_start_block.intercept` + `copy_start_block.slope` x the time that copy runs beyond
   /// the plain hand-off (on the CPU backend the copy's thread takes the core the compute thread
-  /// needs, and the step starts a wake-up after the copy ends). Residuals in seconds, per such
-  /// step.
+  /// needs, and the step starts a wake-up after the copy ends). Fitted (fitBoundedLine) to every
+  /// hand-off where a copy was due, also those whose copy started only during the step and did
+  /// not block it, so the line is the mean wait: on a 2-core machine a copy due in a hand-off
+  /// starts there about a quarter to a third of the time. Residuals in seconds, per such step.
   ProportionalFit copy_start_block;
 };
 

@@ -204,6 +204,11 @@ struct Planted {
   bool late_always = false;
   /// Every copy beside a step moves the same bytes (a run of one plan at one k can record that).
   bool beside_one_size = false;
+  /// An iteration 3 like iteration 1, but the copies due as steps 3, 7, 11, ... could start (each
+  /// issued by the step before) start only 100 us into the step, which hands off plainly.
+  bool deferred = false;
+  /// The copies of k = 2's iteration 1 take this many times as long (a slow phase of the machine).
+  double slow_phase = 1;
 };
 
 store::RunData plantedRun(const Chain& c, const Planted& p) {
@@ -217,7 +222,7 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
     // Iteration 0: no copies at all (every step clean); iteration 1: a copy without compute as
     // every odd step could start, already running (steps 1, 5, 9, ...) or starting then (steps
     // 3, 7, 11, ...); iteration 2: a copy beside every even step.
-    for (int it = 0; it < 3; ++it) {
+    for (int it = 0; it < (p.deferred ? 4 : 3); ++it) {
       std::int64_t t = 1'000'000 * (10 * k + it);  // the iteration's start
       run.iterations.push_back({k, it, t, 1, 0, 0, 0, 0, 0});
       const std::int64_t origin = t;
@@ -257,7 +262,8 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
           // the plain hand-off.
           const bool running = s % 4 == 1;
           tr.start_ns = running ? t - 5'000 : t;
-          tr.end_ns = tr.start_ns + copyNs(bytes, false);
+          const double phase = k == 2 ? p.slow_phase : 1.0;
+          tr.end_ns = tr.start_ns + ns(phase * static_cast<double>(copyNs(bytes, false)) * 1e-9);
           const std::int64_t nominal = t + p.dispatch_ns;
           const double beyond = static_cast<double>(tr.end_ns - nominal) * 1e-9;
           start = nominal + (running ? ns(p.start_block * beyond)
@@ -267,6 +273,16 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
           run.transfers.push_back(tr);
         }
         std::int64_t wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
+        if (it == 3 && s % 4 == 3) {
+          // Due as the step could start, started inside it, beside it.
+          tr.step = s - 1;
+          tr.start_ns = start + 100'000;
+          tr.end_ns = tr.start_ns + copyNs(tr.bytes, true);
+          overlap = tr.end_ns - tr.start_ns;
+          wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
+          tr.overlap_ns = overlap;
+          run.transfers.push_back(tr);
+        }
         if (it == 2 && s % 2 == 0) {
           // Runs entirely inside the step, which it slows.
           if (p.beside_one_size) tr.bytes = 300'000;
@@ -334,6 +350,44 @@ TEST(Contention, TheFitsRecoverPlantedParameters) {
   // pull them up.
   const Estimate e = m.step(c.net, c.costs, c.gmap.step_layer[2], StepKind::Forward, 2);
   EXPECT_NEAR(e.seconds, 2e-3 + 2 * 50e-6, 1e-6);
+}
+
+TEST(Contention, ACopyDueInAHandOffThatStartedDuringTheStepCountsAsOneThatDidNotBlock) {
+  const Chain c;
+  Planted p;
+  p.deferred = true;
+  p.beside_bps = p.alone_bps;  // a deferred copy takes as long as one that blocked
+  const PerfModel m = PerfModel::fit(plantedRun(c, p));
+  // Per k and step 3, 7, 11: a copy that started in the hand-off and blocked it (iteration 1)
+  // and one of the same size due there that started inside the step (iteration 3), which waited
+  // nothing. At each size the mean wait is half the planted one: the fit is that mean.
+  const ProportionalFit& f = m.contention().copy_start_block;
+  EXPECT_EQ(f.points, 18);
+  EXPECT_EQ(f.outliers, 0);
+  EXPECT_NEAR(f.slope, p.copy_start_block / 2, 1e-3);
+  EXPECT_NEAR(f.intercept, static_cast<double>(p.copy_start_wait_ns) * 1e-9 / 2, 1e-8);
+  const double d = static_cast<double>(p.dispatch_ns) * 1e-9;
+  // Those hand-offs were plain ones too: the hand-off and the other fits stand.
+  EXPECT_NEAR(m.dispatch().seconds, d, 1e-12);
+  EXPECT_NEAR(m.contention().start_block.slope, p.start_block, 1e-3);
+  EXPECT_NEAR(m.contention().slowdown.slope, p.slowdown, 1e-3);
+}
+
+TEST(Contention, CopiesOfAnIterationInASlowPhaseAreLeftOutOfTheCopyLines) {
+  const Chain c;
+  Planted p;
+  p.slow_phase = 3;  // k = 2's iteration 1: every copy three times as long
+  const PerfModel m = PerfModel::fit(plantedRun(c, p));
+  EXPECT_NEAR(m.link(true).bandwidth, p.alone_bps, 0.01 * p.alone_bps);
+  EXPECT_NEAR(m.link(true).latency, p.latency, 1e-6);
+  EXPECT_NEAR(m.linkBesideCompute(true).bandwidth, p.beside_bps, 0.01 * p.beside_bps);
+  // Left out of the copy lines only: its steps' waits for those copies are still fitted.
+  EXPECT_NEAR(m.contention().start_block.slope, p.start_block, 1e-3);
+  EXPECT_NEAR(m.contention().copy_start_block.slope, p.copy_start_block, 1e-3);
+  // Half again as slow is the least a slow phase is: at 1.4 times its copies stay in.
+  p.slow_phase = 1.4;
+  const PerfModel kept = PerfModel::fit(plantedRun(c, p));
+  EXPECT_GT(kept.link(true).points, m.link(true).points);
 }
 
 TEST(Contention, AHandOffAfterAWaitIsFittedApartFromThePlainOne) {
