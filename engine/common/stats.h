@@ -27,4 +27,14 @@ T quantile(std::vector<T> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * static_cast<T>(pos - static_cast<double>(lo));
 }
 
+/// Tukey's fences of `v`: the first quartile less, and the third quartile plus, `k` times the
+/// interquartile range (k = 1.5 for outliers, 3 for far-out ones).
+struct Fences {
+  double below = 0, above = 0;
+};
+inline Fences tukeyFences(const std::vector<double>& v, double k) {
+  const double q1 = quantile(v, 0.25), q3 = quantile(v, 0.75);
+  return {q1 - k * (q3 - q1), q3 + k * (q3 - q1)};
+}
+
 }  // namespace swapscope

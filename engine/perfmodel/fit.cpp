@@ -315,12 +315,11 @@ std::vector<std::pair<double, double>> withoutOutliers(
   spread.reserve(xy.size());
   for (const auto& [x, y] : xy)
     spread.push_back(y - guess * x);
-  const double q1 = quantile(spread, 0.25), q3 = quantile(spread, 0.75);
-  const double below = q1 - 3 * (q3 - q1), above = q3 + 3 * (q3 - q1);
+  const Fences far = tukeyFences(spread, 3);
   std::vector<std::pair<double, double>> kept;
   kept.reserve(xy.size());
   for (std::size_t i = 0; i < xy.size(); ++i) {
-    if (spread[i] < below || spread[i] > above) {
+    if (spread[i] < far.below || spread[i] > far.above) {
       ++outliers;
     } else {
       kept.push_back(xy[i]);
@@ -381,13 +380,6 @@ void fitLineTo(const std::vector<std::pair<double, double>>& kept, double lo, do
 
 }  // namespace
 
-ProportionalFit fitLineOutliersOut(const std::vector<std::pair<double, double>>& xy, double lo,
-                                   double hi) {
-  ProportionalFit f;
-  fitLineTo(withoutOutliers(xy, f.outliers), lo, hi, f);
-  return f;
-}
-
 ProportionalFit fitBoundedLine(const std::vector<std::pair<double, double>>& xy, double lo,
                                double hi) {
   ProportionalFit f;
@@ -396,8 +388,7 @@ ProportionalFit fitBoundedLine(const std::vector<std::pair<double, double>>& xy,
   beyond.reserve(xy.size());
   for (const auto& [x, y] : xy)
     beyond.push_back(y - x);
-  const double q1 = quantile(beyond, 0.25), q3 = quantile(beyond, 0.75);
-  const double above = q3 + 3 * (q3 - q1);
+  const double above = tukeyFences(beyond, 3).above;
   std::vector<std::pair<double, double>> kept;
   kept.reserve(xy.size());
   for (const auto& p : xy) {

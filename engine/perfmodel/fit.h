@@ -90,7 +90,7 @@ LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source = {
 /// them would otherwise set the slope.
 struct ProportionalFit {
   double slope = 0;
-  double intercept = 0;  ///< fitLineOutliersOut only; 0 through the origin
+  double intercept = 0;  ///< fitBoundedLine only; 0 through the origin
   int points = 0;                 ///< pairs fitted
   int outliers = 0;               ///< pairs left out
   std::vector<double> residuals;  ///< per pair fitted
@@ -98,16 +98,12 @@ struct ProportionalFit {
 };
 ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy, double lo,
                                 double hi);
-/// Least squares `y = intercept + slope x` over the pairs that fitProportional keeps (the same
-/// outliers left out), the slope clamped to [lo, hi] and the intercept then the mean of
-/// y - slope x; residuals are intercept + slope x - y.
-ProportionalFit fitLineOutliersOut(const std::vector<std::pair<double, double>>& xy, double lo,
-                                   double hi);
 /// Least squares `y = intercept + slope x` (slope clamped to [lo, hi]) for a y that the x bounds
 /// from above (a wait for a copy is at most about the copy): the pairs whose y - x lies above
 /// the upper Tukey fence (third quartile + 3 x the interquartile range) are left out as waits
 /// the x does not explain; any y below x is kept, so that a mixture of pairs that waited (y near
-/// x) and pairs that did not (y near 0) is fitted as its mean.
+/// x) and pairs that did not (y near 0) is fitted as its mean. The intercept is then the mean of
+/// y - slope x; residuals are intercept + slope x - y.
 ProportionalFit fitBoundedLine(const std::vector<std::pair<double, double>>& xy, double lo,
                                double hi);
 

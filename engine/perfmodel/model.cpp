@@ -2,6 +2,7 @@
 #include "perfmodel/model.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -94,29 +95,34 @@ const Interval* copyStartingWithin(const std::vector<Interval>& copies, std::int
   return it != copies.end() && it->first < hi ? &*it : nullptr;
 }
 
+/// One iteration's swaps on one stream (a direction), sorted by start: disjoint, so sorted by
+/// end too.
+using StreamCopies = std::vector<const store::TransferRow*>;
+
 /// The copy due when the compute stream hands off from `prev` to `next` (at `could`) that
 /// started only while `next` ran, if any: an offload `prev` issued or a prefetch `next` reads,
 /// whose stream had nothing running at `could`. The simulator starts such a copy in the gap; how
 /// long the hand-off waits for it is the copy-start fit's, so the copies that did not start
-/// there count as much as those that did. `copies`: one iteration's, sorted by start.
-const store::TransferRow* dueCopy(const std::vector<const store::TransferRow*>& copies,
+/// there count as much as those that did. The earlier of the two streams' where both have one.
+const store::TransferRow* dueCopy(const std::array<StreamCopies, 2>& streams,
                                   const store::SampleRow& prev, const store::SampleRow& next,
                                   std::int64_t could) {
   const std::int64_t end = next.start_ns + next.time_ns;
-  auto it = std::lower_bound(copies.begin(), copies.end(), next.start_ns,
-                             [](const store::TransferRow* t, std::int64_t v) { return t->start_ns < v; });
-  for (; it != copies.end() && (*it)->start_ns < end; ++it) {
+  const store::TransferRow* due = nullptr;
+  for (const StreamCopies& copies : streams) {
+    auto it = std::lower_bound(
+        copies.begin(), copies.end(), next.start_ns,
+        [](const store::TransferRow* t, std::int64_t v) { return t->start_ns < v; });
+    // Only the stream's first copy in the step can be it, and only if the copy before that one
+    // had ended by `could`; a copy that started later waited for that first one.
+    if (it == copies.end() || (*it)->start_ns >= end) continue;
+    if (it != copies.begin() && (*std::prev(it))->end_ns > could) continue;
     const store::TransferRow& t = **it;
-    const bool issuedHere = t.kind == store::TransferKind::Offload ? t.step == prev.step
-                                                                   : t.step == next.step;
-    if (!issuedHere) continue;
-    // Its stream: nothing of the same direction still running at `could`.
-    const bool busy = std::any_of(copies.begin(), it, [&](const store::TransferRow* o) {
-      return o->to_host == t.to_host && o->end_ns > could;
-    });
-    if (!busy) return &t;
+    const bool issuedHere =
+        t.kind == store::TransferKind::Offload ? t.step == prev.step : t.step == next.step;
+    if (issuedHere && (!due || t.start_ns < due->start_ns)) due = &t;
   }
-  return nullptr;
+  return due;
 }
 
 /// The iterations (k, iteration, direction) whose copies ran in a slow phase of the machine. A
@@ -160,8 +166,7 @@ std::set<std::tuple<std::int64_t, int, bool>> slowCopyPhases(const store::RunDat
       medians.push_back(per.back().second);
     }
     if (medians.size() < 4) continue;
-    const double q1 = quantile(medians, 0.25), q3 = quantile(medians, 0.75);
-    const double fence = std::max(q3 + 1.5 * (q3 - q1), 1.5);
+    const double fence = std::max(tukeyFences(medians, 1.5).above, 1.5);
     for (const auto& [id, m] : per) {
       if (m > fence) slow.insert(id);
     }
@@ -192,7 +197,8 @@ double meanOfStepMedians(const std::map<int, std::vector<double>>& gapsByStep) {
 ///   not: per step the median over its samples, and the mean of those over the steps.
 /// And slowdown: a step's time beyond the median of its (layer, direction, samples per pass)
 /// samples without a copy beside them, against its time beside a copy.
-/// The three fits leave out their outliers the same way (fitProportional, fitLineOutliersOut).
+/// The running-copy and slowdown fits leave out their outliers the same way (fitProportional);
+/// the copy-start fit, a mixture of waits and none, only waits beyond its copy (fitBoundedLine).
 void fitTimeline(const store::RunData& run,
                  const std::map<std::pair<std::int64_t, int>, std::int64_t>& perPass,
                  DispatchFit& dispatch, ContentionFit& contention) {
@@ -207,15 +213,17 @@ void fitTimeline(const store::RunData& run,
   }
   for (auto& [id, v] : copies)
     v = mergeIntervals(std::move(v));
-  // Each iteration's copies as issued, by start: which step issued them, on which stream.
-  std::map<std::pair<std::int64_t, int>, std::vector<const store::TransferRow*>> issued;
+  // Each iteration's swaps per stream, by start: which step issued them.
+  std::map<std::pair<std::int64_t, int>, std::array<StreamCopies, 2>> issued;
   for (const auto& t : run.transfers) {
     if ((t.kind == store::TransferKind::Offload || t.kind == store::TransferKind::Prefetch) &&
         t.end_ns > t.start_ns)
-      issued[{t.k, t.iteration}].push_back(&t);
+      issued[{t.k, t.iteration}][t.to_host ? 1 : 0].push_back(&t);
   }
-  for (auto& [id, v] : issued)
-    std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
+  for (auto& [id, streams] : issued) {
+    for (StreamCopies& v : streams)
+      std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
+  }
   std::map<std::pair<std::int64_t, int>, std::vector<const store::SampleRow*>> byIteration;
   for (const auto& s : run.samples)
     byIteration[{s.k, s.iteration}].push_back(&s);
@@ -227,7 +235,7 @@ void fitTimeline(const store::RunData& run,
   std::map<int, std::vector<double>> gapsByStep, wokenByStep;
   int woken = 0;
   static const std::vector<Interval> kNone;
-  static const std::vector<const store::TransferRow*> kNoCopies;
+  static const std::array<StreamCopies, 2> kNoCopies;
   auto issuedIn = [&](const std::pair<std::int64_t, int>& id) -> const auto& {
     const auto it = issued.find(id);
     return it == issued.end() ? kNoCopies : it->second;

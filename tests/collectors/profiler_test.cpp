@@ -31,6 +31,17 @@ TEST(ProfileBatches, ThePapersFractionsRoundedWithoutDuplicates) {
   EXPECT_TRUE(profileBatches(0).empty());
 }
 
+/// A profile of the tiny network in 4 MiB: minibatches up to `max_batch`, `warmup` + `iterations`
+/// iterations each.
+ProfileConfig tinyProfile(std::int64_t max_batch, int warmup, int iterations) {
+  ProfileConfig cfg;
+  cfg.budget = 4 << 20;
+  cfg.max_batch = max_batch;
+  cfg.warmup = warmup;
+  cfg.iterations = iterations;
+  return cfg;
+}
+
 class ProfilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -49,11 +60,7 @@ TEST_F(ProfilerTest, RecordsEveryStepAndEveryTransferAtFiveMinibatches) {
   const auto costs = computeLayerCosts(net);
   const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   auto device = rt::openDevice("cpu");
-  ProfileConfig cfg;
-  cfg.budget = 4 << 20;
-  cfg.max_batch = 16;
-  cfg.warmup = 1;
-  cfg.iterations = 2;
+  const ProfileConfig cfg = tinyProfile(16, 1, 2);
   ASSERT_GT(swapAllKMax(net, cfg.budget), 16);  // the cap is what limits k here
   ProfileResult result;
   {
@@ -152,11 +159,7 @@ TEST_F(ProfilerTest, RecordsEveryStepAndEveryTransferAtFiveMinibatches) {
 TEST_F(ProfilerTest, AFinishedProfileStoresTheFitsOfTheModelFittedToIt) {
   const Network net = testing::tinyNetwork();
   auto device = rt::openDevice("cpu");
-  ProfileConfig cfg;
-  cfg.budget = 4 << 20;
-  cfg.max_batch = 8;
-  cfg.warmup = 0;
-  cfg.iterations = 2;
+  const ProfileConfig cfg = tinyProfile(8, 0, 2);
   ProfileResult result;
   {
     store::RunWriter db(m_path, runMeta(*device, "profile", cfg.budget, "swap-all"));
@@ -189,11 +192,7 @@ TEST_F(ProfilerTest, AFinishedProfileStoresTheFitsOfTheModelFittedToIt) {
 TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {
   const Network net = testing::tinyNetwork();
   auto device = rt::openDevice("cpu");
-  ProfileConfig cfg;
-  cfg.budget = 4 << 20;
-  cfg.max_batch = 8;
-  cfg.warmup = 0;
-  cfg.iterations = 3;
+  const ProfileConfig cfg = tinyProfile(8, 0, 3);
   std::atomic<bool> cancel{false};
   int calls = 0;
   const auto progress = [&](const RunProgress& p) {
@@ -220,11 +219,7 @@ TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {
 TEST_F(ProfilerTest, AnErrorMidRunMarksTheDatabaseFailedWithItsMessage) {
   const Network net = testing::tinyNetwork();
   auto device = rt::openDevice("cpu");
-  ProfileConfig cfg;
-  cfg.budget = 4 << 20;
-  cfg.max_batch = 8;
-  cfg.warmup = 0;
-  cfg.iterations = 3;
+  const ProfileConfig cfg = tinyProfile(8, 0, 3);
   int calls = 0;
   const auto progress = [&](const RunProgress&) {
     if (++calls == 5) throw std::runtime_error("the device was lost (injected)");
@@ -245,11 +240,7 @@ TEST_F(ProfilerTest, AnErrorMidRunMarksTheDatabaseFailedWithItsMessage) {
 TEST_F(ProfilerTest, ReportsEachIterationsStageAndTheTimeLeft) {
   const Network net = testing::tinyNetwork();
   auto device = rt::openDevice("cpu");
-  ProfileConfig cfg;
-  cfg.budget = 4 << 20;
-  cfg.max_batch = 2;  // k = 1, 2
-  cfg.warmup = 1;
-  cfg.iterations = 2;
+  const ProfileConfig cfg = tinyProfile(2, 1, 2);  // k = 1, 2
   std::vector<RunProgress> reports;
   {
     store::RunWriter db(m_path, runMeta(*device, "profile", cfg.budget, "swap-all"));

@@ -273,25 +273,22 @@ store::RunData plantedRun(const Chain& c, const Planted& p) {
           run.transfers.push_back(tr);
         }
         std::int64_t wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
-        if (it == 3 && s % 4 == 3) {
-          // Due as the step could start, started inside it, beside it.
-          tr.step = s - 1;
+        // A copy from 100 us into the step, entirely inside it, which it slows.
+        auto besideStep = [&] {
           tr.start_ns = start + 100'000;
           tr.end_ns = tr.start_ns + copyNs(tr.bytes, true);
           overlap = tr.end_ns - tr.start_ns;
           wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
           tr.overlap_ns = overlap;
           run.transfers.push_back(tr);
+        };
+        if (it == 3 && s % 4 == 3) {
+          tr.step = s - 1;  // due as the step could start
+          besideStep();
         }
         if (it == 2 && s % 2 == 0) {
-          // Runs entirely inside the step, which it slows.
           if (p.beside_one_size) tr.bytes = 300'000;
-          tr.start_ns = start + 100'000;
-          tr.end_ns = tr.start_ns + copyNs(tr.bytes, true);
-          overlap = tr.end_ns - tr.start_ns;
-          wall = clean + ns(p.slowdown * static_cast<double>(overlap) * 1e-9);
-          tr.overlap_ns = overlap;
-          run.transfers.push_back(tr);
+          besideStep();
         }
         run.samples.push_back(
             {k, it, s, layer,
