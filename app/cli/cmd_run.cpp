@@ -274,6 +274,9 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
              {"dispatch_s",
               dispatchNs >= 0 ? json(static_cast<double>(dispatchNs) * 1e-9) : json(nullptr)},
              {"reuse_delay", {{"planned", plan.reuse_delay}, {"run", ex.reuseDelay()}}},
+             {"prefetches_moved",
+              {{"planned", plan.prefetches_moved >= 0 ? json(plan.prefetches_moved) : json()},
+               {"run", ex.hoistedPrefetches()}}},
              {"kernel_choices", collect::kernelChoicesJson(net, ex)}};
     if (deviceWarning) doc["warnings"] = json::array({*deviceWarning});
     if (result.cancelled) doc["interrupted"] = interrupt.signalName();
@@ -322,6 +325,10 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     out << "  the run keeps offloaded memory from reuse for " << ex.reuseDelay()
         << " steps, the plan for " << plan.reuse_delay
         << ": the schedule differs from the predicted one\n";
+  }
+  if (plan.prefetches_moved >= 0 && ex.hoistedPrefetches() != plan.prefetches_moved) {
+    out << "  the run opens " << ex.hoistedPrefetches() << " prefetches early, the plan "
+        << plan.prefetches_moved << ": the schedule differs from the predicted one\n";
   }
   if (ex.predictedPeak() != peak) {
     out << "  the kernels' workspaces raise the predicted peak to " << ex.predictedPeak()

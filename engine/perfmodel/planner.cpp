@@ -14,6 +14,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/placement.h"
 #include "analysis/prefetch_schedule.h"
 #include "analysis/reuse_delay.h"
 #include "common/bytes.h"
@@ -471,6 +472,29 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   e.transferred = times.transferred;
   e.missing = times.missing;
   return e;
+}
+
+/// The schedule the swap executor will run `e` with: its placement decision
+/// (analysis/placement.h's placeAhead, at the model's pool alignment and then fp32's). Where the
+/// pool does not pack the simulated schedule (the moved prefetches, the reuse delay), `e` is
+/// simulated again with the one that packs, so that the prediction models the schedule that runs.
+void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget,
+                        Evaluation& e) {
+  const auto schedule = ctx.scheduleAt(p, e.k);
+  const std::vector<int> none;
+  const AheadOfTime ahead =
+      placeAhead(p.gmap, e.hoisted > 0 ? schedule->move_to : none, e.k, budget, e.reuse_delay,
+                 {ctx.model.poolAlignment(), kFloatBytes});
+  // Where nothing packs ahead, the executor places at run time with delay 0 (moves kept if a
+  // dry run fits them, which the planner does not replay).
+  const int delay = ahead.placed ? ahead.placed->delay : 0;
+  const bool hoisted = ahead.placed ? ahead.placed->hoisted : e.hoisted > 0;
+  if (delay == e.reuse_delay && hoisted == (e.hoisted > 0)) return;
+  Context::Schedule placed;
+  if (hoisted) placed.move_to = schedule->move_to;
+  e.sim = simulate(simInput(ctx, p, *ctx.timesAt(e.k), placed, delay));
+  e.reuse_delay = delay;
+  if (!hoisted) e.hoisted = 0;
 }
 
 }  // namespace
@@ -1349,6 +1373,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   const auto final = fixed
                          ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
                          : ctx.prepared(out.best.swapped, out.best.recomputed);
+  if (req.reuse_delay < 0) placeAsTheExecutor(ctx, *final, req.budget, out.best);
   out.gmap = final->gmap;
   out.curve = final->curve;
   out.t_whole = wholeTrainingSeconds(out.best.k, out.best.sim.t_iter, out.delta, req);
@@ -1381,6 +1406,7 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
   p.k = e.k;
   p.learning_rate = r.lr;
   p.reuse_delay = e.reuse_delay;
+  p.prefetches_moved = e.hoisted;
   const Gmap& g = r.gmap;
   const std::vector<SwapSteps> steps = swapSteps(g);
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {

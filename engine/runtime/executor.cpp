@@ -11,7 +11,7 @@
 #include "analysis/sub_batch.h"
 #include "common/bytes.h"
 #include "runtime/params.h"
-#include "runtime/placement.h"
+#include "analysis/placement.h"
 #include "runtime/rng.h"
 
 namespace swapscope::rt {
@@ -316,56 +316,38 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
     out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(im.setup.size()));
     return out;
   };
-  // Where the buffers go. The first attempt that fits the pool wins, each tried with the
-  // prefetches moved and then without:
-  // 1. placed ahead, offloaded memory kept from reuse for the delay analysis/reuse_delay.h
-  //    chooses (the planner simulates with the same one);
-  // 2. placed ahead with the device's alignment, then with the smallest the device allows (fp32's
-  //    on the CPU, 16 bytes on CUDA; workspaces keep the device's workspace alignment);
-  // 3. run-time best fit, if a dry run shows it fits.
-  struct Attempt {
+  // Where the buffers go: placed ahead with the schedule analysis/placement.h's placeAhead
+  // decides (the planner simulates the one it decides), else at run time (best fit) with delay 0,
+  // the prefetches moved and then not, if a dry run shows it fits.
+  m_plannedReuseDelay =
+      chooseReuseDelay(im.poolGmap, executionOrder(m_gmap, m_hoisted > 0 ? moveTo : std::vector<int>{}),
+                       k, budget, device.poolAlignment());
+  const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
+  AheadOfTime ahead = placeAhead(im.poolGmap, m_hoisted > 0 ? moveTo : std::vector<int>{}, k, budget,
+                                 m_plannedReuseDelay, {device.poolAlignment(), minAlign},
+                                 padding.workspace);
+  const int hoisted = m_hoisted;
+  const std::int64_t bestExtent = ahead.best_extent;
+  std::optional<DryRunFailure> failure;
+  struct Chosen {
     int delay;
     std::int64_t alignment;
-    bool planned;
   };
-  std::vector<Attempt> attempts;
-  {
-    std::vector<GmapOp> order = im.setup;
-    const std::vector<GmapOp> iteration = buildSchedule(m_hoisted > 0);
-    order.insert(order.end(), iteration.begin(), iteration.end());
-    m_plannedReuseDelay = chooseReuseDelay(im.poolGmap, order, k, budget, device.poolAlignment());
-  }
-  if (m_plannedReuseDelay > 0)
-    attempts.push_back({m_plannedReuseDelay, device.poolAlignment(), true});
-  const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
-  for (const std::int64_t align : {device.poolAlignment(), minAlign})
-    attempts.push_back({0, align, true});
-  attempts.push_back({0, minAlign, false});
-
-  const int hoisted = m_hoisted;
-  std::int64_t bestExtent = 0;
-  std::optional<DryRunFailure> failure;
-  std::optional<Attempt> chosen;
-  for (const Attempt& a : attempts) {
+  std::optional<Chosen> chosen;
+  if (ahead.placed) {
+    im.schedule = buildSchedule(ahead.placed->hoisted);
+    m_hoisted = ahead.placed->hoisted ? hoisted : 0;
+    im.offsets = std::move(ahead.placed->offsets);
+    chosen = Chosen{ahead.placed->delay, ahead.placed->alignment};
+  } else {
     for (const bool hoist : {true, false}) {
       if (chosen || (hoist && hoisted == 0)) continue;
       im.schedule = buildSchedule(hoist);
       m_hoisted = hoist ? hoisted : 0;
       std::vector<GmapOp> all = im.setup;
       all.insert(all.end(), im.schedule.begin(), im.schedule.end());
-      if (!a.planned) {
-        failure = dryRun(im.poolGmap, all, k, budget, a.alignment, padding.workspace);
-        if (!failure) chosen = a;
-        continue;
-      }
-      Placement placement =
-          planPlacement(im.poolGmap, all, k, a.alignment, a.delay, padding.workspace, budget);
-      if (placement.extent <= budget) {
-        im.offsets = std::move(placement.offsets);
-        chosen = a;
-      } else if (a.delay == 0) {
-        bestExtent = bestExtent == 0 ? placement.extent : std::min(bestExtent, placement.extent);
-      }
+      failure = dryRun(im.poolGmap, all, k, budget, minAlign, padding.workspace);
+      if (!failure) chosen = Chosen{0, minAlign};
     }
   }
   const std::int64_t alignment = chosen ? chosen->alignment : device.poolAlignment();

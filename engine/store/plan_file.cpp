@@ -62,6 +62,15 @@ ojson planToJson(const PlanFile& p) {
               {"transferred", r.transferred},
               {"stalls", stalls}}}};
   if (!r.start_s.empty()) doc["predictions"]["start_s"] = r.start_s;
+  if (p.prefetches_moved >= 0) {
+    // After reuse_delay: a plan that does not record it reads as it did before the field.
+    ojson ordered;
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      ordered[it.key()] = it.value();
+      if (it.key() == "reuse_delay") ordered["prefetches_moved"] = p.prefetches_moved;
+    }
+    doc = std::move(ordered);
+  }
   if (!remakes.empty()) {
     // After swap_set: a plan without recomputed FMs reads as it did before the field.
     ojson ordered;
@@ -249,6 +258,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   }
   p.learning_rate = top.number("learning_rate");
   p.reuse_delay = top.smallInteger("reuse_delay", 0);
+  p.prefetches_moved = top.has("prefetches_moved") ? top.smallInteger("prefetches_moved", 0) : -1;
 
   std::set<std::string> swapped;
   for (FmSteps& f : readFmSteps(top, "swap_set", "prefetch_step", source)) {

@@ -78,6 +78,9 @@ struct PlanFile {
   std::int64_t sub_batches = 1;
   double learning_rate = 0;
   int reuse_delay = 0;
+  /// Backward prefetches the schedule opens early (analysis/prefetch_schedule.h) where its
+  /// placement packs (analysis/placement.h); -1: not recorded (a plan of an older Swapscope).
+  int prefetches_moved = -1;
   std::vector<PlanSwap> swap_set;
   /// The recomputed FMs (version 2; written only when there are some): disjoint from swap_set,
   /// and only in a plan of a policy that recomputes.

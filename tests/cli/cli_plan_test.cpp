@@ -717,6 +717,15 @@ TEST_F(CliPlan, RunReportsStallsAgainstItsRecordedTimeline) {
   ASSERT_TRUE(j["start_error_s"].is_object()) << r.out;
   EXPECT_LE(j["start_error_s"]["median"].get<double>(), j["start_error_s"]["max"].get<double>());
   EXPECT_GE(j["start_error_s"]["max_step"].get<int>(), 1);
+  // The schedule the plan predicts is the one that ran: its reuse delay and moved prefetches are
+  // the batch the run recorded.
+  ASSERT_EQ(d.batches.size(), 1u);
+  EXPECT_GE(plan.prefetches_moved, 0);
+  EXPECT_EQ(j["prefetches_moved"]["planned"].get<int>(), plan.prefetches_moved);
+  EXPECT_EQ(j["prefetches_moved"]["run"].get<int>(), d.batches[0].hoisted_prefetches);
+  EXPECT_EQ(j["reuse_delay"]["run"].get<int>(), d.batches[0].reuse_delay);
+  EXPECT_EQ(plan.prefetches_moved, d.batches[0].hoisted_prefetches);
+  EXPECT_EQ(plan.reuse_delay, d.batches[0].reuse_delay);
   fs::remove(db);
 }
 

@@ -92,6 +92,24 @@ TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
   writePlanFile(r, path.string(), {.force = true});
   EXPECT_EQ(readPlanFile(path.string()), r);
   std::filesystem::remove(path);
+
+  // The moved prefetches, where recorded, follow reuse_delay; a plan without the field (of an
+  // older Swapscope) reads as not recorded.
+  EXPECT_FALSE(doc.contains("prefetches_moved"));
+  EXPECT_EQ(p.prefetches_moved, -1);
+  PlanFile m = samplePlan();
+  m.prefetches_moved = 7;
+  const nlohmann::ordered_json mdoc = planToJson(m);
+  EXPECT_EQ(mdoc["prefetches_moved"], 7);
+  keys.clear();
+  for (const auto& [key, value] : mdoc.items())
+    keys.push_back(key);
+  EXPECT_EQ(std::find(keys.begin(), keys.end(), "prefetches_moved") - keys.begin(),
+            std::find(keys.begin(), keys.end(), "reuse_delay") - keys.begin() + 1);
+  EXPECT_EQ(planFromJson(mdoc, "mem"), m);
+  json negative = mdoc;
+  negative["prefetches_moved"] = -2;
+  EXPECT_NE(refusal(negative).find("prefetches_moved"), std::string::npos);
 }
 
 TEST(PlanFile, RecomputeEntriesAreChecked) {

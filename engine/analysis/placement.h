@@ -7,11 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "analysis/gmap.h"
 
-namespace swapscope::rt {
+namespace swapscope {
 
 struct Placement {
   std::vector<std::int64_t> offsets;  ///< per Allocate op of `ops` (in order); -1 for 0 bytes
@@ -36,4 +37,29 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
                         std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0,
                         std::int64_t target = 0);
 
-}  // namespace swapscope::rt
+/// A placement made ahead of time, and the schedule it fixes.
+struct PlacedSchedule {
+  int delay = 0;                      ///< the reuse delay it keeps offloaded memory for
+  bool hoisted = false;               ///< whether the moved prefetches open at their new step
+  std::int64_t alignment = 0;         ///< of the pool
+  std::vector<std::int64_t> offsets;  ///< per Allocate op of executionOrder(gmap, move_to or {})
+};
+
+struct AheadOfTime {
+  std::optional<PlacedSchedule> placed;  ///< none: no placement ahead of time packs
+  std::int64_t best_extent = 0;          ///< then the least pool a delay-0 placement needs
+};
+
+/// The swap executor's one decision of its iteration's schedule and placement, which the planner
+/// makes too so that it simulates the schedule that runs. Tried in order, the first whose extent
+/// is within `budget` wins: `delay` (analysis/reuse_delay.h's choice; skipped when 0) at
+/// alignments.front(), then delay 0 at each of `alignments`; each with the prefetches moved by
+/// `move_to` (analysis/prefetch_schedule.h; skipped when it moves none) and then without. A
+/// budget can hold the delayed peak of the moved schedule and still not pack it (alignment,
+/// fragmentation): the plan then runs without the moves, or without the delay. Where none packs,
+/// the executor places at run time with delay 0.
+AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
+                       std::int64_t budget, int delay, const std::vector<std::int64_t>& alignments,
+                       std::int64_t workspaceAlignment = 0);
+
+}  // namespace swapscope

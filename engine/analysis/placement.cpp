@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "runtime/placement.h"
+#include "analysis/placement.h"
 
 #include <algorithm>
 #include <functional>
@@ -7,7 +7,7 @@
 
 #include "analysis/reuse_delay.h"
 
-namespace swapscope::rt {
+namespace swapscope {
 
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                         std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
@@ -117,4 +117,35 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   return p;
 }
 
-}  // namespace swapscope::rt
+AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
+                       std::int64_t budget, int delay, const std::vector<std::int64_t>& alignments,
+                       std::int64_t workspaceAlignment) {
+  AheadOfTime out;
+  const bool moves = std::any_of(move_to.begin(), move_to.end(), [](int s) { return s > 0; });
+  std::vector<GmapOp> orders[2];  // without and with the moves, built when first tried
+  struct Attempt {
+    int delay;
+    std::int64_t alignment;
+  };
+  std::vector<Attempt> attempts;
+  if (delay > 0 && !alignments.empty()) attempts.push_back({delay, alignments.front()});
+  for (const std::int64_t a : alignments)
+    attempts.push_back({0, a});
+  for (const Attempt& a : attempts) {
+    for (const bool hoist : {true, false}) {
+      if (hoist && !moves) continue;
+      std::vector<GmapOp>& ops = orders[hoist ? 1 : 0];
+      if (ops.empty()) ops = executionOrder(gmap, hoist ? move_to : std::vector<int>{});
+      Placement p = planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment, budget);
+      if (p.extent <= budget) {
+        out.placed = PlacedSchedule{a.delay, hoist, a.alignment, std::move(p.offsets)};
+        return out;
+      }
+      if (a.delay == 0)
+        out.best_extent = out.best_extent == 0 ? p.extent : std::min(out.best_extent, p.extent);
+    }
+  }
+  return out;
+}
+
+}  // namespace swapscope
