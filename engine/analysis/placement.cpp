@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 #include "analysis/reuse_delay.h"
 
@@ -46,9 +47,14 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   }
   // The buffers in one order, each into a gap left by the placed buffers whose lifetimes overlap
   // its own: the smallest that holds it (best fit, lowest offset on ties) or the lowest (first
-  // fit).
-  std::vector<std::size_t> placed;
-  std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // [offset, end) of overlapping ones
+  // fit). The placed buffers are kept in (offset, end) order, so that those overlapping a new one
+  // in time come out in the order its gap search needs, with no sort per buffer.
+  struct Span {
+    std::size_t start, end;  // lifetime, op indices
+    std::int64_t lo, hi;     // [offset, offset + size)
+    bool operator<(const Span& o) const { return std::tie(lo, hi) < std::tie(o.lo, o.hi); }
+  };
+  std::vector<Span> placed;
   auto place = [&](const std::vector<std::size_t>& order, bool firstFit) {
     Placement p;
     p.offsets.assign(allocs, -1);
@@ -56,28 +62,25 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
     for (std::size_t idx : order) {
       Instance& a = inst[idx];
       if (a.size == 0) continue;
-      busy.clear();
-      for (std::size_t j : placed) {
-        const Instance& b = inst[j];
-        if (a.start < b.end && b.start < a.end) busy.emplace_back(b.offset, b.offset + b.size);
-      }
-      std::sort(busy.begin(), busy.end());
       const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
       std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
-      for (const auto& [lo, hi] : busy) {
-        if (lo > cursor) {
-          const std::int64_t gap = lo - cursor;
-          if (aligned(cursor) + a.size <= lo && gap < bestGap && !(firstFit && best >= 0)) {
+      for (const Span& b : placed) {
+        if (!(a.start < b.end && b.start < a.end)) continue;  // not alive at the same time
+        if (b.lo > cursor) {
+          const std::int64_t gap = b.lo - cursor;
+          if (aligned(cursor) + a.size <= b.lo && gap < bestGap && !(firstFit && best >= 0)) {
             best = aligned(cursor);
             bestGap = gap;
           }
         }
-        cursor = std::max(cursor, hi);
+        cursor = std::max(cursor, b.hi);
       }
       a.offset = best >= 0 ? best : aligned(cursor);
       p.offsets[a.allocIndex] = a.offset;
       p.extent = std::max(p.extent, a.offset + a.size);
-      placed.push_back(idx);
+      if (target > 0 && p.extent > target) return p;  // this order cannot fit: stop it here
+      const Span span{a.start, a.end, a.offset, a.offset + a.size};
+      placed.insert(std::upper_bound(placed.begin(), placed.end(), span), span);
     }
     return p;
   };
@@ -117,12 +120,23 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   return p;
 }
 
+PlacementMemo::Known PlacementMemo::get(int delay, bool moved, std::int64_t alignment) const {
+  const std::lock_guard<std::mutex> lock(m_mutex);
+  const auto it = m_known.find({delay, moved, alignment});
+  return it == m_known.end() ? Known{} : it->second;
+}
+
+void PlacementMemo::put(int delay, bool moved, std::int64_t alignment, const Known& k) {
+  const std::lock_guard<std::mutex> lock(m_mutex);
+  m_known[{delay, moved, alignment}] = k;
+}
+
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
                        std::int64_t budget, int delay, const std::vector<std::int64_t>& alignments,
-                       std::int64_t workspaceAlignment) {
+                       std::int64_t workspaceAlignment, PlacementMemo* memo) {
   AheadOfTime out;
   const bool moves = std::any_of(move_to.begin(), move_to.end(), [](int s) { return s > 0; });
-  std::vector<GmapOp> orders[2];  // without and with the moves, built when first tried
+  std::vector<GmapOp> orders[2];  // without and with the moves, built when first needed
   struct Attempt {
     int delay;
     std::int64_t alignment;
@@ -136,13 +150,40 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
       if (hoist && !moves) continue;
       std::vector<GmapOp>& ops = orders[hoist ? 1 : 0];
       if (ops.empty()) ops = executionOrder(gmap, hoist ? move_to : std::vector<int>{});
-      Placement p = planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment, budget);
-      if (p.extent <= budget) {
-        out.placed = PlacedSchedule{a.delay, hoist, a.alignment, std::move(p.offsets)};
+      std::int64_t extent = 0;
+      std::vector<std::int64_t> offsets;
+      if (memo) {
+        PlacementMemo::Known known = memo->get(a.delay, hoist, a.alignment);
+        if (known.fitted > 0 && known.fitted <= budget) {
+          extent = known.fitted;
+        } else if (known.least > budget) {
+          extent = known.least;
+        } else if (const std::int64_t bound = delayedPeak(gmap, ops, k, a.delay, a.alignment);
+                   bound > budget) {
+          extent = bound;  // no order packs below it: not placed
+        } else {
+          Placement p =
+              planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment, budget);
+          extent = p.extent;
+          // None fitted: every order stopped beyond the budget, so none fits below budget + 1.
+          if (extent <= budget) {
+            known.fitted = extent;
+          } else {
+            known.least = std::max(known.least, budget + 1);
+          }
+          memo->put(a.delay, hoist, a.alignment, known);
+        }
+      } else {
+        Placement p = planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment, budget);
+        extent = p.extent;
+        offsets = std::move(p.offsets);
+      }
+      if (extent <= budget) {
+        out.placed = PlacedSchedule{a.delay, hoist, a.alignment, std::move(offsets)};
         return out;
       }
       if (a.delay == 0)
-        out.best_extent = out.best_extent == 0 ? p.extent : std::min(out.best_extent, p.extent);
+        out.best_extent = out.best_extent == 0 ? extent : std::min(out.best_extent, extent);
     }
   }
   return out;

@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "analysis/gmap.h"
@@ -31,8 +34,9 @@ struct Placement {
 /// One order can leave a pool a few hundred bytes larger than the most bytes alive at once, so
 /// the placement tries several orders (largest first, longest-lived first, largest bytes x
 /// lifetime first, allocation order), each with best fit and with first fit, and stops at the
-/// first whose extent is at most `target`; it returns the smallest extent found. A target of 0
-/// tries them all.
+/// first whose extent is at most `target`. A target of 0 places every order in full and returns
+/// the smallest extent; with a target, an order stops once its extent passes it, and where none
+/// fits, the extent returned is beyond the target but not the least.
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                         std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0,
                         std::int64_t target = 0);
@@ -47,7 +51,28 @@ struct PlacedSchedule {
 
 struct AheadOfTime {
   std::optional<PlacedSchedule> placed;  ///< none: no placement ahead of time packs
-  std::int64_t best_extent = 0;          ///< then the least pool a delay-0 placement needs
+  /// Then, with a budget of 0 (every order placed in full), the least pool a delay-0 placement
+  /// needs; with a budget, an extent beyond it.
+  std::int64_t best_extent = 0;
+};
+
+/// What the placements of one schedule (a GMAP at one k) are known to need, for a caller that
+/// asks placeAhead again at other budgets (the planner): per (delay, moved, alignment), an extent
+/// an order reached that fitted, and a size below which no order fits. Whether a placement fits a
+/// budget is whether the least extent of all orders is within it, so the memo answers what it
+/// can and placeAhead then places no buffer. Safe to share between threads.
+class PlacementMemo {
+ public:
+  struct Known {
+    std::int64_t fitted = 0;  ///< an extent reached (0: none known); fits any budget >= it
+    std::int64_t least = 0;   ///< no order fits a budget below it (0: not known)
+  };
+  Known get(int delay, bool moved, std::int64_t alignment) const;
+  void put(int delay, bool moved, std::int64_t alignment, const Known& k);
+
+ private:
+  mutable std::mutex m_mutex;
+  std::map<std::tuple<int, bool, std::int64_t>, Known> m_known;
 };
 
 /// The swap executor's one decision of its iteration's schedule and placement, which the planner
@@ -58,8 +83,13 @@ struct AheadOfTime {
 /// budget can hold the delayed peak of the moved schedule and still not pack it (alignment,
 /// fragmentation): the plan then runs without the moves, or without the delay. Where none packs,
 /// the executor places at run time with delay 0.
+///
+/// With a `memo` (of this GMAP at this k), an attempt whose delayed peak at its alignment
+/// (analysis/reuse_delay.h, a bound no placement beats) exceeds the budget is not placed, the
+/// memo answers what it knows, and the result's offsets are then empty: the decision is the
+/// same, for callers that need the decision only.
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
                        std::int64_t budget, int delay, const std::vector<std::int64_t>& alignments,
-                       std::int64_t workspaceAlignment = 0);
+                       std::int64_t workspaceAlignment = 0, PlacementMemo* memo = nullptr);
 
 }  // namespace swapscope

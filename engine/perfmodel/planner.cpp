@@ -144,6 +144,8 @@ struct Context {
   struct Schedule {
     std::vector<int> move_to;
     std::vector<std::pair<int, std::int64_t>> delayed_peaks;  ///< analysis/reuse_delay.h
+    /// The placements the plans of this set at this k needed (placeAsTheExecutor).
+    mutable PlacementMemo placements;
   };
   std::shared_ptr<const Schedule> scheduleAt(const Prepared& p, std::int64_t k) const;
 
@@ -484,7 +486,7 @@ void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budg
   const std::vector<int> none;
   const AheadOfTime ahead =
       placeAhead(p.gmap, e.hoisted > 0 ? schedule->move_to : none, e.k, budget, e.reuse_delay,
-                 {ctx.model.poolAlignment(), kFloatBytes});
+                 {ctx.model.poolAlignment(), kFloatBytes}, 0, &schedule->placements);
   // Where nothing packs ahead, the executor places at run time with delay 0 (moves kept if a
   // dry run fits them, which the planner does not replay).
   const int delay = ahead.placed ? ahead.placed->delay : 0;

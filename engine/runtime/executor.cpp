@@ -327,7 +327,6 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
                                  m_plannedReuseDelay, {device.poolAlignment(), minAlign},
                                  padding.workspace);
   const int hoisted = m_hoisted;
-  const std::int64_t bestExtent = ahead.best_extent;
   std::optional<DryRunFailure> failure;
   struct Chosen {
     int delay;
@@ -355,6 +354,11 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
   im.alloc = PoolAllocator(budget, alignment);
   im.wsAlignment = padding.workspace;
   if (!chosen) {
+    // What placed ahead would need: every delay-0 placement in full (a budget of 0).
+    const std::int64_t bestExtent =
+        placeAhead(im.poolGmap, hoisted > 0 ? moveTo : std::vector<int>{}, k, 0, 0,
+                   {device.poolAlignment(), minAlign}, padding.workspace)
+            .best_extent;
     throw PlanDoesNotFit(
         "the plan's peak of " + formatBytes(peak) + " fits the budget of " + formatBytes(budget) +
             ", but its buffers do not pack into the pool: placed ahead they need " +

@@ -4,10 +4,12 @@
 // plan's peak, at 1.02 times it and at 1.5 times it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "analysis/network_analysis.h"
+#include "analysis/placement.h"
 #include "analysis/prefetch_schedule.h"
 #include "analysis/reuse_delay.h"
 #include "graph/zoo.h"
@@ -113,6 +115,44 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
   }
   EXPECT_EQ(planned, 10);
   EXPECT_GT(unmoved, 0) << "no case where the moved schedule does not pack: the test shows nothing";
+}
+
+// The planner asks placeAhead with a memo and the bound of the delayed peak, which place no
+// buffer where they can answer: the decision must be the one of placing every attempt, at every
+// budget, in any order of asking. And a placement with a target fits it exactly where the least
+// extent of all orders does (orders stop once they pass the target).
+TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
+  const Network net = buildZooModel("resnet20");
+  const std::vector<LayerCost> costs = computeLayerCosts(net);
+  // vdnn-conv at k = 32 reaches three decisions within 5 % above its peak: (0, unmoved),
+  // (1, unmoved), (1, moved).
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::VdnnConv, net, costs));
+  const std::int64_t k = 32, peak = plan.curve.peak(k);
+  const std::vector<int> moveTo = hoistPrefetches(plan.gmap, plan.curve, k, peak).move_to;
+  const std::vector<GmapOp> order = executionOrder(plan.gmap, moveTo);
+  const std::int64_t least = planPlacement(plan.gmap, order, k, 64, 1).extent;
+  std::vector<std::int64_t> budgets;  // high and low in turn: the memo answers both ways
+  for (int i = 0; i <= 25; ++i) {  // 0 to 5 % above the peak, where the decisions change
+    budgets.push_back(peak + peak * i / 1000);
+    budgets.push_back(peak + peak * (50 - i) / 1000);
+  }
+  PlacementMemo memo;
+  std::set<std::pair<int, bool>> decisions;
+  for (const std::int64_t budget : budgets) {
+    SCOPED_TRACE(budget);
+    const AheadOfTime placed = placeAhead(plan.gmap, moveTo, k, budget, 1, {64, 4});
+    const AheadOfTime remembered = placeAhead(plan.gmap, moveTo, k, budget, 1, {64, 4}, 0, &memo);
+    ASSERT_EQ(placed.placed.has_value(), remembered.placed.has_value());
+    if (placed.placed) {
+      EXPECT_EQ(placed.placed->delay, remembered.placed->delay);
+      EXPECT_EQ(placed.placed->hoisted, remembered.placed->hoisted);
+      EXPECT_EQ(placed.placed->alignment, remembered.placed->alignment);
+      decisions.insert({placed.placed->delay, placed.placed->hoisted});
+    }
+    EXPECT_EQ(planPlacement(plan.gmap, order, k, 64, 1, 0, budget).extent <= budget,
+              least <= budget);
+  }
+  EXPECT_EQ(decisions.size(), 3u) << "the budgets do not reach the three decisions";
 }
 
 TEST(PlacementAgreement, DelayedPeakWithoutDelayIsTheAnalyzersPeak) {
