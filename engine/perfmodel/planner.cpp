@@ -1000,7 +1000,9 @@ std::optional<Evaluation> Planner::evaluate(std::int64_t k, const SwapSet& swapp
   const Context& ctx = m_impl->ctx;
   const auto p = ctx.prepared(swapped);
   BudgetWindow window(budget);
-  return evaluatePrepared(ctx, *p, *ctx.timesAt(k), window, reuse_delay);
+  std::optional<Evaluation> e = evaluatePrepared(ctx, *p, *ctx.timesAt(k), window, reuse_delay);
+  if (e && reuse_delay < 0) placeAsTheExecutor(ctx, *p, budget, *e);
+  return e;
 }
 
 std::optional<Evaluation> Planner::accudnnAt(std::int64_t k, std::int64_t budget, int reuse_delay,

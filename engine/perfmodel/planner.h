@@ -132,7 +132,9 @@ class Planner {
   Planner& operator=(Planner&&) noexcept;
 
   PlanResult plan(const PlanRequest& request) const;
-  /// Simulates one k and swap set; nullopt when its peak exceeds the budget.
+  /// Simulates one k and swap set, with the schedule the executor will run it with (its reuse
+  /// delay and moved prefetches, or those of `reuse_delay` where it is given); nullopt when its
+  /// peak exceeds the budget.
   std::optional<Evaluation> evaluate(std::int64_t k, const SwapSet& swapped, std::int64_t budget,
                                      int reuse_delay = -1) const;
   /// accudnn at one k: swap-all, then greedy pins that remove stall, then (keep_what_fits) every

@@ -107,6 +107,12 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
       const rt::SwapExecutor ex(*device, net, k, r.best.swapped, budget);
       EXPECT_EQ(r.best.reuse_delay, ex.reuseDelay());
       EXPECT_EQ(r.best.hoisted, ex.hoistedPrefetches());
+      // The plan's set simulated on its own (the app's view of a recorded plan) too.
+      const std::optional<Evaluation> alone = planner.evaluate(k, r.best.swapped, budget);
+      ASSERT_TRUE(alone.has_value());
+      EXPECT_EQ(alone->reuse_delay, ex.reuseDelay());
+      EXPECT_EQ(alone->hoisted, ex.hoistedPrefetches());
+      EXPECT_EQ(alone->sim.t_iter, r.best.sim.t_iter);
       const MemoryPlan moved = planMemory(net, costs, r.best.swapped);
       if (hoistPrefetches(moved.gmap, moved.curve, k, moved.curve.peak(k)).moved > 0 &&
           ex.hoistedPrefetches() == 0)
