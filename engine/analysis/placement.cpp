@@ -128,7 +128,9 @@ PlacementMemo::Known PlacementMemo::get(int delay, bool moved, std::int64_t alig
 
 void PlacementMemo::put(int delay, bool moved, std::int64_t alignment, const Known& k) {
   const std::lock_guard<std::mutex> lock(m_mutex);
-  m_known[{delay, moved, alignment}] = k;
+  Known& known = m_known[{delay, moved, alignment}];  // merged: another thread may have put too
+  if (k.fitted > 0) known.fitted = known.fitted > 0 ? std::min(known.fitted, k.fitted) : k.fitted;
+  known.least = std::max(known.least, k.least);
 }
 
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,

@@ -68,6 +68,7 @@ class PlacementMemo {
     std::int64_t least = 0;   ///< no order fits a budget below it (0: not known)
   };
   Known get(int delay, bool moved, std::int64_t alignment) const;
+  /// Adds what `k` knows to what is known (the least fitted extent, the largest bound).
   void put(int delay, bool moved, std::int64_t alignment, const Known& k);
 
  private:
