@@ -67,8 +67,9 @@ std::optional<perf::PlanResult> planRecorded(const PlanContext& c, const perf::P
   // A recorded recompute set cannot be simulated here (evaluate() takes swaps only); a swap
   // set that does not fit is not the plan of this budget: the planner's plan is shown then.
   if (!recorded.recompute.empty()) return result;
-  std::optional<perf::Evaluation> e =
-      c.planner->evaluate(recorded.k, set, r.budget, recorded.reuse_delay);
+  // The executor's own schedule at this budget (its reuse delay and moved prefetches, decided by
+  // the same function the run's executor called), not a delay taken from the file.
+  std::optional<perf::Evaluation> e = c.planner->evaluate(recorded.k, set, r.budget);
   if (!e) return result;
   result.trainable = true;
   result.reason.clear();

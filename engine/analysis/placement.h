@@ -85,10 +85,12 @@ class PlacementMemo {
 /// fragmentation): the plan then runs without the moves, or without the delay. Where none packs,
 /// the executor places at run time with delay 0.
 ///
-/// With a `memo` (of this GMAP at this k), an attempt whose delayed peak at its alignment
-/// (analysis/reuse_delay.h, a bound no placement beats) exceeds the budget is not placed, the
-/// memo answers what it knows, and the result's offsets are then empty: the decision is the
-/// same, for callers that need the decision only.
+/// With a `memo` (kept by the caller for this GMAP at this k, `move_to` and `workspaceAlignment`),
+/// an attempt whose delayed peak at its alignment (analysis/reuse_delay.h) exceeds the budget is
+/// not placed, the memo answers what it knows, and the result's offsets are then empty: the
+/// decision is the same, for callers that need the decision only. The delayed peak bounds every
+/// placement's extent from below where `workspaceAlignment` is 0 or a multiple of the alignment
+/// (no rounding then makes a buffer smaller than the bound counts it).
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
                        std::int64_t budget, int delay, const std::vector<std::int64_t>& alignments,
                        std::int64_t workspaceAlignment = 0, PlacementMemo* memo = nullptr);

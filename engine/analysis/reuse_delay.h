@@ -7,7 +7,7 @@
 /// finish before anyone needs the bytes, so compute does not wait for it; it costs pool space. The
 /// delays 4, then 1, are tried: the first whose pool high-water mark (the byte balance of the
 /// executed op order at the pool's alignment, the offloaded FMs' releases moved `delay` steps
-/// later, exactly as runtime/placement.h moves them) stays within the budget wins; else 0. The
+/// later, exactly as analysis/placement.h moves them) stays within the budget wins; else 0. The
 /// executor places its buffers with that delay first; only where they do not pack (fragmentation)
 /// does it fall back to 0, and `run` says so.
 #pragma once

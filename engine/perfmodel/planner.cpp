@@ -488,7 +488,11 @@ void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budg
       placeAhead(p.gmap, e.hoisted > 0 ? schedule->move_to : none, e.k, budget, e.reuse_delay,
                  {ctx.model.poolAlignment(), kFloatBytes}, 0, &schedule->placements);
   // Where nothing packs ahead, the executor places at run time with delay 0 (moves kept if a
-  // dry run fits them, which the planner does not replay).
+  // dry run fits them, which the planner does not replay: the plan is then returned, and the
+  // executor may still refuse it, naming the shortfall). The planner places its own GMAP, at the
+  // model's pool alignment and fp32's, without workspaces: the executor's inputs on the CPU;
+  // on CUDA, whose pool pads buffers and holds kernel workspaces, the decisions can differ, and
+  // `run` warns where they do.
   const int delay = ahead.placed ? ahead.placed->delay : 0;
   const bool hoisted = ahead.placed ? ahead.placed->hoisted : e.hoisted > 0;
   if (delay == e.reuse_delay && hoisted == (e.hoisted > 0)) return;

@@ -6,12 +6,12 @@
 #include <cstring>
 #include <optional>
 
+#include "analysis/placement.h"
 #include "analysis/prefetch_schedule.h"
 #include "analysis/reuse_delay.h"
 #include "analysis/sub_batch.h"
 #include "common/bytes.h"
 #include "runtime/params.h"
-#include "analysis/placement.h"
 #include "runtime/rng.h"
 
 namespace swapscope::rt {
@@ -319,13 +319,12 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
   // Where the buffers go: placed ahead with the schedule analysis/placement.h's placeAhead
   // decides (the planner simulates the one it decides), else at run time (best fit) with delay 0,
   // the prefetches moved and then not, if a dry run shows it fits.
+  const std::vector<int> moves = m_hoisted > 0 ? moveTo : std::vector<int>{};
   m_plannedReuseDelay =
-      chooseReuseDelay(im.poolGmap, executionOrder(m_gmap, m_hoisted > 0 ? moveTo : std::vector<int>{}),
-                       k, budget, device.poolAlignment());
+      chooseReuseDelay(im.poolGmap, executionOrder(m_gmap, moves), k, budget, device.poolAlignment());
   const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
-  AheadOfTime ahead = placeAhead(im.poolGmap, m_hoisted > 0 ? moveTo : std::vector<int>{}, k, budget,
-                                 m_plannedReuseDelay, {device.poolAlignment(), minAlign},
-                                 padding.workspace);
+  AheadOfTime ahead = placeAhead(im.poolGmap, moves, k, budget, m_plannedReuseDelay,
+                                 {device.poolAlignment(), minAlign}, padding.workspace);
   const int hoisted = m_hoisted;
   std::optional<DryRunFailure> failure;
   struct Chosen {
@@ -356,8 +355,8 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
   if (!chosen) {
     // What placed ahead would need: every delay-0 placement in full (a budget of 0).
     const std::int64_t bestExtent =
-        placeAhead(im.poolGmap, hoisted > 0 ? moveTo : std::vector<int>{}, k, 0, 0,
-                   {device.poolAlignment(), minAlign}, padding.workspace)
+        placeAhead(im.poolGmap, moves, k, 0, 0, {device.poolAlignment(), minAlign},
+                   padding.workspace)
             .best_extent;
     throw PlanDoesNotFit(
         "the plan's peak of " + formatBytes(peak) + " fits the budget of " + formatBytes(budget) +
