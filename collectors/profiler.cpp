@@ -166,13 +166,12 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 
 namespace {
 
-/// Fits the performance model to what `db` holds and stores its fits there. A model that cannot
-/// be fitted (too few points, say) leaves the file without fits and says why in `result`; the
-/// measurements stand either way.
+/// Fits the performance model to what `db` holds (a reader of a file in WAL mode sees every
+/// committed row) and stores its fits there. A model that cannot be fitted (too few points, say)
+/// leaves the file without fits and says why in `result`; the measurements stand either way.
 void storeFits(store::RunWriter& db, ProfileResult& result) {
   std::vector<store::FitRow> rows;
   try {
-    db.checkpoint();
     rows = perf::PerfModel::fit(store::RunReader(db.path()).load()).fitRows();
   } catch (const Error& e) {
     result.fit_error = e.what();

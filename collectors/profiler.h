@@ -99,9 +99,9 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 /// Runs the profiling stage and records it in `db`, whose meta the caller wrote. On return the
 /// database is finished: complete, with the performance model fitted to what it recorded and
 /// its fits stored (ProfileResult::fits), or incomplete when `cancel` stopped it (after the
-/// current iteration), without fits. An error marks it failed with the message and is rethrown. Throws Error(BadInput)
-/// before recording anything when the budget cannot hold k = 1 under swap-all or the profile
-/// does not fit the machine (checkProfileFits).
+/// current iteration), without fits. An error marks it failed with the message and is rethrown.
+/// Throws Error(BadInput) before recording anything when the budget cannot hold k = 1 under
+/// swap-all or the profile does not fit the machine (checkProfileFits).
 ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileConfig& config,
                          store::RunWriter& db, const RunProgressFn& progress = {},
                          const std::atomic<bool>* cancel = nullptr);

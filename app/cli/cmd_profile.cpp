@@ -151,10 +151,11 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   printBatches(out, summary);
   out << "wrote " << dbPath << " (" << store::runStatusName(run.meta.status)
       << "): " << counts.samples << " step samples, " << counts.transfers << " transfers, "
-      << counts.memory << " pool samples, " << counts.iterations << " iterations, "
-      << counts.fits << " model fits\n";
+      << counts.memory << " pool samples, " << counts.iterations << " iterations, " << counts.fits
+      << " model fits\n";
   if (!result.fit_error.empty())
-    out << "no model fits stored: " << result.fit_error << " (`swapscope plan --db` says the same)\n";
+    out << "no model fits stored: " << result.fit_error
+        << " (`swapscope plan --db` says the same)\n";
   return result.cancelled ? kExitFailure : kExitOk;
 }
 

@@ -90,7 +90,7 @@ LinkFit fitLink(const std::vector<FitPoint>& points, std::string_view source = {
 /// them would otherwise set the slope.
 struct ProportionalFit {
   double slope = 0;
-  double intercept = 0;  ///< fitBoundedLine only; 0 through the origin
+  double intercept = 0;           ///< fitBoundedLine only; 0 through the origin
   int points = 0;                 ///< pairs fitted
   int outliers = 0;               ///< pairs left out
   std::vector<double> residuals;  ///< per pair fitted

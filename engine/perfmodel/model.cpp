@@ -222,7 +222,8 @@ void fitTimeline(const store::RunData& run,
   }
   for (auto& [id, streams] : issued) {
     for (StreamCopies& v : streams)
-      std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
+      std::sort(v.begin(), v.end(),
+                [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
   }
   std::map<std::pair<std::int64_t, int>, std::vector<const store::SampleRow*>> byIteration;
   for (const auto& s : run.samples)

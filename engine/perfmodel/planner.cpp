@@ -480,8 +480,7 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
 /// (analysis/placement.h's placeAhead, at the model's pool alignment and then fp32's). Where the
 /// pool does not pack the simulated schedule (the moved prefetches, the reuse delay), `e` is
 /// simulated again with the one that packs, so that the prediction models the schedule that runs.
-void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget,
-                        Evaluation& e) {
+void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e) {
   const auto schedule = ctx.scheduleAt(p, e.k);
   const std::vector<int> none;
   const AheadOfTime ahead =

@@ -320,8 +320,8 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
   // decides (the planner simulates the one it decides), else at run time (best fit) with delay 0,
   // the prefetches moved and then not, if a dry run shows it fits.
   const std::vector<int> moves = m_hoisted > 0 ? moveTo : std::vector<int>{};
-  m_plannedReuseDelay =
-      chooseReuseDelay(im.poolGmap, executionOrder(m_gmap, moves), k, budget, device.poolAlignment());
+  m_plannedReuseDelay = chooseReuseDelay(im.poolGmap, executionOrder(m_gmap, moves), k, budget,
+                                         device.poolAlignment());
   const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
   AheadOfTime ahead = placeAhead(im.poolGmap, moves, k, budget, m_plannedReuseDelay,
                                  {device.poolAlignment(), minAlign}, padding.workspace);

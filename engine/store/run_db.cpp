@@ -560,11 +560,6 @@ void RunWriter::addFits(const std::vector<FitRow>& fits) {
   tx.commit();
 }
 
-void RunWriter::checkpoint() {
-  requireOpen();
-  m_db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
-}
-
 std::int64_t RunWriter::addPlan(const PlanRow& p) {
   requireOpen();
   Statement st(*m_db,

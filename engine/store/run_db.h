@@ -291,9 +291,6 @@ class RunWriter {
   void addFits(const std::vector<FitRow>& fits);
   std::int64_t addPlan(const PlanRow& plan);
   void setMeta(const std::string& key, const std::string& value);
-  /// Moves what the write-ahead log holds into the main file, so that a RunReader opened now
-  /// reads every row committed so far (the profiler fits the model to its own file this way).
-  void checkpoint();
   /// Sets the final status, then checkpoints and leaves WAL mode. Nothing is written after.
   /// While another connection holds the file open, WAL mode cannot be left: the run still
   /// finishes, checkpoints what it can and leaves the file in WAL mode.

@@ -94,8 +94,8 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
   };
   int unmoved = 0, planned = 0;  // plans whose moved prefetches did not pack; plans made
   for (const Policy policy : {Policy::SwapAll, Policy::VdnnConv, Policy::AccUdnn}) {
-    for (const std::int64_t budget : {scaled(1.02, swapAllPeak), scaled(1.25, swapAllPeak),
-                                      vdnnPeak, scaled(1.02, vdnnPeak)}) {
+    for (const std::int64_t budget :
+         {scaled(1.02, swapAllPeak), scaled(1.25, swapAllPeak), vdnnPeak, scaled(1.02, vdnnPeak)}) {
       SCOPED_TRACE(std::string(policyName(policy)) + " at " + std::to_string(budget) + " bytes");
       PlanRequest req;
       req.policy = policy;
@@ -138,7 +138,7 @@ TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
   const std::vector<GmapOp> order = executionOrder(plan.gmap, moveTo);
   const std::int64_t least = planPlacement(plan.gmap, order, k, 64, 1).extent;
   std::vector<std::int64_t> budgets;  // high and low in turn: the memo answers both ways
-  for (int i = 0; i <= 25; ++i) {  // 0 to 5 % above the peak, where the decisions change
+  for (int i = 0; i <= 25; ++i) {     // 0 to 5 % above the peak, where the decisions change
     budgets.push_back(peak + peak * i / 1000);
     budgets.push_back(peak + peak * (50 - i) / 1000);
   }
