@@ -355,15 +355,16 @@ void RunController::onFinished(const JobOutcome& outcome) {
   if (m_closeWhenDone) m_window->close();
 }
 
-void RunController::claimOutput(const std::string& db, bool force) {
-  // Never a file the window reads, whatever the replace question's answer; once the job starts,
-  // its database is one of them.
-  files::checkOutputPath(db, "the run database", m_window->outputRules(force));
+void RunController::claimOutput(const std::string& db) {
+  // Never a file the window reads, whatever the replace question's answer (an existing file
+  // the user did not agree to replace is the engine's refusal, reported as the job's); once the
+  // job starts, its database is one of them.
+  files::checkOutputPath(db, "the run database", m_window->outputRules(/*force=*/true));
   m_window->inputs().addDatabase(qs(db), "the run database a job writes");
 }
 
 void RunController::startProfile(ProfileJob job) {
-  claimOutput(job.db, job.force);
+  claimOutput(job.db);
   m_closeWhenDone = false;
   const QString title = tr("Profiling %1").arg(qs(job.network->name()));
   m_job->startProfile(std::move(job));
@@ -373,7 +374,7 @@ void RunController::startProfile(ProfileJob job) {
 void RunController::startPlanShown(const QString& db, int iterations, int warmup, bool force,
                                    const std::string& device) {
   if (!m_window->shownPlan()) throwBadInput("no plan is shown: open a run database to plan first");
-  claimOutput(db.toStdString(), force);
+  claimOutput(db.toStdString());
   // The plan shown, through the engine's plan-file writer, to a file the job reads.
   const QString plan = QDir::temp().filePath(
       QString("swapscope-run-plan-%1.json").arg(QCoreApplication::applicationPid()));
