@@ -31,6 +31,24 @@ const QColor kSpanSelected(0xff, 0xb4, 0x71);
 const QColor kRemakeColor(0xf4, 0xf5, 0xdc);
 const QColor kRemakeOutline(0xe0, 0xe1, 0x9a);
 
+/// `text` broken at spaces into lines no wider than `width` pixels in `metrics` (a word wider
+/// than that stands on its own line).
+QString wrapped(const QString& text, const QFontMetrics& metrics, int width) {
+  QStringList lines;
+  QString line;
+  for (const QString& word : text.split(' ', Qt::SkipEmptyParts)) {
+    const QString longer = line.isEmpty() ? word : line + ' ' + word;
+    if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+      lines << line;
+      line = word;
+    } else {
+      line = longer;
+    }
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines.join('\n');
+}
+
 }  // namespace
 
 /// The data's spans, stacked: the band of each FM off the device sits on the ones before it, so
@@ -94,6 +112,10 @@ int MemoryChartView::drawnSelectedSpans() const {
   return m_spanLayer->drawnSelected;
 }
 
+QString MemoryChartView::noteText() const {
+  return m_note->visible() ? m_note->text() : QString();
+}
+
 int MemoryChartView::drawnRecomputedSpans() const {
   return m_spanLayer->drawnRecomputed;
 }
@@ -145,6 +167,14 @@ MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new 
   connect(m_plot, &QCustomPlot::mousePress, this,
           [this](QMouseEvent* e) { m_pressPos = e->pos(); });
   connect(m_plot, &QCustomPlot::mouseRelease, this, &MemoryChartView::onClick);
+  // Laid out again at every replot: the note follows the axis rect's width.
+  connect(m_plot, &QCustomPlot::afterLayout, this, &MemoryChartView::wrapNote);
+}
+
+void MemoryChartView::wrapNote() {
+  // The note is clipped to the axis rect: its lines are kept inside it, with a margin.
+  const int width = std::max(m_plot->axisRect()->width() - 2 * kNoteMargin, 120);
+  m_note->setText(wrapped(m_noteText, QFontMetrics(m_note->font()), width));
 }
 
 void MemoryChartView::setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) {
@@ -183,7 +213,8 @@ void MemoryChartView::setData(const MemoryChartData& data) {
   m_budgetKey->setPen(m_budgetLine->pen());
   m_turnLine->point1->setCoords(chart.forward_steps + 0.5, 0);
   m_turnLine->point2->setCoords(chart.forward_steps + 0.5, 1);
-  m_note->setText(QString::fromStdString(chart.untrainable));
+  m_noteText = QString::fromStdString(chart.untrainable);
+  wrapNote();
   m_note->setVisible(!chart.untrainable.empty());
   m_curveTop = top;
   setBudget(chart.budget);

@@ -53,6 +53,9 @@ class MemoryChartView : public QWidget {
   int selectedLayer() const { return m_selected; }
   /// Whether the user has zoomed or dragged (the axes no longer follow the data).
   bool userZoomed() const { return m_userZoomed; }
+  /// The note written across the chart (why the budget is untrainable), as the next replot
+  /// draws it: broken into lines that fit the axis rect; empty when there is none.
+  QString noteText() const;
 
  signals:
   void layerSelected(int layer);
@@ -67,11 +70,15 @@ class MemoryChartView : public QWidget {
   bool budgetAboveChart() const;
   static constexpr double kBudgetHeadroom = 1.5;
   void onClick(QMouseEvent* event);
+  /// Breaks the note into lines that fit the axis rect's width now.
+  void wrapNote();
+  static constexpr int kNoteMargin = 8;
 
   QCustomPlot* m_plot;
   QCPItemStraightLine* m_budgetLine = nullptr;
   QCPItemStraightLine* m_turnLine = nullptr;
   QCPItemText* m_note = nullptr;
+  QString m_noteText;                    ///< the note in one line, as the data gives it
   QCPItemText* m_budgetAbove = nullptr;  ///< "budget ... above" when the line is off the chart
   QCPGraph* m_budgetKey = nullptr;       ///< the budget's legend entry (an empty graph)
   std::vector<QCPItemStraightLine*> m_selectionLines;

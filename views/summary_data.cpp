@@ -34,7 +34,9 @@ SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& 
   d.rows.push_back({"budget", formatBytes(request.budget)});
   d.rows.push_back({"untrainable below", formatBytes(r.min_budget) + " (swap-all at k = 1)"});
   if (!r.trainable) {
-    d.warnings.push_back("untrainable: " + r.reason);
+    // The planner's reason for a budget below k = 1 says "untrainable" itself.
+    d.warnings.push_back(r.reason.rfind("untrainable", 0) == 0 ? r.reason
+                                                                : "untrainable: " + r.reason);
   } else {
     const perf::Evaluation& e = r.best;
     d.k = e.k;

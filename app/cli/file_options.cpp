@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "cli/file_options.h"
 
+#include "common/resolved_path.h"
 #include "store/run_db.h"
 
 namespace swapscope::cli {
@@ -26,8 +27,14 @@ files::OutputRules outputRules(const ArgParser& args,
 
 void addInput(files::OutputRules& rules, const std::string& what, const std::string& path) {
   rules.inputs.push_back({what, path});
-  for (const char* suffix : {"-wal", "-shm", "-journal"})
+  // SQLite names the companions after the database's resolved path, so those of a database
+  // opened through a symbolic link lie beside the file it points to.
+  const std::string resolved = files::resolvedPath(path).string();
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
     rules.inputs.push_back({what + "'s " + suffix + " file", path + suffix});
+    if (files::resolvedPath(path + suffix).string() != resolved + suffix)
+      rules.inputs.push_back({what + "'s " + suffix + " file", resolved + suffix});
+  }
 }
 
 void addFashionMnistInputs(files::OutputRules& rules, const std::string& dir) {

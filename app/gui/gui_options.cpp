@@ -45,7 +45,8 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   const QCommandLineOption select("select", "select a layer by name or index", "LAYER");
   const QCommandLineOption exportPlan("export-plan", "write the plan JSON to FILE and exit",
                                       "FILE");
-  const QCommandLineOption shot("screenshot", "render the window to FILE.png and exit", "FILE");
+  const QCommandLineOption shot("screenshot",
+                                "render the window to FILE (.png, .pdf or .svg) and exit", "FILE");
   const QCommandLineOption force("force", "replace existing output files");
   cli.addOptions({help, model, net, input, classes, budget, budgetGib, batch, policy, mode, view,
                   select, compare, timelineK, exportPlan, shot, force});
@@ -108,6 +109,12 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
     if (o.db.isEmpty()) throwBadInput("--k needs a run database (swapscope-gui DB.swapdb --k K)");
     o.timeline_k = k;
   }
+  // As the CLI's outputs: an empty name is refused (it would leave the app running headless
+  // with nothing to write).
+  if (cli.isSet(exportPlan) && cli.value(exportPlan).isEmpty())
+    throwBadInput("the plan file --export-plan: the file name is empty");
+  if (cli.isSet(shot) && cli.value(shot).isEmpty())
+    throwBadInput("the screenshot --screenshot: the file name is empty");
   o.export_plan = cli.value(exportPlan);
   o.screenshot = cli.value(shot);
   o.force = cli.isSet(force);

@@ -2,7 +2,6 @@
 #include "gui/main_window.h"
 
 #include <qcustomplot.h>
-#include <QBuffer>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
@@ -15,7 +14,6 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QPdfWriter>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
@@ -26,16 +24,16 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
-#ifdef SWAPSCOPE_HAVE_QT_SVG
-#include <QSvgGenerator>
-#endif
 
 #include "cli/file_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/resolved_path.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
+#include "gui/figure.h"
+#include "gui/input_files.h"
 #include "gui/measured_views.h"
 #include "gui/plan_service.h"
 #include "gui/run_document.h"
@@ -59,55 +57,6 @@ QString qs(const std::string& s) {
 }
 
 enum ViewIndex { kMemoryTab, kStreamsTab, kTradeoffTab, kLayersTab, kModelTab, kSummaryTab };
-
-/// The bytes of `widget` (a QCustomPlot when it holds one) drawn as PNG, PDF or SVG.
-QByteArray renderFigure(QWidget* widget, const QString& format) {
-  QCustomPlot* plot = widget->findChild<QCustomPlot*>();
-  const int w = std::max(widget->width(), 640), h = std::max(widget->height(), 400);
-  QByteArray bytes;
-  QBuffer buffer(&bytes);
-  buffer.open(QIODevice::WriteOnly);
-  if (format == "png") {
-    const QPixmap pixmap = plot ? plot->toPixmap(w, h) : widget->grab();
-    pixmap.save(&buffer, "PNG");
-  } else if (format == "pdf") {
-    QPdfWriter pdf(&buffer);
-    pdf.setResolution(72);
-    pdf.setPageSize(QPageSize(QSizeF(w, h), QPageSize::Point));
-    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    pdf.setCreator("swapscope-gui");
-    QCPPainter painter(&pdf);
-    if (plot) {
-      plot->toPainter(&painter, w, h);
-    } else {
-      widget->render(&painter);
-    }
-  } else {
-#ifdef SWAPSCOPE_HAVE_QT_SVG
-    QSvgGenerator svg;
-    svg.setOutputDevice(&buffer);
-    svg.setSize(QSize(w, h));
-    svg.setViewBox(QRect(0, 0, w, h));
-    svg.setTitle("swapscope-gui");
-    QCPPainter painter(&svg);
-    if (plot) {
-      plot->toPainter(&painter, w, h);
-    } else {
-      widget->render(&painter);
-    }
-#else
-    throwBadInput("SVG export needs Qt SVG, which this build was made without; use .png or .pdf");
-#endif
-  }
-  return bytes;
-}
-
-QString formatOf(const QString& path) {
-  const QString suffix = QFileInfo(path).suffix().toLower();
-  if (suffix == "png" || suffix == "pdf" || suffix == "svg") return suffix;
-  throwBadInput(path.toStdString() + ": unknown figure format '" + suffix.toStdString() +
-                "' (use .png, .pdf or .svg)");
-}
 
 }  // namespace
 
@@ -133,7 +82,7 @@ MainWindow::MainWindow(QWidget* parent)
   m_tabs->addTab(m_modelView, "Model");
   m_tabs->addTab(m_summary, "Summary");
   // What databases recorded: any open database's iterations, and two of them side by side.
-  m_measured = new MeasuredViews(this);
+  m_measured = new MeasuredViews(this, m_inputs);
   m_tabs->addTab(m_measured->timeline(), "Timeline");
   m_tabs->addTab(m_measured->compare(), "Compare");
   connect(m_measured, &MeasuredViews::failed, this, &MainWindow::showError);
@@ -290,6 +239,7 @@ void MainWindow::buildControls() {
                                                       "Network JSON (*.json);;All files (*)");
     if (path.isEmpty()) return;
     m_netFile = path;
+    m_inputs->addNetwork(path);
     const QSignalBlocker block(m_netSource);
     m_netSource->setCurrentIndex(2);
     onNetworkSourceChanged();
@@ -361,7 +311,31 @@ void MainWindow::buildControls() {
   });
 }
 
+void MainWindow::checkOutputs(const GuiOptions& o) {
+  // Every file the options name to read is an input before any is read.
+  if (!o.db.isEmpty()) m_inputs->addDatabase(o.db, "the run database");
+  for (const QString& path : o.compare)
+    m_inputs->addDatabase(path, "the run database --compare");
+  for (std::size_t i = 0; i + 1 < o.network_args.size(); i += 2) {
+    if (o.network_args[i] == "--net") m_inputs->addNetwork(qs(o.network_args[i + 1]));
+  }
+  const files::OutputRules rules = outputRules(o.force);
+  const std::string plan = o.export_plan.toStdString(), shot = o.screenshot.toStdString();
+  if (!plan.empty()) files::checkOutputPath(plan, "the plan file --export-plan", rules);
+  if (!shot.empty()) {
+    files::checkOutputPath(shot, "the screenshot --screenshot", rules);
+    figureFormat(o.screenshot, "the screenshot --screenshot");
+  }
+  // The screenshot, written after the plan, would replace it.
+  if (!plan.empty() && !shot.empty() &&
+      (files::resolvedPath(plan) == files::resolvedPath(shot) ||
+       (files::identity(plan) && files::identity(plan) == files::identity(shot))))
+    throwBadInput("the screenshot --screenshot '" + shot + "' and the plan file --export-plan '" +
+                  plan + "' are the same file; give each its own name");
+}
+
 void MainWindow::applyOptions(const GuiOptions& o) {
+  checkOutputs(o);
   m_headless = o.headless();
   m_measured->setHeadless(m_headless);
   if (o.timeline_k) m_measured->setTimelineBatch(*o.timeline_k);
@@ -387,6 +361,7 @@ void MainWindow::applyOptions(const GuiOptions& o) {
     for (std::size_t i = 0; i + 1 < o.network_args.size(); i += 2) {
       if (o.network_args[i] == "--net") {
         m_netFile = qs(o.network_args[i + 1]);
+        m_inputs->addNetwork(m_netFile);
         origin = o.network_args[i + 1];
       }
     }
@@ -407,6 +382,7 @@ void MainWindow::applyOptions(const GuiOptions& o) {
 }
 
 void MainWindow::openDatabase(const QString& path) {
+  m_inputs->addDatabase(path, "the run database");
   m_dbLabel->setText("reading " + path);  // until loaded() or loadFailed() says what it holds
   m_doc->open(path);
 }
@@ -765,11 +741,9 @@ void MainWindow::showView(const QString& name) {
 }
 
 files::OutputRules MainWindow::outputRules(bool force) const {
-  files::OutputRules rules;
-  rules.force = force;
+  files::OutputRules rules = m_inputs->rules(force);
   // As the CLI's: the run database with SQLite's companion files.
   if (const auto run = m_doc->current()) cli::addInput(rules, "the run database", run->path);
-  if (!m_netFile.isEmpty()) rules.inputs.push_back({"the network", m_netFile.toStdString()});
   return rules;
 }
 
@@ -784,11 +758,13 @@ void MainWindow::exportPlan(const QString& path, bool force) {
 void MainWindow::saveFigure(const QString& name, const QString& path, bool force) {
   const int index = static_cast<int>(kViewNames.indexOf(name));
   if (index < 0) throwBadInput("unknown view '" + name.toStdString() + "'");
-  const QString format = formatOf(path);
-  refreshView(index);
   const files::OutputRules rules = outputRules(force);
   files::checkOutputPath(path.toStdString(), "the figure", rules);
-  const QByteArray bytes = renderFigure(m_tabs->widget(index), format);
+  const QString format = figureFormat(path, "the figure");
+  refreshView(index);
+  QWidget* widget = m_tabs->widget(index);
+  const QSize size(std::max(widget->width(), 640), std::max(widget->height(), 400));
+  const QByteArray bytes = renderFigure(widget, widget->findChild<QCustomPlot*>(), size, format);
   files::writeOutputFile(
       path.toStdString(), "the figure",
       std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), rules);
@@ -797,10 +773,8 @@ void MainWindow::saveFigure(const QString& name, const QString& path, bool force
 void MainWindow::saveScreenshot(const QString& path, bool force) {
   const files::OutputRules rules = outputRules(force);
   files::checkOutputPath(path.toStdString(), "the screenshot --screenshot", rules);
-  QByteArray bytes;
-  QBuffer buffer(&bytes);
-  buffer.open(QIODevice::WriteOnly);
-  if (!grab().save(&buffer, "PNG")) throw Error(ErrorKind::Runtime, "cannot render the window");
+  const QString format = figureFormat(path, "the screenshot --screenshot");
+  const QByteArray bytes = renderFigure(this, nullptr, size(), format);
   files::writeOutputFile(
       path.toStdString(), "the screenshot --screenshot",
       std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())), rules);

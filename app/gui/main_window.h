@@ -15,6 +15,7 @@
 
 #include "analysis/network_analysis.h"
 #include "gui/gui_options.h"
+#include "gui/input_files.h"
 #include "gui/workbench_types.h"
 
 class QCheckBox;
@@ -48,7 +49,8 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// Applies the command line's choices. Error(BadInput) for a network the options cannot build.
+  /// Applies the command line's choices. Error(BadInput) for a network the options cannot build,
+  /// or an output the options name that checkOutputs refuses.
   /// Headless (export or screenshot): errors are not shown in dialogs but reported by failed().
   void applyOptions(const GuiOptions& options);
   /// Opens a run database (read on a worker thread); errors go to a dialog or failed().
@@ -77,8 +79,12 @@ class MainWindow : public QMainWindow {
   void exportPlan(const QString& path, bool force);
   /// Saves the view `name` (kViewNames) as PNG, SVG or PDF (by the file's suffix).
   void saveFigure(const QString& name, const QString& path, bool force);
-  /// Renders the whole window as PNG.
+  /// Renders the whole window as PNG, SVG or PDF (by the file's suffix, as saveFigure).
   void saveScreenshot(const QString& path, bool force);
+  /// The files the window reads (InputFiles), which no output replaces.
+  InputFiles& inputs() const { return *m_inputs; }
+  /// The rules for an output of the window: `force`, and every input.
+  files::OutputRules outputRules(bool force) const;
   /// Shows view `name`; Error(BadInput) for an unknown one.
   void showView(const QString& name);
   /// Selects a layer in every view; -1 clears.
@@ -128,11 +134,14 @@ class MainWindow : public QMainWindow {
   void showError(const QString& title, const QString& message);
   /// File > Open run database... and the Plan panel's button: asks for the file, opens it.
   void askOpenDatabase();
+  /// Records the files the options name as inputs, and checks their outputs before anything is
+  /// read: never an input, never each other, an image format figureFormat knows.
+  void checkOutputs(const GuiOptions& options);
   const Network* plannedNetwork() const;
   /// The Timeline shows a database of the network planned (its layers are the plan's).
   bool timelineShowsPlannedNetwork() const;
-  files::OutputRules outputRules(bool force) const;
 
+  std::shared_ptr<InputFiles> m_inputs = std::make_shared<InputFiles>();
   RunDocument* m_doc;
   PlanService* m_plans;
   QTabWidget* m_tabs;

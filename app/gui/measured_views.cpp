@@ -25,9 +25,10 @@ QString qs(const std::string& s) {
 
 }  // namespace
 
-MeasuredViews::MeasuredViews(QWidget* dialogParent)
+MeasuredViews::MeasuredViews(QWidget* dialogParent, std::shared_ptr<InputFiles> inputs)
     : QObject(dialogParent),
       m_parent(dialogParent),
+      m_inputs(std::move(inputs)),
       m_pool(new QThreadPool(this)),
       m_timeline(new TimelineView),
       m_compare(new CompareView) {
@@ -64,6 +65,7 @@ void MeasuredViews::setPrimary(std::shared_ptr<const store::RunData> run) {
 }
 
 void MeasuredViews::addDatabase(const QString& path) {
+  m_inputs->addDatabase(path, "the run database open for comparison");
   ++m_reading;
   emit status(tr("reading %1").arg(path));
   runOffGuiThread(
@@ -165,8 +167,7 @@ std::function<std::string()> MeasuredViews::traceWriter(const QString& path, boo
   const TimelineData& d = m_timeline->data();
   const auto open = runs();
   std::shared_ptr<const store::RunData> run;
-  files::OutputRules rules;
-  rules.force = force;
+  files::OutputRules rules = m_inputs->rules(force);
   for (const auto& r : open) {
     if (r.get() == m_timeline->run()) run = r;
     cli::addInput(rules, "the run database", r->path);

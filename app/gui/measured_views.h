@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "gui/input_files.h"
 #include "store/run_db.h"
 
 class QThreadPool;
@@ -31,8 +32,10 @@ namespace swapscope::gui {
 class MeasuredViews : public QObject {
   Q_OBJECT
  public:
-  /// `dialogParent` is where the replace question of Open in Perfetto is asked.
-  explicit MeasuredViews(QWidget* dialogParent);
+  /// `dialogParent` is where the replace question of Open in Perfetto is asked; `inputs` the
+  /// window's files that no output replaces, to which each database added is added.
+  explicit MeasuredViews(QWidget* dialogParent,
+                         std::shared_ptr<InputFiles> inputs = std::make_shared<InputFiles>());
   ~MeasuredViews() override;
 
   TimelineView* timeline() const { return m_timeline; }
@@ -58,8 +61,8 @@ class MeasuredViews : public QObject {
   /// "<name>-k<K>-it<I>.trace.json". Empty when nothing is shown.
   QString tracePath() const;
   /// Writes store::chromeTrace of the Timeline's iteration to `path` under the CLI's output
-  /// rules (every open database is an input, never replaced), on the calling thread (Open in
-  /// Perfetto does the same on the worker). Error(BadInput) when refused.
+  /// rules (every open database and every input of the window is an input, never replaced), on the
+  /// calling thread (Open in Perfetto does the same on the worker). Error(BadInput) when refused.
   void writeTrace(const QString& path, bool force);
 
  signals:
@@ -80,6 +83,7 @@ class MeasuredViews : public QObject {
   void checkIdle();
 
   QWidget* m_parent;
+  std::shared_ptr<InputFiles> m_inputs;
   QThreadPool* m_pool;
   TimelineView* m_timeline;
   CompareView* m_compare;

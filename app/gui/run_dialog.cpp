@@ -27,6 +27,7 @@
 #include "cli/run_output.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/files.h"
 #include "common/format.h"
 #include "graph/zoo.h"
 #include "gui/main_window.h"
@@ -354,7 +355,16 @@ void RunController::onFinished(const JobOutcome& outcome) {
   if (m_closeWhenDone) m_window->close();
 }
 
+void RunController::claimOutput(const std::string& db) {
+  // Never a file the window reads, whatever the replace question's answer (an existing file
+  // the user did not agree to replace is the engine's refusal, reported as the job's); once the
+  // job starts, its database is one of them.
+  files::checkOutputPath(db, "the run database", m_window->outputRules(/*force=*/true));
+  m_window->inputs().addDatabase(qs(db), "the run database a job writes");
+}
+
 void RunController::startProfile(ProfileJob job) {
+  claimOutput(job.db);
   m_closeWhenDone = false;
   const QString title = tr("Profiling %1").arg(qs(job.network->name()));
   m_job->startProfile(std::move(job));
@@ -364,6 +374,7 @@ void RunController::startProfile(ProfileJob job) {
 void RunController::startPlanShown(const QString& db, int iterations, int warmup, bool force,
                                    const std::string& device) {
   if (!m_window->shownPlan()) throwBadInput("no plan is shown: open a run database to plan first");
+  claimOutput(db.toStdString());
   // The plan shown, through the engine's plan-file writer, to a file the job reads.
   const QString plan = QDir::temp().filePath(
       QString("swapscope-run-plan-%1.json").arg(QCoreApplication::applicationPid()));

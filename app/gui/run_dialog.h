@@ -64,10 +64,11 @@ class RunController : public QObject {
   explicit RunController(MainWindow* window);
   ~RunController() override;
 
-  /// Starts a profile; the window opens its database when it completes.
+  /// Starts a profile; the window opens its database when it completes. Error(BadInput) when
+  /// the database is a file the window reads (MainWindow::inputs), whatever `job.force` says.
   void startProfile(ProfileJob job);
   /// Runs the plan shown on `device` for `iterations` measured iterations (after `warmup`) into
-  /// `db`. Error(BadInput) when no plan is shown.
+  /// `db`. Error(BadInput) when no plan is shown, or for `db` as startProfile.
   void startPlanShown(const QString& db, int iterations, int warmup, bool force,
                       const std::string& device = "cpu");
   RunJob* job() const { return m_job; }
@@ -103,6 +104,9 @@ class RunController : public QObject {
 
  private:
   enum class Kind { Profile, Plan };
+  /// Checks a job's database against the window's inputs (Error(BadInput) for one of them, a
+  /// folder or a missing folder) and makes it one of them.
+  void claimOutput(const std::string& db);
   void showProgress(const QString& title, Kind kind);
   void onProgress(const collect::RunProgress& p);
   void onFinished(const JobOutcome& outcome);

@@ -12,6 +12,7 @@
 
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/resolved_path.h"
 
 namespace swapscope::files {
 namespace {
@@ -162,12 +163,11 @@ void checkOutputPath(const std::string& path, std::string_view what, const Outpu
                   "; an input is never overwritten, not even with --force");
   };
   // By name too, for an input that does not exist yet: a run database's -wal or -journal file
-  // written by anyone else would be read by SQLite as part of the database.
-  const auto normal = [](const std::string& p) {
-    return std::filesystem::absolute(p).lexically_normal();
-  };
+  // written by anyone else would be read by SQLite as part of the database. Names are compared
+  // resolved, so a symbolic link to the input's folder names it as well.
+  const std::filesystem::path out = resolvedPath(path);
   for (const Input& in : rules.inputs) {
-    if (normal(in.path) == normal(path)) refuse(in);
+    if (resolvedPath(in.path) == out) refuse(in);
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {

@@ -301,6 +301,35 @@ TEST_F(CliFiles, AnInputDatabasesWriteAheadLogIsNeverAnOutput) {
   EXPECT_EQ(slurp(db), dbBytes);
 }
 
+TEST_F(CliFiles, TheCompanionsOfADatabaseNamedThroughALinkAreInputsToo) {
+  // SQLite keeps the -wal, -shm and -journal files beside the file a link resolves to, and a
+  // link to the folder names them as well; none of them exists yet.
+  fs::create_symlink(db, path("link.swapdb"));
+  fs::create_symlink(dir, path("folder"));
+  struct Case {
+    std::string input, output;
+  };
+  const std::vector<Case> cases = {
+      {path("link.swapdb"), db + "-wal"},
+      {path("link.swapdb"), db + "-journal"},
+      {db, path("folder/a.swapdb-wal")},
+      {path("folder/a.swapdb"), db + "-shm"},
+  };
+  for (const Case& c : cases) {
+    for (auto args : writers(c.input, c.output)) {
+      if (args[0] == "analyze" || args[0] == "train") continue;  // no database input
+      args.push_back("--force");
+      const testing::Result r = run(args);
+      EXPECT_EQ(r.code, 2) << args[0] << " --db " << c.input << " onto " << c.output << ": "
+                           << r.err;
+      EXPECT_NE(r.err.find("is the same file as the --db file's"), std::string::npos) << r.err;
+      for (const char* suffix : {"-wal", "-shm", "-journal"})
+        EXPECT_FALSE(fs::exists(db + suffix)) << args[0] << " wrote " << db << suffix;
+    }
+  }
+  EXPECT_EQ(slurp(db), dbBytes);
+}
+
 TEST_F(CliFiles, AWritePastTheFileSizeLimitIsAnErrorNotASignal) {
   // Without SIGXFSZ ignored by the caller, the program must still exit 1 and clean up.
   const std::string old(8192, 'o');

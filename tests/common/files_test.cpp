@@ -142,6 +142,27 @@ TEST_F(FilesTest, AnInputThatDoesNotExistYetIsNotWrittenEither) {
   }
 }
 
+TEST_F(FilesTest, AnInputThatDoesNotExistYetIsNotWrittenThroughALinkedFolder) {
+  // A symbolic link to the folder, and a name that goes through a link and back out of it.
+  fs::create_directories(dir / "sub");
+  fs::create_symlink(dir, path("folder"));
+  fs::create_symlink(dir / "sub", path("down"));
+  const files::OutputRules rules{
+      .force = true, .inputs = {{"the run database's -wal file", path("a.swapdb-wal")}}};
+  for (const std::string& name : {path("folder/a.swapdb-wal"), path("down/../a.swapdb-wal"),
+                                  path("folder/folder/sub/../a.swapdb-wal")}) {
+    const std::string msg =
+        errorOf([&] { files::writeOutputFile(name, "the plan --out", "plan", rules); },
+                ErrorKind::BadInput);
+    EXPECT_NE(msg.find("is the same file as the run database's -wal file"), std::string::npos)
+        << name << ": " << msg;
+  }
+  EXPECT_FALSE(fs::exists(path("a.swapdb-wal")));
+  // A name that only looks alike is another file.
+  files::writeOutputFile(path("sub/a.swapdb-wal"), "the plan --out", "plan", rules);
+  EXPECT_EQ(get(path("sub/a.swapdb-wal")), "plan");
+}
+
 TEST_F(FilesTest, OutputOntoAFolderOrIntoAMissingFolderIsRefused) {
   fs::create_directories(dir / "sub");
   EXPECT_NE(

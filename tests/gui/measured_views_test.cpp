@@ -14,6 +14,7 @@
 #include <QTest>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -21,8 +22,10 @@
 
 #include "cli/run_cli.h"
 #include "common/error.h"
+#include "graph/zoo.h"
 #include "gui/main_window.h"
 #include "gui/measured_views.h"
+#include "gui/run_dialog.h"
 #include "store/chrome_trace.h"
 #include "store/run_db.h"
 #include "views/compare_data.h"
@@ -221,6 +224,55 @@ TEST(MeasuredViews, OpenInPerfettoWritesWhatTraceWritesAndNeverAnInput) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);
   }
   EXPECT_EQ(readAll(db.toStdString()), before);
+}
+
+TEST(MeasuredViews, NoOutputOfTheWindowReplacesADatabaseOpenForComparison) {
+  QTemporaryDir dir;
+  const QString a = dir.filePath("A.swapdb"), b = dir.filePath("B.swapdb"),
+                c = dir.filePath("C.swapdb");
+  for (const QString& copy : {a, b, c})
+    ASSERT_TRUE(QFile::copy(QString::fromStdString(kFmnist), copy));
+  const std::string bBytes = readAll(b.toStdString());
+  const QString link = dir.filePath("figure.png");
+  std::filesystem::create_symlink(b.toStdString(), link.toStdString());
+  Window w({a, "--compare", b});
+  // File > Add database for comparison... opens C the same way.
+  w.window.measured()->addDatabase(c);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return w.window.measured()->runs().size() == 3; }, kWaitMs));
+  auto* runs = new RunController(&w.window);
+  const auto refused = [](const std::function<void()>& write, const QString& input) {
+    try {
+      write();
+      ADD_FAILURE() << "written";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find("is the same file as the run database"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(input.toStdString()), std::string::npos) << e.what();
+    }
+  };
+  for (const QString& db : {b, c}) {
+    SCOPED_TRACE(db.toStdString());
+    // Export plan and Save figure, whose dialogs pass force, and Open in Perfetto.
+    refused([&] { w.window.exportPlan(db, true); }, db);
+    refused([&] { w.window.exportPlan(db + "-wal", true); }, db);
+    refused([&] { w.window.saveFigure("memory", db + "-journal", true); }, db);
+    refused([&] { w.window.measured()->writeTrace(db + "-shm", true); }, db);
+    // A profile from the Run menu, after its replace question was answered yes.
+    ProfileJob job;
+    job.network = std::make_shared<const Network>(buildZooModel("fmnist-cnn"));
+    job.db = db.toStdString();
+    job.force = true;
+    refused([&] { runs->startProfile(job); }, db);
+    EXPECT_FALSE(runs->job()->running());
+  }
+  refused([&] { w.window.saveFigure("memory", link, true); }, b);
+  EXPECT_EQ(readAll(b.toStdString()), bBytes);
+  EXPECT_EQ(readAll(c.toStdString()), bBytes);
+  for (const QString& db : {b, c})
+    for (const char* suffix : {"-wal", "-shm", "-journal"})
+      EXPECT_FALSE(QFile::exists(db + suffix)) << db.toStdString() << suffix;
 }
 
 TEST(MeasuredViews, TheOpenInPerfettoButtonWritesNextToTheDatabaseAndSaysWhere) {

@@ -300,7 +300,8 @@ TEST(MainWindow, EveryViewSavesAsPngPdfAndSvg) {
     w.window.saveFigure("memory", dir.filePath("memory.bmp"), false);
     ADD_FAILURE() << "a .bmp figure was written";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'bmp'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown image format '.bmp'"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -312,6 +313,60 @@ TEST(MainWindow, UntrainableBudgetIsStated) {
   EXPECT_EQ(s.warnings.front().rfind("untrainable", 0), 0u) << s.warnings.front();
   EXPECT_EQ(w.window.memoryView()->spanCount(), 0);
   EXPECT_THROW(w.window.exportPlan("unused.json", false), Error);
+}
+
+/// The Memory view's note, as drawn: every line within the axis rect, the lines together the
+/// whole reason. Returns the number of lines.
+int expectWholeNote(MemoryChartView& view) {
+  view.plot()->replot();  // lays the chart out at the window's size
+  const QString note = view.noteText();
+  EXPECT_FALSE(note.isEmpty());
+  EXPECT_EQ(QString(note).replace('\n', ' ').toStdString(), view.data().untrainable);
+  QCPItemText* item = nullptr;
+  for (int i = 0; i < view.plot()->itemCount(); ++i) {
+    auto* text = qobject_cast<QCPItemText*>(view.plot()->item(i));
+    if (text && text->text() == note) item = text;
+  }
+  if (!item) {
+    ADD_FAILURE() << "no item draws the note";
+    return 0;
+  }
+  const QFontMetrics metrics(item->font());
+  const QStringList lines = note.split('\n');
+  for (const QString& line : lines)
+    EXPECT_LE(metrics.horizontalAdvance(line), view.plot()->axisRect()->width())
+        << line.toStdString();
+  return static_cast<int>(lines.size());
+}
+
+TEST(MainWindow, TheUntrainableNoteIsWholeAtAnyBudgetAndWidth) {
+  // --budget 0 and 1 are untrainable budgets like any other: the reason, swap-all's minimum
+  // included, is written across the chart in lines that fit it, at any width.
+  for (const char* budget : {"0", "1"}) {
+    SCOPED_TRACE(budget);
+    OpenWindow w({"--budget", budget, "--view", "memory"});
+    EXPECT_FALSE(w.window.shownPlan()->result->trainable);
+    EXPECT_NE(w.window.memoryView()->data().untrainable.find("the minimum for any policy is"),
+              std::string::npos);
+    // The Summary says it once.
+    ASSERT_FALSE(w.window.summaryView()->data().warnings.empty());
+    EXPECT_EQ(w.window.summaryView()->data().warnings.front(),
+              w.window.memoryView()->data().untrainable);
+    w.window.show();
+    w.window.resize(800, 600);
+    EXPECT_GE(expectWholeNote(*w.window.memoryView()), 2);
+    w.window.resize(1600, 900);
+    expectWholeNote(*w.window.memoryView());
+  }
+  // A budget typed below the slider's range in the window, after a trainable one.
+  OpenWindow w({"--budget", "64MiB", "--view", "memory"});
+  w.window.show();
+  w.window.resize(1000, 700);
+  EXPECT_TRUE(w.window.memoryView()->noteText().isEmpty());
+  QSignalSpy shown(&w.window, &MainWindow::planShown);
+  w.window.setBudget(1);
+  ASSERT_TRUE(shown.wait(kWaitMs));
+  expectWholeNote(*w.window.memoryView());
 }
 
 TEST(MainWindow, SelectionReachesTheViews) {
