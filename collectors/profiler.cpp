@@ -5,7 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "analysis/gmap.h"
@@ -167,16 +170,26 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 namespace {
 
 /// Fits the performance model to what `db` holds (a reader of a file in WAL mode sees every
-/// committed row) and stores its fits there. A model that cannot be fitted (too few points, say)
-/// leaves the file without fits and says why in `result`; the measurements stand either way.
+/// committed row) and stores its fits there, with the profile's stability (meta 'stability').
+/// A model that cannot be fitted (too few points, say) leaves the file without fits and says why
+/// in `result`; the measurements and their spread stand either way.
 void storeFits(store::RunWriter& db, ProfileResult& result) {
   std::vector<store::FitRow> rows;
+  std::optional<store::RunData> run;
+  std::unique_ptr<perf::PerfModel> model;
   try {
-    rows = perf::PerfModel::fit(store::RunReader(db.path()).load()).fitRows();
+    run = store::RunReader(db.path()).load();
+    model = std::make_unique<perf::PerfModel>(perf::PerfModel::fit(*run));
+    rows = model->fitRows();
   } catch (const Error& e) {
     result.fit_error = e.what();
-    return;
+    model.reset();
   }
+  if (run) {
+    result.stability = perf::measureStability(*run, model.get());
+    db.setMeta("stability", perf::stabilityToMeta(*result.stability));
+  }
+  if (!model) return;
   db.addFits(rows);
   result.fits = static_cast<int>(rows.size());
 }
@@ -218,8 +231,10 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
       double secondsAtK = 0;
       for (int it = 0; it < perK && !stopped(); ++it) {
         std::shared_ptr<const store::IterationRows> rows;
-        const rt::IterationRecord rec = ex.trainIteration(data.images.data(), data.labels.data(),
-                                                          static_cast<std::uint64_t>(it), cfg.sgd);
+        const rt::IterationRecord rec =
+            ex.trainIteration(data.images.data(), data.labels.data(),
+                              static_cast<std::uint64_t>(it), cfg.sgd, cancel);
+        if (rec.cancelled) break;  // stopped within the iteration: nothing of it is recorded
         if (it >= cfg.warmup) {
           RowContext ctx{
               &net,         &ex.gmap(), &costs, k, recorded, runStart, device.hostMemoryPinned(),
@@ -342,13 +357,21 @@ Network planNetwork(const store::PlanFile& plan, const std::string& planName,
     throwBadInput("plan '" + planName +
                   "' names no source_db to take the network from: " + otherwise);
   }
+  // A relative source_db is relative to the plan file's folder, wherever `run` is started.
+  const std::string db = store::sourceDbPath(plan, planName);
   try {
-    store::RunReader reader(plan.source_db);
-    return networkFromText(reader.network().json, plan.source_db + " (network)");
+    store::RunReader reader(db);
+    const store::NetworkInfo network = reader.network();
+    store::requireNetwork(db, network, "run");
+    return networkFromText(network.json, db + " (network)");
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::BadInput) throw;
-    throwBadInput(planName + ": source_db: " + e.what() + " (the network is taken from there; " +
-                  otherwise + " instead)");
+    const std::string relative =
+        std::filesystem::path(plan.source_db).is_relative()
+            ? " (its source_db '" + plan.source_db + "' is taken from the plan file's folder)"
+            : "";
+    throwBadInput(planName + ": source_db: " + e.what() + relative +
+                  " (the network is taken from there; " + otherwise + " instead)");
   }
 }
 
@@ -448,7 +471,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
   const auto iterate = [&](int it) {
     const std::int64_t first = (it % batches) * k;
     return ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
-                             static_cast<std::uint64_t>(it), {});
+                             static_cast<std::uint64_t>(it), {}, cancel);
   };
   const auto report = [&](RunStage stage, int it, const rt::IterationRecord& rec,
                           std::shared_ptr<const store::IterationRows> rows) {
@@ -470,6 +493,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
     int it = 0;
     for (; it < measuredEnd && !stopped(); ++it) {
       const rt::IterationRecord rec = iterate(it);
+      if (rec.cancelled) break;  // stopped within the iteration: nothing of it is measured
       std::shared_ptr<const store::IterationRows> rows;
       if (it >= cfg.warmup) {
         result.t_iter.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
@@ -500,6 +524,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
       try {
         for (; it < total && !stopped(); ++it) {
           const rt::IterationRecord rec = iterate(it);
+          if (rec.cancelled) break;
           result.collector_t_iter.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
           result.profile = collector->take(rec);  // the last profiled iteration's
           report(RunStage::Collector, it, rec, nullptr);

@@ -10,12 +10,14 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collectors/kernel_collector.h"
 #include "graph/network.h"
 #include "perfmodel/compare.h"
+#include "perfmodel/stability.h"
 #include "runtime/dataset.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -82,6 +84,9 @@ struct ProfileResult {
   /// measurements are kept either way).
   int fits = 0;
   std::string fit_error;
+  /// The spread of its iteration times and the preempted samples its fits left out (stored as
+  /// meta 'stability'), measured when the profile ran to its end.
+  std::optional<perf::ProfileStability> stability;
 };
 
 /// Refuses, before anything is allocated or recorded, a profile whose largest profiling

@@ -28,6 +28,8 @@ struct SummaryContext {
   std::string backend;         ///< its backend ("cpu", "cuda")
   std::string source_db;
   bool network_transferred = false;  ///< the planned network is not the profiled one
+  /// The profile was recorded on a busy machine (perf::stabilityWarning); empty otherwise.
+  std::string profile_warning;
 };
 
 struct SummaryRow {

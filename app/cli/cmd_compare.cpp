@@ -79,6 +79,8 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
   const std::string pathA = args.positionalValues()[0], pathB = args.positionalValues()[1];
   const store::RunData a = store::RunReader(pathA).load();
   const store::RunData b = store::RunReader(pathB).load();
+  store::requireNetwork(pathA, a.network, "compare");
+  store::requireNetwork(pathB, b.network, "compare");
   const auto top = static_cast<std::size_t>(args.positiveInt("--top").value_or(15));
   const perf::RunComparison c = perf::compareRuns(a, b, top);
 

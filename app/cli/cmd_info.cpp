@@ -3,6 +3,7 @@
 /// counts, fits and plans. Opens the file read-only.
 #include <iomanip>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/args.h"
@@ -11,6 +12,7 @@
 #include "cli/table.h"
 #include "common/bytes.h"
 #include "common/format.h"
+#include "perfmodel/stability.h"
 #include "store/run_db.h"
 #include "store/run_summary.h"
 
@@ -39,6 +41,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
   const auto batches = store::summarizeBatches(run);
   const store::RunMeta& m = run.meta;
   const int steps = static_cast<int>(run.steps.size());
+  const std::optional<perf::ProfileStability> stability = perf::readStability(run);
 
   if (args.has("--json")) {
     json j{{"db", path},
@@ -62,6 +65,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
              {"layers", run.layers.size()},
              {"steps", steps}}},
            {"batches", batchesJson(batches)},
+           {"stability", stabilityJson(stability)},
            {"rows",
             {{"layers", c.layers},
              {"steps", c.steps},
@@ -132,6 +136,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
     }
     line("k_max", kmax + " under swap-all");
   }
+  if (m.kind == "profile") printStability(out, stability);
   out << '\n';
   printBatches(out, batches);
   out << "\nrows: " << c.layers << " layers, " << c.steps << " steps, " << c.tensors << " tensors, "

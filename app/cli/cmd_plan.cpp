@@ -19,6 +19,7 @@
 #include "graph/network_json.h"
 #include "perfmodel/model.h"
 #include "perfmodel/planner.h"
+#include "perfmodel/stability.h"
 #include "perfmodel/sub_batch_plan.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
@@ -32,6 +33,19 @@ std::string ms(double seconds) {
   return formatMilliseconds(seconds) + " ms";
 }
 
+/// What to say when the planner chose S = K passes of one sample; empty otherwise. `candidates`
+/// counts the splits it planned: two (K whole, or S = 1, and S = K) where K is prime.
+std::string onePerPassNote(std::int64_t k, std::int64_t passes, int candidates) {
+  if (passes <= 1 || passes != k) return "";
+  const std::string n = std::to_string(k);
+  if (candidates == 2) {
+    return "each of the " + n + " passes holds one sample: k = " + n +
+           " is prime, so one sample per pass is its only split (a k with more divisors splits "
+           "into larger passes)";
+  }
+  return "each of the " + n + " passes holds one sample: no larger pass of k = " + n +
+         " fits the budget or runs faster";
+}
 }  // namespace
 
 int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
@@ -118,6 +132,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
 
   store::RunReader reader(dbPath);
   const store::RunData run = reader.load();
+  store::requireNetwork(dbPath, run.network, "plan");
   const Network net = args.has("--model") || args.has("--net")
                           ? loadNetwork(args)
                           : networkFromText(run.network.json, dbPath + " (network)");
@@ -141,9 +156,18 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
       split ? perf::toPlanFile(sub, req, model, net, run.meta.backend, dbPath)
             : perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
   const auto passes = static_cast<std::int64_t>(planFile.sub_batches);
-  const auto doc = store::planToJson(planFile);
+  auto doc = store::planToJson(planFile);
   if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, rules);
+  const bool chosenSplit = allowSplit || (given && subBatches == 0);
+  const std::string onePerPass =
+      chosenSplit ? onePerPassNote(planFile.k, passes, sub.candidates) : std::string();
+  // A profile recorded while other work ran: its fits, and so the plan, may be far off.
+  const std::optional<perf::ProfileStability> stability = perf::readStability(run);
+  const std::string unsteady = stability ? perf::stabilityWarning(*stability) : std::string();
   if (args.has("--json")) {
+    for (const std::string& note : {unsteady, onePerPass}) {
+      if (!note.empty()) doc["notes"].push_back(note);
+    }
     out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
@@ -171,6 +195,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
       << " (model from " << dbPath << ")\n"
       << "  fits describe     " << model.device() << " (backend " << run.meta.backend
       << ", profiled " << run.meta.started_utc << "): predictions hold for that device only\n";
+  if (!unsteady.empty()) out << "  warning           " << dbPath << ": " << unsteady << '\n';
   // The timeline fits the stall prediction rests on (docs/perfmodel.md).
   const perf::DispatchFit& dispatch = model.dispatch();
   const perf::ContentionFit& contention = model.contention();
@@ -256,6 +281,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   if (e.extrapolated)
     out << "  note: some steps are predicted outside the profiled range (extrapolated)\n";
   if (e.transferred) out << "  note: per-type curves from another network (transferred)\n";
+  if (!onePerPass.empty()) out << "  note: " << onePerPass << '\n';
   if (!planFile.predictions.stalls.empty()) {
     out << "stalls:\n";
     for (const store::PlanStall& s : planFile.predictions.stalls) {

@@ -15,6 +15,7 @@
 #include "cli/file_options.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
+#include "cli/recording.h"
 #include "cli/run_output.h"
 #include "collectors/profiler.h"
 #include "common/bytes.h"
@@ -116,21 +117,27 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
     if (p.iteration == p.iterations) std::cerr << '\n';
   };
   collect::ProfileResult result;
+  std::string written, kept;  // where the run is; the earlier file kept beside it
   {
     store::RunWriter db(dbPath, meta, args.has("--force"));
-    result = collect::runProfile(*device, net, cfg, db, progress, &interrupt.flag());
+    announceRecording(db, json, out);
+    result = runKeepingNote(db, [&] {
+      return collect::runProfile(*device, net, cfg, db, progress, &interrupt.flag());
+    });
     if (result.cancelled && !json) {
       if (tty) std::cerr << '\n';
       out << "interrupted (" << interrupt.signalName() << "): the database is marked incomplete\n";
     }
+    written = db.path();
+    kept = db.keptNote();
   }
 
-  store::RunReader reader(dbPath);
+  store::RunReader reader(written);
   const store::RunData run = reader.load();
   const auto summary = store::summarizeBatches(run);
   const store::RowCounts counts = reader.counts();
   if (json) {
-    nlohmann::ordered_json j{{"db", dbPath},
+    nlohmann::ordered_json j{{"db", written},
                              {"status", store::runStatusName(run.meta.status)},
                              {"network", net.name()},
                              {"device", device->deviceName()},
@@ -145,17 +152,21 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
                                {"iterations", counts.iterations},
                                {"fits", counts.fits}}}};
     if (!result.fit_error.empty()) j["fit_error"] = result.fit_error;
+    j["stability"] = stabilityJson(result.stability);
+    if (!kept.empty()) j["kept"] = kept;
     out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
   printBatches(out, summary);
-  out << "wrote " << dbPath << " (" << store::runStatusName(run.meta.status)
+  out << "wrote " << written << " (" << store::runStatusName(run.meta.status)
       << "): " << counts.samples << " step samples, " << counts.transfers << " transfers, "
       << counts.memory << " pool samples, " << counts.iterations << " iterations, " << counts.fits
       << " model fits\n";
   if (!result.fit_error.empty())
     out << "no model fits stored: " << result.fit_error
         << " (`swapscope plan --db` says the same)\n";
+  if (result.stability) printStability(out, result.stability);
+  if (!kept.empty()) out << kept << '\n';
   return result.cancelled ? kExitFailure : kExitOk;
 }
 

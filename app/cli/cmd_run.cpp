@@ -19,6 +19,7 @@
 #include "cli/file_options.h"
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
+#include "cli/recording.h"
 #include "cli/run_output.h"
 #include "collectors/kernel_collector.h"
 #include "collectors/profiler.h"
@@ -165,7 +166,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   // The database the network came from and the data set are inputs too: --db never replaces
   // them, even with --force.
   if (!args.has("--model") && !args.has("--net"))
-    addInput(rules, "the plan's source_db", plan.source_db);
+    addInput(rules, "the plan's source_db", store::sourceDbPath(plan, planPath));
   if (args.value("--data") == "fashion-mnist")
     addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
   checkOutputOption(args, "--db", "the run database --db", rules);
@@ -215,6 +216,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     meta.command_line = quotedCommandLine("run", argv);
     meta.extra["plan"] = store::planToJson(plan).dump();
     db = std::make_unique<store::RunWriter>(*f, meta, args.has("--force"));
+    announceRecording(*db, args.has("--json"), out);
   }
   InterruptScope interrupt;
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -226,11 +228,18 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
               << std::flush;
     if (p.iteration == p.iterations) std::cerr << '\n';
   };
-  const collect::PlanRunResult result =
-      collect::runPlan(prepared, db.get(), progress, &interrupt.flag());
+  const auto runIt = [&] {
+    return collect::runPlan(prepared, db.get(), progress, &interrupt.flag());
+  };
+  const collect::PlanRunResult result = db ? runKeepingNote(*db, runIt) : runIt();
   if (tty && result.cancelled) std::cerr << '\n';
+  // The earlier database that --force did not replace, and where this run is.
+  const std::string kept = db ? db->keptNote() : std::string();
   const std::vector<double>& times = result.t_iter;
-  if (times.empty()) throw Error(ErrorKind::Runtime, "interrupted before any measured iteration");
+  if (times.empty()) {
+    throw Error(ErrorKind::Runtime,
+                "interrupted before any measured iteration" + (kept.empty() ? "" : "; " + kept));
+  }
   const double mIter = median(times), mStall = median(result.stall);
   const std::int64_t mPeak = result.peak;
   const std::int64_t dispatchNs = result.dispatch_ns;
@@ -280,6 +289,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
              {"kernel_choices", collect::kernelChoicesJson(net, ex)}};
     if (deviceWarning) doc["warnings"] = json::array({*deviceWarning});
     if (result.cancelled) doc["interrupted"] = interrupt.signalName();
+    if (db) doc["db"] = db->path();
+    if (!kept.empty()) doc["kept"] = kept;
     if (collected) {
       doc["collector"] =
           profileJson(profile, result.collector_source, mIter, median(result.collector_t_iter),
@@ -343,8 +354,9 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   if (result.cancelled) {
     out << "interrupted (" << interrupt.signalName() << ") after " << times.size()
         << " measured iterations" << (db ? ": the database is marked incomplete" : "") << '\n';
-    return kExitFailure;
   }
+  if (!kept.empty()) out << kept << '\n';
+  if (result.cancelled) return kExitFailure;
   return kExitOk;
 }
 

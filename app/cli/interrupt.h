@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief Graceful interruption of long verbs: while an InterruptScope lives, the first SIGINT
-/// (Ctrl-C) or SIGTERM sets a flag that the work checks between iterations; a second SIGINT ends
+/// (Ctrl-C) or SIGTERM sets a flag that the work checks between iterations, and the engine
+/// between the passes of a sub-batched iteration and between its steps; a second SIGINT ends
 /// the process as usual.
 #pragma once
 

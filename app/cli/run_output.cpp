@@ -69,4 +69,35 @@ std::string quotedCommandLine(const std::string& verb, const std::vector<std::st
   return line;
 }
 
+nlohmann::ordered_json stabilityJson(const std::optional<perf::ProfileStability>& s) {
+  if (!s) return nullptr;
+  nlohmann::ordered_json perK = nlohmann::ordered_json::array();
+  for (const perf::KStability& k : s->per_k) {
+    perK.push_back({{"k", k.k},
+                    {"iterations", k.iterations},
+                    {"median_s", static_cast<double>(k.median_ns) * 1e-9},
+                    {"spread", k.spread}});
+  }
+  const std::string warning = perf::stabilityWarning(*s);
+  return {{"spread", s->spread},
+          {"largest", s->largest},
+          {"worst_k", s->worst_k},
+          {"threshold", perf::kUnsteadySpread},
+          {"preempted_compute",
+           s->preempted_compute >= 0 ? nlohmann::ordered_json(s->preempted_compute) : nullptr},
+          {"preempted_waits",
+           s->preempted_waits >= 0 ? nlohmann::ordered_json(s->preempted_waits) : nullptr},
+          {"per_k", perK},
+          {"warning",
+           warning.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(warning)}};
+}
+
+void printStability(std::ostream& out, const std::optional<perf::ProfileStability>& s) {
+  out << "stability     "
+      << (s ? perf::describeStability(*s)
+            : std::string("not measured (a profile cut short, or made by an earlier Swapscope)"))
+      << '\n';
+  if (s && s->unsteady()) out << "warning       " << perf::stabilityWarning(*s) << '\n';
+}
+
 }  // namespace swapscope::cli

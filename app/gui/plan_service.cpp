@@ -45,6 +45,7 @@ PlanViews makePlanViews(const PlanContext& c, const perf::PlanRequest& request,
   sc.backend = c.run->run->meta.backend;
   sc.source_db = c.run->path;
   sc.network_transferred = c.transferred;
+  sc.profile_warning = c.run->profile_warning;
   v.summary = makeSummaryData(result, request, sc);
   return v;
 }

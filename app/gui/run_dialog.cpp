@@ -330,8 +330,10 @@ void RunController::onFinished(const JobOutcome& outcome) {
     m_planFile.clear();
   }
   // Another device than the plan's: said with the result, as `swapscope run` warns.
-  const QString warning =
+  QString warning =
       outcome.warning.isEmpty() ? QString() : tr("; warning: %1").arg(outcome.warning);
+  // --force's earlier database, kept where this run did not replace it.
+  if (!outcome.kept.isEmpty()) warning += QStringLiteral("; ") + outcome.kept;
   if (outcome.status == store::RunStatus::Complete) {
     m_window->statusBar()->showMessage(tr("wrote %1 (complete)%2").arg(outcome.db, warning));
     if (m_kind == Kind::Profile) m_window->openDatabase(outcome.db);  // ready to plan
@@ -345,8 +347,11 @@ void RunController::onFinished(const JobOutcome& outcome) {
     auto* box = new QMessageBox(
         QMessageBox::Warning,
         m_kind == Kind::Profile ? tr("The profile failed") : tr("The run failed"),
-        outcome.created ? tr("%1\n\n%2 is marked failed.").arg(outcome.message, outcome.db)
-                        : outcome.message,
+        outcome.created
+            ? tr("%1\n\n%2 is marked failed.%3")
+                  .arg(outcome.message, outcome.db,
+                       outcome.kept.isEmpty() ? QString() : QStringLiteral("\n") + outcome.kept)
+            : outcome.message,
         QMessageBox::Ok, m_window);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();

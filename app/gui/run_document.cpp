@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "graph/network_json.h"
 #include "gui/off_thread.h"
+#include "perfmodel/stability.h"
 
 namespace swapscope::gui {
 
@@ -21,14 +22,15 @@ RunDocument::~RunDocument() {
 RunData RunDocument::read(const std::string& path) {
   store::RunReader reader(path);
   auto run = std::make_shared<store::RunData>(reader.load());
-  if (run->network.json.empty())
-    throwBadInput(path + ": the run ended before its network was recorded; nothing to plan");
+  store::requireNetwork(path, run->network, "plan");
   RunData d;
   d.path = path;
   d.network =
       std::make_shared<const Network>(networkFromText(run->network.json, path + " (network)"));
   d.model = std::make_shared<const perf::PerfModel>(perf::PerfModel::fit(*run));
   d.model_view = std::make_shared<const ModelData>(makeModelData(*run, *d.model));
+  if (const auto stability = perf::readStability(*run))
+    d.profile_warning = perf::stabilityWarning(*stability);
   d.run = std::move(run);
   return d;
 }

@@ -9,6 +9,16 @@
 
 namespace swapscope::gui {
 
+namespace {
+
+/// Where the finished run is, and the earlier database it did not replace.
+void recordWhere(const store::RunWriter& writer, JobOutcome& out) {
+  out.db = QString::fromStdString(writer.path());
+  out.kept = QString::fromStdString(writer.keptNote());
+}
+
+}  // namespace
+
 RunJob::RunJob(QObject* parent) : QObject(parent) {}
 
 RunJob::~RunJob() {
@@ -37,8 +47,8 @@ void RunJob::start(
     out.db = QString::fromStdString(db);
     try {
       work(report, &m_cancel, out);
-      // The status and message as the database records them.
-      const store::RunMeta meta = store::RunReader(db).meta();
+      // The status and message as the database records them, where the run is.
+      const store::RunMeta meta = store::RunReader(out.db.toStdString()).meta();
       out.status = meta.status;
       out.message = QString::fromStdString(meta.status_message);
     } catch (const std::exception& e) {
@@ -69,7 +79,14 @@ void RunJob::startProfile(ProfileJob job) {
     meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
     store::RunWriter writer(job.db, meta, job.force);
     out.created = true;
-    collect::runProfile(*device, *job.network, job.config, writer, report, cancel);
+    out.db = QString::fromStdString(writer.path());  // the recording name while it replaces
+    try {
+      collect::runProfile(*device, *job.network, job.config, writer, report, cancel);
+    } catch (...) {
+      recordWhere(writer, out);
+      throw;
+    }
+    recordWhere(writer, out);
   });
 }
 
@@ -90,7 +107,14 @@ void RunJob::startPlan(PlanJob job) {
     meta.extra["plan"] = store::planToJson(plan).dump();
     store::RunWriter writer(job.db, meta, job.force);
     out.created = true;
-    collect::runPlan(run, &writer, report, cancel);
+    out.db = QString::fromStdString(writer.path());  // the recording name while it replaces
+    try {
+      collect::runPlan(run, &writer, report, cancel);
+    } catch (...) {
+      recordWhere(writer, out);
+      throw;
+    }
+    recordWhere(writer, out);
   });
 }
 

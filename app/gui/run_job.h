@@ -41,7 +41,10 @@ struct PlanJob {
 
 /// How a job ended.
 struct JobOutcome {
-  QString db;            ///< the database the job was to write
+  QString db;  ///< the database the run is in (the recording name if not moved)
+  /// Where the run is and that the earlier database is kept, when it replaced none
+  /// (store::RunWriter::keptNote); empty otherwise.
+  QString kept;
   bool created = false;  ///< whether it was created (false: refused before anything ran)
   store::RunStatus status = store::RunStatus::Failed;  ///< complete, incomplete or failed
   /// The database's status message (the count of an interrupted run), or the error's.

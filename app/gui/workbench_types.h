@@ -36,6 +36,8 @@ struct RunData {
   std::shared_ptr<const Network> network;
   /// What the Model view draws: the model's fit to the run (it does not move with the budget).
   std::shared_ptr<const ModelData> model_view;
+  /// A profile recorded on a busy machine: what the Summary warns (perf::stabilityWarning).
+  std::string profile_warning;
 };
 
 /// One fitted model and one network, with what every plan for them shares: the planner (whose

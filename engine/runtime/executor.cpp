@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include "analysis/placement.h"
@@ -556,8 +557,45 @@ std::vector<std::vector<float>> SwapExecutor::readRunningStats() {
   return readBuffers(m_impl->runningStats);
 }
 
+namespace {
+
+/// One iteration's fate under a cancel flag: running until the first compute task that sees the
+/// flag abandons it (that task and every later one skip their work), or until its update
+/// commits it (it then runs to its end). Shared by the host thread and the compute stream's tasks.
+class IterationOutcome {
+ public:
+  explicit IterationOutcome(const std::atomic<bool>* cancel) : m_cancel(cancel) {}
+  /// Abandons a running iteration if the flag is set; true if it is abandoned.
+  bool abandoned() {
+    if (m_cancel && m_cancel->load()) {
+      int running = kRunning;
+      m_state.compare_exchange_strong(running, kAbandoned);
+    }
+    return m_state.load() == kAbandoned;
+  }
+  /// Commits a running iteration to its update unless the flag is set; true if committed.
+  bool committed() {
+    int running = kRunning;
+    m_state.compare_exchange_strong(running,
+                                    m_cancel && m_cancel->load() ? kAbandoned : kCommitted);
+    return m_state.load() == kCommitted;
+  }
+  bool isAbandoned() const { return m_state.load() == kAbandoned; }
+
+ private:
+  static constexpr int kRunning = 0, kAbandoned = 1, kCommitted = 2;
+  const std::atomic<bool>* m_cancel;
+  std::atomic<int> m_state{kRunning};
+};
+
+}  // namespace
+
 IterationRecord SwapExecutor::trainIteration(const float* images, const std::int32_t* labels,
-                                             std::uint64_t iteration, const SgdConfig& sgd) {
+                                             std::uint64_t iteration, const SgdConfig& sgd,
+                                             const std::atomic<bool>* cancel) {
+  // Whether the iteration was abandoned (its queued kernels skip their work) or committed to
+  // its update, decided once by the first task to see a cancel, or by the update.
+  const auto outcome = std::make_shared<IterationOutcome>(cancel);
   Impl& im = *m_impl;
   const Network& net = im.net;
   const int n = m_gmap.forward_steps;
@@ -581,8 +619,18 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
               static_cast<std::size_t>(im.bytesOf(im.labels) * passes));
 
   // Each pass runs the GMAP on its k/S samples (one pass without sub-batches) at the same
-  // planned offsets; the weight gradients accumulate over the passes.
+  // planned offsets; the weight gradients accumulate over the passes. Pass p is submitted once
+  // pass p - 2 has computed: the compute stream always has the next pass queued, and a cancel
+  // is seen between passes rather than after thousands of them were queued.
+  std::vector<std::uint64_t> passEnd;  // per pass: its last compute-stream task
+  std::uint64_t lastCompute = 0;
   for (std::int64_t pass = 0; pass < passes; ++pass) {
+    if (pass >= 2) {
+      Fence done{};
+      done[static_cast<int>(StreamKind::Compute)] = passEnd[static_cast<std::size_t>(pass - 2)];
+      m_device.hostWait(done);
+    }
+    if (outcome->abandoned()) break;
     im.nextAlloc = im.setup.size();
     gradWritten.assign(gradWritten.size(), false);
     for (const GmapOp& op : im.schedule) {
@@ -647,9 +695,13 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
             wait = fenceMax(wait, im.pending[t]);
           }
           LayerKernel* kernel = im.kernels[layer].get();
-          const auto seq = m_device.submit(
-              StreamKind::Compute, wait, [kernel, a = std::move(a)] { kernel->forward(a); },
-              {TaskKind::Recompute, op.step, b, 0, static_cast<int>(pass)});
+          const auto seq =
+              m_device.submit(StreamKind::Compute, wait,
+                              [kernel, a = std::move(a), outcome] {
+                                if (!outcome->abandoned()) kernel->forward(a);
+                              },
+                              {TaskKind::Recompute, op.step, b, 0, static_cast<int>(pass)});
+          lastCompute = seq;
           for (int t : touched)
             im.use(t, StreamKind::Compute, seq);
           for (int p : {im.weights[layer], im.runningStats[layer]})
@@ -687,9 +739,10 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
           }
           LayerKernel* kernel = im.kernels[layer].get();
           const bool active = !backward || cost.backward_active;
+          // A cancelled iteration's queued steps skip their kernels: it ends within a step.
           const auto seq = m_device.submit(StreamKind::Compute, wait,
-                                           [kernel, a = std::move(a), backward, active] {
-                                             if (!active) return;
+                                           [kernel, a = std::move(a), backward, active, outcome] {
+                                             if (!active || outcome->abandoned()) return;
                                              if (backward) {
                                                kernel->backward(a);
                                              } else {
@@ -697,6 +750,7 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
                                              }
                                            },
                                            {TaskKind::Compute, s, -1, 0, static_cast<int>(pass)});
+          lastCompute = seq;
           stepWait[rec.passStep(static_cast<int>(pass), s)] = wait;
           inUse.emplace_back(seq, im.alloc.stats().in_use);
           for (int t : m_gmap.step_touches[s])
@@ -709,15 +763,19 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
                 StreamKind::Compute, lossHost + pass, im.ptr(im.fm[layer]), kFloatBytes, {},
                 {TaskKind::Readback, s, im.fm[layer], kFloatBytes, static_cast<int>(pass)});
             im.use(im.fm[layer], StreamKind::Compute, rseq);
+            lastCompute = rseq;
           }
           break;
         }
       }
     }
+    passEnd.push_back(lastCompute);
   }
 
-  // The SGD update, on the compute stream after the last backward step.
-  for (int i = 0; i < net.size(); ++i) {
+  // The SGD update, on the compute stream after the last backward step; none for an iteration
+  // abandoned before it, whose gradients are not the minibatch's. Once the update has begun,
+  // the iteration runs to its end: the weights are a whole iteration's or untouched.
+  for (int i = 0; i < net.size() && !outcome->isAbandoned(); ++i) {
     if (im.weights[i] < 0) continue;
     SgdArgs s{im.ptr(im.weights[i]),
               im.ptr(im.weightGrad[i]),
@@ -727,12 +785,16 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
               sgd.momentum,
               sgd.weight_decay};
     const auto seq = m_device.submit(
-        StreamKind::Compute, {}, [this, s] { m_device.sgdStep(s); },
+        StreamKind::Compute, {},
+        [this, s, outcome] {
+          if (outcome->committed()) m_device.sgdStep(s);
+        },
         {TaskKind::Update, 2 * n + 1, im.weights[i], 0, static_cast<int>(passes - 1)});
     for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
       im.use(p, StreamKind::Compute, seq);
   }
   m_device.synchronize();
+  rec.cancelled = outcome->isAbandoned();
   const std::int64_t end = m_device.nowNs();
   rec.duration_ns = end - rec.start_ns;
   // Each pass's loss is its share of the minibatch's mean (KernelArgs::loss_samples).

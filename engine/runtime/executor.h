@@ -12,6 +12,7 @@
 ///   and the step; the allocator is dry-run first, so fragmentation is caught there too.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -88,6 +89,10 @@ struct IterationRecord {
   std::int64_t offload_bytes = 0;
   std::int64_t prefetch_bytes = 0;  ///< swapped FMs brought back (the minibatch load excluded)
   std::int64_t load_bytes = 0;      ///< the minibatch and labels
+  /// Stopped by the cancel flag before its end: its kernels, and the SGD update, skipped from
+  /// then on, so the weights are not those of a whole iteration, and its timeline and loss are
+  /// not an iteration's (not to be recorded).
+  bool cancelled = false;
 };
 
 /// The share of the time tasks of `kind` ran while the compute stream was busy (0..1; 0 when
@@ -171,8 +176,12 @@ class SwapExecutor {
   /// One training iteration on k samples (`images`: k * sample elements, `labels`: k values),
   /// followed by the SGD update. `iteration` seeds dropout. With S sub-batches, the GMAP runs S
   /// times, on samples [s k/S, (s+1) k/S) in pass s, and the loss is the minibatch's mean.
+  /// `cancel`, once set, stops the iteration: no pass starts after it, the steps and updates
+  /// still queued skip their kernels, and the record says cancelled. Submission runs at most
+  /// one pass ahead of the compute stream, so that a cancel is seen between passes.
   IterationRecord trainIteration(const float* images, const std::int32_t* labels,
-                                 std::uint64_t iteration, const SgdConfig& sgd);
+                                 std::uint64_t iteration, const SgdConfig& sgd,
+                                 const std::atomic<bool>* cancel = nullptr);
   /// Inference on `count` <= k samples (the rest of the minibatch is padding): correct top-1
   /// predictions and the summed loss. With sub-batches, in passes of k/S samples.
   EvalBatch evaluate(const float* images, const std::int32_t* labels, std::int64_t count);

@@ -66,8 +66,12 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
                   static_cast<std::size_t>(sampleElems) * sizeof(float));
       labels[static_cast<std::size_t>(i)] = data.labels[static_cast<std::size_t>(src)];
     }
-    IterationRecord rec =
-        ex.trainIteration(images.data(), labels.data(), static_cast<std::uint64_t>(it), config.sgd);
+    IterationRecord rec = ex.trainIteration(images.data(), labels.data(),
+                                            static_cast<std::uint64_t>(it), config.sgd, cancel);
+    if (rec.cancelled) {  // stopped within the iteration: the weights are the last whole one's
+      r.cancelled = true;
+      break;
+    }
     if (!std::isfinite(rec.loss)) {
       throw Error(ErrorKind::Runtime, "the loss became " + std::to_string(rec.loss) +
                                           " at iteration " + std::to_string(it + 1) +
@@ -93,8 +97,9 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
       break;
     }
   }
-  r.mean_recent_loss =
-      std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
+  r.mean_recent_loss = recent.empty() ? std::nan("")
+                                      : std::accumulate(recent.begin(), recent.end(), 0.0) /
+                                            static_cast<double>(recent.size());
   return r;
 }
 

@@ -38,7 +38,7 @@ struct TrainResult {
   double images_per_s = 0;
   std::vector<double> iteration_seconds;  ///< every training iteration's duration, in order
   float first_loss = 0, final_loss = 0;
-  double mean_recent_loss = 0;  ///< mean over the last min(iterations, 100)
+  double mean_recent_loss = 0;  ///< mean over the last min(iterations, 100); NaN: none
   std::int64_t offload_bytes = 0, prefetch_bytes = 0, load_bytes = 0;
   std::int64_t stall_ns = 0;
   bool cancelled = false;

@@ -18,6 +18,8 @@
 
 namespace swapscope::store {
 
+namespace fs = std::filesystem;
+
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
@@ -325,15 +327,40 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   return p;
 }
 
+namespace {
+
+/// `sourceDb`, relative to the current folder, as a path relative to the folder of the plan
+/// file `planPath` (absolute where no relative path leads there).
+std::string sourceDbFromFolder(const std::string& sourceDb, const std::string& planPath) {
+  const fs::path db(sourceDb);
+  if (db.empty() || db.is_absolute()) return sourceDb;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(db, ec).lexically_normal();
+  const fs::path folder = fs::absolute(planPath, ec).parent_path().lexically_normal();
+  if (ec) return sourceDb;
+  const fs::path relative = absolute.lexically_relative(folder);
+  return relative.empty() ? absolute.string() : relative.string();
+}
+
+}  // namespace
+
 void writePlanFile(const PlanFile& plan, const std::string& path, const files::OutputRules& rules) {
   const std::vector<std::string_view> held = planFilePolicies();
   if (std::find(held.begin(), held.end(), plan.policy) == held.end()) {
     throwBadInput("the plan file '" + path + "': policy '" + echoText(plan.policy) +
                   "' is not a row of the policy table");
   }
+  PlanFile written = plan;
+  written.source_db = sourceDbFromFolder(plan.source_db, path);
   files::writeOutputFile(
       path, "the plan file",
-      planToJson(plan).dump(2, ' ', false, ojson::error_handler_t::replace) + '\n', rules);
+      planToJson(written).dump(2, ' ', false, ojson::error_handler_t::replace) + '\n', rules);
+}
+
+std::string sourceDbPath(const PlanFile& plan, const std::string& planPath) {
+  const fs::path db(plan.source_db);
+  if (db.empty() || db.is_absolute()) return plan.source_db;
+  return (fs::path(planPath).parent_path() / db).lexically_normal().string();
 }
 
 PlanFile readPlanFile(const std::string& path) {

@@ -96,10 +96,15 @@ PlanFile planFromJson(const nlohmann::json& doc, const std::string& source);
 
 /// Writes the plan as indented JSON through files::writeOutputFile (an existing file only with
 /// rules.force, never an input); Error(Runtime) naming the file and the reason when it cannot.
+/// A relative source_db (relative to the current folder) is written relative to the plan
+/// file's folder, where sourceDbPath() looks for it.
 void writePlanFile(const PlanFile& plan, const std::string& path,
                    const files::OutputRules& rules = {});
 /// Reads and validates a plan file; Error(BadInput) naming the file when it is missing, not
 /// JSON, or fails validation.
 PlanFile readPlanFile(const std::string& path);
+/// The run database to open for the source_db of the plan read from `planPath`: an absolute
+/// path as it is, a relative one from the plan file's folder. Empty when the plan names none.
+std::string sourceDbPath(const PlanFile& plan, const std::string& planPath);
 
 }  // namespace swapscope::store

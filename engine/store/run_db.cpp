@@ -23,6 +23,7 @@
 #include "graph/json_guard.h"
 #include "graph/network_json.h"
 #include "store/plan_file.h"
+#include "store/replace.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
 
@@ -368,7 +369,8 @@ struct RunWriter::Statements {
   }
 };
 
-RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrite) {
+RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrite)
+    : m_path(path), m_target(path) {
   std::error_code ec;
   if (fs::exists(path, ec)) {
     if (!overwrite) {
@@ -376,10 +378,25 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
                     "' already exists; a run database is only replaced when asked (--force)");
     }
     refuseIfLiveWriter(path);
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-      fs::remove(path + suffix, ec);
+    // The earlier file stays as it is until a complete run replaces it (finish()).
+    m_path = claimRecordingName(path);
+    m_replacing = true;
   }
-  m_db = std::make_unique<Database>(path, Database::Mode::Create);
+  try {
+    create(meta);
+  } catch (...) {
+    m_st.reset();
+    m_db.reset();
+    if (m_replacing) {  // nothing was recorded: the claimed name goes
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        fs::remove(m_path + suffix, ec);
+    }
+    throw;
+  }
+}
+
+void RunWriter::create(const RunMeta& meta) {
+  m_db = std::make_unique<Database>(m_path, Database::Mode::Create);
   m_db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
   {
     Transaction tx(*m_db);
@@ -410,6 +427,7 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
       m_st->meta.bind(1, key).bind(2, value).run();
     for (const auto& [key, value] : meta.extra)
       m_st->meta.bind(1, key).bind(2, value).run();
+    if (m_replacing) m_st->meta.bind(1, std::string("replaces")).bind(2, m_target).run();
     tx.commit();
   }
   // The header (application id, schema version) reaches the main file at once, so that even a
@@ -427,12 +445,27 @@ RunWriter::~RunWriter() {
 
 void RunWriter::requireOpen() const {
   if (m_finished) {
-    throw Error(ErrorKind::Runtime, "'" + m_db->path() + "': written to after the run finished");
+    throw Error(ErrorKind::Runtime, "'" + m_path + "': written to after the run finished");
   }
 }
 
 const std::string& RunWriter::path() const {
-  return m_db->path();
+  return m_path;
+}
+
+std::string RunWriter::recordingNote() const {
+  if (!m_replacing) return "";
+  return "recording into '" + m_path + "'; it replaces '" + m_target +
+         "' once the run completes (until then, or if it does not complete, '" + m_target +
+         "' keeps the earlier run)";
+}
+
+std::string RunWriter::keptNote() const {
+  // Also where finish() itself failed (a full disk): the earlier file was never touched.
+  if (!m_replacing || m_replaced) return "";
+  return "'" + m_target + "' still holds the earlier run; this run is in '" + m_path + "'" +
+         (m_keptWhy.empty() ? std::string(" (it did not complete)")
+                            : " (it was not moved over '" + m_target + "': " + m_keptWhy + ")");
 }
 
 void RunWriter::setMeta(const std::string& key, const std::string& value) {
@@ -590,13 +623,25 @@ void RunWriter::finish(RunStatus status, const std::string& message) {
   m_db->setBusyTimeout(kFinishWaitMs);
   const int rc = m_db->tryExec("PRAGMA journal_mode = DELETE");
   m_db->setBusyTimeout(Database::kBusyTimeoutMs);
-  if (rc == SQLITE_OK) return;
   const int primary = rc & 0xff;
-  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+  if (rc != SQLITE_OK) {
+    if (primary != SQLITE_BUSY && primary != SQLITE_LOCKED)
+      m_db->fail(rc, "leaving WAL mode (PRAGMA journal_mode = DELETE)");
     m_db->tryExec("PRAGMA wal_checkpoint(PASSIVE)");
+  }
+  if (!m_replacing || status != RunStatus::Complete) return;
+  // A complete run replaces the earlier file only as one self-contained file: a rename moves
+  // no -wal with it.
+  if (rc != SQLITE_OK) {
+    m_keptWhy = "another process held it open as the run ended, so its -wal is beside it";
     return;
   }
-  m_db->fail(rc, "leaving WAL mode (PRAGMA journal_mode = DELETE)");
+  m_st.reset();
+  m_db.reset();
+  m_keptWhy = replaceWithRecording(m_path, m_target);
+  if (!m_keptWhy.empty()) return;
+  m_replaced = true;
+  m_path = m_target;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1210,6 +1255,11 @@ std::optional<LiveWriter> liveWriter(const std::string& path) {
   } catch (const Error&) {  // not a readable run database: nobody is writing it
     return std::nullopt;
   }
+}
+
+void requireNetwork(const std::string& path, const NetworkInfo& network, const std::string& what) {
+  if (network.json.empty())
+    throwBadInput(path + ": the run ended before its network was recorded; nothing to " + what);
 }
 
 void refuseIfLiveWriter(const std::string& path) {

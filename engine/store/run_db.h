@@ -247,6 +247,11 @@ struct RunData {
   std::vector<PlanRow> plans;
 };
 
+/// Throws Error(BadInput) "PATH: the run ended before its network was recorded; nothing to
+/// WHAT" when the run database at `path` holds no network (a run stopped in its first
+/// moments): what `plan`, `compare`, `run` and the app say instead of failing on it.
+void requireNetwork(const std::string& path, const NetworkInfo& network, const std::string& what);
+
 class Database;
 
 /// The process still writing a run database.
@@ -271,7 +276,9 @@ class RunWriter {
  public:
   /// Creates `path` and writes the meta (status "running"). An existing file is an error unless
   /// `overwrite`, because a run database holds measurements that cannot be taken again for free;
-  /// even with `overwrite`, a file that a live process is still writing is refused.
+  /// even with `overwrite`, a file that a live process is still writing is refused. An existing
+  /// file that `overwrite` replaces is left as it is while the run is recorded under a sibling
+  /// name (claimRecordingName, store/replace.h); finish() moves a complete run over it.
   RunWriter(const std::string& path, const RunMeta& meta, bool overwrite = false);
   /// Marks a run that was never finished as incomplete.
   ~RunWriter();
@@ -294,14 +301,32 @@ class RunWriter {
   /// Sets the final status, then checkpoints and leaves WAL mode. Nothing is written after.
   /// While another connection holds the file open, WAL mode cannot be left: the run still
   /// finishes, checkpoints what it can and leaves the file in WAL mode.
+  /// A run that replaces an existing file moves over it here if it is complete and one
+  /// self-contained file; otherwise the earlier file stays and keptNote() says where the run is.
   void finish(RunStatus status, const std::string& message = "");
+  /// The file the run is in: the recording name while it replaces an existing file, the name
+  /// asked for once it has replaced it (or when there was nothing to replace).
   const std::string& path() const;
+  /// The name asked for.
+  const std::string& target() const { return m_target; }
+  /// Whether an existing file is being replaced (the run is recorded beside it).
+  bool replacing() const { return m_replacing; }
+  /// Where the run is recorded and what becomes of the earlier file; empty when not replacing.
+  std::string recordingNote() const;
+  /// Once the run has ended without replacing the earlier file (not complete, or the move was
+  /// not safe): that the earlier file is kept, where this run is, and why. Empty otherwise.
+  std::string keptNote() const;
 
  private:
   struct Statements;
+  /// Creates the file m_path and writes the schema and `meta`.
+  void create(const RunMeta& meta);
   void requireOpen() const;
   std::unique_ptr<Database> m_db;
   std::unique_ptr<Statements> m_st;
+  std::string m_path, m_target;
+  bool m_replacing = false, m_replaced = false;
+  std::string m_keptWhy;  ///< why a complete run did not replace the earlier file
   bool m_finished = false;
 };
 

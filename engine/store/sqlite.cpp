@@ -57,7 +57,8 @@ Database::Database(std::string path, Mode mode) : m_path(std::move(path)) {
     openReadOnly();
     return;
   }
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_EXRESCODE |
+                    (mode == Mode::Create ? SQLITE_OPEN_CREATE : 0);
   const int rc = sqlite3_open_v2(m_path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = openFailure(m_db, rc);
@@ -75,7 +76,8 @@ Database::Database(std::string path, Mode mode) : m_path(std::move(path)) {
         where = ": the directory '" + dir.string() + "' does not exist";
     }
     throw Error(badPath ? ErrorKind::BadInput : ErrorKind::Runtime,
-                "cannot create '" + m_path + "'" + (where.empty() ? ": " + message : where));
+                (mode == Mode::Create ? "cannot create '" : "cannot open '") + m_path + "'" +
+                    (where.empty() ? ": " + message : where));
   }
   sqlite3_extended_result_codes(m_db, 1);
   // A reader waits a little for a writer's commit instead of failing with SQLITE_BUSY.

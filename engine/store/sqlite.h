@@ -22,7 +22,8 @@ class Database {
     /// cannot be created (a read-only directory) is still read: with `immutable=1` when there
     /// is no -wal to read, else through a private copy of the file and its -wal.
     ReadOnly,
-    Create,  ///< creates the file, which must not exist yet
+    Create,     ///< creates the file, which must not exist yet
+    ReadWrite,  ///< opens an existing file to write to it
   };
   /// How long a statement waits for another connection's lock before failing with "database
   /// is locked".

@@ -131,6 +131,48 @@ TEST(RunJob, CancelStopsAfterTheIterationAndLeavesAReadableIncompleteDatabase) {
   removeDb(db);
 }
 
+TEST(RunJob, ReplacingKeepsTheEarlierDatabaseUntilTheNewRunCompletes) {
+  const std::string db = scratch("replace.swapdb");
+  const std::string recording = scratch("replace.recording.swapdb");
+  removeDb(db);
+  removeDb(recording);
+  RunJob job;
+  QSignalSpy finished(&job, &RunJob::finished);
+  job.startProfile(smallProfile(db, 1));
+  ASSERT_EQ(waitFor(job, finished).status, store::RunStatus::Complete);
+  const std::string started = store::RunReader(db).meta().started_utc;
+  // Replaced, then cancelled: the earlier run stays, the new one is beside it and said to be.
+  int reports = 0;
+  const auto connection =
+      QObject::connect(&job, &RunJob::progress, [&](const collect::RunProgress&) {
+        if (++reports == 1) job.cancel();
+      });
+  ProfileJob again = smallProfile(db, 100000);
+  again.force = true;
+  job.startProfile(again);
+  JobOutcome out = waitFor(job, finished);
+  QObject::disconnect(connection);
+  EXPECT_EQ(out.status, store::RunStatus::Incomplete) << out.message.toStdString();
+  EXPECT_EQ(out.db.toStdString(), recording);
+  EXPECT_EQ(out.kept.toStdString(), "'" + db + "' still holds the earlier run; this run is in '" +
+                                        recording + "' (it did not complete)");
+  EXPECT_EQ(store::RunReader(db).meta().started_utc, started);
+  EXPECT_EQ(store::RunReader(db).counts().iterations, 2);
+  EXPECT_GE(store::RunReader(recording).counts().iterations, 1);
+  // Replaced and run to its end: one move over the earlier file.
+  ProfileJob whole = smallProfile(db, 2);
+  whole.force = true;
+  job.startProfile(whole);
+  out = waitFor(job, finished);
+  EXPECT_EQ(out.status, store::RunStatus::Complete) << out.message.toStdString();
+  EXPECT_EQ(out.db.toStdString(), db);
+  EXPECT_TRUE(out.kept.isEmpty()) << out.kept.toStdString();
+  EXPECT_EQ(store::RunReader(db).counts().iterations, 4);
+  EXPECT_TRUE(fs::exists(recording));  // the cancelled one's, kept
+  removeDb(db);
+  removeDb(recording);
+}
+
 TEST(RunJob, AnExistingDatabaseIsRefusedAndNothingRuns) {
   const std::string db = scratch("exists.swapdb");
   removeDb(db);

@@ -3,6 +3,7 @@
 /// missing-field, wrong-type and out-of-range cases are generated from docs/plan.schema.json, so
 /// the schema and the reader cannot drift apart.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -65,6 +66,40 @@ std::string refusal(const json& doc) {
   return "";
 }
 
+/// The plan file at `path`, its relative source_db (written relative to the plan's folder) as
+/// the path from the current folder that it names.
+PlanFile readBack(const std::string& path) {
+  PlanFile p = readPlanFile(path);
+  const std::filesystem::path db = sourceDbPath(p, path);
+  p.source_db = db.lexically_relative(std::filesystem::current_path()).string();
+  return p;
+}
+
+TEST(PlanFile, ARelativeSourceDbIsWrittenFromThePlanFilesFolderAndAnAbsoluteOneAsItIs) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("swapscope-plan-folders-" + std::to_string(getpid()));
+  fs::create_directories(dir / "plans");
+  PlanFile p = samplePlan();
+  p.source_db = "runs/a.swapdb";  // from the current folder
+  const std::string plan = (dir / "plans" / "p.json").string();
+  writePlanFile(p, plan, {.force = true});
+  const PlanFile back = readPlanFile(plan);
+  EXPECT_EQ(fs::path(sourceDbPath(back, plan)),
+            (fs::current_path() / "runs/a.swapdb").lexically_normal());
+  EXPECT_EQ(back.source_db,
+            (fs::current_path() / "runs/a.swapdb").lexically_relative(dir / "plans").string());
+  p.source_db = "/data/runs/a.swapdb";
+  writePlanFile(p, plan, {.force = true});
+  EXPECT_EQ(readPlanFile(plan).source_db, "/data/runs/a.swapdb");
+  EXPECT_EQ(sourceDbPath(readPlanFile(plan), plan), "/data/runs/a.swapdb");
+  // A plan file named without a folder: its source_db is from the current folder.
+  PlanFile here;
+  here.source_db = "runs/a.swapdb";
+  EXPECT_EQ(sourceDbPath(here, "p.json"), "runs/a.swapdb");
+  fs::remove_all(dir);
+}
+
 TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
   const PlanFile p = samplePlan();
   const json doc = planToJson(p);
@@ -73,7 +108,7 @@ TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
   EXPECT_EQ(planFromJson(doc, "mem"), p);
   const auto path = std::filesystem::temp_directory_path() / "swapscope-plan-roundtrip.json";
   writePlanFile(p, path.string(), {.force = true});
-  EXPECT_EQ(readPlanFile(path.string()), p);
+  EXPECT_EQ(readBack(path.string()), p);
   std::filesystem::remove(path);
 
   // A plan that recomputes FMs records them (version 2), after the swap set; one that does not
@@ -90,7 +125,7 @@ TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
   EXPECT_EQ(std::find(keys.begin(), keys.end(), "recompute") - keys.begin(),
             std::find(keys.begin(), keys.end(), "swap_set") - keys.begin() + 1);
   writePlanFile(r, path.string(), {.force = true});
-  EXPECT_EQ(readPlanFile(path.string()), r);
+  EXPECT_EQ(readBack(path.string()), r);
   std::filesystem::remove(path);
 
   // The moved prefetches, where recorded, follow reuse_delay; a plan without the field (of an

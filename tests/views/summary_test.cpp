@@ -49,6 +49,17 @@ bool hasWarning(const SummaryData& d, const std::string& start) {
   return false;
 }
 
+TEST(SummaryData, AProfileFromABusyMachineIsWarnedAbout) {
+  perf::PlanRequest req;
+  req.budget = std::int64_t{128} << 20;
+  const perf::PlanResult r = perf::plan(sample().model, sample().net, req);
+  SummaryContext c = contextFor("resnet56", false);
+  EXPECT_FALSE(hasWarning(makeSummaryData(r, req, c), "busy profile"));
+  c.profile_warning = "the machine was busy while it was profiled";
+  EXPECT_TRUE(hasWarning(makeSummaryData(r, req, c),
+                         "busy profile: the machine was busy while it was profiled"));
+}
+
 TEST(SummaryData, NumbersAreThePlannersAndTheDeviceIsNamed) {
   perf::PlanRequest req;
   req.budget = std::int64_t{128} << 20;

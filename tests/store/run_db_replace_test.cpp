@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+// A run database replaced with overwrite: the earlier file stays under its name until a complete
+// run is moved over it; an interrupted, failed or killed run stays under its recording name.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "run_db_fixture.h"
+
+namespace swapscope::store {
+namespace {
+
+class RunDbReplace : public RunDbTest {
+ protected:
+  /// Writes one iteration (its samples) to `w`.
+  static void addOneIteration(RunWriter& w, int it) {
+    IterationRows rows;
+    rows.iteration = {8, it, 1000 * it, 900, 2.0, 10, 0, 0, 0};
+    rows.samples = {{8, it, 1, 1, Direction::Forward, 100, 1000 * it + 1, 50, 1}};
+    w.addIteration(rows);
+  }
+  /// A writer of `path` (replacing it) with the network written.
+  static std::unique_ptr<RunWriter> replacement(const std::string& path) {
+    RunMeta meta;
+    meta.kind = "profile";
+    meta.started_utc = "2026-11-22T09:00:00Z";
+    const Network net = testing::tinyNetwork();
+    const auto costs = computeLayerCosts(net);
+    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
+    auto w = std::make_unique<RunWriter>(path, meta, /*overwrite=*/true);
+    w->writeNetwork(net, costs, plan.gmap);
+    return w;
+  }
+  /// In a child process: replaces `path` with `iterations` iterations and dies without
+  /// finishing, as a SIGKILL leaves it.
+  static void killedReplacement(const std::string& path, int iterations) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto w = replacement(path);
+      for (int it = 0; it < iterations; ++it)
+        addOneIteration(*w, it);
+      std::_Exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+  }
+  /// The sample (2 iterations at k = 8, started 2026-11-21T10:00:00Z) at `name`.
+  std::string earlier(const std::string& name) {
+    const std::string path = file(name);
+    writeSample(path);
+    return path;
+  }
+  static void expectEarlier(const std::string& path) {
+    const RunData d = RunReader(path).load();
+    EXPECT_EQ(d.meta.started_utc, "2026-11-21T10:00:00Z") << path;
+    EXPECT_EQ(d.meta.status, RunStatus::Complete) << path;
+    EXPECT_EQ(d.iterations.size(), 2u) << path;
+  }
+};
+
+TEST_F(RunDbReplace, TheRunIsRecordedBesideTheEarlierFileUntilItCompletes) {
+  const std::string path = earlier("run.swapdb");
+  auto w = replacement(path);
+  EXPECT_TRUE(w->replacing());
+  EXPECT_EQ(w->path(), file("run.recording.swapdb"));
+  EXPECT_EQ(w->target(), path);
+  EXPECT_EQ(w->recordingNote(), "recording into '" + w->path() + "'; it replaces '" + path +
+                                    "' once the run completes (until then, or if it does not "
+                                    "complete, '" +
+                                    path + "' keeps the earlier run)");
+  addOneIteration(*w, 0);
+  // While it runs: the earlier run under its name, the live one readable under the recording's.
+  expectEarlier(path);
+  {
+    RunReader live(w->path());
+    EXPECT_EQ(live.meta().status, RunStatus::Running);
+    EXPECT_EQ(live.counts().iterations, 1);
+    EXPECT_EQ(live.meta().extra.at("replaces"), path);
+  }
+  w->finish(RunStatus::Complete);
+  EXPECT_EQ(w->path(), path);
+  EXPECT_EQ(w->keptNote(), "");
+  const RunData d = RunReader(path).load();
+  EXPECT_EQ(d.meta.started_utc, "2026-11-22T09:00:00Z");
+  EXPECT_EQ(d.meta.status, RunStatus::Complete);
+  EXPECT_EQ(d.iterations.size(), 1u);
+  EXPECT_FALSE(fs::exists(file("run.recording.swapdb")));
+  for (const char* side : {"-wal", "-shm", "-journal"})
+    EXPECT_FALSE(fs::exists(path + side)) << side;
+}
+
+TEST_F(RunDbReplace, AnInterruptedOrFailedRunKeepsTheEarlierFileAndSaysWhereItIs) {
+  for (RunStatus status : {RunStatus::Incomplete, RunStatus::Failed}) {
+    SCOPED_TRACE(std::string(runStatusName(status)));
+    const std::string path = earlier("run.swapdb");
+    auto w = replacement(path);
+    addOneIteration(*w, 0);
+    w->finish(status, "stopped");
+    const std::string recording = file("run.recording.swapdb");
+    EXPECT_EQ(w->path(), recording);
+    EXPECT_EQ(w->keptNote(), "'" + path + "' still holds the earlier run; this run is in '" +
+                                 recording + "' (it did not complete)");
+    expectEarlier(path);
+    const RunData d = RunReader(recording).load();
+    EXPECT_EQ(d.meta.status, status);
+    EXPECT_EQ(d.iterations.size(), 1u);
+    fs::remove(recording);
+    fs::remove(path);
+  }
+}
+
+TEST_F(RunDbReplace, AWriterDestroyedUnfinishedKeepsTheEarlierFile) {
+  const std::string path = earlier("run.swapdb");
+  {
+    auto w = replacement(path);
+    addOneIteration(*w, 0);
+  }  // an exception unwinding past the writer
+  expectEarlier(path);
+  EXPECT_EQ(RunReader(file("run.recording.swapdb")).meta().status, RunStatus::Incomplete);
+}
+
+TEST_F(RunDbReplace, AKilledRunLeavesTheEarlierFileAndItsRecordingWhichTheNextRunKeeps) {
+  const std::string path = earlier("run.swapdb");
+  killedReplacement(path, 3);
+  expectEarlier(path);
+  const std::string first = file("run.recording.swapdb");
+  {
+    const RunData d = RunReader(first).load();
+    EXPECT_EQ(d.meta.status, RunStatus::Incomplete);  // its writer is gone
+    EXPECT_EQ(d.iterations.size(), 3u);
+  }
+  // The next replacement records under another name and leaves the killed one's alone.
+  auto w = replacement(path);
+  EXPECT_EQ(w->path(), file("run.recording-2.swapdb"));
+  addOneIteration(*w, 0);
+  w->finish(RunStatus::Complete);
+  EXPECT_EQ(RunReader(path).counts().iterations, 1);
+  EXPECT_EQ(RunReader(first).counts().iterations, 3);
+}
+
+TEST_F(RunDbReplace, AFileNotNamedSwapdbGetsTheSuffixAfterItsName) {
+  const std::string path = earlier("run.db");
+  auto w = replacement(path);
+  EXPECT_EQ(w->path(), file("run.db.recording.swapdb"));
+  w->finish(RunStatus::Complete);
+  EXPECT_EQ(RunReader(path).counts().iterations, 0);
+}
+
+TEST_F(RunDbReplace, AnEarlierFileWithCommittedRowsInItsWalIsReplacedWhole) {
+  // The earlier run was killed: its rows are in its -wal, which SQLite would apply to any file
+  // renamed to its name.
+  const std::string path = file("run.swapdb");
+  {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      RunMeta meta;
+      meta.kind = "profile";
+      RunWriter w(path, meta);
+      const Network net = testing::tinyNetwork();
+      const auto costs = computeLayerCosts(net);
+      w.writeNetwork(net, costs,
+                     planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs)).gmap);
+      for (int it = 0; it < 5; ++it)
+        addOneIteration(w, it);
+      std::_Exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  ASSERT_GT(fs::file_size(path + "-wal"), 0u);
+  ASSERT_EQ(RunReader(path).counts().iterations, 5);
+  auto w = replacement(path);
+  addOneIteration(*w, 0);
+  w->finish(RunStatus::Complete);
+  EXPECT_EQ(w->keptNote(), "");
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  const RunData d = RunReader(path).load();
+  EXPECT_EQ(d.meta.started_utc, "2026-11-22T09:00:00Z");
+  EXPECT_EQ(d.iterations.size(), 1u);
+}
+
+TEST_F(RunDbReplace, ARecordingHeldOpenAtTheEndIsNotMovedWithoutItsWal) {
+  const std::string path = earlier("run.swapdb");
+  auto w = replacement(path);
+  addOneIteration(*w, 0);
+  const std::string recording = w->path();
+  {
+    RunReader reader(recording);  // the app watching the live run
+    EXPECT_EQ(reader.counts().iterations, 1);
+    w->finish(RunStatus::Complete);
+  }
+  EXPECT_EQ(w->path(), recording);
+  EXPECT_EQ(w->keptNote(), "'" + path + "' still holds the earlier run; this run is in '" +
+                               recording + "' (it was not moved over '" + path +
+                               "': another process held it open as the run ended, so its -wal "
+                               "is beside it)");
+  expectEarlier(path);
+  const RunData d = RunReader(recording).load();
+  EXPECT_EQ(d.meta.status, RunStatus::Complete);
+  EXPECT_EQ(d.iterations.size(), 1u);
+}
+
+TEST_F(RunDbReplace, ANewFileIsWrittenUnderItsOwnName) {
+  const std::string path = file("new.swapdb");
+  auto w = replacement(path);
+  EXPECT_FALSE(w->replacing());
+  EXPECT_EQ(w->path(), path);
+  EXPECT_EQ(w->recordingNote(), "");
+  w->finish(RunStatus::Incomplete);
+  EXPECT_EQ(w->keptNote(), "");
+  EXPECT_EQ(RunReader(path).meta().status, RunStatus::Incomplete);
+}
+
+}  // namespace
+}  // namespace swapscope::store
