@@ -189,9 +189,9 @@ TEST(HostileText, BytesThatAreNotUtf8InADatabasePrintAsReplacementCharacters) {
 
 TEST(HostileSizes, AHugeBatchIsRefused) {
   expectRefused(run({"analyze", "--model", "resnet20", "--batch", "9223372036854775807"}),
-                "--batch: at most 16777216, got 9223372036854775807");
+                "--batch 9223372036854775807: above the limit of 16777216");
   expectRefused(run({"analyze", "--model", "resnet20", "--batch", "9223372036854775808"}),
-                "--batch: expected a positive integer, got '9223372036854775808'");
+                "--batch 9223372036854775808: above the limit of 16777216");
 }
 
 TEST(HostilePlan, AnUnknownSwappedLayerNamesThePlanAndTheField) {
