@@ -442,8 +442,10 @@ PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& 
     options.host_extra.push_back({"the synthetic data set (" + std::to_string(k) + " samples)",
                                   rt::datasetHostBytes(net.sampleShape(), k)});
   }
-  checkPlanPredictions(net, m_costs, swapped, options.recompute, plan, planName);
+  // The executor refuses first a plan that cannot fit (the shortfall says more than a peak that
+  // is not the schedule's).
   m_executor = std::make_unique<rt::SwapExecutor>(device, net, k, swapped, plan.budget, options);
+  checkPlanPredictions(net, m_costs, swapped, options.recompute, plan, planName);
   checkSwapSteps(plan, planName, m_executor->gmap());
   if (config.data == PlanData::FashionMnist) {
     m_data = rt::loadFashionMnist(config.data_dir).train;

@@ -221,7 +221,8 @@ TEST(HostilePlan, AKWhoseBytesOverflowNamesThePlanAndTheField) {
   std::ostringstream before;
   before << std::ifstream(planFile).rdbuf();
   expectRefused(run({"run", "--plan", planFile.string(), "--iters", "1"}),
-                planFile.string() + ": k: minibatch k = 4611686018427387904: the bytes resident");
+                "plan '" + planFile.string() +
+                    "': field 'k' must be at most 16777216, got 4611686018427387904");
   std::ostringstream after;
   after << std::ifstream(planFile).rdbuf();
   EXPECT_EQ(after.str(), before.str());
