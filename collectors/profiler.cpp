@@ -16,6 +16,7 @@
 #include "analysis/network_analysis.h"
 #include "analysis/swap_policy.h"
 #include "collectors/timeline_rows.h"
+#include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
@@ -55,7 +56,8 @@ std::vector<std::int64_t> profileBatches(std::int64_t top) {
 std::int64_t swapAllKMax(const Network& net, std::int64_t budget) {
   const auto costs = computeLayerCosts(net);
   const MemoryCurve curve = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs)).curve;
-  const std::int64_t kMax = curve.kMax(budget, std::int64_t{1} << 30);
+  // At most the limit of every verb (common/batch_limit.h).
+  const std::int64_t kMax = std::min(curve.kMax(budget, kMaxBatch), kMaxBatch);
   if (kMax < 1) {
     const std::int64_t need = curve.peak(1);
     throwBadInput("a budget of " + formatBytes(budget) + " (" + std::to_string(budget) +
@@ -281,6 +283,32 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
 
 namespace {
 
+/// The predictions a run compares against must be the schedule's: the peak is the GMAP's (one
+/// pass, before the device's workspaces and padding), and the predicted starts are one per step.
+/// A plan edited by hand would otherwise be compared with figures no schedule made.
+void checkPlanPredictions(const Network& net, const std::vector<LayerCost>& costs,
+                          const SwapSet& swapped, const RecomputeSet& recompute,
+                          const store::PlanFile& plan, const std::string& planName) {
+  const Gmap g = buildGmap(net, costs, swapped, recompute);
+  const std::int64_t pass = plan.k / plan.sub_batches;
+  const std::int64_t peak = computeMemoryCurve(g).peak(pass);
+  if (plan.predictions.peak_bytes != peak) {
+    throwBadInput("plan '" + planName + "': field 'predictions.peak_bytes' is " +
+                  std::to_string(plan.predictions.peak_bytes) +
+                  ", but its swap set's GMAP at k = " + std::to_string(pass) +
+                  (plan.sub_batches > 1 ? " (one pass)" : "") + " peaks at " +
+                  std::to_string(peak) +
+                  " bytes: the plan was edited or made for another schedule (plan it again)");
+  }
+  const std::size_t starts = plan.predictions.start_s.size();
+  const auto steps = static_cast<std::size_t>(g.steps());
+  if (starts != 0 && starts != steps) {
+    throwBadInput("plan '" + planName + "': field 'predictions.start_s' holds " +
+                  std::to_string(starts) + " starts, but the GMAP has " + std::to_string(steps) +
+                  " steps, one start each: the plan was edited or made for another network");
+  }
+}
+
 /// The plan's offload and prefetch steps must be the GMAP's: a plan edited by hand, or made by
 /// another version with another step order, would otherwise run a schedule it did not predict.
 void checkSwapSteps(const store::PlanFile& plan, const std::string& planName, const Gmap& g) {
@@ -437,7 +465,10 @@ PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& 
     options.host_extra.push_back({"the synthetic data set (" + std::to_string(k) + " samples)",
                                   rt::datasetHostBytes(net.sampleShape(), k)});
   }
+  // The executor refuses first a plan that cannot fit (the shortfall says more than a peak that
+  // is not the schedule's).
   m_executor = std::make_unique<rt::SwapExecutor>(device, net, k, swapped, plan.budget, options);
+  checkPlanPredictions(net, m_costs, swapped, options.recompute, plan, planName);
   checkSwapSteps(plan, planName, m_executor->gmap());
   if (config.data == PlanData::FashionMnist) {
     m_data = rt::loadFashionMnist(config.data_dir).train;

@@ -11,6 +11,7 @@
 
 #include "cli/args.h"
 #include "cli/network_options.h"
+#include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "fuzz_common.h"
@@ -77,8 +78,8 @@ void argParser(const std::vector<std::string>& argv, bool positionals) {
   if (auto v = args.value("--lr")) number(*v);
   (void)cli::policyOption(args);
   (void)cli::seedOption(args);
-  const std::int64_t k = cli::batchOption(args, 1 << 20);
-  if (k < 1 || k > (1 << 20)) fuzz::finding("batchOption accepted " + std::to_string(k));
+  const std::int64_t k = cli::batchOption(args);
+  if (k < 1 || k > kMaxBatch) fuzz::finding("batchOption accepted " + std::to_string(k));
   (void)args.required("--model");
 }
 

@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<std::string> argv{"--db", ws.path};
     if (json) argv.emplace_back("--json");
     try {
-      cli::cmdInfo(argv, out);
+      cli::cmdInfo(argv, out, out);
     } catch (const Error&) {
       break;  // the reader refused the file: the JSON form would refuse it the same way
     }

@@ -200,6 +200,14 @@ int CompareView::runB() const {
   return m_bBox->currentIndex();
 }
 
+QString CompareView::identityText() const {
+  return m_identity->text();
+}
+
+QString CompareView::stepTitle() const {
+  return m_stepTitle->text();
+}
+
 void CompareView::setMessage(const QString& message) {
   m_data = CompareData{};
   m_identity->setText(message);
@@ -211,15 +219,22 @@ void CompareView::setData(const CompareData& data) {
   m_data = data;
   const perf::RunComparison& c = m_data.comparison;
   auto side = [](const QString& label, const perf::RunSide& s) {
-    return label + QStringLiteral(
-                       ": %1 %2 on %3, budget %4, %5; PCIe h2d %6 GB/s, d2h %7 GB/s, "
-                       "both at once %8x slower")
-                       .arg(qs(s.kind), qs(s.status), qs(s.device), qs(formatBytes(s.budget)),
-                            qs(s.policy), qs(formatFixed(s.h2d_bytes_per_s / 1e9, 2)),
-                            qs(formatFixed(s.d2h_bytes_per_s / 1e9, 2)),
-                            qs(formatFixed(s.duplex_factor, 2)));
+    const QString identity =
+        label + QStringLiteral(": %1 %2 on %3, budget %4, %5; k = %6")
+                    .arg(qs(s.kind), qs(s.status), qs(s.device), qs(formatBytes(s.budget)),
+                         qs(s.policy), qs(perf::describeBatches(s)));
+    // Without iterations there are no fits: no rates and no ratio, rather than 0 and 1.00x.
+    if (!s.fitted) return identity;
+    auto rate = [](double bytesPerS) {
+      return bytesPerS > 0 ? qs(formatFixed(bytesPerS / 1e9, 2)) + " GB/s" : QString("none");
+    };
+    return identity + QStringLiteral("; PCIe h2d %1, d2h %2, both at once %3x slower")
+                          .arg(rate(s.h2d_bytes_per_s), rate(s.d2h_bytes_per_s),
+                               qs(formatFixed(s.duplex_factor, 2)));
   };
-  m_identity->setText(side(qs(m_data.label_a), c.a) + "\n" + side(qs(m_data.label_b), c.b));
+  QString text = side(qs(m_data.label_a), c.a) + "\n" + side(qs(m_data.label_b), c.b);
+  if (const std::string none = perf::nothingToCompare(c); !none.empty()) text += "\n" + qs(none);
+  m_identity->setText(text);
   fillTables();
   fillPlots();
 }
@@ -230,13 +245,12 @@ void CompareView::fillTables() {
   m_curves->removeRows(0, m_curves->rowCount());
   if (m_data.label_a.empty()) {
     m_stepTitle->setText("Per-step median times");
-  } else if (!c.same_network) {
-    m_stepTitle->setText("Per-step median times: not compared, the networks differ");
-  } else if (c.step_k == 0) {
-    m_stepTitle->setText("Per-step median times: not compared, no k was recorded by both");
+  } else if (const std::string why = perf::stepsNotCompared(c); !why.empty()) {
+    m_stepTitle->setText("Per-step median times: not compared, " + qs(why));
   } else {
-    m_stepTitle->setText(QStringLiteral("Per-step median times at k = %1 (the largest both "
-                                        "recorded), %2 steps, largest difference first")
+    m_stepTitle->setText(QStringLiteral("Per-step median times at %1 samples per pass (the "
+                                        "largest both recorded), %2 steps, largest difference "
+                                        "first")
                              .arg(c.step_k)
                              .arg(c.steps.size()));
   }

@@ -38,6 +38,9 @@ class CompareView : public QWidget {
   /// Replaces the comparison with a message (fewer than two databases, a comparison running).
   void setMessage(const QString& message);
   const CompareData& data() const { return m_data; }
+  /// The two runs' identity lines and the per-step table's title, as shown.
+  QString identityText() const;
+  QString stepTitle() const;
 
   /// The tables' models: display text, and the raw value (seconds, bytes/s, FLOPs) under
   /// Qt::UserRole, which is also what the columns sort by.

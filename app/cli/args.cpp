@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
+#include "common/batch_limit.h"
 #include "common/error.h"
+#include "graph/json_guard.h"
 
 namespace swapscope::cli {
 
@@ -96,15 +99,56 @@ std::string ArgParser::required(const std::string& name) const {
   return *v;
 }
 
-std::optional<std::int64_t> ArgParser::positiveInt(const std::string& name) const {
-  auto v = value(name);
-  if (!v) return std::nullopt;
+void warnNoEffect(std::ostream& err, const std::string& option, const std::string& why) {
+  err << "warning: " << option << " has no effect: " << why << '\n';
+}
+
+std::int64_t parseInteger(const std::string& text, const std::string& what, std::int64_t lo,
+                          std::int64_t hi) {
   std::int64_t out = 0;
-  auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
-  if (ec != std::errc() || ptr != v->data() + v->size() || out <= 0) {
-    throwBadInput("option " + name + ": expected a positive integer, got '" + *v + "'");
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  const bool whole = ptr == text.data() + text.size() && !text.empty();
+  const std::string range = "from " + std::to_string(lo) + " to " + std::to_string(hi);
+  if (ec == std::errc::result_out_of_range && whole) {
+    throwBadInput(what + ": " + echoText(text) + " is out of range: " + range);
   }
+  if (ec != std::errc() || !whole) {
+    throwBadInput(what + ": expected " + (lo == 1 ? "a positive integer" : "an integer") +
+                  ", got '" + echoText(text) + "'");
+  }
+  if (out < lo && lo == 1) {
+    throwBadInput(what + ": expected a positive integer, got '" + text + "'");
+  }
+  if (out < lo || out > hi) throwBadInput(what + ": " + text + " is out of range: " + range);
   return out;
+}
+
+std::optional<std::int64_t> ArgParser::integer(const std::string& name, std::int64_t lo,
+                                               std::int64_t hi) const {
+  const auto v = value(name);
+  if (!v) return std::nullopt;
+  return parseInteger(*v, "option " + name, lo, hi);
+}
+
+std::optional<std::int64_t> ArgParser::positiveInt(const std::string& name) const {
+  return integer(name, 1, std::numeric_limits<std::int64_t>::max());
+}
+
+std::int64_t parseBatch(const std::string& text, const std::string& what) {
+  // Digits beyond 64 bits are above the limit too: say so rather than "out of range".
+  const std::size_t lead = std::min(text.find_first_not_of('0'), text.size());
+  if (text.size() - lead > 18 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    refuseAboveBatchLimit(what, text);
+  const std::int64_t k = parseInteger(text, what, 1, std::numeric_limits<std::int64_t>::max());
+  checkBatchLimit(k, what);
+  return k;
+}
+
+std::optional<std::int64_t> ArgParser::batch(const std::string& name) const {
+  const auto v = value(name);
+  if (!v) return std::nullopt;
+  return parseBatch(*v, name);
 }
 
 std::string ArgParser::help() const {

@@ -6,10 +6,26 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 namespace swapscope::cli {
+
+/// `text` as a whole decimal integer from lo to hi, the one integer parser of the verbs and the
+/// app. Error(BadInput) naming `what` and saying why: "expected an integer" (or "a positive
+/// integer" where lo is 1) for text that is none; "<text> is out of range: from lo to hi" for an
+/// integer outside the range, 64-bit overflow included.
+std::int64_t parseInteger(const std::string& text, const std::string& what, std::int64_t lo,
+                          std::int64_t hi);
+
+/// A minibatch k as `what` (--batch, --max-batch) gives it: parseInteger's errors below 1, and
+/// refuseAboveBatchLimit's above kMaxBatch (common/batch_limit.h), however many digits.
+std::int64_t parseBatch(const std::string& text, const std::string& what);
+
+/// "warning: <option> has no effect: <why>" on `err`, for an option that another makes moot
+/// (an option that contradicts another is refused instead, naming both).
+void warnNoEffect(std::ostream& err, const std::string& option, const std::string& why);
 
 class ArgParser {
  public:
@@ -30,8 +46,13 @@ class ArgParser {
   std::optional<std::string> value(const std::string& name) const;
   /// The option's value; Error(BadInput) naming the option when it is missing.
   std::string required(const std::string& name) const;
-  /// A positive integer option, e.g. --batch; nullopt when absent.
+  /// A positive integer option, e.g. --iters; nullopt when absent. parseInteger's errors.
   std::optional<std::int64_t> positiveInt(const std::string& name) const;
+  /// An integer option from lo to hi; nullopt when absent. parseInteger's errors.
+  std::optional<std::int64_t> integer(const std::string& name, std::int64_t lo,
+                                      std::int64_t hi) const;
+  /// A minibatch option (--batch, --max-batch): parseBatch; nullopt when absent.
+  std::optional<std::int64_t> batch(const std::string& name) const;
 
   std::string help() const;
 

@@ -22,10 +22,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-/// Far above any real minibatch, and small enough that k times any per-sample size the network
-/// builder accepts (2^36 elements) stays inside 64-bit bytes.
-constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;
-
 std::string stepLabel(const Network& net, const Gmap& gmap, int step) {
   if (step <= 0 || step > gmap.steps()) return "setup";
   const std::string dir = gmap.isBackwardStep(step) ? "backward" : "forward";
@@ -273,7 +269,7 @@ void printText(const Context& c, std::ostream& out) {
 
 }  // namespace
 
-int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
       "swapscope analyze --model NAME | --net FILE --batch K [--budget SIZE] [--input CxHxW]\n"
       "                  [--classes N] [--policy " +
@@ -300,7 +296,8 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out) {
   const files::OutputRules rules = outputRules(args, {"--net"});
   checkOutputOption(args, "--dump-net", "the network file --dump-net", rules);
   const Network net = loadNetwork(args);
-  const std::int64_t k = batchOption(args, kMaxBatch);
+  warnForceWithoutOutput(args, "--dump-net", err);
+  const std::int64_t k = batchOption(args);
   const std::int64_t subBatches = subBatchOption(args, k);
   std::optional<std::int64_t> budget;
   if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");

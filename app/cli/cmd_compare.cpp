@@ -39,14 +39,18 @@ json sideJson(const perf::RunSide& s) {
          {"policy", s.policy},
          {"budget", s.budget},
          {"ks", s.ks},
-         {"pcie",
-          {{"h2d_bytes_per_s", s.h2d_bytes_per_s},
-           {"h2d_latency_s", s.h2d_latency_s},
-           {"h2d_points", s.h2d_points},
-           {"d2h_bytes_per_s", s.d2h_bytes_per_s},
-           {"d2h_latency_s", s.d2h_latency_s},
-           {"d2h_points", s.d2h_points},
-           {"duplex_factor", s.duplex_factor}}}};
+         {"batches", json::array()},
+         // Without iterations there are no fits: null, never a rate of 0 or a factor of 1.
+         {"pcie", s.fitted ? json{{"h2d_bytes_per_s", s.h2d_bytes_per_s},
+                                  {"h2d_latency_s", s.h2d_latency_s},
+                                  {"h2d_points", s.h2d_points},
+                                  {"d2h_bytes_per_s", s.d2h_bytes_per_s},
+                                  {"d2h_latency_s", s.d2h_latency_s},
+                                  {"d2h_points", s.d2h_points},
+                                  {"duplex_factor", s.duplex_factor}}
+                           : json(nullptr)}};
+  for (const auto& [k, passes] : s.batches)
+    j["batches"].push_back({{"k", k}, {"passes", passes}});
   if (s.check) {
     const auto& c = *s.check;
     j["predicted_vs_measured"] = {
@@ -62,7 +66,7 @@ json sideJson(const perf::RunSide& s) {
 
 }  // namespace
 
-int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ostream& /*err*/) {
   ArgParser args("swapscope compare A.swapdb B.swapdb [--top N] [--json]",
                  "Puts two run databases side by side (read-only): device, network and budget;\n"
                  "each layer type's fitted curve evaluated at the same work; the PCIe fits;\n"
@@ -108,21 +112,18 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
     out << json{{"a", sideJson(c.a)},
                 {"b", sideJson(c.b)},
                 {"same_network", c.same_network},
+                {"nothing_to_compare", perf::nothingToCompare(c)},
                 {"curves", curves},
-                {"steps", {{"k", c.step_k}, {"total", c.steps_total}, {"largest", steps}}}}
+                {"steps",
+                 {{"k", c.step_k},
+                  {"not_compared", perf::stepsNotCompared(c)},
+                  {"total", c.steps_total},
+                  {"largest", steps}}}}
                .dump(2, ' ', false, kReplaceInvalidUtf8)
         << '\n';
     return kExitOk;
   }
 
-  auto kList = [](const std::vector<std::int64_t>& ks) {
-    std::string s;
-    for (const auto k : ks) {
-      if (!s.empty()) s += ',';
-      s += std::to_string(k);
-    }
-    return s.empty() ? "none" : s;
-  };
   TextTable id;
   id.column("");
   id.column("A");
@@ -134,12 +135,19 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
           c.b.network + " (" + c.b.structure_hash + ")"});
   id.row({"budget / policy", formatBytes(c.a.budget) + " / " + c.a.policy,
           formatBytes(c.b.budget) + " / " + c.b.policy});
-  id.row({"minibatches", kList(c.a.ks), kList(c.b.ks)});
+  // (k, passes): a minibatch in sub-batches ran its steps at k/S samples.
+  id.row({"minibatches", perf::describeBatches(c.a), perf::describeBatches(c.b)});
   id.row({"PCIe h2d", gbps(c.a.h2d_bytes_per_s), gbps(c.b.h2d_bytes_per_s)});
   id.row({"PCIe d2h", gbps(c.a.d2h_bytes_per_s), gbps(c.b.d2h_bytes_per_s)});
-  id.row({"both directions", formatFixed(c.a.duplex_factor, 2) + "x slower",
-          formatFixed(c.b.duplex_factor, 2) + "x slower"});
+  const auto duplex = [](const perf::RunSide& s) {
+    return s.fitted ? formatFixed(s.duplex_factor, 2) + "x slower" : std::string("-");
+  };
+  id.row({"both directions", duplex(c.a), duplex(c.b)});
   id.print(out);
+  if (const std::string none = perf::nothingToCompare(c); !none.empty()) {
+    out << "\n" << none << "\n";
+    return kExitOk;
+  }
 
   out << "\nfitted curves at common work (ms; B/A)\n";
   if (c.curves.empty()) {
@@ -166,13 +174,11 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out) {
   }
 
   out << "\nper-step median times";
-  if (!c.same_network) {
-    out << ": not compared, the networks differ\n";
-  } else if (c.step_k == 0) {
-    out << ": not compared, no minibatch was recorded by both\n";
+  if (const std::string why = perf::stepsNotCompared(c); !why.empty()) {
+    out << ": not compared, " << why << "\n";
   } else {
-    out << " at k = " << c.step_k << ", largest difference first (" << c.steps.size() << " of "
-        << c.steps_total << " steps)\n";
+    out << " at " << c.step_k << " samples per pass, largest difference first (" << c.steps.size()
+        << " of " << c.steps_total << " steps)\n";
     TextTable t;
     t.column("step", Align::Right);
     t.column("dir");

@@ -23,7 +23,7 @@ using json = nlohmann::ordered_json;
 
 }  // namespace
 
-int cmdInfo(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdInfo(const std::vector<std::string>& argv, std::ostream& out, std::ostream& /*err*/) {
   ArgParser args("swapscope info --db FILE [--json]",
                  "Summarises a run database (read-only): the run's meta and status (complete,\n"
                  "incomplete or failed), the network, the minibatches it ran with their median\n"

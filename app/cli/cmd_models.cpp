@@ -11,7 +11,7 @@
 
 namespace swapscope::cli {
 
-int cmdModels(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdModels(const std::vector<std::string>& argv, std::ostream& out, std::ostream& /*err*/) {
   ArgParser args("swapscope models [--json]",
                  "Lists the model zoo with each model's default input, classes, layer count,\n"
                  "parameters and forward MACs per sample (at the default input).");

@@ -46,9 +46,37 @@ std::string onePerPassNote(std::int64_t k, std::int64_t passes, int candidates) 
   return "each of the " + n + " passes holds one sample: no larger pass of k = " + n +
          " fits the budget or runs faster";
 }
+
+/// Options that contradict each other are refused, naming both; one that another makes moot is
+/// named in a warning.
+void checkPlanOptions(const ArgParser& args, const perf::PlanRequest& req,
+                      const std::string& dbPath, std::ostream& err) {
+  if (req.batch && args.has("--max-batch")) {
+    throwBadInput("give --batch K or --max-batch K, not both: --batch " + *args.value("--batch") +
+                  " fixes k, --max-batch " + *args.value("--max-batch") +
+                  " caps the search for it");
+  }
+  checkBatchWithMode(req.batch, req.mode);
+  if (req.batch && args.has("--mode")) {
+    warnNoEffect(err, "--mode " + *args.value("--mode"),
+                 "--batch " + *args.value("--batch") + " fixes k, so no k is searched");
+  }
+  checkZooOptions(args, "plan takes the network profiled in " + dbPath);
+  if (args.has("--link-bandwidth") && req.gpus <= 1) {
+    warnNoEffect(err, "--link-bandwidth " + *args.value("--link-bandwidth"),
+                 "it sets the all-reduce between GPUs, and without --gpus N above 1 there is "
+                 "none (Δ = 0)");
+  }
+  if (args.has("--epochs") && req.dataset_size == 0) {
+    warnNoEffect(err, "--epochs " + *args.value("--epochs"),
+                 "the whole-training time needs --dataset-size M too");
+  }
+  warnForceWithoutOutput(args, "--out", err);
+}
+
 }  // namespace
 
-int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
       "swapscope plan --db FILE [--model NAME | --net FILE] --budget SIZE [--batch K]\n"
       "               [--policy " +
@@ -98,19 +126,20 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
   // Every option is checked before the run database is read and fitted.
   perf::PlanRequest req;
   req.budget = parseByteSize(args.required("--budget"), "--budget");
-  req.batch = args.positiveInt("--batch");
-  req.max_batch = args.positiveInt("--max-batch").value_or(0);
+  req.batch = args.batch("--batch");
+  req.max_batch = args.batch("--max-batch").value_or(0);
   if (auto p = args.value("--policy")) req.policy = parsePolicy(*p, PolicyRows::All);
   if (auto m = args.value("--mode")) req.mode = parsePlanMode(*m);
   if (auto e = args.value("--epochs")) req.epochs = parseNumber(*e, "--epochs", 0.001, 1e6);
   req.dataset_size = args.positiveInt("--dataset-size").value_or(0);
-  req.gpus = static_cast<int>(args.positiveInt("--gpus").value_or(1));
+  req.gpus = static_cast<int>(args.integer("--gpus", 1, 1024).value_or(1));  // the app's range
   if (auto b = args.value("--link-bandwidth")) {
     req.link_bandwidth = static_cast<double>(parseByteSize(*b, "--link-bandwidth"));
   }
   if (auto v = args.value("--lr-base")) req.lr_base = parseNumber(*v, "--lr-base", 0, 100);
   req.k_base = args.positiveInt("--k-base").value_or(256);
   if (auto v = args.value("--lr-c")) req.lr_c = parseNumber(*v, "--lr-c", 0, 1e6);
+  checkPlanOptions(args, req, dbPath, err);
   // Sub-batches split the fixed minibatch: S given (0 for auto), checked against --batch here,
   // or --allow-sub-batches, where the planner splits K only when it does not fit.
   const bool allowSplit = args.has("--allow-sub-batches");
@@ -241,7 +270,12 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out) {
                 : std::string());
   }
   out << "  (learning rate " << planFile.learning_rate << " by eq. 9)\n";
-  if (sub.whole_need > 0) {
+  if (sub.whole_need == perf::PlanResult::kNeedOverflows) {
+    out << "  sub-batches       k = " << planFile.k << " alone needs more bytes than a 64-bit "
+        << "count holds under " << policyName(req.policy) << ", the budget is "
+        << formatBytes(req.budget) << " (" << req.budget << " bytes): split into " << passes
+        << " passes\n";
+  } else if (sub.whole_need > 0) {
     // A searched policy's least peak at K is swap-all's: no swap set it tries needs less.
     const bool searched = !policyInfo(req.policy).fixed();
     out << "  sub-batches       k = " << planFile.k << " alone needs "

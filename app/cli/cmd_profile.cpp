@@ -31,7 +31,7 @@ namespace swapscope::cli {
 /// resnet56 already takes seconds on a small machine.
 constexpr std::int64_t kCpuDefaultMaxBatch = 128;
 
-int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
       "swapscope profile --model NAME | --net FILE --budget SIZE --db FILE [--device cpu|cuda]\n"
       "                  [--iters N] [--warmup N] [--max-batch K] [--input CxHxW]\n"
@@ -69,17 +69,16 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out) {
   collect::ProfileConfig cfg;
   cfg.budget = parseByteSize(args.required("--budget"), "--budget");
   const std::string dbPath = args.required("--db");
-  const std::int64_t iters = args.positiveInt("--iters").value_or(3);
-  if (iters > 100000) throwBadInput("--iters: at most 100000, got " + std::to_string(iters));
+  const std::int64_t iters = args.integer("--iters", 1, 100000).value_or(3);
   cfg.iterations = static_cast<int>(iters);
   if (auto w = args.value("--warmup")) {
-    cfg.warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000));
+    cfg.warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000));
   }
   cfg.seed = seedOption(args);
 
-  const std::unique_ptr<rt::Device> device = openDevice(args);
+  const std::unique_ptr<rt::Device> device = openDevice(args, err);
   const bool capDefault = !args.has("--max-batch") && device->backendName() == "cpu";
-  cfg.max_batch = args.positiveInt("--max-batch").value_or(capDefault ? kCpuDefaultMaxBatch : 0);
+  cfg.max_batch = args.batch("--max-batch").value_or(capDefault ? kCpuDefaultMaxBatch : 0);
 
   // A budget that cannot run k = 1 is refused before any file is created.
   const std::int64_t kMax = collect::swapAllKMax(net, cfg.budget);

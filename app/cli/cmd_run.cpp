@@ -113,9 +113,17 @@ void printProfile(std::ostream& out, const collect::KernelProfile& p, const std:
   }
 }
 
+/// Whether any kernel of the run holds a workspace in the pool (the CUDA backend's convolutions).
+bool hasWorkspaces(const rt::SwapExecutor& ex) {
+  for (const rt::KernelChoice& c : ex.kernelChoices()) {
+    if (c.forward_workspace > 0 || c.backward_workspace > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
       "swapscope run --plan plan.json [--model NAME | --net FILE] [--iters N]\n"
       "              [--warmup N] [--data synthetic|fashion-mnist [--data-dir DIR]]\n"
@@ -151,6 +159,13 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     return kExitOk;
   }
   const std::string planPath = args.required("--plan");
+  // Every option is checked before the plan is read and its network built.
+  checkZooOptions(args, "run takes the network the plan names");
+  const std::int64_t iters = args.integer("--iters", 1, 100000).value_or(5);
+  int warmup = 1;
+  if (auto w = args.value("--warmup"))
+    warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000));
+  const std::uint64_t seed = seedOption(args);
   files::OutputRules rules = outputRules(args, {"--plan", "--net"});
   checkOutputOption(args, "--db", "the run database --db", rules);  // live writers too
   const store::PlanFile plan = store::readPlanFile(planPath);
@@ -172,14 +187,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   checkOutputOption(args, "--db", "the run database --db", rules);
   const SwapSet swapped = collect::planSwapSet(net, plan, planPath);
   const auto costs = computeLayerCosts(net);
-  const std::int64_t iters = args.positiveInt("--iters").value_or(5);
-  if (iters > 100000) throwBadInput("--iters: at most 100000, got " + std::to_string(iters));
-  int warmup = 1;
-  if (auto w = args.value("--warmup"))
-    warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000));
-  const std::uint64_t seed = seedOption(args);
 
-  const std::unique_ptr<rt::Device> device = openDevice(args);
+  const std::unique_ptr<rt::Device> device = openDevice(args, err);
   // Predictions describe the device whose profile the model was fitted on.
   std::optional<std::string> deviceWarning;
   if (const std::string text = collect::planDeviceMismatch(plan, *device); !text.empty()) {
@@ -199,6 +208,9 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
                   "' (choose auto, cupti, cupti-all-api, events or off)");
   }
   const std::string dataName = args.value("--data").value_or("synthetic");
+  if (args.has("--data-dir") && dataName != "fashion-mnist")
+    warnNoEffect(err, "--data-dir", "it locates Fashion-MNIST, and --data is " + dataName);
+  warnForceWithoutOutput(args, "--db", err);
   cfg.data_dir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
   if (dataName == "fashion-mnist") {
     cfg.data = collect::PlanData::FashionMnist;
@@ -329,6 +341,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
         << formatMilliseconds(sm.start_error_max) << " ms max (step " << sm.start_error_worst_step
         << "), " << formatFixed(100 * sm.start_error_max / mIter, 1) << " % of t_iter\n";
   } else {
+    // PlanRun refuses a start_s of another length than the steps': here it is empty.
     out << "  step start  not compared: the plan holds no predicted starts (made by an older "
            "Swapscope)\n";
   }
@@ -342,8 +355,11 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
         << plan.prefetches_moved << ": the schedule differs from the predicted one\n";
   }
   if (ex.predictedPeak() != peak) {
-    out << "  the kernels' workspaces raise the predicted peak to " << ex.predictedPeak()
-        << " bytes ("
+    // PlanRun refused a plan whose peak is not its GMAP's: what differs is the device's own.
+    out << "  the device's "
+        << (hasWorkspaces(ex) ? "kernel workspaces and buffer padding raise"
+                              : "buffer padding raises")
+        << " the predicted peak to " << ex.predictedPeak() << " bytes ("
         << formatRelativeError(static_cast<double>(ex.predictedPeak()), static_cast<double>(mPeak))
         << " against the measured peak)\n";
   }

@@ -40,7 +40,7 @@ std::string seconds(double s) {
 
 }  // namespace
 
-int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
       "swapscope train --model NAME | --net FILE --data fashion-mnist|synthetic --batch K\n"
       "                (--iters N | --epochs E) --budget SIZE\n"
@@ -96,7 +96,12 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
     throwBadInput("--data: unknown data set '" + dataName +
                   "' (choose fashion-mnist or synthetic)");
   }
-  const std::int64_t k = batchOption(args, std::int64_t{1} << 20);
+  if (args.has("--data-dir") && dataName != "fashion-mnist")
+    warnNoEffect(err, "--data-dir", "it locates Fashion-MNIST, and --data is " + dataName);
+  if (args.has("--synthetic-size") && dataName != "synthetic")
+    warnNoEffect(err, "--synthetic-size", "it sizes synthetic data, and --data is " + dataName);
+  warnForceWithoutOutput(args, "--save-weights", err);
+  const std::int64_t k = batchOption(args);
   const std::int64_t subBatches = subBatchOption(args, k);
   const auto iters = args.positiveInt("--iters");
   const auto epochs = args.positiveInt("--epochs");
@@ -113,7 +118,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
   cfg.seed = seed;
   int warmup = 1;
   if (auto w = args.value("--warmup"))
-    warmup = static_cast<int>(parseNumber(*w, "--warmup", 0, 1000000));
+    warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000000));
   if (auto v = args.value("--lr")) cfg.sgd.lr = static_cast<float>(parseNumber(*v, "--lr", 0, 100));
   if (auto v = args.value("--momentum")) {
     cfg.sgd.momentum = static_cast<float>(parseNumber(*v, "--momentum", 0, 1));
@@ -124,7 +129,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out) {
 
   // Nothing large is allocated before the checks: the plan against the budget, then the whole
   // run's host memory with the data's size (sizes only; the data comes after the engine).
-  const std::unique_ptr<rt::Device> device = openDevice(args);
+  const std::unique_ptr<rt::Device> device = openDevice(args, err);
   const auto costs = computeLayerCosts(net);
   rt::ExecutorOptions options;
   options.seed = seed;

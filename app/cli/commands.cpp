@@ -14,7 +14,7 @@ namespace {
 struct Verb {
   const char* name;
   const char* summary;
-  int (*run)(const std::vector<std::string>&, std::ostream&);
+  int (*run)(const std::vector<std::string>&, std::ostream&, std::ostream&);
 };
 
 constexpr Verb kVerbs[] = {
@@ -96,7 +96,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   for (const Verb& v : kVerbs) {
     if (verb != v.name) continue;
     try {
-      return v.run({args.begin() + 1, args.end()}, out);
+      return v.run({args.begin() + 1, args.end()}, out, err);
     } catch (const Error& e) {
       err << "swapscope " << verb << ": error: " << terminalSafe(e.what()) << '\n';
       return e.kind() == ErrorKind::BadInput ? kExitUsage : kExitFailure;

@@ -21,14 +21,14 @@ inline constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::rep
 int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // One function per verb; each parses its own options and may throw swapscope::Error.
-int cmdModels(const std::vector<std::string>& args, std::ostream& out);
-int cmdAnalyze(const std::vector<std::string>& args, std::ostream& out);
-int cmdTrain(const std::vector<std::string>& args, std::ostream& out);
-int cmdProfile(const std::vector<std::string>& args, std::ostream& out);
-int cmdInfo(const std::vector<std::string>& args, std::ostream& out);
-int cmdTrace(const std::vector<std::string>& args, std::ostream& out);
-int cmdPlan(const std::vector<std::string>& args, std::ostream& out);
-int cmdRun(const std::vector<std::string>& args, std::ostream& out);
-int cmdCompare(const std::vector<std::string>& args, std::ostream& out);
+int cmdModels(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdAnalyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdTrain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdProfile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdInfo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdTrace(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdPlan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdCompare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace swapscope::cli

@@ -50,8 +50,20 @@ rt::DeviceOptions deviceOptions(const ArgParser& args) {
   return o;
 }
 
-std::unique_ptr<rt::Device> openDevice(const ArgParser& args) {
-  return rt::openDevice(args.value("--device").value_or("cpu"), deviceOptions(args));
+std::unique_ptr<rt::Device> openDevice(const ArgParser& args, std::ostream& err) {
+  std::unique_ptr<rt::Device> device =
+      rt::openDevice(args.value("--device").value_or("cpu"), deviceOptions(args));
+  if (device->backendName() != "cuda") {
+    for (const char* option :
+         {"--conv-algo", "--deterministic", "--math", "--workspace-limit", "--device-headroom"}) {
+      if (!args.has(option)) continue;
+      const std::string value = args.value(option).value_or("");
+      warnNoEffect(err, std::string(option) + (value.empty() ? "" : " " + value),
+                   "it applies to the CUDA backend, and " + device->deviceName() + " is the " +
+                       device->backendName() + " backend (fp32, no workspaces)");
+    }
+  }
+  return device;
 }
 
 }  // namespace swapscope::cli

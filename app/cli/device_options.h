@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 
 #include "cli/args.h"
 #include "runtime/device.h"
@@ -13,7 +14,8 @@ namespace swapscope::cli {
 void addDeviceOptions(ArgParser& args);
 /// The DeviceOptions the flags say; Error(BadInput) naming the option on a bad value.
 rt::DeviceOptions deviceOptions(const ArgParser& args);
-/// Opens --device (default cpu) with deviceOptions().
-std::unique_ptr<rt::Device> openDevice(const ArgParser& args);
+/// Opens --device (default cpu) with deviceOptions(). On a device without them, each CUDA option
+/// given is named in a warning on `err`: it has no effect there.
+std::unique_ptr<rt::Device> openDevice(const ArgParser& args, std::ostream& err);
 
 }  // namespace swapscope::cli

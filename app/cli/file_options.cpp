@@ -45,6 +45,11 @@ void addFashionMnistInputs(files::OutputRules& rules, const std::string& dir) {
   }
 }
 
+void warnForceWithoutOutput(const ArgParser& args, const char* output, std::ostream& err) {
+  if (args.has("--force") && !args.has(output))
+    warnNoEffect(err, "--force", std::string("no file is written without ") + output);
+}
+
 void checkOutputOption(const ArgParser& args, const char* option, const std::string& what,
                        const files::OutputRules& rules) {
   if (auto v = args.value(option)) {

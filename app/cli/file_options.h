@@ -29,6 +29,9 @@ void addFashionMnistInputs(files::OutputRules& rules, const std::string& dir);
 /// Checks the file named by `option`, if given, as an output under `rules` before any work
 /// starts (files::checkOutputPath), so that a long run never ends in a refusal. With --force,
 /// a run database that a live profile or run is still writing is refused as well.
+/// warnNoEffect for --force where `output` (the option that names the file it replaces) is not
+/// given.
+void warnForceWithoutOutput(const ArgParser& args, const char* output, std::ostream& err);
 void checkOutputOption(const ArgParser& args, const char* option, const std::string& what,
                        const files::OutputRules& rules);
 

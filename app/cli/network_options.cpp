@@ -60,12 +60,20 @@ Network loadNetwork(const ArgParser& args) {
   return buildZooModel(*model, options);
 }
 
-std::int64_t batchOption(const ArgParser& args, std::int64_t max) {
-  const std::optional<std::int64_t> batch = args.positiveInt("--batch");
-  if (!batch) args.required("--batch");  // throws the missing-option error
-  if (*batch > max) {
-    throwBadInput("--batch: at most " + std::to_string(max) + ", got " + std::to_string(*batch));
+void checkZooOptions(const ArgParser& args, const std::string& otherwise) {
+  if (args.has("--model") || args.has("--net")) return;  // loadNetwork checks these
+  for (const char* option : {"--input", "--classes"}) {
+    if (args.has(option)) {
+      throwBadInput(std::string(option) + " " + *args.value(option) +
+                    " shapes a zoo model, but no --model is given: " + otherwise +
+                    " (give --model NAME with it, or leave it out)");
+    }
   }
+}
+
+std::int64_t batchOption(const ArgParser& args) {
+  const std::optional<std::int64_t> batch = args.batch("--batch");
+  if (!batch) args.required("--batch");  // throws the missing-option error
   return *batch;
 }
 

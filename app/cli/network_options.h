@@ -12,8 +12,12 @@ namespace swapscope::cli {
 void addNetworkOptions(ArgParser& args);
 /// Builds the zoo model or reads the network file the options name; Error(BadInput) otherwise.
 Network loadNetwork(const ArgParser& args);
-/// The required --batch option, a positive integer up to `max`; Error(BadInput) otherwise.
-std::int64_t batchOption(const ArgParser& args, std::int64_t max);
+/// --input and --classes shape a zoo model: Error(BadInput) where they are given without --model
+/// (with --net too, as loadNetwork says). `otherwise` names the network the verb takes instead.
+void checkZooOptions(const ArgParser& args, const std::string& otherwise);
+/// The required --batch option, from 1 to kMaxBatch (ArgParser::batch); Error(BadInput)
+/// otherwise.
+std::int64_t batchOption(const ArgParser& args);
 /// The --policy option, a fixed policy (default keep-all); Error(BadInput) naming the choices
 /// otherwise.
 Policy policyOption(const ArgParser& args);

@@ -12,4 +12,12 @@ perf::PlanMode parsePlanMode(const std::string& name) {
   throwBadInput("--mode: '" + name + "' is not argmin or paper");
 }
 
+void checkBatchWithMode(const std::optional<std::int64_t>& batch, perf::PlanMode mode) {
+  if (!batch || mode != perf::PlanMode::Paper) return;
+  throwBadInput(
+      "give --batch K or --mode paper, not both: --mode paper searches the largest "
+      "stall-free k (Algorithm 2), --batch " +
+      std::to_string(*batch) + " fixes it");
+}
+
 }  // namespace swapscope::cli

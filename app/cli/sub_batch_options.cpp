@@ -10,10 +10,12 @@
 namespace swapscope::cli {
 namespace {
 
-/// The option's integer value, any sign (the range is checked against k afterwards).
-std::int64_t integerValue(const std::string& option, const std::string& text) {
+/// The option's integer value, any sign (the range is checked against k afterwards); an integer
+/// beyond 64 bits is out of the range 1..k.
+std::int64_t integerValue(const std::string& option, const std::string& text, std::int64_t k) {
   std::int64_t out = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec == std::errc::result_out_of_range) (void)parseInteger(text, "option " + option, 1, k);
   if (ec != std::errc() || ptr != text.data() + text.size()) {
     throwBadInput("option " + option + ": expected an integer, got '" + text + "'");
   }
@@ -40,12 +42,13 @@ std::int64_t subBatchOption(const ArgParser& args, std::int64_t k, bool allowAut
   }
   if (count) {
     if (allowAuto && *count == "auto") return 0;
-    const std::int64_t s = integerValue("--sub-batches", *count);
+    const std::int64_t s = integerValue("--sub-batches", *count, k);
     subBatchSize(k, s, "--sub-batches " + *count);  // refuses a count that does not split k
     return s;
   }
   if (size) {
-    return subBatchCount(k, integerValue("--sub-batch-size", *size), "--sub-batch-size " + *size);
+    return subBatchCount(k, integerValue("--sub-batch-size", *size, k),
+                         "--sub-batch-size " + *size);
   }
   return 1;
 }

@@ -77,17 +77,14 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
                     cli.value(budgetGib).toStdString() + "'");
     o.budget = static_cast<std::int64_t>(std::llround(gib * 1024.0 * 1024.0 * 1024.0));
   }
-  if (cli.isSet(batch)) {
-    bool ok = false;
-    const qlonglong k = cli.value(batch).toLongLong(&ok);
-    if (!ok || k <= 0 || k > (1 << 30))
-      throwBadInput("--batch: expected a positive integer, got '" + cli.value(batch).toStdString() +
-                    "'");
-    o.batch = k;
-  }
+  // The CLI's parsers: the same limit and the same reasons as `swapscope plan --batch`.
+  if (cli.isSet(batch)) o.batch = cli::parseBatch(cli.value(batch).toStdString(), "--batch");
   if (cli.isSet(policy))
     o.policy = cli::parsePolicy(cli.value(policy).toStdString(), PolicyRows::All);
-  if (cli.isSet(mode)) o.mode = cli::parsePlanMode(cli.value(mode).toStdString());
+  if (cli.isSet(mode)) {
+    o.mode = cli::parsePlanMode(cli.value(mode).toStdString());
+    cli::checkBatchWithMode(o.batch, o.mode);
+  }
   if (cli.isSet(view)) {
     o.view = cli.value(view);
     if (!kViewNames.contains(o.view))
@@ -101,11 +98,8 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
         "--compare needs a run database to compare with (swapscope-gui A.swapdb "
         "--compare B.swapdb)");
   if (cli.isSet(timelineK)) {
-    bool ok = false;
-    const qlonglong k = cli.value(timelineK).toLongLong(&ok);
-    if (!ok || k <= 0)
-      throwBadInput("--k: expected a positive integer (a recorded minibatch), got '" +
-                    cli.value(timelineK).toStdString() + "'");
+    const std::int64_t k = cli::parseInteger(cli.value(timelineK).toStdString(),
+                                             "--k (a recorded minibatch)", 1, INT64_MAX);
     if (o.db.isEmpty()) throwBadInput("--k needs a run database (swapscope-gui DB.swapdb --k K)");
     o.timeline_k = k;
   }

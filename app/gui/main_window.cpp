@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "cli/file_options.h"
+#include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/files.h"
@@ -173,7 +174,7 @@ void MainWindow::buildControls() {
   m_autoK = new QCheckBox("automatic");
   m_autoK->setChecked(true);
   m_k = new QSpinBox;
-  m_k->setRange(1, 1 << 20);
+  m_k->setRange(1, static_cast<int>(kMaxBatch));  // the limit of every verb
   m_k->setValue(32);
   m_k->setEnabled(false);
   m_gpus = new QSpinBox;

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "cli/run_output.h"
+#include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/files.h"
@@ -446,7 +447,7 @@ void RunController::askProfile() {
   network->setCurrentText("fmnist-cnn");
   auto* budget = new QLineEdit("256MiB", &f.dialog);
   auto* maxBatch = new QSpinBox(&f.dialog);
-  maxBatch->setRange(0, 1 << 24);
+  maxBatch->setRange(0, static_cast<int>(kMaxBatch));  // the limit of every verb
   maxBatch->setValue(128);
   maxBatch->setSpecialValueText(tr("no cap"));
   f.form->addRow(tr("Network"), network);

@@ -2,10 +2,14 @@
 #include "graph/json_guard.h"
 
 #include <cstdio>
+#include <iterator>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "common/error.h"
 
 namespace swapscope {
 namespace {
@@ -115,7 +119,74 @@ std::string echo(const Json& v, std::size_t max_chars) {
   return out;
 }
 
+/// A character iterator that records the furthest character the parser has read, so that its
+/// callback knows where in the text it is (nlohmann's callbacks get no position).
+struct ReadingIterator {
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  const char* at = nullptr;
+  const char** furthest = nullptr;
+
+  reference operator*() const { return *at; }
+  ReadingIterator& operator++() {
+    *furthest = ++at;
+    return *this;
+  }
+  ReadingIterator operator++(int) {
+    ReadingIterator before = *this;
+    ++*this;
+    return before;
+  }
+  friend bool operator==(const ReadingIterator& a, const ReadingIterator& b) {
+    return a.at == b.at;
+  }
+};
+
+template <typename Json>
+Json parseUniqueKeys(std::string_view text, const std::string& origin, bool allow_exceptions) {
+  const char* furthest = text.data();
+  // The keys seen so far in each object being read, innermost last.
+  std::vector<std::set<std::string>> open;
+  const typename Json::parser_callback_t noteKeys = [&](int, nlohmann::json::parse_event_t event,
+                                                        Json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) {
+      open.emplace_back();
+    } else if (event == Event::object_end) {
+      if (!open.empty()) open.pop_back();
+    } else if (event == Event::key && !open.empty()) {
+      const auto& key = parsed.template get_ref<const std::string&>();
+      if (!open.back().insert(key).second) {
+        // The parser has just read the key's closing quote.
+        const auto read = static_cast<std::size_t>(furthest - text.data());
+        const std::string where = describeTextOffset(text, read > 0 ? read - 1 : 0);
+        throwBadInput(origin + ": key \"" + echoText(key) + "\" is given twice in one object (" +
+                      where.substr(0, where.find(',')) +
+                      "); JSON readers disagree on which one counts, so give it once");
+      }
+    }
+    return true;
+  };
+  const ReadingIterator first{text.data(), &furthest};
+  const ReadingIterator last{text.data() + text.size(), &furthest};
+  return Json::parse(first, last, noteKeys, allow_exceptions);
+}
+
 }  // namespace
+
+nlohmann::json parseJsonUniqueKeys(std::string_view text, const std::string& origin,
+                                   bool allow_exceptions) {
+  return parseUniqueKeys<nlohmann::json>(text, origin, allow_exceptions);
+}
+
+nlohmann::ordered_json parseOrderedJsonUniqueKeys(std::string_view text, const std::string& origin,
+                                                  bool allow_exceptions) {
+  return parseUniqueKeys<nlohmann::ordered_json>(text, origin, allow_exceptions);
+}
 
 std::optional<std::size_t> jsonTooDeepAt(std::string_view text, int max_depth) {
   int depth = 0;

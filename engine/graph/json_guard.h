@@ -51,6 +51,16 @@ std::string echoText(std::string_view text, std::size_t max_chars = kMaxEchoChar
 std::string echoJson(const nlohmann::json& value, std::size_t max_chars = kMaxEchoChars);
 std::string echoJson(const nlohmann::ordered_json& value, std::size_t max_chars = kMaxEchoChars);
 
+/// `text` parsed as nlohmann's parse() does, except that an object giving one key twice
+/// ({"k": 16, "k": 8}, where nlohmann keeps the last) is refused: Error(BadInput)
+/// "<origin>: key "k" is given twice in one object (line 3)". Syntax errors are nlohmann's own:
+/// a parse_error thrown, or a discarded value where `allow_exceptions` is false. Check the depth
+/// first (jsonTooDeepAt): the parser allocates a level per bracket.
+nlohmann::json parseJsonUniqueKeys(std::string_view text, const std::string& origin,
+                                   bool allow_exceptions = true);
+nlohmann::ordered_json parseOrderedJsonUniqueKeys(std::string_view text, const std::string& origin,
+                                                  bool allow_exceptions = true);
+
 /// A parse error of nlohmann::json with its echo of the offending token bounded (the parser
 /// quotes the whole token, which for an unterminated string is the rest of the file).
 std::string boundedParseError(const char* what);

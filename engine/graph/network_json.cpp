@@ -355,7 +355,7 @@ Network networkFromText(std::string_view text, const std::string& origin) {
   }
   json doc;
   try {
-    doc = json::parse(text);
+    doc = parseOrderedJsonUniqueKeys(text, origin.empty() ? "the network JSON" : origin);
   } catch (const json::parse_error& e) {
     throwBadInput(prefix + "not valid JSON: " + boundedParseError(e.what()));
   } catch (const json::exception& e) {

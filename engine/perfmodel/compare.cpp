@@ -35,6 +35,14 @@ RunSide side(const store::RunData& run, const std::optional<PerfModel>& model) {
   for (const auto& it : run.iterations)
     ks.insert(it.k);
   s.ks.assign(ks.begin(), ks.end());
+  std::set<std::pair<std::int64_t, std::int64_t>> batches;
+  const auto passes = subBatchesOf(run);
+  for (const auto& it : run.iterations) {
+    const auto p = passes.find({it.k, it.iteration});
+    batches.insert({it.k, p == passes.end() ? 1 : p->second});
+  }
+  s.batches.assign(batches.begin(), batches.end());
+  s.fitted = model.has_value();
   if (model) {
     const LinkFit& h = model->link(false);
     const LinkFit& d = model->link(true);
@@ -194,6 +202,41 @@ RunComparison compareRuns(const store::RunData& a, const store::RunData& b, std:
     }
   }
   return c;
+}
+
+std::string describeBatches(const RunSide& side) {
+  std::string s;
+  for (const auto& [k, passes] : side.batches) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(k);
+    if (passes > 1)
+      s += " in " + std::to_string(passes) + " passes of " + std::to_string(k / passes);
+  }
+  return s.empty() ? "none" : s;
+}
+
+std::string stepsNotCompared(const RunComparison& c) {
+  if (!c.same_network) return "the networks differ";
+  if (c.a.batches.empty() || c.b.batches.empty()) {
+    return std::string(c.a.batches.empty() ? "A" : "B") + " records no iterations";
+  }
+  if (c.step_k != 0) return "";
+  return "no pass size was recorded by both (A: k = " + describeBatches(c.a) +
+         "; B: k = " + describeBatches(c.b) +
+         "), and a step's time is compared at the samples it ran on";
+}
+
+std::string nothingToCompare(const RunComparison& c) {
+  std::string who;
+  for (const RunSide* s : {&c.a, &c.b}) {
+    if (!s->batches.empty()) continue;
+    if (!who.empty()) who += " and ";
+    who += (s == &c.a ? "A (" : "B (") + s->path + ")";
+  }
+  if (who.empty()) return "";
+  return who + (c.a.batches.empty() && c.b.batches.empty() ? " record" : " records") +
+         " no iterations: nothing to compare but the identity (no fits, PCIe rates, step "
+         "times or ratios)";
 }
 
 namespace {

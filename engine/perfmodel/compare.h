@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "perfmodel/model.h"
@@ -20,6 +21,12 @@ struct RunSide {
   std::string path, kind, status, device, backend, host_cpu, network, structure_hash, policy;
   std::int64_t budget = 0;
   std::vector<std::int64_t> ks;  ///< recorded minibatches
+  /// Each recorded (k, passes) once, ascending: a minibatch run in S sub-batches has S passes of
+  /// k/S samples, the size its steps ran at.
+  std::vector<std::pair<std::int64_t, std::int64_t>> batches;
+  /// The performance model was fitted (the run recorded iterations): without it the PCIe and
+  /// duplex figures are none, not 0.
+  bool fitted = false;
   double h2d_bytes_per_s = 0, d2h_bytes_per_s = 0;
   double h2d_latency_s = 0, d2h_latency_s = 0;
   double duplex_factor = 1;
@@ -107,6 +114,18 @@ struct StallMetrics {
 StallMetrics compareStalls(double predicted_t_iter, const std::vector<double>& predicted_stall,
                            const std::vector<double>& predicted_start,
                            const std::vector<MeasuredIteration>& measured, double threshold = 0.01);
+
+/// The recorded minibatches as "8,16" or, where a minibatch ran in passes, "16 in 2 passes of 8";
+/// "none" for a run without iterations.
+std::string describeBatches(const RunSide& side);
+
+/// Why the per-step times are not compared ("the networks differ", "A records no iterations",
+/// or which (k, passes) each run recorded where no pass size is common), or "" where they are.
+std::string stepsNotCompared(const RunComparison& c);
+
+/// Where a run without iterations leaves nothing to compare but the identity, which one it is
+/// ("B (b.swapdb) records no iterations: ..."); "" where both recorded iterations.
+std::string nothingToCompare(const RunComparison& c);
 
 /// Compares two loaded runs. A run without recorded iterations has no fits: its curves and PCIe
 /// figures are left empty rather than refused, so a failed run still shows its identity.

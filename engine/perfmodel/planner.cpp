@@ -17,6 +17,7 @@
 #include "analysis/placement.h"
 #include "analysis/prefetch_schedule.h"
 #include "analysis/reuse_delay.h"
+#include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
@@ -1039,7 +1040,8 @@ PlanResult Planner::plan(const PlanRequest& req) const {
         "swap; use --mode argmin or a fixed --batch");
   }
   const MemoryCurve& limitCurve = fixed ? fixed->curve : swapAll.curve;
-  out.k_max = limitCurve.kMax(req.budget, std::int64_t{1} << 30);
+  // No k above the limit of every verb (common/batch_limit.h): a plan the run would refuse.
+  out.k_max = std::min(limitCurve.kMax(req.budget, kMaxBatch), kMaxBatch);
   if (out.k_max < 1) {
     const std::int64_t need = limitCurve.peak(1);
     out.reason = "untrainable: " + std::string(policyName(req.policy)) + " needs " +
@@ -1053,7 +1055,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       out.batch_need = limitCurve.peak(*req.batch);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::BadInput) throw;
-      out.batch_need = std::numeric_limits<std::int64_t>::max();  // beyond a 64-bit count
+      out.batch_need = PlanResult::kNeedOverflows;
     }
     out.reason = "k = " + std::to_string(*req.batch) +
                  " does not fit: " + std::string(policyName(req.policy)) +

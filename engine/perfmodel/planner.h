@@ -90,8 +90,10 @@ struct PlanResult {
   std::int64_t min_budget = 0;  ///< swap-all's peak at k = 1
   std::int64_t k_max = 0;       ///< the largest k the policy fits in the budget
   /// A fixed k (request.batch) above k_max: the bytes it needs in one pass, the least peak the
-  /// policy reaches at that k (swap-all's for a searched policy); 0 otherwise.
+  /// policy reaches at that k (swap-all's for a searched policy); 0 otherwise; kNeedOverflows
+  /// where that count does not fit in 64 bits (a figure no message may print as a number).
   std::int64_t batch_need = 0;
+  static constexpr std::int64_t kNeedOverflows = -1;
   Evaluation best;
   Gmap gmap;  ///< of the best plan
   MemoryCurve curve;

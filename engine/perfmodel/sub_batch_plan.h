@@ -22,7 +22,8 @@ struct SubBatchPlan {
   double t_whole = 0;            ///< ceil(E m / K) (t_iter + Δ); 0 without m
   int candidates = 0;            ///< counts of S planned (1 for a given S)
   /// planAllowingSubBatches: the bytes K needs in one pass where it did not fit the budget
-  /// (PlanResult::batch_need), which is why S > 1 was planned; 0 where K fits in one pass.
+  /// (PlanResult::batch_need, PlanResult::kNeedOverflows beyond a 64-bit count), which is why
+  /// S > 1 was planned; 0 where K fits in one pass.
   std::int64_t whole_need = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "analysis/policy.h"
+#include "common/batch_limit.h"
 #include "common/error.h"
 #include "common/files.h"
 #include "graph/json_guard.h"
@@ -247,7 +248,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   p.policy = top.oneOf("policy", planFilePolicies(version));
   p.mode = top.oneOf("mode", {"argmin", "paper", "fixed"});
   p.budget = top.integer("budget", 1);
-  p.k = top.integer("k", 1);
+  p.k = top.integer("k", 1, kMaxBatch);  // the limit of every verb (common/batch_limit.h)
   if (version >= 2) {
     p.sub_batches = top.integer("sub_batches", 1, p.k);
     if (p.k % p.sub_batches != 0) {
@@ -370,7 +371,7 @@ PlanFile readPlanFile(const std::string& path) {
     throwBadInput("plan '" + path + "': JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                   " levels at " + describeTextOffset(text, *at));
   }
-  const json doc = json::parse(text, nullptr, false);
+  const json doc = parseJsonUniqueKeys(text, "plan '" + path + "'", false);
   if (doc.is_discarded()) throwBadInput("plan '" + path + "' is not valid JSON");
   return planFromJson(doc, path);
 }

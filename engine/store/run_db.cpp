@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/batch_limit.h"
 #include "common/error.h"
 #include "graph/json_guard.h"
 #include "graph/network_json.h"
@@ -76,8 +77,8 @@ std::string_view transferKindName(TransferKind k) {
 
 namespace {
 
-/// The largest minibatch a run database may record: the CLI's limit on --batch.
-constexpr std::int64_t kMaxRecordedK = std::int64_t{1} << 24;
+/// The largest minibatch a run database may record: the limit of every verb.
+constexpr std::int64_t kMaxRecordedK = kMaxBatch;
 
 [[noreturn]] void damaged(const std::string& path, const std::string& why) {
   throwBadInput("'" + path + "' is damaged: " + why);

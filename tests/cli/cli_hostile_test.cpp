@@ -189,9 +189,9 @@ TEST(HostileText, BytesThatAreNotUtf8InADatabasePrintAsReplacementCharacters) {
 
 TEST(HostileSizes, AHugeBatchIsRefused) {
   expectRefused(run({"analyze", "--model", "resnet20", "--batch", "9223372036854775807"}),
-                "--batch: at most 16777216, got 9223372036854775807");
+                "--batch 9223372036854775807: above the limit of 16777216");
   expectRefused(run({"analyze", "--model", "resnet20", "--batch", "9223372036854775808"}),
-                "--batch: expected a positive integer, got '9223372036854775808'");
+                "--batch 9223372036854775808: above the limit of 16777216");
 }
 
 TEST(HostilePlan, AnUnknownSwappedLayerNamesThePlanAndTheField) {
@@ -221,7 +221,8 @@ TEST(HostilePlan, AKWhoseBytesOverflowNamesThePlanAndTheField) {
   std::ostringstream before;
   before << std::ifstream(planFile).rdbuf();
   expectRefused(run({"run", "--plan", planFile.string(), "--iters", "1"}),
-                planFile.string() + ": k: minibatch k = 4611686018427387904: the bytes resident");
+                "plan '" + planFile.string() +
+                    "': field 'k' must be at most 16777216, got 4611686018427387904");
   std::ostringstream after;
   after << std::ifstream(planFile).rdbuf();
   EXPECT_EQ(after.str(), before.str());

@@ -69,6 +69,39 @@ void expectContains(const std::string& msg, const std::string& part) {
       << "message: " << msg.substr(0, 1000) << "\nexpected: " << part;
 }
 
+// --- duplicate keys ----------------------------------------------------------------------------
+
+// nlohmann keeps the last of two equal keys, so "out_channels": 4, "out_channels": 8 silently
+// built 8 channels: the reader refuses it, naming the key, the line and the file.
+TEST(DuplicateKeys, ANetworkFileGivingAKeyTwiceIsRefusedWithItsLine) {
+  std::string text = netText();
+  const std::string field = R"("out_channels": 4)";
+  text.replace(text.find(field), field.size(), R"("out_channels": 4, "out_channels": 8)");
+  const fs::path p = writeTemp("twice.json", text);
+  const std::string msg = badInput([&] { (void)readNetworkFile(p); });
+  fs::remove(p);
+  expectContains(msg, p.string() + ": key \"out_channels\" is given twice in one object (line 3)");
+}
+
+TEST(DuplicateKeys, TheTopLevelAndNestedObjectsAreChecked) {
+  std::string text = netText();
+  text.replace(text.find(R"("name": "small")"), 15, R"("name": "small", "name": "big")");
+  expectContains(badInput([&] { (void)networkFromText(text, "n.json"); }),
+                 R"(n.json: key "name" is given twice in one object (line 1))");
+  // The same key in two objects, and in an object and its child, is no duplicate.
+  const json doc = parseOrderedJsonUniqueKeys(R"({"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}]})", "x");
+  EXPECT_EQ(doc["b"][1]["a"], 3);
+  EXPECT_EQ(doc["a"]["a"], 1);
+  EXPECT_EQ(networkFromText(netText(), "ok.json").size(), 5);
+}
+
+TEST(DuplicateKeys, ASyntaxErrorIsStillTheParsersOwn) {
+  EXPECT_THROW((void)parseJsonUniqueKeys(R"({"a": 1,)", "x"), nlohmann::json::parse_error);
+  EXPECT_TRUE(parseJsonUniqueKeys(R"({"a": 1,)", "x", false).is_discarded());
+  expectContains(badInput([] { (void)parseJsonUniqueKeys(R"({"a": 1, "a": 1})", "x", false); }),
+                 R"(x: key "a" is given twice)");
+}
+
 // --- nesting -----------------------------------------------------------------------------------
 
 class DeepNesting : public ::testing::TestWithParam<std::string> {};

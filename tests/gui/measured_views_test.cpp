@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.h"
@@ -176,6 +177,52 @@ TEST(MeasuredViews, TheTwoSampleRunsCompareAsTheCliDoes) {
   w.window.measured()->compare()->findChildren<QComboBox*>().at(1)->setCurrentIndex(0);
   ASSERT_TRUE(QTest::qWaitFor([&] { return !w.window.measured()->busy(); }, kWaitMs));
   expectTablesAsCli(view, cliCompare(kFmnist, kResnet));
+}
+
+// k = 16 in one pass against k = 16 in two: the view said "no k was recorded by both" beside
+// identical minibatches; a run without iterations showed rates of 0 and "1.00x slower".
+TEST(MeasuredViews, TheCompareViewSpeaksOfKAndPassesAndOfRunsWithoutIterations) {
+  QTemporaryDir dir;
+  std::string dbs[2];
+  for (int s = 0; s < 2; ++s) {
+    const std::string passes = std::to_string(s + 1);
+    const std::string plan = dir.filePath("k16.json").toStdString();
+    dbs[s] = dir.filePath(QString::fromStdString("k16-" + passes + ".swapdb")).toStdString();
+    ASSERT_EQ(
+        cli::testing::run({"plan", "--db", kFmnist, "--budget", "16MiB", "--policy", "swap-all",
+                           "--batch", "16", "--sub-batches", passes, "--out", plan, "--force"})
+            .code,
+        0);
+    const auto r =
+        cli::testing::run({"run", "--plan", plan, "--iters", "1", "--warmup", "0", "--db", dbs[s]});
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  {
+    Window w({QString::fromStdString(dbs[0]), "--compare", QString::fromStdString(dbs[1]), "--view",
+              "compare"});
+    const CompareView& view = *w.window.measured()->compare();
+    EXPECT_TRUE(view.identityText().contains("k = 16 in 2 passes of 8"))
+        << view.identityText().toStdString();
+    EXPECT_EQ(view.stepTitle().toStdString(),
+              "Per-step median times: not compared, no pass size was recorded by both (A: k = "
+              "16; B: k = 16 in 2 passes of 8), and a step's time is compared at the samples it "
+              "ran on");
+  }
+  // The second run's rows of its iterations deleted: no fits, so no rates and no ratio.
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(dbs[1].c_str(), &h, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  for (const char* table : {"iterations", "samples", "transfers", "memory", "batches"})
+    EXPECT_EQ(
+        sqlite3_exec(h, ("DELETE FROM " + std::string(table)).c_str(), nullptr, nullptr, nullptr),
+        SQLITE_OK);
+  sqlite3_close(h);
+  Window w({QString::fromStdString(dbs[0]), "--compare", QString::fromStdString(dbs[1]), "--view",
+            "compare"});
+  const CompareView& view = *w.window.measured()->compare();
+  const QString text = view.identityText();
+  EXPECT_TRUE(text.contains("records no iterations: nothing to compare")) << text.toStdString();
+  EXPECT_EQ(text.count("slower"), 1) << text.toStdString();  // A's line only
+  EXPECT_TRUE(view.stepTitle().contains("B records no iterations")) << text.toStdString();
 }
 
 TEST(MeasuredViews, TimelineFollowsKAndIterationOfAnyOpenDatabase) {

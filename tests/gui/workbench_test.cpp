@@ -305,6 +305,35 @@ TEST(MainWindow, EveryViewSavesAsPngPdfAndSvg) {
   }
 }
 
+/// parseGuiOptions' refusal of `args` (after the program name), or "accepted".
+std::string guiRefusal(const QStringList& args) {
+  try {
+    (void)parseGuiOptions(QStringList{"swapscope-gui", QString::fromStdString(kSample)} + args);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    return e.what();
+  }
+  return "accepted";
+}
+
+// The app clamped --batch 2000000 to 1,048,576 without a word while the CLI planned it, and said
+// "expected a positive integer" of 99999999999: one limit and one parser for both now.
+TEST(GuiOptions, TheBatchLimitAndItsReasonsAreTheClis) {
+  EXPECT_EQ(guiRefusal({"--batch", "99999999999"}),
+            "--batch 99999999999: above the limit of 16777216 samples per minibatch (the largest "
+            "k whose byte and FLOP counts stay exact in 64 bits for every zoo network)");
+  EXPECT_EQ(guiRefusal({"--batch", "0"}), "--batch: expected a positive integer, got '0'");
+  EXPECT_EQ(guiRefusal({"--batch", "16", "--mode", "paper"}),
+            "give --batch K or --mode paper, not both: --mode paper searches the largest "
+            "stall-free k (Algorithm 2), --batch 16 fixes it");
+  EXPECT_EQ(guiRefusal({"--k", "99999999999999999999"}),
+            "--k (a recorded minibatch): 99999999999999999999 is out of range: from 1 to "
+            "9223372036854775807");
+  OpenWindow w({"--budget", "200MiB", "--batch", "2000000"});
+  ASSERT_TRUE(w.window.currentRequest().batch);
+  EXPECT_EQ(*w.window.currentRequest().batch, 2000000);
+}
+
 TEST(MainWindow, UntrainableBudgetIsStated) {
   OpenWindow w({"--budget", "1MiB"});
   const SummaryData& s = w.window.summaryView()->data();

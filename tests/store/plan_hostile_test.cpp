@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -136,6 +137,23 @@ TEST(PlanHostile, TheSameNameTwiceIsEchoedBounded) {
   expectContains(msg, "'swap_set[1].fm' names 'nnn");
   expectContains(msg, "... (256 bytes)' twice");
   EXPECT_LT(msg.size(), 200u);
+}
+
+// nlohmann keeps the last of two equal keys: "k": 16, "k": 8 ran k = 8 without a word.
+TEST(PlanHostile, AKeyGivenTwiceIsRefusedWithItsLine) {
+  std::string text = samplePlanJson().dump(2);
+  const std::string field = "\"k\": 64";
+  ASSERT_NE(text.find(field), std::string::npos);
+  const auto line = 1 + std::count(text.begin(), text.begin() + text.find(field), '\n');
+  text.replace(text.find(field), field.size(), "\"k\": 64, \"k\": 8");
+  const std::string msg = fileRefusal(text);
+  expectContains(msg,
+                 "': key \"k\" is given twice in one object (line " + std::to_string(line) + ")");
+  expectContains(msg, "plan '");
+  // Inside a nested object too.
+  text = samplePlanJson().dump();
+  text.replace(text.find("\"t_iter_s\""), 10, "\"stall_s\": 1, \"t_iter_s\"");
+  expectContains(fileRefusal(text), "key \"stall_s\" is given twice");
 }
 
 /// Visits every string property of the schema that has a maxLength, with its path in the plan.

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/// Silent wrong answers and wrong reasons in the verbs, in-process: one minibatch limit for every
+/// verb, a plan whose predictions are not its schedule's, options that contradict or do not
+/// apply, keys given twice, out-of-range numbers, and compare's (k, passes) and empty runs.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/args.h"
+#include "common/batch_limit.h"
+#include "common/error.h"
+#include "run_cli.h"
+
+namespace swapscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+using testing::Result;
+using testing::run;
+
+const std::string kRuns = SWAPSCOPE_SAMPLE_RUNS_DIR;
+const std::string kSample = kRuns + "/fmnist-cnn-cpu-profile.swapdb";
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("swapscope-checks-" + std::to_string(getpid()) + "-" + name);
+}
+
+std::string readText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void writeText(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+void expectRefused(const Result& r, const std::string& part) {
+  EXPECT_EQ(r.code, kExitUsage) << r.err.substr(0, 600);
+  EXPECT_TRUE(has(r.err, part)) << r.err.substr(0, 600) << "\nexpected: " << part;
+}
+
+void expectWarned(const Result& r, const std::string& part) {
+  EXPECT_EQ(r.code, kExitOk) << r.err.substr(0, 600);
+  EXPECT_TRUE(has(r.err, "warning: " + part)) << r.err.substr(0, 600) << "\nexpected: " << part;
+}
+
+std::vector<std::string> planArgs(std::vector<std::string> extra) {
+  std::vector<std::string> a = {"plan", "--db", kSample, "--budget", "16MiB"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// --- one minibatch limit ------------------------------------------------------------------------
+
+TEST(BatchLimit, EveryVerbRefusesAboveTheOneLimitNamingOptionValueAndLimit) {
+  const std::string above = std::to_string(kMaxBatch + 1);
+  const std::string limit = "above the limit of " + std::to_string(kMaxBatch);
+  expectRefused(run({"analyze", "--model", "resnet20", "--batch", above}),
+                "--batch " + above + ": " + limit);
+  expectRefused(run(planArgs({"--batch", above})), "--batch " + above + ": " + limit);
+  expectRefused(run(planArgs({"--max-batch", above})), "--max-batch " + above + ": " + limit);
+  expectRefused(run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", above,
+                     "--iters", "1", "--budget", "16MiB"}),
+                "--batch " + above + ": " + limit);
+  expectRefused(run({"profile", "--model", "fmnist-cnn", "--budget", "16MiB", "--max-batch", above,
+                     "--db", scratch("never.swapdb").string()}),
+                "--max-batch " + above + ": " + limit);
+  EXPECT_FALSE(fs::exists(scratch("never.swapdb")));
+  // Beyond 64 bits is above the limit too, not "expected a positive integer".
+  expectRefused(run({"analyze", "--model", "resnet20", "--batch", "99999999999999999999"}),
+                "--batch 99999999999999999999: " + limit);
+  // At the limit it is accepted.
+  EXPECT_EQ(
+      run({"analyze", "--model", "fmnist-cnn", "--batch", std::to_string(kMaxBatch), "--json"})
+          .code,
+      kExitOk);
+}
+
+// The issue's case: this ran 14 s and printed a saturated byte count and t_iter 1.9e19 ms.
+TEST(BatchLimit, AHugeSplitBatchIsRefusedBeforeAnyPlanning) {
+  const Result r = run(planArgs({"--batch", "9223372036854775783", "--allow-sub-batches"}));
+  expectRefused(r, "--batch 9223372036854775783: above the limit of 16777216");
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_FALSE(has(r.err, "9223372036854775807"));
+}
+
+TEST(BatchLimit, APlanFileAboveTheLimitIsRefusedByRunNamingTheField) {
+  const fs::path plan = scratch("k-above.json");
+  ASSERT_EQ(testing::writeFmnistPlan(kRuns, plan.string()).code, kExitOk);
+  json doc = json::parse(readText(plan));
+  doc["k"] = kMaxBatch + 1;
+  writeText(plan, doc.dump(2));
+  expectRefused(run({"run", "--plan", plan.string(), "--iters", "1"}),
+                "field 'k' must be at most 16777216");
+  fs::remove(plan);
+}
+
+// --- predictions that are not the schedule's ----------------------------------------------------
+
+class EditedPlan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(testing::writeFmnistPlan(kRuns, m_plan.string()).code, kExitOk);
+    m_doc = json::parse(readText(m_plan));
+  }
+  void TearDown() override { fs::remove(m_plan); }
+  Result runEdited() {
+    writeText(m_plan, m_doc.dump(2));
+    return run({"run", "--plan", m_plan.string(), "--iters", "1", "--warmup", "0"});
+  }
+  fs::path m_plan = scratch("edited.json");
+  json m_doc;
+};
+
+TEST_F(EditedPlan, AnEditedPeakIsRefusedNamingBothFigures) {
+  const std::int64_t peak = m_doc["predictions"]["peak_bytes"].get<std::int64_t>();
+  m_doc["predictions"]["peak_bytes"] = peak + 4096;
+  const Result r = runEdited();
+  expectRefused(r, "field 'predictions.peak_bytes' is " + std::to_string(peak + 4096) +
+                       ", but its swap set's GMAP at k = 8 peaks at " + std::to_string(peak) +
+                       " bytes");
+  EXPECT_FALSE(has(r.err + r.out, "workspace"));
+}
+
+TEST_F(EditedPlan, TheUneditedPlanRunsWithoutAWorkspaceLineOnTheCpu) {
+  const Result r = runEdited();
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_FALSE(has(r.out, "workspace")) << r.out;
+  EXPECT_FALSE(has(r.out, "padding")) << r.out;
+}
+
+TEST_F(EditedPlan, AStartArrayOfTheWrongLengthSaysSoNotThatItIsOld) {
+  const std::size_t steps = m_doc["predictions"]["start_s"].size();
+  ASSERT_GT(steps, 2u);
+  m_doc["predictions"]["start_s"].erase(steps - 1);
+  const Result r = runEdited();
+  expectRefused(r, "field 'predictions.start_s' holds " + std::to_string(steps - 1) +
+                       " starts, but the GMAP has " + std::to_string(steps) + " steps");
+  EXPECT_FALSE(has(r.err, "older"));
+}
+
+TEST_F(EditedPlan, NoStartsAtAllIsAnOlderPlan) {
+  m_doc["predictions"]["start_s"] = json::array();
+  const Result r = runEdited();
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(has(r.out, "the plan holds no predicted starts (made by an older Swapscope)"));
+}
+
+// --- keys given twice ---------------------------------------------------------------------------
+
+TEST_F(EditedPlan, AKeyGivenTwiceIsRefusedNamingKeyLineAndFile) {
+  std::string text = m_doc.dump(2);
+  const std::size_t at = text.find("\"k\": 8");
+  ASSERT_NE(at, std::string::npos);
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+  text.replace(at, 6, "\"k\": 16, \"k\": 8");
+  writeText(m_plan, text);
+  expectRefused(run({"run", "--plan", m_plan.string(), "--iters", "1"}),
+                "plan '" + m_plan.string() + "': key \"k\" is given twice in one object (line " +
+                    std::to_string(line) + ")");
+}
+
+TEST(DuplicateKeys, ANetworkFileGivingALayerFieldTwiceIsRefused) {
+  const fs::path net = scratch("twice-net.json");
+  ASSERT_EQ(run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--dump-net", net.string(),
+                 "--force"})
+                .code,
+            kExitOk);
+  std::string text = readText(net);
+  const std::size_t at = text.find("\"out_channels\":");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"out_channels\":1,");
+  writeText(net, text);
+  expectRefused(run({"analyze", "--net", net.string(), "--batch", "1"}),
+                net.string() + ": key \"out_channels\" is given twice in one object (line ");
+  fs::remove(net);
+}
+
+// --- options that contradict or do not apply ----------------------------------------------------
+
+TEST(OptionChecks, PlanRefusesOptionsThatContradictNamingBoth) {
+  expectRefused(run(planArgs({"--batch", "8", "--mode", "paper"})),
+                "give --batch K or --mode paper, not both");
+  expectRefused(run(planArgs({"--batch", "8", "--max-batch", "16"})),
+                "give --batch K or --max-batch K, not both: --batch 8 fixes k, --max-batch 16");
+  expectRefused(run(planArgs({"--input", "1x32x32"})),
+                "--input 1x32x32 shapes a zoo model, but no --model is given: plan takes the "
+                "network profiled in");
+  expectRefused(run(planArgs({"--classes", "7"})), "--classes 7 shapes a zoo model");
+}
+
+TEST(OptionChecks, PlanWarnsAboutOptionsWithoutEffect) {
+  expectWarned(run(planArgs({"--link-bandwidth", "25GB"})),
+               "--link-bandwidth 25GB has no effect: it sets the all-reduce between GPUs");
+  expectWarned(run(planArgs({"--link-bandwidth", "25GB", "--gpus", "1"})),
+               "--link-bandwidth 25GB has no effect");
+  expectWarned(run(planArgs({"--batch", "8", "--mode", "argmin"})),
+               "--mode argmin has no effect: --batch 8 fixes k");
+  expectWarned(run(planArgs({"--epochs", "3"})), "--epochs 3 has no effect");
+  expectWarned(run(planArgs({"--force"})),
+               "--force has no effect: no file is written without --out");
+  // With the options they need, no warning.
+  const Result quiet = run(planArgs(
+      {"--link-bandwidth", "25GB", "--gpus", "4", "--epochs", "3", "--dataset-size", "6000"}));
+  ASSERT_EQ(quiet.code, kExitOk) << quiet.err;
+  EXPECT_FALSE(has(quiet.err, "warning")) << quiet.err;
+}
+
+TEST(OptionChecks, CudaOptionsOnTheCpuAndDataOptionsOfOtherDataAreNamed) {
+  const Result r =
+      run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "4", "--iters", "1",
+           "--budget", "16MiB", "--math", "tf32", "--data-dir", "/nonexistent", "--json"});
+  expectWarned(r, "--math tf32 has no effect: it applies to the CUDA backend");
+  expectWarned(r, "--data-dir has no effect: it locates Fashion-MNIST, and --data is synthetic");
+  expectRefused(run({"run", "--plan", "plan.json", "--input", "1x28x28"}),
+                "--input 1x28x28 shapes a zoo model, but no --model is given: run takes the "
+                "network the plan names");
+}
+
+// --- numbers: the reason, with the range --------------------------------------------------------
+
+TEST(NumberReasons, OutOfRangeSaysSoWithTheRange) {
+  expectRefused(run({"analyze", "--model", "fmnist-cnn", "--batch", "8", "--sub-batches",
+                     "18446744073709551618"}),
+                "option --sub-batches: 18446744073709551618 is out of range: from 1 to 8");
+  expectRefused(run(planArgs({"--gpus", "4294967297"})),
+                "option --gpus: 4294967297 is out of range: from 1 to 1024");
+  expectRefused(run({"run", "--plan", "p.json", "--iters", "100001"}),
+                "option --iters: 100001 is out of range: from 1 to 100000");
+  // A fraction was truncated to an int (1.5 warm-up iterations ran 1).
+  expectRefused(run({"run", "--plan", "p.json", "--warmup", "1.5"}),
+                "option --warmup: expected an integer, got '1.5'");
+  expectRefused(run({"analyze", "--model", "fmnist-cnn", "--batch", "two"}),
+                "--batch: expected a positive integer, got 'two'");
+}
+
+TEST(NumberReasons, TheOneParserSaysWhy) {
+  const auto reason = [](const std::string& text, std::int64_t lo, std::int64_t hi) {
+    try {
+      (void)parseInteger(text, "--n", lo, hi);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(reason("7", 0, 10), "accepted");
+  EXPECT_EQ(reason("11", 0, 10), "--n: 11 is out of range: from 0 to 10");
+  EXPECT_EQ(reason("-1", 0, 10), "--n: -1 is out of range: from 0 to 10");
+  EXPECT_EQ(reason("0", 1, 10), "--n: expected a positive integer, got '0'");
+  EXPECT_EQ(reason("-99999999999999999999", 0, 10),
+            "--n: -99999999999999999999 is out of range: from 0 to 10");
+  EXPECT_EQ(reason("7x", 0, 10), "--n: expected an integer, got '7x'");
+  EXPECT_EQ(reason("", 0, 10), "--n: expected an integer, got ''");
+  EXPECT_EQ(parseBatch("0016", "--batch"), 16);
+}
+
+// --- compare: (k, passes) and runs without iterations -------------------------------------------
+
+/// Two runs of fmnist-cnn at k = 16, in one pass and in two, recorded by `run --db`, made once.
+class PassesCompare : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    for (const auto& [passes, db] : {std::pair{"1", &one_}, std::pair{"2", &two_}}) {
+      const fs::path plan = scratch(std::string("k16-") + passes + ".json");
+      *db = scratch(std::string("k16-") + passes + ".swapdb");
+      const Result p = run(planArgs({"--policy", "swap-all", "--batch", "16", "--sub-batches",
+                                     passes, "--out", plan.string(), "--force"}));
+      ASSERT_EQ(p.code, kExitOk) << p.err;
+      const Result r = run({"run", "--plan", plan.string(), "--iters", "1", "--warmup", "0", "--db",
+                            db->string(), "--force"});
+      ASSERT_EQ(r.code, kExitOk) << r.err;
+      fs::remove(plan);
+    }
+  }
+  static void TearDownTestSuite() {
+    fs::remove(one_);
+    fs::remove(two_);
+  }
+  static fs::path one_, two_;
+};
+fs::path PassesCompare::one_, PassesCompare::two_;
+
+TEST_F(PassesCompare, TheHeaderAndThePairingSpeakOfKAndPasses) {
+  const Result r = run({"compare", one_.string(), two_.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(has(r.out, "16 in 2 passes of 8")) << r.out;
+  EXPECT_TRUE(has(r.out,
+                  "per-step median times: not compared, no pass size was recorded by both (A: "
+                  "k = 16; B: k = 16 in 2 passes of 8)"))
+      << r.out;
+  EXPECT_FALSE(has(r.out, "no minibatch was recorded by both")) << r.out;
+  const json j = json::parse(run({"compare", one_.string(), two_.string(), "--json"}).out);
+  EXPECT_EQ(j["b"]["batches"], json::parse(R"([{"k": 16, "passes": 2}])"));
+  EXPECT_EQ(j["a"]["batches"], json::parse(R"([{"k": 16, "passes": 1}])"));
+  // The same run twice pairs at its pass size.
+  const Result same = run({"compare", two_.string(), two_.string()});
+  EXPECT_TRUE(has(same.out, "per-step median times at 8 samples per pass")) << same.out;
+}
+
+/// A copy of the sample run with every recorded row of its iterations deleted.
+fs::path sampleWithoutIterations() {
+  const fs::path db = scratch("no-iterations.swapdb");
+  fs::copy_file(kSample, db, fs::copy_options::overwrite_existing);
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  for (const char* table : {"iterations", "samples", "transfers", "memory", "batches", "fits"}) {
+    EXPECT_EQ(
+        sqlite3_exec(h, ("DELETE FROM " + std::string(table)).c_str(), nullptr, nullptr, nullptr),
+        SQLITE_OK)
+        << table;
+  }
+  sqlite3_close(h);
+  return db;
+}
+
+TEST(CompareEmpty, ARunWithoutIterationsHasNothingToCompareAndNoRatio) {
+  const fs::path empty = sampleWithoutIterations();
+  const Result r = run({"compare", kSample, empty.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(has(r.out, "B (" + empty.string() + ") records no iterations: nothing to compare"))
+      << r.out;
+  EXPECT_FALSE(has(r.out, "1.00x")) << r.out;
+  EXPECT_FALSE(has(r.out, "B/A")) << r.out;
+  const json j = json::parse(run({"compare", empty.string(), empty.string(), "--json"}).out);
+  EXPECT_TRUE(j["a"]["pcie"].is_null());
+  EXPECT_TRUE(has(j["nothing_to_compare"].get<std::string>(), "record no iterations"));
+  EXPECT_EQ(j["steps"]["not_compared"], "A records no iterations");
+  fs::remove(empty);
+}
+
+}  // namespace
+}  // namespace swapscope::cli
