@@ -716,24 +716,39 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
     }
   }
 
-  // The SGD update, on the compute stream after the last backward step.
+  // The SGD update, on the compute stream after the last backward step: one task per layer with
+  // weights, or one task for all of them.
+  std::vector<SgdArgs> update;
+  std::vector<int> updated;  // the layers with weights
   for (int i = 0; i < net.size(); ++i) {
     if (im.weights[i] < 0) continue;
-    SgdArgs s{im.ptr(im.weights[i]),
-              im.ptr(im.weightGrad[i]),
-              im.ptr(im.momentum[i]),
-              im.bytesOf(im.weights[i]) / kFloatBytes,
-              sgd.lr,
-              sgd.momentum,
-              sgd.weight_decay};
-    const auto seq = m_device.submit(
-        StreamKind::Compute, {}, [this, s] { m_device.sgdStep(s); },
-        {TaskKind::Update, 2 * n + 1, im.weights[i], 0, static_cast<int>(passes - 1)});
-    for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
-      im.use(p, StreamKind::Compute, seq);
+    update.push_back({im.ptr(im.weights[i]), im.ptr(im.weightGrad[i]), im.ptr(im.momentum[i]),
+                      im.bytesOf(im.weights[i]) / kFloatBytes, sgd.lr, sgd.momentum,
+                      sgd.weight_decay});
+    updated.push_back(i);
+  }
+  const int lastPass = static_cast<int>(passes - 1);
+  if (im.options.multi_tensor_update && !update.empty()) {
+    const auto seq =
+        m_device.submit(StreamKind::Compute, {}, [this, update] { m_device.sgdSteps(update); },
+                        {TaskKind::Update, 2 * n + 1, -1, 0, lastPass});
+    for (const int i : updated) {
+      for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
+        im.use(p, StreamKind::Compute, seq);
+    }
+  } else {
+    for (std::size_t u = 0; u < update.size(); ++u) {
+      const int i = updated[u];
+      const SgdArgs s = update[u];
+      const auto seq = m_device.submit(StreamKind::Compute, {}, [this, s] { m_device.sgdStep(s); },
+                                       {TaskKind::Update, 2 * n + 1, im.weights[i], 0, lastPass});
+      for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
+        im.use(p, StreamKind::Compute, seq);
+    }
   }
   m_device.synchronize();
-  const std::int64_t end = m_device.nowNs();
+  // The end of the iteration's work, before the device collected its tasks' timings.
+  const std::int64_t end = m_device.drainedNs();
   rec.duration_ns = end - rec.start_ns;
   // Each pass's loss is its share of the minibatch's mean (KernelArgs::loss_samples).
   rec.loss = lossHost[0];
