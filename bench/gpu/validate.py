@@ -589,7 +589,8 @@ class Validation:
         except (CommandFailed, ValueError, KeyError) as e:
             lines.append(f"| pinned memcpy (PyTorch) | failed: {str(e).splitlines()[0]} | - |")
             copies = e
-        lines += [f"| swap executor, resnet50 swap-all k = 128 | {ex['h2d']:.1f} | {ex['d2h']:.1f} |",
+        lines += [f"| swap executor, resnet50 swap-all k = 128 | {ex['h2d']:.1f} | "
+                  f"{ex['d2h']:.1f} |",
                   "", f"Executor transfers overlapped with compute: h2d "
                   f"{c['transfers']['h2d']['overlapped']} of {c['transfers']['h2d']['count']}, d2h "
                   f"{c['transfers']['d2h']['overlapped']} of {c['transfers']['d2h']['count']}.", "",
@@ -778,7 +779,8 @@ def main():
     ap.add_argument("--swapscope", required=True, help="the swapscope binary (CUDA backend)")
     ap.add_argument("--out", default="gpu-validation", help="report folder (default ./gpu-validation)")
     ap.add_argument("--first-run", action="store_true",
-                    help="the first run's sections, each within its budget: " + ", ".join(FIRST_RUN))
+                    help="the first run's sections, each within its budget: "
+                    + ", ".join(FIRST_RUN))
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
     ap.add_argument("--peer", default=PEER,
                     help="the PyTorch peer (default bench/peers/torch_train.py; tests use a fake)")

@@ -14,7 +14,8 @@ PROGRAMS = {"runtime_tests": (10, 45.0), "collectors_tests": (1, 10.0)}
 def main():
     tests, seconds = PROGRAMS.get(os.path.basename(sys.argv[0]), (1, 5.0))
     print(f"[==========] {tests} tests ran.\n[  PASSED  ] {tests} tests.")
-    sys.stderr.write(f"fake-gpu: would take {seconds * float(os.environ.get('FAKE_SLOW', '1')):.2f} s\n")
+    seconds *= float(os.environ.get("FAKE_SLOW", "1"))
+    sys.stderr.write(f"fake-gpu: would take {seconds:.2f} s\n")
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@ def main():
         took = START_S
         out = {"torch": "0.0-fake", "cuda": "13.0", "cudnn": 91900, "gpu": "Fake H100",
                "memory_bytes": 80 << 30, "torchvision": "0.0-fake"}
-    sys.stderr.write(f"fake-gpu: would take {took * float(os.environ.get('FAKE_SLOW', '1')):.2f} s\n")
+    took *= float(os.environ.get("FAKE_SLOW", "1"))
+    sys.stderr.write(f"fake-gpu: would take {took:.2f} s\n")
     print(json.dumps(out))
 
 
