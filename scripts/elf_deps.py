@@ -16,6 +16,8 @@ files without section headers read the same, and never the symbol tables (cuBLAS
 of thousands of symbols). 64- and 32-bit, either byte order. Exit 1 naming the file and what is
 wrong where a file is not such an ELF file, 2 for bad usage.
 """
+import mmap
+import os
 import struct
 import sys
 
@@ -31,10 +33,11 @@ class BadElf(Exception):
 
 class Elf:
     def __init__(self, path):
-        with open(path, "rb") as f:
-            self.data = f.read()
+        with open(path, "rb") as f:  # mapped, not read: cuBLAS's libraries are 100s of MB
+            self.data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(
+                f.fileno()).st_size else b""
         d = self.data
-        if d[:4] != b"\x7fELF":
+        if len(d) < 0x34 or d[:4] != b"\x7fELF":
             raise BadElf("not an ELF file (no \\x7fELF magic)")
         if d[4] not in (1, 2) or d[5] not in (1, 2):
             raise BadElf(f"unknown ELF class {d[4]} or byte order {d[5]}")
