@@ -4,7 +4,8 @@
 # shared library the bundle's programs need (and those libraries need) with where it resolves,
 # the versioned symbols they need against what the resolved libraries define, glibc and
 # libstdc++, and cuDNN's run-time sub-libraries. It exits 1 with one line starting "missing:" per
-# missing piece, 0 when everything is there.
+# missing piece, 0 when everything is there. It needs bash, python3 and elf_deps.py beside it
+# (which reads the ELF files), no binutils.
 #
 #   check [--bundle DIR] [--driver-version-file FILE] [--min-driver N]
 #
@@ -34,12 +35,16 @@ done
 missing=()
 miss() { missing+=("$1"); echo "missing: $1"; }
 
-for tool in objdump; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "check: $tool is not installed (binutils): it reads what the programs need" >&2
-    exit 2
-  fi
-done
+# The ELF files are read by elf_deps.py beside this script (no binutils needed).
+elf_deps="$(cd "$(dirname "$0")" && pwd)/elf_deps.py"
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "check: python3 is not installed: $elf_deps reads what the programs need" >&2
+  exit 2
+fi
+if [ ! -f "$elf_deps" ]; then
+  echo "check: $elf_deps is not there: it reads what the programs need" >&2
+  exit 2
+fi
 
 # --- the driver ------------------------------------------------------------------------------
 driver=""
@@ -104,28 +109,20 @@ resolve() {  # SONAME -> path, or nothing
     if [ -e "$d/$name" ]; then echo "$d/$name"; return; fi
   done
 }
-# objdump -p reads the dynamic section and the version tables without listing every symbol
-# (readelf -V would, which takes minutes on cuBLAS). Each file is read once.
-declare -A privhdr=()
+# elf_deps.py reads the dynamic section and the version tables without listing every symbol
+# (readelf -V would, which takes minutes on cuBLAS). Each file is read once: what it gives is
+# kept in a file (the callers run in subshells, which keep no variable).
+cache="$(mktemp -d)"
+trap 'rm -rf "$cache"' EXIT
 headers() {
-  [ -n "${privhdr[$1]+x}" ] || privhdr[$1]="$(objdump -p "$1" 2>/dev/null)"
-  printf '%s\n' "${privhdr[$1]}"
+  local kept="$cache/${1//\//%}"
+  [ -f "$kept" ] || python3 "$elf_deps" "$1" >"$kept" 2>/dev/null
+  cat "$kept"
 }
 needed() { headers "$1" | awk '$1 == "NEEDED" {print $2}'; }
 # "FILE VERSION" per line: the versions a program or library needs from each library.
-version_needs() {
-  headers "$1" | awk '
-    /^Version References:/ {inside = 1; next}
-    /^Version definitions:/ {inside = 0}
-    inside && /required from/ {file = $3; sub(/:$/, "", file); next}
-    inside && NF == 4 {print file, $4}'
-}
-version_defs() {
-  headers "$1" | awk '
-    /^Version definitions:/ {inside = 1; next}
-    /^Version References:/ || /^$/ {inside = 0}
-    inside && NF >= 4 {print $4}'
-}
+version_needs() { headers "$1" | awk '$1 == "VERNEED" {print $2, $3}'; }
+version_defs() { headers "$1" | awk '$1 == "VERDEF" {print $2}'; }
 
 # --- the programs and every library they need, transitively ----------------------------------
 programs=()
@@ -176,8 +173,9 @@ while [ ${#queue[@]} -gt 0 ]; do
     fi
     where[$name]="$path"
     printf '  %-28s %s\n' "$name" "$path"
-    # The C/C++ runtime's own needs are the system's; follow everything else.
-    system_lib "$name" || queue+=("$path")
+    # The C/C++ runtime's own needs are the system's; follow everything else, and the C++
+    # runtime the bundle packs (its glibc versions must be this machine's).
+    if ! system_lib "$name" || [[ "$path" == "$bundle/lib/"* ]]; then queue+=("$path"); fi
   done
 done
 

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/format.h"
 #include "graph/network_json.h"
+#include "runtime/host_memory.h"
 
 namespace swapscope::cli {
 namespace {
@@ -146,6 +147,19 @@ json kMaxJson(const Context& c) {
   return j;
 }
 
+/// The host memory a run of the policy's plan at k holds with its pool in device memory
+/// (rt::hostMemoryNeed without the caller's data): the swapped FMs' host copies, the staged
+/// minibatch, a host copy of the weights.
+json hostMemoryJson(const Context& c) {
+  rt::HostMemoryOptions o;
+  o.staged_batch = c.k;
+  const rt::HostMemoryNeed need = rt::hostMemoryNeed(c.net, c.chosen.gmap, c.mk(), o);
+  json parts = json::array();
+  for (const rt::HostMemoryItem& i : need.items)
+    parts.push_back({{"what", i.what}, {"bytes", i.bytes}});
+  return json{{"batch", c.k}, {"bytes", need.total()}, {"parts", std::move(parts)}};
+}
+
 void printJson(const Context& c, std::ostream& out) {
   const std::int64_t k = c.k;
   json layers = json::array();
@@ -180,6 +194,7 @@ void printJson(const Context& c, std::ostream& out) {
            {"training_flops", c.a.totals.trainFlops() * k},
            {"layers", std::move(layers)},
            {"memory", memoryJson(c)},
+           {"host_memory", hostMemoryJson(c)},
            {"k_max", kMaxJson(c)}};
   if (c.withGmap) doc["gmap"] = gmapJson(c);
   out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';

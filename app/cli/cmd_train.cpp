@@ -18,6 +18,7 @@
 #include "cli/interrupt.h"
 #include "cli/network_options.h"
 #include "cli/sub_batch_options.h"
+#include "collectors/profiler.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
@@ -50,7 +51,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
           "                [--sub-batches S | --sub-batch-size B] [--lr X] [--momentum M] "
           "[--weight-decay W] [--data-dir DIR]\n"
           "                [--synthetic-size N] [--load-weights FILE] [--save-weights FILE] "
-          "[--json]",
+          "[--update per-layer|multi-tensor] [--json]",
       "Trains the network on the engine: one pool of exactly the budget, feature maps swapped\n"
       "to host memory as the policy says, SGD with momentum and weight decay. Prints progress on\n"
       "a terminal, then the loss, the test accuracy (Fashion-MNIST), images/s, the pool\n"
@@ -73,6 +74,9 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   args.option("--lr", "X", "learning rate (default 0.01)");
   args.option("--momentum", "M", "SGD momentum (default 0.9)");
   args.option("--weight-decay", "W", "L2 weight decay (default 5e-4)");
+  args.option("--update", "U",
+              "per-layer: one SGD task per layer with weights (default); multi-tensor: one task "
+              "for all (cuda: one kernel launch, as PyTorch's foreach path)");
   args.option("--data-dir", "DIR",
               std::string("Fashion-MNIST directory (default ") + rt::kFashionMnistDir + ")");
   args.option("--synthetic-size", "N", "samples of synthetic data (default 4 minibatches)");
@@ -134,6 +138,12 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   rt::ExecutorOptions options;
   options.seed = seed;
   options.sub_batches = subBatches;
+  if (auto u = args.value("--update")) {
+    if (*u != "per-layer" && *u != "multi-tensor") {
+      throwBadInput("--update: unknown update '" + *u + "' (choose per-layer or multi-tensor)");
+    }
+    options.multi_tensor_update = *u == "multi-tensor";
+  }
   const SwapSet swapped = makeSwapSet(policy, net, costs);
   options.recompute = makeRecomputeSet(policy, net, costs);
   const std::string dataDir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
@@ -240,8 +250,11 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         {"prefetch_bytes", r.prefetch_bytes},
         {"load_bytes", r.load_bytes},
         {"stall_seconds", static_cast<double>(r.stall_ns) * 1e-9},
+        {"update", options.multi_tensor_update ? "multi-tensor" : "per-layer"},
+        {"kernel_choices", collect::kernelChoicesJson(net, ex)},
         {"last_iteration",
          {{"seconds", static_cast<double>(r.last_iteration.duration_ns) * 1e-9},
+          {"tasks", r.last_iteration.ops.size()},
           {"stall_seconds", static_cast<double>(r.last_iteration.stall_total_ns) * 1e-9},
           {"offload_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)},
           {"prefetch_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)}}}};

@@ -5,13 +5,18 @@ with the optimizer Swapscope uses (SGD, lr 0.01, momentum 0.9, weight decay 5e-4
 
   torch_train.py throughput --model resnet50 --batch 64 [--iters 30] [--warmup 5] [--math fp32]
   torch_train.py largest-k --model resnet152 --budget-gib 8 [--hi 1024]
+  torch_train.py pcie [--mib 256] [--reps 10]
+  torch_train.py info
 
 `throughput` prints JSON with the median iteration time after --warmup iterations and images/s;
 each timed step first copies the minibatch from pageable host memory into a pinned staging
 buffer and from there to the GPU, as Swapscope's `train` does in every timed iteration.
 `largest-k` caps the process with torch.cuda.set_per_process_memory_fraction and bisects the
-largest minibatch whose training iteration runs without running out of memory. Both print one
-JSON object.
+largest minibatch whose training iteration runs without running out of memory. `pcie` times
+pinned host-to-device and device-to-host copies of --mib MiB (the median of --reps), alone and
+both directions at once on two streams. `info` names PyTorch's, CUDA's and cuDNN's versions and
+the GPU. Each prints one JSON object; bench/gpu/validate.py runs them as child processes, so
+that it never holds a CUDA context itself.
 """
 import argparse
 import json
@@ -109,9 +114,47 @@ def largest_k(args):
             "gpu": torch.cuda.get_device_name(0)}
 
 
+def pcie(args):
+    size = args.mib << 20
+    host = torch.empty(size, dtype=torch.uint8).pin_memory()
+    dev = torch.empty(size, dtype=torch.uint8, device="cuda")
+    host2 = torch.empty(size, dtype=torch.uint8).pin_memory()
+    dev2 = torch.empty(size, dtype=torch.uint8, device="cuda")
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+
+    def timed(fn):
+        ts = []
+        for _ in range(args.reps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            ts.append(time.perf_counter() - t0)
+        return statistics.median(ts)
+
+    def both():
+        with torch.cuda.stream(s1):
+            dev.copy_(host, non_blocking=True)
+        with torch.cuda.stream(s2):
+            host2.copy_(dev2, non_blocking=True)
+    return {"bytes": size, "reps": args.reps,
+            "h2d_gbps": size / timed(lambda: dev.copy_(host, non_blocking=True)) / 1e9,
+            "d2h_gbps": size / timed(lambda: host.copy_(dev, non_blocking=True)) / 1e9,
+            "duplex_gbps": 2 * size / timed(both) / 1e9,
+            "gpu": torch.cuda.get_device_name(0)}
+
+
+def info(_args):
+    props = torch.cuda.get_device_properties(0)
+    return {"torch": torch.__version__, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(), "gpu": props.name,
+            "memory_bytes": props.total_memory,
+            "torchvision": torchvision.__version__}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("mode", choices=["throughput", "largest-k"])
+    p.add_argument("mode", choices=["throughput", "largest-k", "pcie", "info"])
     p.add_argument("--model", default="resnet50")
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--size", type=int, default=224)
@@ -120,10 +163,13 @@ def main():
     p.add_argument("--math", choices=["fp32", "tf32"], default="fp32")
     p.add_argument("--budget-gib", type=float, default=8.0)
     p.add_argument("--hi", type=int, default=1024)
+    p.add_argument("--mib", type=int, default=256)
+    p.add_argument("--reps", type=int, default=10)
     args = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("torch_train.py: no CUDA device is available to PyTorch")
-    out = throughput(args) if args.mode == "throughput" else largest_k(args)
+    modes = {"throughput": throughput, "largest-k": largest_k, "pcie": pcie, "info": info}
+    out = modes[args.mode](args)
     print(json.dumps(out))
 
 

@@ -148,6 +148,10 @@ class Device {
   virtual void hostWait(const Fence& fence) = 0;
   /// Waits for every stream to drain; rethrows the first failure of any task.
   virtual void synchronize() = 0;
+  /// The device clock (nowNs) when the last synchronize() saw every stream drained, before it
+  /// collected the tasks' timings: the end of the work, without the bookkeeping after it. The
+  /// default, for a backend with nothing to do after the streams drain, is nowNs().
+  virtual std::int64_t drainedNs() const { return nowNs(); }
   /// The timings of the tasks completed since the last call, in completion order per stream.
   virtual std::vector<TaskTiming> takeTimings() = 0;
   /// The device clock in nanoseconds; TaskTiming uses the same clock.
@@ -163,6 +167,13 @@ class Device {
   /// One SGD step with momentum and weight decay, PyTorch's form: g += wd*w; v = mu*v + g;
   /// w -= lr*v. Call from within a compute-stream task.
   virtual void sgdStep(const SgdArgs& a) = 0;
+  /// The SGD step of several tensors with one learning rate, momentum and weight decay. The
+  /// CUDA backend updates them all in one kernel launch (runtime/multi_tensor_sgd.h); the
+  /// default runs sgdStep on each in order. Call from within a compute-stream task.
+  virtual void sgdSteps(const std::vector<SgdArgs>& tensors) {
+    for (const SgdArgs& a : tensors)
+      sgdStep(a);
+  }
   /// Bytes the backend holds outside the pool (library scratch, handles): DESIGN's "others".
   virtual std::int64_t otherBytes() const = 0;
   /// The libraries the backend computes with and their versions, e.g. {"oneDNN", "2.6.3"}.

@@ -772,30 +772,49 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
     passEnd.push_back(lastCompute);
   }
 
-  // The SGD update, on the compute stream after the last backward step; none for an iteration
-  // abandoned before it, whose gradients are not the minibatch's. Once the update has begun,
-  // the iteration runs to its end: the weights are a whole iteration's or untouched.
+  // The SGD update, on the compute stream after the last backward step: one task per layer with
+  // weights, or one task for all of them. None for an iteration abandoned before it, whose
+  // gradients are not the minibatch's. Once the update has begun, the iteration runs to its end:
+  // the weights are a whole iteration's or untouched.
+  std::vector<SgdArgs> update;
+  std::vector<int> updated;  // the layers with weights
   for (int i = 0; i < net.size() && !outcome->isAbandoned(); ++i) {
     if (im.weights[i] < 0) continue;
-    SgdArgs s{im.ptr(im.weights[i]),
-              im.ptr(im.weightGrad[i]),
-              im.ptr(im.momentum[i]),
-              im.bytesOf(im.weights[i]) / kFloatBytes,
-              sgd.lr,
-              sgd.momentum,
-              sgd.weight_decay};
+    update.push_back({im.ptr(im.weights[i]), im.ptr(im.weightGrad[i]), im.ptr(im.momentum[i]),
+                      im.bytesOf(im.weights[i]) / kFloatBytes, sgd.lr, sgd.momentum,
+                      sgd.weight_decay});
+    updated.push_back(i);
+  }
+  const int lastPass = static_cast<int>(passes - 1);
+  if (im.options.multi_tensor_update && !update.empty()) {
     const auto seq = m_device.submit(
         StreamKind::Compute, {},
-        [this, s, outcome] {
-          if (outcome->committed()) m_device.sgdStep(s);
+        [this, update, outcome] {
+          if (outcome->committed()) m_device.sgdSteps(update);
         },
-        {TaskKind::Update, 2 * n + 1, im.weights[i], 0, static_cast<int>(passes - 1)});
-    for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
-      im.use(p, StreamKind::Compute, seq);
+        {TaskKind::Update, 2 * n + 1, -1, 0, lastPass});
+    for (const int i : updated) {
+      for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
+        im.use(p, StreamKind::Compute, seq);
+    }
+  } else {
+    for (std::size_t u = 0; u < update.size(); ++u) {
+      const int i = updated[u];
+      const SgdArgs s = update[u];
+      const auto seq = m_device.submit(
+          StreamKind::Compute, {},
+          [this, s, outcome] {
+            if (outcome->committed()) m_device.sgdStep(s);
+          },
+          {TaskKind::Update, 2 * n + 1, im.weights[i], 0, lastPass});
+      for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
+        im.use(p, StreamKind::Compute, seq);
+    }
   }
   m_device.synchronize();
   rec.cancelled = outcome->isAbandoned();
-  const std::int64_t end = m_device.nowNs();
+  // The end of the iteration's work, before the device collected its tasks' timings.
+  const std::int64_t end = m_device.drainedNs();
   rec.duration_ns = end - rec.start_ns;
   // Each pass's loss is its share of the minibatch's mean (KernelArgs::loss_samples).
   rec.loss = lossHost[0];

@@ -127,6 +127,11 @@ struct ExecutorOptions {
   /// divide k (Error(BadInput) otherwise). The pool holds one pass: the GMAP, the curve and the
   /// peak are those at k/S. Batch norm normalises each pass with that pass's statistics.
   std::int64_t sub_batches = 1;
+  /// The SGD update as one task that updates every parameter tensor (Device::sgdSteps: one
+  /// kernel launch on the CUDA backend, as PyTorch's foreach path), instead of one task per
+  /// layer with weights. Its timeline has one update task, of no buffer, so a run database
+  /// records no per-layer update rows of it: the profiler and `run` keep one task per layer.
+  bool multi_tensor_update = false;
 };
 
 /// The checks a SwapExecutor makes before it allocates anything, for callers that must refuse a

@@ -54,6 +54,31 @@ TEST(Cli, AnalyzeJsonHasTheDocumentedKeys) {
   EXPECT_EQ(doc["memory"]["curve"].size(), 140u);  // 2N steps, N = 70 non-input layers
 }
 
+TEST(Cli, AnalyzeJsonGivesTheHostMemoryOfARunOfThePlan) {
+  // What a run of the swap-all plan at k holds in host memory (its pool in device memory): the
+  // swapped FMs' host copies grow with k, the weights' host copy does not.
+  auto hostAt = [](int k) {
+    const Result r = run({"analyze", "--model", "resnet18", "--batch", std::to_string(k),
+                          "--policy", "swap-all", "--json"});
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    return nlohmann::json::parse(r.out)["host_memory"];
+  };
+  const auto h8 = hostAt(8), h16 = hostAt(16);
+  EXPECT_EQ(h16["batch"], 16);
+  std::int64_t sum = 0;
+  for (const auto& part : h16["parts"])
+    sum += part["bytes"].get<std::int64_t>();
+  EXPECT_EQ(h16["bytes"].get<std::int64_t>(), sum);
+  const Network net = buildZooModel("resnet18");
+  const auto costs = computeLayerCosts(net);
+  const SwapSet swapped = makeSwapSet(Policy::SwapAll, net, costs);
+  std::int64_t perSample = net.sampleShape().numel() * 4 + 4 + net.classes() * 4;  // staging
+  for (int i = 0; i < net.size(); ++i) {
+    if (swapped[i] && i != net.inputLayer()) perSample += costs[i].fm.at(1);
+  }
+  EXPECT_EQ(h16["bytes"].get<std::int64_t>() - h8["bytes"].get<std::int64_t>(), 8 * perSample);
+}
+
 TEST(Cli, AnalyzeRecomputeLightNamesItsRecomputedFmsAndItsPeakAndKMax) {
   const Network net = buildZooModel("resnet20");
   const auto costs = computeLayerCosts(net);

@@ -104,6 +104,41 @@ TEST(CliTrain, SavedWeightsAreIdenticalUnderKeepAllAndVdnnConv) {
   EXPECT_NE(wrong.err.find("keep.w"), std::string::npos) << wrong.err;
 }
 
+TEST(CliTrain, TheMultiTensorUpdateTrainsAsThePerLayerUpdate) {
+  const std::string dir = ::testing::TempDir();
+  std::filesystem::remove(dir + "/per-layer.w");
+  std::filesystem::remove(dir + "/multi.w");
+  auto perLayer = trainArgs("swap-all", "64MiB");
+  perLayer.insert(perLayer.end(), {"--save-weights", dir + "/per-layer.w"});
+  auto multi = trainArgs("swap-all", "64MiB");
+  multi.insert(multi.end(), {"--update", "multi-tensor", "--save-weights", dir + "/multi.w"});
+  const Result a = run(perLayer), b = run(multi);
+  ASSERT_EQ(a.code, kExitOk) << a.err;
+  ASSERT_EQ(b.code, kExitOk) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["update"], "per-layer");
+  EXPECT_EQ(jb["update"], "multi-tensor");
+  EXPECT_EQ(ja["final_loss"], jb["final_loss"]);
+  // The update's tasks: one per layer with weights against one.
+  int withWeights = 0;
+  for (const LayerCost& c : computeLayerCosts(buildZooModel("fmnist-cnn")))
+    withWeights += c.params > 0 ? 1 : 0;
+  ASSERT_GT(withWeights, 1);
+  EXPECT_EQ(ja["last_iteration"]["tasks"].get<int>() - jb["last_iteration"]["tasks"].get<int>(),
+            withWeights - 1);
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(slurp(dir + "/per-layer.w"), slurp(dir + "/multi.w"));
+
+  auto bad = trainArgs("keep-all", "64MiB");
+  bad.insert(bad.end(), {"--update", "fused"});
+  const Result r = run(bad);
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("--update: unknown update 'fused'"), std::string::npos) << r.err;
+}
+
 TEST(CliTrain, RecomputeLightRunsAtItsPeakWithKeepAllsWeights) {
   // fmnist-cnn re-makes its flatten and dropout outputs; the pool's high-water mark is the
   // analyzer's peak with them, and the saved weights are keep-all's byte for byte.

@@ -493,9 +493,11 @@ struct Trained {
   std::vector<std::vector<float>> weights;
   std::int64_t high_water = 0, predicted = 0;
 };
-Trained trainOn(Device& device, const Network& net, Policy policy, std::int64_t k, int iters) {
+Trained trainOn(Device& device, const Network& net, Policy policy, std::int64_t k, int iters,
+                ExecutorOptions options = {}) {
   const Dataset data = syntheticDataset(net.sampleShape(), net.classes(), k * iters, 11);
-  SwapExecutor ex(device, net, k, swapSet(net, policy), 256 << 20);
+  options.recompute = makeRecomputeSet(policy, net, computeLayerCosts(net));
+  SwapExecutor ex(device, net, k, swapSet(net, policy), 256 << 20, options);
   Trained t;
   for (int it = 0; it < iters; ++it) {
     t.losses.push_back(ex.trainIteration(data.images.data() + it * k * net.sampleShape().numel(),
@@ -539,6 +541,69 @@ TEST(CudaBackendGpu, DeterministicModeGivesBitIdenticalWeightsAcrossSwapSets) {
     EXPECT_EQ(other.losses, keep.losses) << policyName(policy);
     EXPECT_EQ(other.weights, keep.weights) << policyName(policy);
   }
+}
+
+TEST(CudaBackendGpu, RecomputeLightGivesKeepAllsWeightsInDeterministicMode) {
+  // The recompute path (a forward kernel run again inside a backward step, batch norm leaving
+  // its running statistics alone, dropout drawing the same mask) on resnet20 and everyKind.
+  SWAPSCOPE_REQUIRE_CUDA();
+  DeviceOptions o;
+  o.deterministic = true;
+  auto gpu = openDevice("cuda", o);
+  for (const Network& net : {everyKind(), buildZooModel("resnet20", {})}) {
+    const Trained keep = trainOn(*gpu, net, Policy::KeepAll, 8, 3);
+    const Trained light = trainOn(*gpu, net, Policy::RecomputeLight, 8, 3);
+    EXPECT_EQ(light.losses, keep.losses) << net.name();
+    EXPECT_EQ(light.weights, keep.weights) << net.name();
+    EXPECT_EQ(light.high_water, light.predicted) << net.name();
+  }
+}
+
+TEST(CudaBackendGpu, SubBatchesWithBatchNormAgreeWithTheCpuBackend) {
+  // resnet20 (batch norm in every block) at k = 8 in 2 sub-batches of 4: each pass normalises
+  // with its own statistics on both backends; the update is the accumulated gradient.
+  SWAPSCOPE_REQUIRE_CUDA();
+  const Network net = buildZooModel("resnet20", {});
+  const std::int64_t k = 8;
+  const Dataset data = syntheticDataset(net.sampleShape(), net.classes(), k, 11);
+  ExecutorOptions options;
+  options.sub_batches = 2;
+  auto step = [&](Device& device) {
+    SwapExecutor ex(device, net, k, swapSet(net, Policy::KeepAll), 256 << 20, options);
+    Step s;
+    s.w0 = ex.readWeights();
+    s.loss = ex.trainIteration(data.images.data(), data.labels.data(), 0, kUpdateIsGradient).loss;
+    s.w1 = ex.readWeights();
+    s.stats1 = ex.readRunningStats();
+    return s;
+  };
+  auto cpu = createCpuDevice();
+  auto gpu = openDevice("cuda");
+  const Step a = step(*cpu), b = step(*gpu);
+  ASSERT_EQ(a.w0, b.w0);
+  EXPECT_NEAR(b.loss, a.loss, 1e-5 * std::abs(a.loss));
+  const std::vector<double> err = updateErrors(a.w0, a.w1, b.w1);
+  for (std::size_t t = 0; t < err.size(); ++t)
+    EXPECT_LE(err[t], kUpdateTolerance) << "weight tensor " << t;
+  const std::vector<double> stats = valueErrors(a.stats1, b.stats1);
+  for (std::size_t t = 0; t < stats.size(); ++t)
+    EXPECT_LE(stats[t], 1e-5) << "running-statistics tensor " << t;
+}
+
+TEST(CudaBackendGpu, TheMultiTensorUpdateTrainsAsThePerLayerUpdateInOneLaunch) {
+  // One kernel launch over the chunk table (uploaded once, the parameters keep their places)
+  // gives the per-layer kernels' weights to the bit, with momentum and weight decay.
+  SWAPSCOPE_REQUIRE_CUDA();
+  const Network net = buildZooModel("resnet20", {});
+  DeviceOptions o;
+  o.deterministic = true;
+  auto gpu = openDevice("cuda", o);
+  ExecutorOptions multi;
+  multi.multi_tensor_update = true;
+  const Trained perLayer = trainOn(*gpu, net, Policy::SwapAll, 8, 3);
+  const Trained oneLaunch = trainOn(*gpu, net, Policy::SwapAll, 8, 3, multi);
+  EXPECT_EQ(oneLaunch.losses, perLayer.losses);
+  EXPECT_EQ(oneLaunch.weights, perLayer.weights);
 }
 
 TEST(CudaBackendGpu, SubBatchesAccumulateToTheMinibatchsGradientWithoutBatchNorm) {

@@ -3,12 +3,15 @@
 # Tests the GPU bundle's check script (scripts/gpu-bundle-check.sh) on a small bundle made here:
 # a program that needs one library by SONAME and by symbol version. The check must pass with
 # everything present and a recent driver, and name each missing piece: an old driver, the
-# library removed, the library in an older version.
+# library removed, the library in an older version. The check runs with objdump and readelf
+# shadowed by stand-ins that fail (the GPU machine has no binutils); where readelf is here, the
+# ELF reader it uses (elf_deps.py) is compared with it.
 #   cuda_bundle_check_test.sh CXX CHECK_SCRIPT      (exit 77: skipped, with the reason)
 set -uo pipefail
 cxx="$1"
 check="$2"
-for tool in objdump "$cxx"; do
+elf_deps="$(dirname "$check")/elf_deps.py"
+for tool in python3 "$cxx"; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "skipped: $tool is not installed"
     exit 77
@@ -37,9 +40,45 @@ echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:0
 echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  575.57.08  Sat May 24 07:21:18 UTC 2025' \
   >"$work/driver-575"
 
+# binutils' readers, shadowed by stand-ins that fail and note that they were called: the GPU
+# machine has no binutils.
+mkdir -p "$work/nobinutils"
+for tool in objdump readelf; do
+  printf '#!/bin/sh\necho "%s $*" >>"%s"\nexit 127\n' "$tool" "$work/binutils-called" \
+    >"$work/nobinutils/$tool"
+  chmod +x "$work/nobinutils/$tool"
+done
+
 failures=0
+# The ELF reader against readelf: the same NEEDED entries, RUNPATH, version definitions and
+# version needs, for the fixture's program and library and for libstdc++.
+if command -v readelf >/dev/null 2>&1; then
+  stdcxx="$("$cxx" -print-file-name=libstdc++.so.6)"
+  for file in "$work/bundle/swapscope" "$work/new/$lib" "$(readlink -f "$stdcxx")"; do
+    want="$( (readelf -dW "$file" | sed -nE 's/.*\((NEEDED|SONAME|RUNPATH|RPATH)\).*\[(.*)\]$/\1 \2/p'
+              readelf -VW "$file" | awk '
+                /^Version definition section/ {s = "def"; next}
+                /^Version needs section/ {s = "need"; next}
+                /^Version symbols section/ {s = ""; next}
+                s == "def" && / Flags: / && !/Flags: BASE/ {n = $NF; print "VERDEF " n}
+                s == "need" && /File: / {f = $0; sub(/.*File: /, "", f); sub(/ .*/, "", f)}
+                s == "need" && / Name: / {print "VERNEED " f " " $3}') | sort)"
+    got="$(python3 "$elf_deps" "$file" | sort)"
+    if [ "$want" != "$got" ] || [ -z "$got" ]; then
+      echo "FAIL elf_deps.py on $file differs from readelf:"
+      diff <(echo "$want") <(echo "$got") | head -20
+      failures=$((failures + 1))
+    else
+      echo "ok   elf_deps.py reads $(basename "$file") as readelf does ($(echo "$got" | wc -l) items)"
+    fi
+  done
+fi
+
 # expect NAME EXIT_CODE PATTERN... : runs the check and wants the exit code and every line.
-run() { env -u LD_LIBRARY_PATH bash "$check" --bundle "$work/bundle" "$@" >"$work/out" 2>&1; }
+run() {
+  env -u LD_LIBRARY_PATH PATH="$work/nobinutils:$PATH" bash "$check" --bundle "$work/bundle" \
+    "$@" >"$work/out" 2>&1
+}
 expect() {
   local name="$1" code="$2" rc
   shift 2
@@ -99,5 +138,8 @@ run --driver-version-file "$work/driver-580"; echo $? >"$work/rc"
 expect "RUNPATH folder gone" 1 \
   "missing: $lib (needed by swapscope): not in the bundle's lib, LD_LIBRARY_PATH, PyTorch's wheel folders, the RUNPATH or the loader's cache"
 
+if [ -s "$work/binutils-called" ]; then
+  echo "FAIL the check called binutils:"; cat "$work/binutils-called"; failures=$((failures + 1))
+fi
 [ "$failures" -eq 0 ] || exit 1
 echo "the check names every missing piece"

@@ -13,6 +13,7 @@
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/handles.h"
 #include "runtime/cuda/ops.h"
+#include "runtime/multi_tensor_sgd.h"
 
 namespace swapscope::rt {
 namespace cuda {
@@ -207,6 +208,7 @@ class CudaDevice final : public Device {
     select();
     for (Stream& s : m_streams)
       SWAPSCOPE_CUDA_CHECK(cudaStreamSynchronize(s.get()));
+    m_drainedNs = nowNs();
     harvest();
     calibrate();
     if (m_failure) std::rethrow_exception(std::exchange(m_failure, nullptr));
@@ -235,6 +237,35 @@ class CudaDevice final : public Device {
     ops::sgd(m_ctx.compute, a.weights, a.grad, a.momentum, a.count, a.lr, a.momentum_factor,
              a.weight_decay);
   }
+
+  /// One launch for every tensor. The chunk table goes to device memory only when it changed
+  /// (an executor's parameters keep their places, so once), after the compute stream has
+  /// finished with the table before it.
+  void sgdSteps(const std::vector<SgdArgs>& tensors) override {
+    if (tensors.empty()) return;
+    std::vector<SgdChunk> chunks = packSgdChunks(tensors);
+    const std::size_t bytes = chunks.size() * sizeof(SgdChunk);
+    if (chunks.size() != m_sgdTable.size() ||
+        std::memcmp(chunks.data(), m_sgdTable.data(), bytes) != 0) {
+      SWAPSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_ctx.compute));
+      if (chunks.size() > m_sgdTableCapacity) {
+        m_sgdTableDevice.reset();
+        void* p = nullptr;
+        SWAPSCOPE_CUDA_CHECK(cudaMalloc(&p, bytes));
+        m_sgdTableDevice = DeviceBuffer(p);
+        m_sgdTableCapacity = chunks.size();
+      }
+      SWAPSCOPE_CUDA_CHECK(
+          cudaMemcpy(m_sgdTableDevice.get(), chunks.data(), bytes, cudaMemcpyHostToDevice));
+      m_sgdTable = std::move(chunks);
+    }
+    const SgdArgs& a = tensors.front();
+    ops::sgdChunks(m_ctx.compute, static_cast<const SgdChunk*>(m_sgdTableDevice.get()),
+                   static_cast<ops::i64>(m_sgdTable.size()), a.lr, a.momentum_factor,
+                   a.weight_decay);
+  }
+
+  std::int64_t drainedNs() const override { return m_drainedNs; }
 
   /// Device memory this process took since the device was opened, beyond the pool: the library
   /// handles, cuBLAS's and cuDNN's lazily allocated scratch, loaded kernel modules. The CUDA
@@ -349,6 +380,10 @@ class CudaDevice final : public Device {
   std::int64_t m_refNs = 0;
   std::exception_ptr m_failure;
   TaskObserver* m_observer = nullptr;
+  std::int64_t m_drainedNs = 0;
+  std::vector<SgdChunk> m_sgdTable;  // what m_sgdTableDevice holds
+  DeviceBuffer m_sgdTableDevice;
+  std::size_t m_sgdTableCapacity = 0;  // chunks
 };
 
 }  // namespace

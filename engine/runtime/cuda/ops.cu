@@ -31,6 +31,20 @@ __global__ void sgdKernel(float* w, const float* g, float* v, i64 n, float lr, f
   }
 }
 
+/// Block b updates chunk b (and b + gridDim.x, ... where there are more chunks than blocks);
+/// each element as sgdKernel does.
+__global__ void sgdChunksKernel(const SgdChunk* chunks, i64 count, float lr, float mu, float wd) {
+  for (i64 c = blockIdx.x; c < count; c += gridDim.x) {
+    const SgdChunk chunk = chunks[c];
+    for (i64 i = threadIdx.x; i < chunk.count; i += blockDim.x) {
+      const float grad = chunk.grad[i] + wd * chunk.weights[i];
+      const float m = mu * chunk.momentum[i] + grad;
+      chunk.momentum[i] = m;
+      chunk.weights[i] -= lr * m;
+    }
+  }
+}
+
 __global__ void copyOrAddKernel(float* dst, const float* src, i64 n, bool accumulate) {
   SWAPSCOPE_GRID_LOOP(i, n) {
     dst[i] = accumulate ? dst[i] + src[i] : src[i];
@@ -179,6 +193,14 @@ void sgd(cudaStream_t stream, float* w, const float* g, float* v, i64 n, float l
          float wd) {
   if (n <= 0) return;
   sgdKernel<<<blocksFor(n), kThreads, 0, stream>>>(w, g, v, n, lr, mu, wd);
+  checkLaunch();
+}
+
+void sgdChunks(cudaStream_t stream, const SgdChunk* chunks, i64 count, float lr, float mu,
+               float wd) {
+  if (count <= 0) return;
+  const auto blocks = static_cast<unsigned>(std::min<i64>(count, 65535));
+  sgdChunksKernel<<<blocks, kThreads, 0, stream>>>(chunks, count, lr, mu, wd);
   checkLaunch();
 }
 

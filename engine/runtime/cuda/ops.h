@@ -10,6 +10,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "runtime/sgd_chunk.h"
+
 namespace swapscope::rt::cuda::ops {
 
 using i64 = std::int64_t;
@@ -17,6 +19,10 @@ using i64 = std::int64_t;
 /// PyTorch's SGD: g += wd*w; v = mu*v + g; w -= lr*v.
 void sgd(cudaStream_t stream, float* w, const float* g, float* v, i64 n, float lr, float mu,
          float wd);
+/// The same update for `count` chunks (runtime/multi_tensor_sgd.h) in one launch, one block per
+/// chunk: `chunks` is the table in device memory.
+void sgdChunks(cudaStream_t stream, const SgdChunk* chunks, i64 count, float lr, float mu,
+               float wd);
 /// dst = src, or dst += src when `accumulate`.
 void copyOrAdd(cudaStream_t stream, float* dst, const float* src, i64 n, bool accumulate);
 /// For each of `rows` rows: dst[r*dstPitch + j] (=|+=) src[r*srcPitch + j], j < width (floats).
