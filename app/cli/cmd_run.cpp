@@ -116,7 +116,7 @@ void printProfile(std::ostream& out, const collect::KernelProfile& p, const std:
 
 int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   ArgParser args(
-      "swapscope run --plan plan.json [--model NAME | --net FILE] [--iters N]\n"
+      "swapscope run --plan plan.json [--model NAME | --net FILE | --onnx FILE] [--iters N]\n"
       "              [--warmup N] [--data synthetic|fashion-mnist [--data-dir DIR]]\n"
       "              [--device cpu] [--seed S] [--db FILE [--force]] [--json]",
       "Runs a plan made by `swapscope plan` on the engine (synthetic data of the\n"
@@ -150,7 +150,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
     return kExitOk;
   }
   const std::string planPath = args.required("--plan");
-  files::OutputRules rules = outputRules(args, {"--plan", "--net"});
+  files::OutputRules rules = outputRules(args, {"--plan", "--net", "--onnx"});
   checkOutputOption(args, "--db", "the run database --db", rules);  // live writers too
   const store::PlanFile plan = store::readPlanFile(planPath);
   const std::int64_t k = plan.k;
@@ -159,12 +159,12 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out) {
   const std::int64_t peak = plan.predictions.peak_bytes;
   const double stall = plan.predictions.stall_s;
 
-  const Network net = args.has("--model") || args.has("--net")
+  const Network net = args.has("--model") || args.has("--net") || args.has("--onnx")
                           ? loadNetwork(args)
                           : collect::planNetwork(plan, planPath, "give --model or --net");
   // The database the network came from and the data set are inputs too: --db never replaces
   // them, even with --force.
-  if (!args.has("--model") && !args.has("--net"))
+  if (!args.has("--model") && !args.has("--net") && !args.has("--onnx"))
     addInput(rules, "the plan's source_db", plan.source_db);
   if (args.value("--data") == "fashion-mnist")
     addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));

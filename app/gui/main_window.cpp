@@ -142,6 +142,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_measured, &MeasuredViews::idle, this, &MainWindow::checkSettled);
   QMenu* fileMenu = menuBar()->addMenu("&File");
   fileMenu->addAction("&Open run database...", this, &MainWindow::askOpenDatabase);
+  fileMenu->addAction("Open &ONNX model...", this, &MainWindow::askOpenOnnx);
   fileMenu->addAction("&Add database for comparison...", this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, "Add database for comparison", {},
                                                       "Run databases (*.swapdb);;All files (*)");
@@ -200,7 +201,7 @@ void MainWindow::buildControls() {
   m_dbLabel->setWordWrap(true);
   auto* openDb = new QPushButton("Open run database...");
   m_netSource = new QComboBox;
-  m_netSource->addItems({"profiled network", "zoo model", "network JSON"});
+  m_netSource->addItems({"profiled network", "zoo model", "network JSON", "ONNX model"});
   m_zoo = new QComboBox;
   for (const ZooEntry& e : zooEntries())
     m_zoo->addItem(qs(e.name));
@@ -299,7 +300,8 @@ void MainWindow::buildControls() {
     if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
   });
   connect(m_input, &QLineEdit::editingFinished, this, [this] {
-    if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
+    if (m_netSource->currentIndex() == 1 || m_netSource->currentIndex() == 3)
+      onNetworkSourceChanged();
   });
   connect(m_classes, &QLineEdit::editingFinished, this, [this] {
     if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
@@ -388,11 +390,17 @@ void MainWindow::applyOptions(const GuiOptions& o) {
       if (o.network_args[i] == "--net") {
         m_netFile = qs(o.network_args[i + 1]);
         origin = o.network_args[i + 1];
+      } else if (o.network_args[i] == "--onnx") {
+        m_onnxFile = qs(o.network_args[i + 1]);
+        origin = o.network_args[i + 1];
+      } else if (o.network_args[i] == "--input") {
+        m_input->setText(qs(o.network_args[i + 1]));
       }
     }
     const QSignalBlocker block(m_netSource);
-    m_netSource->setCurrentIndex(m_netFile.isEmpty() ? 1 : 2);
-    if (m_netFile.isEmpty()) {
+    m_netSource->setCurrentIndex(!m_onnxFile.isEmpty() ? 3 : m_netFile.isEmpty() ? 1 : 2);
+    m_input->setEnabled(m_netSource->currentIndex() == 1 || m_netSource->currentIndex() == 3);
+    if (m_netFile.isEmpty() && m_onnxFile.isEmpty()) {
       const QSignalBlocker bz(m_zoo);
       m_zoo->setCurrentText(qs(net->name()));
     }
@@ -433,10 +441,24 @@ const Network* MainWindow::plannedNetwork() const {
   return m_analysisNet.get();
 }
 
+void MainWindow::askOpenOnnx() {
+  const QString path = QFileDialog::getOpenFileName(this, "Open ONNX model", {},
+                                                    "ONNX models (*.onnx);;All files (*)");
+  if (path.isEmpty()) return;
+  openOnnx(path);
+}
+
+void MainWindow::openOnnx(const QString& path) {
+  m_onnxFile = path;
+  const QSignalBlocker block(m_netSource);
+  m_netSource->setCurrentIndex(3);
+  onNetworkSourceChanged();
+}
+
 void MainWindow::onNetworkSourceChanged() {
   const int source = m_netSource->currentIndex();
   m_zoo->setEnabled(source == 1);
-  m_input->setEnabled(source == 1);
+  m_input->setEnabled(source == 1 || source == 3);
   m_classes->setEnabled(source == 1);
   try {
     if (source == 0) {
@@ -457,12 +479,19 @@ void MainWindow::onNetworkSourceChanged() {
         args.insert(args.end(), {"--input", m_input->text().trimmed().toStdString()});
       if (!m_classes->text().trimmed().isEmpty())
         args.insert(args.end(), {"--classes", m_classes->text().trimmed().toStdString()});
+    } else if (source == 3) {
+      if (m_onnxFile.isEmpty()) return;
+      args = {"--onnx", m_onnxFile.toStdString()};
+      if (!m_input->text().trimmed().isEmpty())
+        args.insert(args.end(), {"--input", m_input->text().trimmed().toStdString()});
     } else {
       if (m_netFile.isEmpty()) return;
       args = {"--net", m_netFile.toStdString()};
     }
     auto net = std::make_shared<const Network>(loadNetworkArgs(args));
-    setNetwork(net, source == 2 ? m_netFile.toStdString() : net->name());
+    setNetwork(net, source == 2   ? m_netFile.toStdString()
+                    : source == 3 ? m_onnxFile.toStdString()
+                                  : net->name());
   } catch (const Error& e) {
     showError("Cannot build the network", qs(e.what()));
   }
@@ -770,6 +799,7 @@ files::OutputRules MainWindow::outputRules(bool force) const {
   // As the CLI's: the run database with SQLite's companion files.
   if (const auto run = m_doc->current()) cli::addInput(rules, "the run database", run->path);
   if (!m_netFile.isEmpty()) rules.inputs.push_back({"the network", m_netFile.toStdString()});
+  if (!m_onnxFile.isEmpty()) rules.inputs.push_back({"the ONNX model", m_onnxFile.toStdString()});
   return rules;
 }
 
