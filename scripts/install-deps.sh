@@ -6,6 +6,7 @@ set -euo pipefail
 
 # python3: the tests of bench/gpu/validate.py (skipped, and said so, without it).
 # qt6-svg-dev: the app's SVG figures and the icon renderer; appstream: the metainfo check.
+# libonnx-dev: the ONNX importer; its headers include protobuf's, which it does not depend on.
 # ocl-icd-opencl-dev: Debian's oneDNN is built with an OpenCL GPU runtime, and its CMake package
 # requires OpenCL; apt only recommends it, and recommendations are not installed here.
 packages=(
@@ -14,6 +15,7 @@ packages=(
   qt6-base-dev qt6-svg-dev libqcustomplot-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev zlib1g-dev dataset-fashion-mnist
+  libonnx-dev libprotobuf-dev
   xvfb xauth appstream
   python3
 )

@@ -286,8 +286,8 @@ void printText(const Context& c, std::ostream& out) {
 
 int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
-      "swapscope analyze --model NAME | --net FILE --batch K [--budget SIZE] [--input CxHxW]\n"
-      "                  [--classes N] [--policy " +
+      "swapscope analyze --model NAME | --net FILE | --onnx FILE --batch K [--budget SIZE]\n"
+      "                  [--input CxHxW] [--classes N] [--policy " +
           joinPolicyNames(PolicyRows::Fixed, "|", "|") +
           "] [--json]\n"
           "                  [--sub-batches S | --sub-batch-size B] [--dump-net FILE] [--gmap]",
@@ -308,7 +308,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
     out << args.help();
     return kExitOk;
   }
-  const files::OutputRules rules = outputRules(args, {"--net"});
+  const files::OutputRules rules = outputRules(args, {"--net", "--onnx"});
   checkOutputOption(args, "--dump-net", "the network file --dump-net", rules);
   const Network net = loadNetwork(args);
   warnForceWithoutOutput(args, "--dump-net", err);

@@ -78,8 +78,8 @@ void checkPlanOptions(const ArgParser& args, const perf::PlanRequest& req,
 
 int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
-      "swapscope plan --db FILE [--model NAME | --net FILE] --budget SIZE [--batch K]\n"
-      "               [--policy " +
+      "swapscope plan --db FILE [--model NAME | --net FILE | --onnx FILE] --budget SIZE\n"
+      "               [--batch K] [--policy " +
           joinPolicyNames(PolicyRows::All, "|", "|") +
           "] [--mode argmin|paper]\n"
           "               [--max-batch K] [--epochs E --dataset-size M] [--gpus N --link-bandwidth "
@@ -121,7 +121,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     return kExitOk;
   }
   const std::string dbPath = args.required("--db");
-  const files::OutputRules rules = outputRules(args, {"--db", "--net"});
+  const files::OutputRules rules = outputRules(args, {"--db", "--net", "--onnx"});
   checkOutputOption(args, "--out", "the plan file --out", rules);
   // Every option is checked before the run database is read and fitted.
   perf::PlanRequest req;
@@ -162,7 +162,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   store::RunReader reader(dbPath);
   const store::RunData run = reader.load();
   store::requireNetwork(dbPath, run.network, "plan");
-  const Network net = args.has("--model") || args.has("--net")
+  const Network net = args.has("--model") || args.has("--net") || args.has("--onnx")
                           ? loadNetwork(args)
                           : networkFromText(run.network.json, dbPath + " (network)");
   const perf::PerfModel model = perf::PerfModel::fit(run);

@@ -33,7 +33,8 @@ constexpr std::int64_t kCpuDefaultMaxBatch = 128;
 
 int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
-      "swapscope profile --model NAME | --net FILE --budget SIZE --db FILE [--device cpu|cuda]\n"
+      "swapscope profile --model NAME | --net FILE | --onnx FILE --budget SIZE --db FILE\n"
+      "                  [--device cpu|cuda]\n"
       "                  [--iters N] [--warmup N] [--max-batch K] [--input CxHxW]\n"
       "                  [--classes N] [--seed S] [--force] [--json]",
       "The profiling stage: computes k_max under swap-all for the budget, then trains at\n"
@@ -61,7 +62,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
 
   // Nothing is created before the output is known to be safe: an existing database needs
   // --force, and the network file is never replaced by its own profile.
-  const files::OutputRules rules = outputRules(args, {"--net"});
+  const files::OutputRules rules = outputRules(args, {"--net", "--onnx"});
   files::checkOutputPath(args.required("--db"), "the run database --db", rules);
   // Not even --force replaces a database that a live profile or run is still writing.
   if (rules.force) store::refuseIfLiveWriter(args.required("--db"));

@@ -125,7 +125,7 @@ bool hasWorkspaces(const rt::SwapExecutor& ex) {
 
 int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
-      "swapscope run --plan plan.json [--model NAME | --net FILE] [--iters N]\n"
+      "swapscope run --plan plan.json [--model NAME | --net FILE | --onnx FILE] [--iters N]\n"
       "              [--warmup N] [--data synthetic|fashion-mnist [--data-dir DIR]]\n"
       "              [--device cpu] [--seed S] [--db FILE [--force]] [--json]",
       "Runs a plan made by `swapscope plan` on the engine (synthetic data of the\n"
@@ -166,7 +166,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   if (auto w = args.value("--warmup"))
     warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000));
   const std::uint64_t seed = seedOption(args);
-  files::OutputRules rules = outputRules(args, {"--plan", "--net"});
+  files::OutputRules rules = outputRules(args, {"--plan", "--net", "--onnx"});
   checkOutputOption(args, "--db", "the run database --db", rules);  // live writers too
   const store::PlanFile plan = store::readPlanFile(planPath);
   const std::int64_t k = plan.k;
@@ -175,12 +175,12 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   const std::int64_t peak = plan.predictions.peak_bytes;
   const double stall = plan.predictions.stall_s;
 
-  const Network net = args.has("--model") || args.has("--net")
+  const Network net = args.has("--model") || args.has("--net") || args.has("--onnx")
                           ? loadNetwork(args)
                           : collect::planNetwork(plan, planPath, "give --model or --net");
   // The database the network came from and the data set are inputs too: --db never replaces
   // them, even with --force.
-  if (!args.has("--model") && !args.has("--net"))
+  if (!args.has("--model") && !args.has("--net") && !args.has("--onnx"))
     addInput(rules, "the plan's source_db", store::sourceDbPath(plan, planPath));
   if (args.value("--data") == "fashion-mnist")
     addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));

@@ -43,7 +43,8 @@ std::string seconds(double s) {
 
 int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
-      "swapscope train --model NAME | --net FILE --data fashion-mnist|synthetic --batch K\n"
+      "swapscope train --model NAME | --net FILE | --onnx FILE --data fashion-mnist|synthetic\n"
+      "                --batch K\n"
       "                (--iters N | --epochs E) --budget SIZE\n"
       "                [--policy " +
           joinPolicyNames(PolicyRows::Fixed, "|", "|") +
@@ -81,6 +82,9 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
               std::string("Fashion-MNIST directory (default ") + rt::kFashionMnistDir + ")");
   args.option("--synthetic-size", "N", "samples of synthetic data (default 4 minibatches)");
   args.option("--load-weights", "FILE", "start from weights saved by --save-weights");
+  args.option("--init", "I",
+              "file: start an ONNX model from the weights it holds, where it holds them "
+              "(default); random: the seeded initialisation");
   args.option("--save-weights", "FILE", "write the trained weights to FILE");
   addForceFlag(args, "the --save-weights file");
   args.flag("--json", "print a JSON document instead of text");
@@ -90,11 +94,22 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   }
 
   // The output is checked before the training, so that hours of work never end in a refusal.
-  files::OutputRules rules = outputRules(args, {"--net", "--load-weights"});
+  files::OutputRules rules = outputRules(args, {"--net", "--onnx", "--load-weights"});
   if (args.value("--data") == "fashion-mnist")  // the data set's files are inputs too
     addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
   checkOutputOption(args, "--save-weights", "the weight file --save-weights", rules);
-  const Network net = loadNetwork(args);
+  const std::string init = args.value("--init").value_or("file");
+  if (init != "file" && init != "random") {
+    throwBadInput("--init: unknown value '" + init + "' (choose file or random)");
+  }
+  LoadedNetwork loaded = loadNetworkAndWeights(args);
+  const Network& net = loaded.net;
+  const bool fileWeights = init == "file" && !loaded.weights.empty();
+  if (fileWeights && args.has("--load-weights")) {
+    throwBadInput(
+        "--load-weights: the ONNX file holds weights too; add --init random to "
+        "start from the --load-weights file");
+  }
   const std::string dataName = args.required("--data");
   if (dataName != "fashion-mnist" && dataName != "synthetic") {
     throwBadInput("--data: unknown data set '" + dataName +
@@ -182,6 +197,8 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   if (auto f = args.value("--load-weights")) {
     const rt::WeightFile w = rt::loadWeights(*f, net);
     ex.writeWeights(w.weights, w.running_stats);
+  } else if (fileWeights) {
+    ex.writeWeights(loaded.weights, loaded.running_stats);
   }
 
   const bool json = args.has("--json");

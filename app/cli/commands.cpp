@@ -20,6 +20,7 @@ struct Verb {
 constexpr Verb kVerbs[] = {
     {"models", "list the model zoo", cmdModels},
     {"analyze", "static analysis: shapes, parameters, FLOPs, memory, GMAP, k_max", cmdAnalyze},
+    {"import", "map an ONNX model exported from PyTorch onto a network JSON file", cmdImport},
     {"train", "train on the engine inside a budget under a swap policy", cmdTrain},
     {"profile", "the profiling stage: swap-all at five minibatches into a run database",
      cmdProfile},

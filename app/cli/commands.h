@@ -22,6 +22,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
 // One function per verb; each parses its own options and may throw swapscope::Error.
 int cmdModels(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmdImport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmdAnalyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmdTrain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmdProfile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -8,13 +8,15 @@
 #include "common/error.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
+#include "importer/onnx_import.h"
 
 namespace swapscope::cli {
 
 void addNetworkOptions(ArgParser& args) {
   args.option("--model", "NAME", "a zoo model (see `swapscope models`)");
   args.option("--net", "FILE", "a network JSON file (docs/network-json.md)");
-  args.option("--input", "CxHxW", "input size of a zoo model, e.g. 3x32x32");
+  args.option("--onnx", "FILE", "an ONNX model exported from PyTorch (docs/onnx.md)");
+  args.option("--input", "CxHxW", "input size of a zoo or ONNX model, e.g. 3x32x32");
   args.option("--classes", "N", "class count of a zoo model");
 }
 
@@ -36,11 +38,32 @@ Shape parseShape(const std::string& text, const std::string& what) {
   return shape;
 }
 
+LoadedNetwork loadNetworkAndWeights(const ArgParser& args) {
+  const auto onnxFile = args.value("--onnx");
+  if (!onnxFile) return {loadNetwork(args), {}, {}};
+  if (args.has("--model") || args.has("--net")) {
+    throwBadInput("give one of --model, --net or --onnx, not two");
+  }
+  if (args.has("--classes")) {
+    throwBadInput("--classes applies to zoo models; an ONNX model sets its classes itself");
+  }
+  OnnxImportOptions options;
+  if (auto input = args.value("--input")) options.input = parseShape(*input, "--input");
+  OnnxModel m = importOnnxFile(*onnxFile, options);
+  try {
+    computeLayerCosts(m.net);
+  } catch (const Error& e) {
+    throw Error(e.kind(), *onnxFile + ": " + e.what());
+  }
+  return {std::move(m.net), std::move(m.weights), std::move(m.running_stats)};
+}
+
 Network loadNetwork(const ArgParser& args) {
+  if (args.has("--onnx")) return loadNetworkAndWeights(args).net;
   const auto model = args.value("--model");
   const auto file = args.value("--net");
   if (model && file) throwBadInput("give either --model or --net, not both");
-  if (!model && !file) throwBadInput("name a network with --model NAME or --net FILE");
+  if (!model && !file) throwBadInput("name a network with --model NAME, --net FILE or --onnx FILE");
   if (file) {
     if (args.has("--input") || args.has("--classes")) {
       throwBadInput("--input and --classes apply to zoo models; a network file sets them itself");
@@ -61,7 +84,7 @@ Network loadNetwork(const ArgParser& args) {
 }
 
 void checkZooOptions(const ArgParser& args, const std::string& otherwise) {
-  if (args.has("--model") || args.has("--net")) return;  // loadNetwork checks these
+  if (args.has("--model") || args.has("--net") || args.has("--onnx")) return;  // loadNetwork checks these
   for (const char* option : {"--input", "--classes"}) {
     if (args.has(option)) {
       throwBadInput(std::string(option) + " " + *args.value(option) +

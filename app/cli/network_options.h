@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @brief The options every verb uses to name a network: --model NAME | --net FILE, with
-/// --input CxHxW and --classes N for zoo models.
+/// @brief The options every verb uses to name a network: --model NAME | --net FILE |
+/// --onnx FILE, with --input CxHxW (zoo and ONNX models) and --classes N (zoo models).
 #pragma once
 
 #include "analysis/swap_policy.h"
@@ -10,11 +10,19 @@
 namespace swapscope::cli {
 
 void addNetworkOptions(ArgParser& args);
-/// Builds the zoo model or reads the network file the options name; Error(BadInput) otherwise.
+/// Builds the zoo model, reads the network file or imports the ONNX model the options name;
+/// Error(BadInput) otherwise.
 Network loadNetwork(const ArgParser& args);
 /// --input and --classes shape a zoo model: Error(BadInput) where they are given without --model
 /// (with --net too, as loadNetwork says). `otherwise` names the network the verb takes instead.
 void checkZooOptions(const ArgParser& args, const std::string& otherwise);
+/// A network and, for an ONNX model that holds them, its initializers as initial weights (per
+/// layer in the kernel layout; empty where there are none).
+struct LoadedNetwork {
+  Network net;
+  std::vector<std::vector<float>> weights, running_stats;
+};
+LoadedNetwork loadNetworkAndWeights(const ArgParser& args);
 /// The required --batch option, from 1 to kMaxBatch (ArgParser::batch); Error(BadInput)
 /// otherwise.
 std::int64_t batchOption(const ArgParser& args);

@@ -27,7 +27,10 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   const QCommandLineOption help({"h", "help"}, "show this help");
   const QCommandLineOption model("model", "zoo model to plan (transferred curves)", "NAME");
   const QCommandLineOption net("net", "network JSON file to plan (transferred curves)", "FILE");
-  const QCommandLineOption input("input", "input size of a zoo model, e.g. 3x224x224", "CxHxW");
+  const QCommandLineOption onnx("onnx", "ONNX model exported from PyTorch to plan (docs/onnx.md)",
+                                "FILE");
+  const QCommandLineOption input("input", "input size of a zoo or ONNX model, e.g. 3x224x224",
+                                 "CxHxW");
   const QCommandLineOption classes("classes", "class count of a zoo model", "N");
   const QCommandLineOption budget("budget", "memory budget, e.g. 256MiB, 1.5GB", "SIZE");
   const QCommandLineOption budgetGib("budget-gib", "memory budget in GiB", "G");
@@ -48,8 +51,8 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   const QCommandLineOption shot("screenshot",
                                 "render the window to FILE (.png, .pdf or .svg) and exit", "FILE");
   const QCommandLineOption force("force", "replace existing output files");
-  cli.addOptions({help, model, net, input, classes, budget, budgetGib, batch, policy, mode, view,
-                  select, compare, timelineK, exportPlan, shot, force});
+  cli.addOptions({help, model, net, onnx, input, classes, budget, budgetGib, batch, policy, mode,
+                  view, select, compare, timelineK, exportPlan, shot, force});
   cli.addPositionalArgument("DB.swapdb", "a run database made by `swapscope profile`");
   GuiOptions o;
   if (!cli.parse(arguments)) throwBadInput(cli.errorText().toStdString());
@@ -62,7 +65,7 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   if (positional.size() > 1)
     throwBadInput("give at most one run database, got " + std::to_string(positional.size()));
   if (!positional.isEmpty()) o.db = positional.front();
-  for (const QCommandLineOption* opt : {&model, &net, &input, &classes}) {
+  for (const QCommandLineOption* opt : {&model, &net, &onnx, &input, &classes}) {
     if (!cli.isSet(*opt)) continue;
     o.network_args.push_back("--" + opt->names().front().toStdString());
     o.network_args.push_back(cli.value(*opt).toStdString());

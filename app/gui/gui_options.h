@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief The desktop app's command line:
-///   swapscope-gui [DB.swapdb] [--model M | --net F] [--input CxHxW --classes N] [--budget SIZE]
+///   swapscope-gui [DB.swapdb] [--model M | --net F | --onnx F] [--input CxHxW --classes N]
+///                 [--budget SIZE]
 ///                 [--budget-gib G] [--batch K] [--policy P] [--mode M] [--view V]
 ///                 [--select LAYER] [--compare DB2.swapdb]... [--k K] [--export-plan FILE]
 ///                 [--screenshot FILE] [--force]
@@ -23,7 +24,7 @@ inline const QStringList kViewNames = {"memory", "streams", "tradeoff", "layers"
 
 struct GuiOptions {
   QString db;
-  /// --model/--net/--input/--classes as the CLI's network options take them (argv form).
+  /// --model/--net/--onnx/--input/--classes as the CLI's network options take them (argv form).
   std::vector<std::string> network_args;
   std::optional<std::int64_t> budget;
   std::optional<std::int64_t> batch;
@@ -46,8 +47,8 @@ struct GuiOptions {
 /// Parses the arguments (argv[0] first). Error(BadInput) naming the option and the value.
 GuiOptions parseGuiOptions(const QStringList& arguments);
 
-/// Builds the network the CLI's --model/--net/--input/--classes options name (argv form), with
-/// the CLI's own checks and messages.
+/// Builds the network the CLI's --model/--net/--onnx/--input/--classes options name (argv form),
+/// with the CLI's own checks and messages.
 Network loadNetworkArgs(const std::vector<std::string>& args);
 
 }  // namespace swapscope::gui

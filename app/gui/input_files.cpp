@@ -17,9 +17,9 @@ void InputFiles::addDatabase(const QString& path, const std::string& what) {
   if (!p.empty() && !contains(p)) cli::addInput(m_rules, what, p);
 }
 
-void InputFiles::addNetwork(const QString& path) {
+void InputFiles::addNetwork(const QString& path, const std::string& what) {
   const std::string p = path.toStdString();
-  if (!p.empty() && !contains(p)) m_rules.inputs.push_back({"the network file", p});
+  if (!p.empty() && !contains(p)) m_rules.inputs.push_back({what, p});
 }
 
 files::OutputRules InputFiles::rules(bool force) const {

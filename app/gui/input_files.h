@@ -19,8 +19,8 @@ class InputFiles {
   /// A run database, with its -wal, -shm and -journal files (cli::addInput); `what` names it in
   /// messages ("the run database --compare").
   void addDatabase(const QString& path, const std::string& what);
-  /// A network JSON file.
-  void addNetwork(const QString& path);
+  /// A network JSON file or an ONNX model; `what` names it in messages.
+  void addNetwork(const QString& path, const std::string& what = "the network file");
   /// The rules for an output: replace an existing file when `force`, never an input.
   files::OutputRules rules(bool force) const;
 

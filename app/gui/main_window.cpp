@@ -92,6 +92,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_measured, &MeasuredViews::idle, this, &MainWindow::checkSettled);
   QMenu* fileMenu = menuBar()->addMenu("&File");
   fileMenu->addAction("&Open run database...", this, &MainWindow::askOpenDatabase);
+  fileMenu->addAction("Open &ONNX model...", this, &MainWindow::askOpenOnnx);
   fileMenu->addAction("&Add database for comparison...", this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, "Add database for comparison", {},
                                                       "Run databases (*.swapdb);;All files (*)");
@@ -150,7 +151,7 @@ void MainWindow::buildControls() {
   m_dbLabel->setWordWrap(true);
   auto* openDb = new QPushButton("Open run database...");
   m_netSource = new QComboBox;
-  m_netSource->addItems({"profiled network", "zoo model", "network JSON"});
+  m_netSource->addItems({"profiled network", "zoo model", "network JSON", "ONNX model"});
   m_zoo = new QComboBox;
   for (const ZooEntry& e : zooEntries())
     m_zoo->addItem(qs(e.name));
@@ -250,7 +251,8 @@ void MainWindow::buildControls() {
     if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
   });
   connect(m_input, &QLineEdit::editingFinished, this, [this] {
-    if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
+    if (m_netSource->currentIndex() == 1 || m_netSource->currentIndex() == 3)
+      onNetworkSourceChanged();
   });
   connect(m_classes, &QLineEdit::editingFinished, this, [this] {
     if (m_netSource->currentIndex() == 1) onNetworkSourceChanged();
@@ -319,6 +321,8 @@ void MainWindow::checkOutputs(const GuiOptions& o) {
     m_inputs->addDatabase(path, "the run database --compare");
   for (std::size_t i = 0; i + 1 < o.network_args.size(); i += 2) {
     if (o.network_args[i] == "--net") m_inputs->addNetwork(qs(o.network_args[i + 1]));
+    if (o.network_args[i] == "--onnx")
+      m_inputs->addNetwork(qs(o.network_args[i + 1]), "the ONNX model");
   }
   const files::OutputRules rules = outputRules(o.force);
   const std::string plan = o.export_plan.toStdString(), shot = o.screenshot.toStdString();
@@ -364,11 +368,18 @@ void MainWindow::applyOptions(const GuiOptions& o) {
         m_netFile = qs(o.network_args[i + 1]);
         m_inputs->addNetwork(m_netFile);
         origin = o.network_args[i + 1];
+      } else if (o.network_args[i] == "--onnx") {
+        m_onnxFile = qs(o.network_args[i + 1]);
+        m_inputs->addNetwork(m_onnxFile, "the ONNX model");
+        origin = o.network_args[i + 1];
+      } else if (o.network_args[i] == "--input") {
+        m_input->setText(qs(o.network_args[i + 1]));
       }
     }
     const QSignalBlocker block(m_netSource);
-    m_netSource->setCurrentIndex(m_netFile.isEmpty() ? 1 : 2);
-    if (m_netFile.isEmpty()) {
+    m_netSource->setCurrentIndex(!m_onnxFile.isEmpty() ? 3 : m_netFile.isEmpty() ? 1 : 2);
+    m_input->setEnabled(m_netSource->currentIndex() == 1 || m_netSource->currentIndex() == 3);
+    if (m_netFile.isEmpty() && m_onnxFile.isEmpty()) {
       const QSignalBlocker bz(m_zoo);
       m_zoo->setCurrentText(qs(net->name()));
     }
@@ -410,10 +421,25 @@ const Network* MainWindow::plannedNetwork() const {
   return m_analysisNet.get();
 }
 
+void MainWindow::askOpenOnnx() {
+  const QString path = QFileDialog::getOpenFileName(this, "Open ONNX model", {},
+                                                    "ONNX models (*.onnx);;All files (*)");
+  if (path.isEmpty()) return;
+  openOnnx(path);
+}
+
+void MainWindow::openOnnx(const QString& path) {
+  m_onnxFile = path;
+  m_inputs->addNetwork(path, "the ONNX model");
+  const QSignalBlocker block(m_netSource);
+  m_netSource->setCurrentIndex(3);
+  onNetworkSourceChanged();
+}
+
 void MainWindow::onNetworkSourceChanged() {
   const int source = m_netSource->currentIndex();
   m_zoo->setEnabled(source == 1);
-  m_input->setEnabled(source == 1);
+  m_input->setEnabled(source == 1 || source == 3);
   m_classes->setEnabled(source == 1);
   try {
     if (source == 0) {
@@ -434,12 +460,19 @@ void MainWindow::onNetworkSourceChanged() {
         args.insert(args.end(), {"--input", m_input->text().trimmed().toStdString()});
       if (!m_classes->text().trimmed().isEmpty())
         args.insert(args.end(), {"--classes", m_classes->text().trimmed().toStdString()});
+    } else if (source == 3) {
+      if (m_onnxFile.isEmpty()) return;
+      args = {"--onnx", m_onnxFile.toStdString()};
+      if (!m_input->text().trimmed().isEmpty())
+        args.insert(args.end(), {"--input", m_input->text().trimmed().toStdString()});
     } else {
       if (m_netFile.isEmpty()) return;
       args = {"--net", m_netFile.toStdString()};
     }
     auto net = std::make_shared<const Network>(loadNetworkArgs(args));
-    setNetwork(net, source == 2 ? m_netFile.toStdString() : net->name());
+    setNetwork(net, source == 2   ? m_netFile.toStdString()
+                    : source == 3 ? m_onnxFile.toStdString()
+                                  : net->name());
   } catch (const Error& e) {
     showError("Cannot build the network", qs(e.what()));
   }

@@ -55,6 +55,9 @@ class MainWindow : public QMainWindow {
   void applyOptions(const GuiOptions& options);
   /// Opens a run database (read on a worker thread); errors go to a dialog or failed().
   void openDatabase(const QString& path);
+  /// Plans for the ONNX model at `path` (the network source "ONNX model"); a file that does not
+  /// import is reported in a message box, as a bad network JSON is.
+  void openOnnx(const QString& path);
   /// The network to plan: null for the profiled one; `origin` names it ("resnet152", a path).
   void setNetwork(std::shared_ptr<const Network> network, const std::string& origin);
 
@@ -128,6 +131,8 @@ class MainWindow : public QMainWindow {
   void checkSettled();
   void restartSweepIfChanged(const perf::PlanRequest& request);
   void onNetworkSourceChanged();
+  /// File > Open ONNX model...: asks for a file, then openOnnx.
+  void askOpenOnnx();
   void replan();
   void showAnalysisOnly();
   void updateBudgetControls();
@@ -183,6 +188,7 @@ class MainWindow : public QMainWindow {
   std::int64_t m_budget = std::int64_t{256} << 20;
   std::int64_t m_minBudget = 1, m_maxBudget = std::int64_t{80} << 30;
   QString m_netFile;  ///< the network JSON planned, when one is
+  QString m_onnxFile;  ///< the ONNX model planned, when one is
   std::optional<PlanOutcome> m_shown;
   int m_selected = -1;
   bool m_selecting = false;

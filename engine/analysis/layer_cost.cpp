@@ -18,6 +18,13 @@ namespace {
 //              backward weights = x_hat (2) + dgamma and dbeta sums (2);
 //              backward data = combine dy with the two sums (4).
 // relu: one max forward, one select backward. dropout: compare + scale forward, scale backward.
+// clip: max and min forward; two compares backward (the gradient passes strictly inside the
+// bounds). sigmoid: negate, exp, add, divide forward (4); dy * y * (1 - y) backward (3).
+// hardsigmoid: alpha x + beta, then max and min forward (4); the same range test and a scale
+//              backward (3). hardswish: hardsigmoid and a multiply forward (5); the range test
+//              and the slope 2x/6 + 1/2 times dy backward (5).
+// mul: one multiply per output element forward; backward, per input one multiply per output
+//      element, and a per-channel input one add more to sum its gradient over H and W.
 // softmax_cross_entropy, per logit: max, subtract, exp, sum forward (4); softmax again (3) and
 // subtract the one-hot target, scale by 1/k backward (5).
 struct PerElement {
@@ -27,6 +34,10 @@ constexpr PerElement kBatchNorm{5, 4, 4};
 constexpr PerElement kReLU{1, 1, 0};
 constexpr PerElement kDropout{2, 1, 0};
 constexpr PerElement kSoftmaxXent{4, 5, 0};
+constexpr PerElement kClip{2, 2, 0};
+constexpr PerElement kSigmoid{4, 3, 0};
+constexpr PerElement kHardSigmoid{4, 3, 0};
+constexpr PerElement kHardSwish{5, 5, 0};
 
 /// Counts of one layer in checked 64-bit arithmetic: an overflow is Error(BadInput) naming the
 /// layer and what was counted, never a wrapped number.
@@ -155,6 +166,33 @@ std::vector<LayerCost> computeLayerCosts(const Network& net) {
         c.bwd_data_flops = count.mul("its FLOPs", {kReLU.bwd_data, outElems});
         c.reads.output = true;
         break;
+      case LayerKind::Clip:
+      case LayerKind::Sigmoid: {
+        const PerElement e = l.kind == LayerKind::Clip ? kClip : kSigmoid;
+        c.fwd_flops = count.mul("its FLOPs", {e.fwd, outElems});
+        c.bwd_data_flops = count.mul("its FLOPs", {e.bwd_data, outElems});
+        c.reads.output = true;  // the gradient is a function of the output
+        break;
+      }
+      case LayerKind::HardSigmoid:
+      case LayerKind::HardSwish: {
+        const PerElement e = l.kind == LayerKind::HardSigmoid ? kHardSigmoid : kHardSwish;
+        c.fwd_flops = count.mul("its FLOPs", {e.fwd, outElems});
+        c.bwd_data_flops = count.mul("its FLOPs", {e.bwd_data, outElems});
+        c.reads.inputs = true;
+        break;
+      }
+      case LayerKind::Mul: {
+        c.fwd_flops = outElems;
+        std::int64_t perOut = 0;
+        for (int src : net.inputsOf(i)) {
+          if (!costs[src].needs_grad) continue;
+          perOut += net.outputShape(src).numel() == outElems ? 1 : 2;
+        }
+        c.bwd_data_flops = count.mul("its FLOPs", {perOut, outElems});
+        c.reads.inputs = true;  // each input's gradient is the output's times the other input
+        break;
+      }
       case LayerKind::Dropout:
         c.fwd_flops = count.mul("its FLOPs", {kDropout.fwd, outElems});
         c.bwd_data_flops = count.mul("its FLOPs", {kDropout.bwd_data, outElems});

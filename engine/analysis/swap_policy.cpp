@@ -17,6 +17,11 @@ bool isLightLayer(LayerKind kind) {
     case LayerKind::Concat:
     case LayerKind::Flatten:
     case LayerKind::Dropout:
+    case LayerKind::Clip:
+    case LayerKind::Sigmoid:
+    case LayerKind::HardSigmoid:
+    case LayerKind::HardSwish:
+    case LayerKind::Mul:
       return true;
     default:
       return false;

@@ -21,7 +21,8 @@ using SwapSet = std::vector<bool>;
 using RecomputeSet = std::vector<bool>;
 
 /// Layers cheap enough to run again in backward (SuperNeurons' light layers as Ito et al.
-/// describe them): ReLU, batch norm, pooling, add, concat, flatten, and dropout (its mask is a
+/// describe them): ReLU, batch norm, pooling, add, concat, flatten, the elementwise activations
+/// (clip, sigmoid, hardsigmoid, hardswish) and mul, and dropout (its mask is a
 /// function of the seed, so running it again gives the same output).
 bool isLightLayer(LayerKind kind);
 

@@ -85,6 +85,29 @@ std::string NetworkBuilder::dropout(const std::string& name, const std::string& 
   return push({name, LayerKind::Dropout, {in}, DropoutAttrs{p}});
 }
 
+std::string NetworkBuilder::clip(const std::string& name, const std::string& in,
+                                 std::optional<double> min, std::optional<double> max) {
+  return push({name, LayerKind::Clip, {in}, ClipAttrs{min, max}});
+}
+
+std::string NetworkBuilder::sigmoid(const std::string& name, const std::string& in) {
+  return push({name, LayerKind::Sigmoid, {in}, NoAttrs{}});
+}
+
+std::string NetworkBuilder::hardSigmoid(const std::string& name, const std::string& in,
+                                        double alpha, double beta) {
+  return push({name, LayerKind::HardSigmoid, {in}, HardSigmoidAttrs{alpha, beta}});
+}
+
+std::string NetworkBuilder::hardSwish(const std::string& name, const std::string& in) {
+  return push({name, LayerKind::HardSwish, {in}, NoAttrs{}});
+}
+
+std::string NetworkBuilder::mul(const std::string& name, const std::string& a,
+                                const std::string& b) {
+  return push({name, LayerKind::Mul, {a, b}, NoAttrs{}});
+}
+
 std::string NetworkBuilder::loss(const std::string& name, const std::string& in) {
   return push({name, LayerKind::SoftmaxCrossEntropy, {in}, NoAttrs{}});
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,13 @@ class NetworkBuilder {
   std::string concat(const std::string& name, std::vector<std::string> ins);
   std::string flatten(const std::string& name, const std::string& in);
   std::string dropout(const std::string& name, const std::string& in, double p);
+  std::string clip(const std::string& name, const std::string& in, std::optional<double> min,
+                   std::optional<double> max);
+  std::string sigmoid(const std::string& name, const std::string& in);
+  std::string hardSigmoid(const std::string& name, const std::string& in, double alpha = 1.0 / 6.0,
+                          double beta = 0.5);
+  std::string hardSwish(const std::string& name, const std::string& in);
+  std::string mul(const std::string& name, const std::string& a, const std::string& b);
   std::string loss(const std::string& name, const std::string& in);
 
   /// Validates and returns the network (Network::build).

@@ -7,7 +7,7 @@
 namespace swapscope {
 namespace {
 
-constexpr std::array<std::pair<LayerKind, std::string_view>, 13> kNames{{
+constexpr std::array<std::pair<LayerKind, std::string_view>, 18> kNames{{
     {LayerKind::Input, "input"},
     {LayerKind::Conv2d, "conv2d"},
     {LayerKind::BatchNorm2d, "batchnorm2d"},
@@ -21,6 +21,11 @@ constexpr std::array<std::pair<LayerKind, std::string_view>, 13> kNames{{
     {LayerKind::Flatten, "flatten"},
     {LayerKind::Dropout, "dropout"},
     {LayerKind::SoftmaxCrossEntropy, "softmax_cross_entropy"},
+    {LayerKind::Clip, "clip"},
+    {LayerKind::Sigmoid, "sigmoid"},
+    {LayerKind::HardSigmoid, "hardsigmoid"},
+    {LayerKind::HardSwish, "hardswish"},
+    {LayerKind::Mul, "mul"},
 }};
 
 }  // namespace

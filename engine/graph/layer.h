@@ -28,6 +28,11 @@ enum class LayerKind {
   Flatten,
   Dropout,
   SoftmaxCrossEntropy,
+  Clip,         ///< min(max(x, min), max); ReLU6 is clip 0..6
+  Sigmoid,      ///< 1 / (1 + exp(-x))
+  HardSigmoid,  ///< max(0, min(1, alpha x + beta))
+  HardSwish,    ///< x * max(0, min(1, x / 6 + 1/2))
+  Mul,          ///< elementwise product of two inputs, of the same shape or [C,1,1] x [C,H,W]
 };
 
 /// The largest value of an integer attribute (sizes, channels, kernel, stride, padding, groups,
@@ -91,12 +96,27 @@ struct DropoutAttrs {
   friend bool operator==(const DropoutAttrs&, const DropoutAttrs&) = default;
 };
 
+/// Bounds of clip; an absent bound does not clip.
+struct ClipAttrs {
+  std::optional<double> min;
+  std::optional<double> max;
+  friend bool operator==(const ClipAttrs&, const ClipAttrs&) = default;
+};
+
+/// Slope and offset of hardsigmoid; the defaults are PyTorch's (x / 6 + 1/2).
+struct HardSigmoidAttrs {
+  double alpha = 1.0 / 6.0;
+  double beta = 0.5;
+  friend bool operator==(const HardSigmoidAttrs&, const HardSigmoidAttrs&) = default;
+};
+
 struct NoAttrs {
   friend bool operator==(const NoAttrs&, const NoAttrs&) = default;
 };
 
-using LayerAttrs = std::variant<NoAttrs, InputAttrs, Conv2dAttrs, BatchNormAttrs, PoolAttrs,
-                                AdaptivePoolAttrs, LinearAttrs, DropoutAttrs>;
+using LayerAttrs =
+    std::variant<NoAttrs, InputAttrs, Conv2dAttrs, BatchNormAttrs, PoolAttrs, AdaptivePoolAttrs,
+                 LinearAttrs, DropoutAttrs, ClipAttrs, HardSigmoidAttrs>;
 
 struct Layer {
   std::string name;  ///< unique within the network

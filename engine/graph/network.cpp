@@ -34,6 +34,13 @@ bool attrsMatchKind(const Layer& l) {
       return std::holds_alternative<LinearAttrs>(l.attrs);
     case LayerKind::Dropout:
       return std::holds_alternative<DropoutAttrs>(l.attrs);
+    case LayerKind::Clip:
+      return std::holds_alternative<ClipAttrs>(l.attrs);
+    case LayerKind::HardSigmoid:
+      return std::holds_alternative<HardSigmoidAttrs>(l.attrs);
+    case LayerKind::Sigmoid:
+    case LayerKind::HardSwish:
+    case LayerKind::Mul:
     case LayerKind::ReLU:
     case LayerKind::Add:
     case LayerKind::Concat:
@@ -54,6 +61,9 @@ void checkArity(const Layer& l) {
     case LayerKind::Add:
     case LayerKind::Concat:
       if (n < 2) throwBadInput(who(l) + ": needs at least 2 inputs, got " + std::to_string(n));
+      return;
+    case LayerKind::Mul:
+      if (n != 2) throwBadInput(who(l) + ": needs exactly 2 inputs, got " + std::to_string(n));
       return;
     default:
       if (n != 1) throwBadInput(who(l) + ": needs exactly 1 input, got " + std::to_string(n));
@@ -309,6 +319,14 @@ std::string Network::computeStructureHash() const {
             f.i64(a.bias);
           } else if constexpr (std::is_same_v<T, DropoutAttrs>) {
             f.f64(a.p);
+          } else if constexpr (std::is_same_v<T, ClipAttrs>) {
+            for (const auto& b : {a.min, a.max}) {
+              f.i64(b.has_value());
+              if (b) f.f64(*b);
+            }
+          } else if constexpr (std::is_same_v<T, HardSigmoidAttrs>) {
+            f.f64(a.alpha);
+            f.f64(a.beta);
           }
         },
         l.attrs);

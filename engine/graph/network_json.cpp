@@ -58,6 +58,12 @@ json layerToJson(const Layer& l) {
           j["bias"] = a.bias;
         } else if constexpr (std::is_same_v<T, DropoutAttrs>) {
           j["p"] = a.p;
+        } else if constexpr (std::is_same_v<T, ClipAttrs>) {
+          if (a.min) j["min"] = *a.min;
+          if (a.max) j["max"] = *a.max;
+        } else if constexpr (std::is_same_v<T, HardSigmoidAttrs>) {
+          j["alpha"] = a.alpha;
+          j["beta"] = a.beta;
         }
       },
       l.attrs);
@@ -89,6 +95,10 @@ class FieldReader {
   std::optional<std::int64_t> optionalInteger(const char* field) {
     if (!has(field)) return std::nullopt;
     return asInt(field, m_obj.at(field));
+  }
+  std::optional<double> optionalNumber(const char* field) {
+    if (!has(field)) return std::nullopt;
+    return number(field, 0.0);
   }
   double number(const char* field, double fallback) {
     if (!has(field)) return fallback;
@@ -271,6 +281,19 @@ Layer layerFromJson(const json& j, std::size_t index) {
     case LayerKind::Dropout:
       l.attrs = DropoutAttrs{f.number("p", 0.5)};
       break;
+    case LayerKind::Clip:
+      l.attrs = ClipAttrs{f.optionalNumber("min"), f.optionalNumber("max")};
+      break;
+    case LayerKind::HardSigmoid: {
+      HardSigmoidAttrs a;
+      a.alpha = f.number("alpha", a.alpha);
+      a.beta = f.number("beta", a.beta);
+      l.attrs = a;
+      break;
+    }
+    case LayerKind::Sigmoid:
+    case LayerKind::HardSwish:
+    case LayerKind::Mul:
     case LayerKind::ReLU:
     case LayerKind::Add:
     case LayerKind::Concat:

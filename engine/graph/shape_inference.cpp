@@ -2,6 +2,7 @@
 #include "graph/shape_inference.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/error.h"
 
@@ -132,6 +133,27 @@ Shape concat(const Layer& l, const std::vector<InputShape>& in) {
   return outShape;
 }
 
+/// Two inputs of the same shape, or a per-channel [C,1,1] and a [C,H,W] (either order): the
+/// output has the larger shape.
+Shape mul(const Layer& l, const std::vector<InputShape>& in) {
+  const Shape& a = *in[0].shape;
+  const Shape& b = *in[1].shape;
+  if (a == b) return a;
+  const auto perChannelOf = [](const Shape& small, const Shape& big) {
+    return small.isImage() && big.isImage() && small.channels() == big.channels() &&
+           small.height() == 1 && small.width() == 1;
+  };
+  if (perChannelOf(a, b)) return b;
+  if (perChannelOf(b, a)) return a;
+  throwBadInput(who(l) + ": its inputs " + a.toString() + " from '" + *in[0].producer + "' and " +
+                b.toString() + " from '" + *in[1].producer +
+                "' are neither of the same shape nor [C,1,1] and [C,H,W]");
+}
+
+void requireFinite(const Layer& l, const char* field, double v) {
+  if (!std::isfinite(v)) throwBadInput(who(l) + ": field '" + field + "' must be a finite number");
+}
+
 }  // namespace
 
 std::int64_t windowedExtent(std::int64_t in, std::int64_t kernel, std::int64_t stride,
@@ -205,6 +227,28 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
     }
     case LayerKind::Add:
       return sameShapes(l, in);
+    case LayerKind::Mul:
+      return mul(l, in);
+    case LayerKind::Clip: {
+      const auto& a = l.as<ClipAttrs>();
+      if (a.min) requireFinite(l, "min", *a.min);
+      if (a.max) requireFinite(l, "max", *a.max);
+      if (a.min && a.max && !(*a.min <= *a.max)) {
+        throwBadInput(who(l) + ": field 'min' (" + std::to_string(*a.min) +
+                      ") must not exceed field 'max' (" + std::to_string(*a.max) + ")");
+      }
+      return *in[0].shape;
+    }
+    case LayerKind::HardSigmoid: {
+      const auto& a = l.as<HardSigmoidAttrs>();
+      requireFinite(l, "alpha", a.alpha);
+      requireFinite(l, "beta", a.beta);
+      if (!(a.alpha > 0)) throwBadInput(who(l) + ": field 'alpha' must be positive");
+      return *in[0].shape;
+    }
+    case LayerKind::Sigmoid:
+    case LayerKind::HardSwish:
+      return *in[0].shape;
     case LayerKind::Concat:
       return concat(l, in);
     case LayerKind::Flatten:

@@ -146,6 +146,59 @@ TEST(NetworkJson, ShapeMismatch) {
                  "[3,8,8] from 'data'");
 }
 
+/// smallNet with squeeze-and-excitation after relu: gap, a 1x1 conv, hardsigmoid, a
+/// per-channel mul; then clip, sigmoid and hardswish.
+json modernNet() {
+  json doc = smallNet();
+  auto& layers = doc["layers"];
+  const json extra = json::parse(R"([
+    {"name": "gap", "type": "adaptive_avgpool2d", "inputs": ["relu"], "output_size": 1},
+    {"name": "se", "type": "conv2d", "inputs": ["gap"], "out_channels": 4, "kernel": 1},
+    {"name": "gate", "type": "hardsigmoid", "inputs": ["se"]},
+    {"name": "scale", "type": "mul", "inputs": ["relu", "gate"]},
+    {"name": "clip", "type": "clip", "inputs": ["scale"], "max": 6},
+    {"name": "sig", "type": "sigmoid", "inputs": ["clip"]},
+    {"name": "hs", "type": "hardswish", "inputs": ["sig"]}
+  ])");
+  layers.insert(layers.begin() + 3, extra.begin(), extra.end());
+  layers[10]["inputs"] = json::array({"hs"});  // flat
+  return doc;
+}
+
+TEST(NetworkJson, TheModernKindsReadWithTheirDefaultsAndWriteBack) {
+  const Network net = networkFromJson(modernNet());
+  const int gate = net.indexOf("gate"), scale = net.indexOf("scale"), clip = net.indexOf("clip");
+  EXPECT_EQ(net.layer(gate).as<HardSigmoidAttrs>().alpha, 1.0 / 6.0);
+  EXPECT_EQ(net.layer(gate).as<HardSigmoidAttrs>().beta, 0.5);
+  EXPECT_EQ(net.outputShape(gate), (Shape{{4, 1, 1}}));
+  EXPECT_EQ(net.outputShape(scale), (Shape{{4, 8, 8}}));
+  EXPECT_FALSE(net.layer(clip).as<ClipAttrs>().min.has_value());
+  EXPECT_EQ(net.layer(clip).as<ClipAttrs>().max, 6.0);
+  const Network back = networkFromText(networkToText(net), "memory");
+  EXPECT_EQ(back, net);
+  EXPECT_EQ(back.structureHash(), net.structureHash());
+}
+
+TEST(NetworkJson, TheModernKindsRefuseWhatTheyCannotCompute) {
+  json doc = modernNet();
+  doc["layers"][6]["inputs"] = json::array({"relu", "se", "gate"});
+  expectContains(errorFor(doc), "layer 'scale' (mul): needs exactly 2 inputs, got 3");
+  doc = modernNet();
+  doc["layers"][3]["inputs"] = json::array({"data"});  // gap of the 3-channel input
+  doc["layers"][4]["out_channels"] = 3;
+  expectContains(errorFor(doc),
+                 "layer 'scale' (mul): its inputs [4,8,8] from 'relu' and [3,1,1] from 'gate' "
+                 "are neither of the same shape nor [C,1,1] and [C,H,W]");
+  doc = modernNet();
+  doc["layers"][7]["min"] = 7;
+  expectContains(errorFor(doc),
+                 "layer 'clip' (clip): field 'min' (7.000000) must not exceed "
+                 "field 'max' (6.000000)");
+  doc = modernNet();
+  doc["layers"][5]["alpha"] = 0;
+  expectContains(errorFor(doc), "layer 'gate' (hardsigmoid): field 'alpha' must be positive");
+}
+
 TEST(NetworkJson, HeaderErrors) {
   json doc = smallNet();
   doc["format"] = "onnx";

@@ -183,6 +183,24 @@ TEST(MainWindow, ExportedPlanIsTheClisFile) {
   }
 }
 
+TEST(MainWindow, AnOnnxModelFromTheCommandLinePlansAsTheClisOnnxOption) {
+  const std::string onnx = std::string(SWAPSCOPE_TEST_DATA_DIR) + "/onnx/mobilenet_v2.onnx";
+  OpenWindow w({"--onnx", QString::fromStdString(onnx), "--input", "3x64x64", "--budget", "200MiB",
+                "--policy", "swap-all", "--batch", "4"});
+  ASSERT_TRUE(w.window.shownPlan());
+  QTemporaryDir dir;
+  const std::string mine = dir.filePath("gui.json").toStdString();
+  const std::string theirs = dir.filePath("cli.json").toStdString();
+  w.window.exportPlan(QString::fromStdString(mine), false);
+  const cli::testing::Result r = cli::testing::run(
+      {"plan", "--db", kSample, "--onnx", onnx, "--input", "3x64x64", "--budget", "200MiB",
+       "--policy", "swap-all", "--mode", "argmin", "--batch", "4", "--out", theirs});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(readAll(mine), readAll(theirs));
+  // The ONNX file is an input: never replaced, even with force.
+  EXPECT_THROW(w.window.exportPlan(QString::fromStdString(onnx), true), Error);
+}
+
 TEST(MainWindow, ShadedSpansAreThePlansSwapSet) {
   OpenWindow w({"--budget", "64MiB", "--policy", "accudnn"});
   const PlanOutcome* plan = w.window.shownPlan();

@@ -529,6 +529,21 @@ TEST(CudaBackendGpu, AgreesWithTheCpuBackendOnTheLossTheUpdateAndTheRunningStats
   EXPECT_EQ(b.high_water, b.predicted);
 }
 
+TEST(CudaBackendGpu, ModernKindsAgreeWithTheCpuBackendOnTheLossAndTheUpdate) {
+  SWAPSCOPE_REQUIRE_CUDA();
+  const Network net = modernKinds();  // clip, sigmoid, hardsigmoid, hardswish, mul
+  auto cpu = createCpuDevice();
+  auto gpu = openDevice("cuda");
+  const Step a = oneStep(*cpu, net, kUpdateIsGradient, 8);
+  const Step b = oneStep(*gpu, net, kUpdateIsGradient, 8);
+  ASSERT_EQ(a.w0, b.w0);
+  EXPECT_NEAR(b.loss, a.loss, 1e-5 * std::abs(a.loss));
+  const std::vector<double> err = updateErrors(a.w0, a.w1, b.w1);
+  for (std::size_t t = 0; t < err.size(); ++t)
+    EXPECT_LE(err[t], kUpdateTolerance) << "weight tensor " << t;
+  EXPECT_EQ(b.high_water, b.predicted);
+}
+
 TEST(CudaBackendGpu, DeterministicModeGivesBitIdenticalWeightsAcrossSwapSets) {
   SWAPSCOPE_REQUIRE_CUDA();
   const Network net = everyKind();

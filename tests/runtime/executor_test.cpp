@@ -92,6 +92,46 @@ INSTANTIATE_TEST_SUITE_P(
                       PolicyCase{Policy::VdnnConv, 4.0}, PolicyCase{Policy::RecomputeLight, 1.0},
                       PolicyCase{Policy::RecomputeLight, 2.0}));
 
+class ModernHighWater : public ::testing::TestWithParam<PolicyCase> {};
+
+TEST_P(ModernHighWater, MeasuredPoolHighWaterEqualsTheAnalyzersPeak) {
+  const Network net = modernKinds();
+  const std::int64_t k = 4;
+  const std::int64_t peak = analyzerPeak(net, GetParam().policy, k);
+  const auto budget = static_cast<std::int64_t>(static_cast<double>(peak) * GetParam().slack);
+  auto device = createCpuDevice();
+  SwapExecutor ex(*device, net, k, swapSet(net, GetParam().policy), budget,
+                  optionsFor(net, GetParam().policy));
+  const Dataset data = syntheticDataset(net.sampleShape(), 10, 2 * k, 3);
+  for (int it = 0; it < 2; ++it) {
+    ex.trainIteration(data.images.data() + it * k * net.sampleShape().numel(),
+                      data.labels.data() + it * k, static_cast<std::uint64_t>(it), {});
+    EXPECT_EQ(ex.poolStats().high_water, peak) << "iteration " << it;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ModernHighWater,
+                         ::testing::Values(PolicyCase{Policy::KeepAll, 1.0},
+                                           PolicyCase{Policy::SwapAll, 1.0},
+                                           PolicyCase{Policy::VdnnConv, 1.0},
+                                           PolicyCase{Policy::RecomputeLight, 1.0}));
+
+TEST(SwapExecutor, RecomputeLightReMakesTheModernActivationsAndTheirMuls) {
+  // The new kinds are light: recompute-light re-makes some of them instead of swapping.
+  const Network net = modernKinds();
+  const auto costs = computeLayerCosts(net);
+  const RecomputeSet r = makeRecomputeSet(Policy::RecomputeLight, net, costs);
+  int remade = 0;
+  for (int i = 0; i < net.size(); ++i) {
+    const LayerKind kind = net.layer(i).kind;
+    if (r[i] && (kind == LayerKind::Clip || kind == LayerKind::HardSwish ||
+                 kind == LayerKind::Mul || kind == LayerKind::Sigmoid)) {
+      ++remade;
+    }
+  }
+  EXPECT_GT(remade, 0);
+}
+
 TEST(SwapExecutor, RecomputeLightReMakesBatchNormAndDropoutChainsOnTheLayerKindNetwork) {
   // What the recompute tests below rely on: relu1 is re-made through bn1 from conv1's output,
   // and the dropout's output through pool2, gap and flat from relu2's; both are released in
@@ -187,8 +227,8 @@ TEST(SwapExecutor, ResNetHighWaterEqualsTheAnalyzersPeakUnderSwapAll) {
 }
 
 std::vector<std::vector<float>> trainWeights(Policy policy, int iterations,
-                                             std::vector<std::vector<float>>* stats = nullptr) {
-  const Network net = everyKind();
+                                             std::vector<std::vector<float>>* stats = nullptr,
+                                             const Network& net = everyKind()) {
   const std::int64_t k = 5;
   auto device = createCpuDevice();
   ExecutorOptions options;
@@ -231,6 +271,25 @@ TEST(SwapExecutor, WeightsAreBitIdenticalUnderEveryPolicy) {
   EXPECT_EQ(keepStats, swapStats);
   EXPECT_EQ(keepStats, vdnnStats);
   EXPECT_EQ(keepStats, recomputeStats);
+}
+
+TEST(SwapExecutor, ModernKindsWeightsAreBitIdenticalUnderEveryPolicy) {
+  const Network net = modernKinds();
+  const auto keep = trainWeights(Policy::KeepAll, 4, nullptr, net);
+  const auto before = trainWeights(Policy::KeepAll, 1, nullptr, net);
+  bool changed = false;
+  for (Policy p : {Policy::SwapAll, Policy::VdnnConv, Policy::RecomputeLight}) {
+    const auto other = trainWeights(p, 4, nullptr, net);
+    ASSERT_EQ(keep.size(), other.size());
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+      ASSERT_EQ(keep[i].size(), other[i].size());
+      EXPECT_EQ(0, std::memcmp(keep[i].data(), other[i].data(), keep[i].size() * sizeof(float)))
+          << "tensor " << i << " differs between keep-all and " << policyName(p);
+    }
+  }
+  for (std::size_t i = 0; i < keep.size(); ++i)
+    changed = changed || keep[i] != before[i];
+  EXPECT_TRUE(changed) << "training must move the weights for the comparison to mean anything";
 }
 
 // ---------------------------------------------------------------------------------------------

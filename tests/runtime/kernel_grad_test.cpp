@@ -4,6 +4,7 @@
 // L = sum_j out_j * R_j for a fixed random R (the loss layer: L = the loss itself).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -319,6 +320,84 @@ TEST(KernelGradients, ReLU) {
     Vec y(x[0].size());
     for (std::size_t i = 0; i < y.size(); ++i)
       y[i] = std::max(0.0, x[0][i]);
+    return y;
+  };
+  checkGradients(c);
+}
+
+/// An elementwise layer `make` after a 1x1 convolution, against `f` applied to each value.
+void checkElementwise(const std::function<std::string(NetworkBuilder&, const std::string&)>& make,
+                      const std::function<double(double)>& f) {
+  GradCase c{
+      chain(Shape{{2, 3, 3}},
+            [&](NetworkBuilder& b, const std::string& x) { return make(b, b.conv("c", x, 2, 1)); }),
+      "t"};
+  c.separated = true;  // values 0.01 apart, none within 0.005 of a kink
+  c.ref = [f](const std::vector<Vec>& x, const Vec&) {
+    Vec y(x[0].size());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      y[i] = f(x[0][i]);
+    return y;
+  };
+  checkGradients(c);
+}
+
+TEST(KernelGradients, ClipBothBoundsInsideTheInputs) {
+  checkElementwise(
+      [](NetworkBuilder& b, const std::string& x) { return b.clip("t", x, -0.1, 0.12); },
+      [](double v) { return std::min(0.12, std::max(-0.1, v)); });
+}
+
+TEST(KernelGradients, ClipWithOnlyAnUpperBound) {
+  checkElementwise(
+      [](NetworkBuilder& b, const std::string& x) { return b.clip("t", x, std::nullopt, 0.04); },
+      [](double v) { return std::min(0.04, v); });
+}
+
+TEST(KernelGradients, Sigmoid) {
+  checkElementwise([](NetworkBuilder& b, const std::string& x) { return b.sigmoid("t", x); },
+                   [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+}
+
+TEST(KernelGradients, HardSigmoidSaturatingOnBothSides) {
+  checkElementwise(
+      [](NetworkBuilder& b, const std::string& x) { return b.hardSigmoid("t", x, 5.0, 0.5); },
+      [](double v) { return std::min(1.0, std::max(0.0, 5.0 * v + 0.5)); });
+}
+
+TEST(KernelGradients, HardSwish) {
+  checkElementwise([](NetworkBuilder& b, const std::string& x) { return b.hardSwish("t", x); },
+                   [](double v) { return v * std::min(1.0, std::max(0.0, v / 6.0 + 0.5)); });
+}
+
+TEST(KernelGradients, MulOfTheSameShape) {
+  GradCase c{chain(Shape{{2, 3, 3}},
+                   [](NetworkBuilder& b, const std::string& x) {
+                     return b.mul("t", b.conv("c1", x, 2, 1), b.conv("c2", x, 2, 1));
+                   }),
+             "t"};
+  c.ref = [](const std::vector<Vec>& x, const Vec&) {
+    Vec y(x[0].size());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      y[i] = x[0][i] * x[1][i];
+    return y;
+  };
+  checkGradients(c);
+}
+
+TEST(KernelGradients, MulOfAPerChannelScaleAndAFeatureMap) {
+  // Squeeze-and-excitation: [C,1,1] x [C,H,W], the scale second as torchvision writes it.
+  GradCase c{chain(Shape{{2, 3, 3}},
+                   [](NetworkBuilder& b, const std::string& x) {
+                     auto fm = b.conv("c1", x, 2, 1);
+                     auto scale = b.conv("c2", b.adaptiveAvgPool("gap", x, 1, 1), 2, 1);
+                     return b.mul("t", fm, scale);
+                   }),
+             "t"};
+  c.ref = [](const std::vector<Vec>& x, const Vec&) {
+    Vec y(x[0].size());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      y[i] = x[0][i] * x[1][i / 9];  // 3x3 planes, one scale per (sample, channel)
     return y;
   };
   checkGradients(c);

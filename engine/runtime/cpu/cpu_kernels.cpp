@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // CPU kernels. oneDNN primitives for convolution, batch norm, ReLU, pooling and inner product,
-// all on plain layouts (nchw, oihw, nc) so that the pool holds exactly the analyzer's tensors;
-// oneDNN's scratchpad is user-managed and counted outside the pool. The other kinds are loops.
+// eltwise activations, all on plain layouts (nchw, oihw, nc) so that the pool holds exactly the
+// analyzer's tensors; oneDNN's scratchpad is user-managed and counted outside the pool. The other
+// kinds are loops.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -364,6 +365,59 @@ class ReluKernel final : public DnnlKernel {
 };
 
 // ---------------------------------------------------------------------------------------------
+/// The activations oneDNN has: clip (clip_v2, whose gradient passes strictly inside the bounds,
+/// as PyTorch's hardtanh), sigmoid (logistic), both from their output; hardswish from its input.
+class EltwiseKernel final : public DnnlKernel {
+ public:
+  EltwiseKernel(CpuContext& ctx, const Network& net, int layer, std::int64_t k) : DnnlKernel(ctx) {
+    const Layer& l = net.layer(layer);
+    m_elems = k * net.outputShape(layer).numel();
+    m_data = plainDesc({m_elems});
+    float alpha = 0.f, beta = 0.f;
+    dnnl::algorithm algo = dnnl::algorithm::eltwise_hardswish;
+    if (l.kind == LayerKind::Clip) {
+      const auto& c = l.as<ClipAttrs>();
+      constexpr float inf = std::numeric_limits<float>::infinity();
+      alpha = c.min ? static_cast<float>(*c.min) : -inf;
+      beta = c.max ? static_cast<float>(*c.max) : inf;
+      algo = dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd;
+      m_useDst = true;
+    } else if (l.kind == LayerKind::Sigmoid) {
+      algo = dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
+      m_useDst = true;
+    }
+    const auto attr = userScratchpad();
+    m_fwdPd = {{dnnl::prop_kind::forward_training, algo, m_data, alpha, beta}, attr, ctx.engine};
+    m_bwdPd = {{algo, m_data, m_data, alpha, beta}, attr, ctx.engine, m_fwdPd};
+    m_fwd = dnnl::eltwise_forward(m_fwdPd);
+    m_bwd = dnnl::eltwise_backward(m_bwdPd);
+    reserve(m_fwdPd);
+    reserve(m_bwdPd);
+    reserveGradTemp(m_elems);
+  }
+  void forward(const KernelArgs& a) override {
+    exec(m_fwd, m_fwdPd,
+         {{DNNL_ARG_SRC, mem(m_data, a.in[0])}, {DNNL_ARG_DST, mem(m_data, a.out)}});
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    exec(m_bwd, m_bwdPd,
+         {{m_useDst ? DNNL_ARG_DST : DNNL_ARG_SRC, mem(m_data, m_useDst ? a.out : a.in[0])},
+          {DNNL_ARG_DIFF_DST, mem(m_data, a.out_grad)},
+          {DNNL_ARG_DIFF_SRC, mem(m_data, gradTarget(a, 0))}});
+    finishGrad(a, 0, m_elems);
+  }
+
+ private:
+  memory::desc m_data;
+  dnnl::eltwise_forward::primitive_desc m_fwdPd;
+  dnnl::eltwise_backward::primitive_desc m_bwdPd;
+  dnnl::primitive m_fwd, m_bwd;
+  std::int64_t m_elems = 0;
+  bool m_useDst = false;
+};
+
+// ---------------------------------------------------------------------------------------------
 /// Max and average pooling. Max pooling's backward recomputes the forward from the input to get
 /// oneDNN's argmax workspace (into scratch), so the pool holds only what the analyzer counts.
 class PoolKernel final : public DnnlKernel {
@@ -567,6 +621,77 @@ class FlattenKernel final : public LayerKernel {
   std::int64_t m_elems;
 };
 
+/// Hardsigmoid, max(0, min(1, alpha x + beta)) (oneDNN 2 has no such algorithm); its gradient
+/// is alpha dy strictly inside the linear range, from the input.
+class HardSigmoidKernel final : public LayerKernel {
+ public:
+  HardSigmoidKernel(const Network& net, int layer, std::int64_t k)
+      : m_elems(k * net.outputShape(layer).numel()) {
+    const auto& a = net.layer(layer).as<HardSigmoidAttrs>();
+    m_alpha = static_cast<float>(a.alpha);
+    m_beta = static_cast<float>(a.beta);
+  }
+  void forward(const KernelArgs& a) override {
+    for (std::int64_t j = 0; j < m_elems; ++j)
+      a.out[j] = std::clamp(m_alpha * a.in[0][j] + m_beta, 0.0f, 1.0f);
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    for (std::int64_t j = 0; j < m_elems; ++j) {
+      const float y = m_alpha * a.in[0][j] + m_beta;
+      writeGrad(&a.in_grad[0][j], y > 0.0f && y < 1.0f ? m_alpha * a.out_grad[j] : 0.0f,
+                a.accumulate[0]);
+    }
+  }
+
+ private:
+  std::int64_t m_elems;
+  float m_alpha = 0, m_beta = 0;
+};
+
+/// Elementwise product of two FMs of the same shape, or of a per-channel [C,1,1] FM and a
+/// [C,H,W] one (squeeze-and-excitation), in either order. The per-channel input's gradient sums
+/// over each channel's plane.
+class MulKernel final : public LayerKernel {
+ public:
+  MulKernel(const Network& net, int layer, std::int64_t k) {
+    const Shape& out = net.outputShape(layer);
+    m_elems = k * out.numel();
+    for (int i = 0; i < 2; ++i)
+      m_perChannel[i] = net.inputShape(layer, i).numel() != out.numel();
+    m_plane = m_perChannel[0] || m_perChannel[1] ? out.height() * out.width() : 1;
+  }
+  /// The index into input i of output element j.
+  std::int64_t at(int i, std::int64_t j) const { return m_perChannel[i] ? j / m_plane : j; }
+  void forward(const KernelArgs& a) override {
+    for (std::int64_t j = 0; j < m_elems; ++j)
+      a.out[j] = a.in[0][at(0, j)] * a.in[1][at(1, j)];
+  }
+  void backward(const KernelArgs& a) override {
+    for (int i = 0; i < 2; ++i) {
+      float* g = a.in_grad[static_cast<std::size_t>(i)];
+      if (!g) continue;
+      const float* other = a.in[static_cast<std::size_t>(1 - i)];
+      const bool acc = a.accumulate[static_cast<std::size_t>(i)];
+      if (!m_perChannel[i]) {
+        for (std::int64_t j = 0; j < m_elems; ++j)
+          writeGrad(&g[j], a.out_grad[j] * other[at(1 - i, j)], acc);
+        continue;
+      }
+      for (std::int64_t c = 0; c < m_elems / m_plane; ++c) {
+        float sum = 0;
+        for (std::int64_t j = c * m_plane; j < (c + 1) * m_plane; ++j)
+          sum += a.out_grad[j] * other[j];
+        writeGrad(&g[c], sum, acc);
+      }
+    }
+  }
+
+ private:
+  std::int64_t m_elems = 0, m_plane = 1;
+  bool m_perChannel[2] = {false, false};
+};
+
 /// Inverted dropout: kept elements are scaled by 1/(1-p). The mask is a pure function of the
 /// seed and the element index, so it never depends on timing or on the swap set.
 class DropoutKernel final : public LayerKernel {
@@ -686,6 +811,14 @@ std::unique_ptr<LayerKernel> createCpuKernel(CpuContext& ctx, const Network& net
         return std::make_unique<DropoutKernel>(net, layer, k);
       case LayerKind::SoftmaxCrossEntropy:
         return std::make_unique<SoftmaxXentKernel>(net, layer, k);
+      case LayerKind::Clip:
+      case LayerKind::Sigmoid:
+      case LayerKind::HardSwish:
+        return std::make_unique<EltwiseKernel>(ctx, net, layer, k);
+      case LayerKind::HardSigmoid:
+        return std::make_unique<HardSigmoidKernel>(net, layer, k);
+      case LayerKind::Mul:
+        return std::make_unique<MulKernel>(net, layer, k);
     }
   } catch (const dnnl::error& e) {
     throw Error(ErrorKind::Runtime, "oneDNN cannot run layer '" + net.layer(layer).name +

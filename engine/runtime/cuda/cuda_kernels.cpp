@@ -5,6 +5,7 @@
 // that the executor allocates for its step (LayerKernel::workspaceBytes).
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -684,6 +685,79 @@ class SoftmaxXentKernel final : public LayerKernel {
   std::int64_t m_k, m_classes;
 };
 
+/// Clip, sigmoid, hardsigmoid and hardswish (ops.cu). Clip and sigmoid take their gradient from
+/// the output, the others from the input, as the analyzer's reads say.
+class ActivationKernel final : public LayerKernel {
+ public:
+  ActivationKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t k)
+      : m_ctx(ctx), m_elems(k * net.outputShape(layer).numel()) {
+    const Layer& l = net.layer(layer);
+    switch (l.kind) {
+      case LayerKind::Clip: {
+        const auto& c = l.as<ClipAttrs>();
+        constexpr float inf = std::numeric_limits<float>::infinity();
+        m_f = ops::Activation::Clip;
+        m_a = c.min ? static_cast<float>(*c.min) : -inf;
+        m_b = c.max ? static_cast<float>(*c.max) : inf;
+        break;
+      }
+      case LayerKind::Sigmoid:
+        m_f = ops::Activation::Sigmoid;
+        break;
+      case LayerKind::HardSigmoid:
+        m_f = ops::Activation::HardSigmoid;
+        m_a = static_cast<float>(l.as<HardSigmoidAttrs>().alpha);
+        m_b = static_cast<float>(l.as<HardSigmoidAttrs>().beta);
+        break;
+      default:
+        m_f = ops::Activation::HardSwish;
+    }
+  }
+  void forward(const KernelArgs& a) override {
+    ops::activationForward(m_ctx.compute, m_f, a.out, a.in[0], m_elems, m_a, m_b);
+  }
+  void backward(const KernelArgs& a) override {
+    if (!a.in_grad[0]) return;
+    const bool fromOutput = m_f == ops::Activation::Clip || m_f == ops::Activation::Sigmoid;
+    ops::activationBackward(m_ctx.compute, m_f, a.in_grad[0], a.out_grad,
+                            fromOutput ? a.out : a.in[0], m_elems, m_a, m_b, a.accumulate[0]);
+  }
+
+ private:
+  CudaContext& m_ctx;
+  std::int64_t m_elems;
+  ops::Activation m_f = ops::Activation::HardSwish;
+  float m_a = 0, m_b = 0;
+};
+
+/// Elementwise product, of the same shape or per channel ([C,1,1] x [C,H,W]).
+class MulKernel final : public LayerKernel {
+ public:
+  MulKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t k)
+      : m_ctx(ctx), m_elems(k * net.outputShape(layer).numel()) {
+    const Shape& out = net.outputShape(layer);
+    for (int i = 0; i < 2; ++i) {
+      m_plane[i] = net.inputShape(layer, i).numel() != out.numel() ? out.height() * out.width() : 1;
+    }
+  }
+  void forward(const KernelArgs& a) override {
+    ops::mulForward(m_ctx.compute, a.out, a.in[0], m_plane[0], a.in[1], m_plane[1], m_elems);
+  }
+  void backward(const KernelArgs& a) override {
+    for (int i = 0; i < 2; ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      if (!a.in_grad[u]) continue;
+      ops::mulBackward(m_ctx.compute, a.in_grad[u], m_plane[i], a.out_grad, a.in[1 - u],
+                       m_plane[1 - i], m_elems, a.accumulate[u]);
+    }
+  }
+
+ private:
+  CudaContext& m_ctx;
+  std::int64_t m_elems;
+  std::int64_t m_plane[2] = {1, 1};
+};
+
 }  // namespace
 
 std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net,
@@ -715,6 +789,13 @@ std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& n
       return std::make_unique<DropoutKernel>(ctx, net, layer, k);
     case LayerKind::SoftmaxCrossEntropy:
       return std::make_unique<SoftmaxXentKernel>(ctx, net, layer, k);
+    case LayerKind::Clip:
+    case LayerKind::Sigmoid:
+    case LayerKind::HardSigmoid:
+    case LayerKind::HardSwish:
+      return std::make_unique<ActivationKernel>(ctx, net, layer, k);
+    case LayerKind::Mul:
+      return std::make_unique<MulKernel>(ctx, net, layer, k);
   }
   throw Error(ErrorKind::Runtime, "no CUDA kernel for layer '" + net.layer(layer).name + "'");
 }

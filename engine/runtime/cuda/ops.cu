@@ -183,6 +183,69 @@ __global__ void softmaxXentBackwardKernel(float* dz, const float* z, const std::
   }
 }
 
+__device__ float activation(Activation f, float x, float a, float b) {
+  switch (f) {
+    case Activation::Clip:
+      return fminf(fmaxf(x, a), b);
+    case Activation::Sigmoid:
+      return 1.0f / (1.0f + expf(-x));
+    case Activation::HardSigmoid:
+      return fminf(fmaxf(a * x + b, 0.0f), 1.0f);
+    case Activation::HardSwish:
+      return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
+  }
+  return 0.0f;
+}
+
+/// f'(v) where v is the input, or the output for clip and sigmoid.
+__device__ float activationSlope(Activation f, float v, float a, float b) {
+  switch (f) {
+    case Activation::Clip:
+      return v > a && v < b ? 1.0f : 0.0f;
+    case Activation::Sigmoid:
+      return v * (1.0f - v);
+    case Activation::HardSigmoid: {
+      const float t = a * v + b;
+      return t > 0.0f && t < 1.0f ? a : 0.0f;
+    }
+    case Activation::HardSwish:
+      return v < -3.0f ? 0.0f : v <= 3.0f ? v / 3.0f + 0.5f : 1.0f;
+  }
+  return 0.0f;
+}
+
+__global__ void activationForwardKernel(Activation f, float* y, const float* x, i64 n, float a,
+                                        float b) {
+  SWAPSCOPE_GRID_LOOP(i, n) {
+    y[i] = activation(f, x[i], a, b);
+  }
+}
+
+__global__ void activationBackwardKernel(Activation f, float* dx, const float* dy, const float* x,
+                                         i64 n, float a, float b, bool accumulate) {
+  SWAPSCOPE_GRID_LOOP(i, n) {
+    const float g = activationSlope(f, x[i], a, b) * dy[i];
+    dx[i] = accumulate ? dx[i] + g : g;
+  }
+}
+
+__global__ void mulForwardKernel(float* y, const float* a, i64 planeA, const float* b, i64 planeB,
+                                 i64 n) {
+  SWAPSCOPE_GRID_LOOP(i, n) {
+    y[i] = a[i / planeA] * b[i / planeB];
+  }
+}
+
+__global__ void mulBackwardKernel(float* dx, i64 plane, const float* dy, const float* other,
+                                  i64 otherPlane, i64 n, bool accumulate) {
+  SWAPSCOPE_GRID_LOOP(c, n / plane) {
+    float sum = 0;
+    for (i64 i = c * plane; i < (c + 1) * plane; ++i)
+      sum += dy[i] * other[i / otherPlane];
+    dx[c] = accumulate ? dx[c] + sum : sum;
+  }
+}
+
 void checkLaunch() {
   SWAPSCOPE_CUDA_CHECK(cudaGetLastError());
 }
@@ -289,6 +352,36 @@ void softmaxXentBackward(cudaStream_t stream, float* dz, const float* z, const s
                          i64 k, i64 classes, i64 samples, bool accumulate) {
   softmaxXentBackwardKernel<<<blocksFor(k), kThreads, 0, stream>>>(dz, z, labels, k, classes,
                                                                    samples, accumulate);
+  checkLaunch();
+}
+
+void activationForward(cudaStream_t stream, Activation f, float* y, const float* x, i64 n, float a,
+                       float b) {
+  if (n <= 0) return;
+  activationForwardKernel<<<blocksFor(n), kThreads, 0, stream>>>(f, y, x, n, a, b);
+  checkLaunch();
+}
+
+void activationBackward(cudaStream_t stream, Activation f, float* dx, const float* dy,
+                        const float* x, i64 n, float a, float b, bool accumulate) {
+  if (n <= 0) return;
+  activationBackwardKernel<<<blocksFor(n), kThreads, 0, stream>>>(f, dx, dy, x, n, a, b,
+                                                                  accumulate);
+  checkLaunch();
+}
+
+void mulForward(cudaStream_t stream, float* y, const float* a, i64 planeA, const float* b,
+                i64 planeB, i64 n) {
+  if (n <= 0) return;
+  mulForwardKernel<<<blocksFor(n), kThreads, 0, stream>>>(y, a, planeA, b, planeB, n);
+  checkLaunch();
+}
+
+void mulBackward(cudaStream_t stream, float* dx, i64 plane, const float* dy, const float* other,
+                 i64 otherPlane, i64 n, bool accumulate) {
+  if (n <= 0) return;
+  mulBackwardKernel<<<blocksFor(n / plane), kThreads, 0, stream>>>(dx, plane, dy, other, otherPlane,
+                                                                   n, accumulate);
   checkLaunch();
 }
 

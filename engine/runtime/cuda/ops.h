@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @brief The small CUDA kernels of the backend, for what cuDNN and cuBLAS do not cover: the SGD
 /// update, elementwise sums and copies, concatenation, adaptive average pooling, dropout, the
-/// softmax cross-entropy loss and the linear layer's bias. Every launcher enqueues on `stream`
+/// softmax cross-entropy loss, the linear layer's bias, the elementwise activations and the
+/// elementwise product. Every launcher enqueues on `stream`
 /// and returns at once. None uses atomics: each output element is written by one thread in a
 /// fixed order, so every result is deterministic.
 #pragma once
@@ -52,5 +53,23 @@ void softmaxXentForward(cudaStream_t stream, float* loss, const float* z,
 /// dz = (softmax(z) - onehot(y)) / samples, or added to dz when `accumulate`.
 void softmaxXentBackward(cudaStream_t stream, float* dz, const float* z, const std::int32_t* labels,
                          i64 k, i64 classes, i64 samples, bool accumulate);
+
+/// The elementwise activations, with PyTorch's gradients: clip(lo, hi) (the gradient passes
+/// strictly inside the bounds, read from the output), sigmoid (from the output), hardsigmoid
+/// max(0, min(1, a x + b)) and hardswish x hardsigmoid(x) with a = 1/6, b = 1/2 (from the input).
+enum class Activation { Clip, Sigmoid, HardSigmoid, HardSwish };
+void activationForward(cudaStream_t stream, Activation f, float* y, const float* x, i64 n, float a,
+                       float b);
+/// dx (=|+=) f'(x) dy; `x` is the input or, for clip and sigmoid, the output.
+void activationBackward(cudaStream_t stream, Activation f, float* dx, const float* dy,
+                        const float* x, i64 n, float a, float b, bool accumulate);
+/// y = a * b elementwise over n outputs; an operand whose `plane` is > 1 is per channel: its
+/// element i / plane multiplies output i (squeeze-and-excitation's [C,1,1] x [C,H,W]).
+void mulForward(cudaStream_t stream, float* y, const float* a, i64 planeA, const float* b,
+                i64 planeB, i64 n);
+/// The gradient of one operand of mulForward: dy times the other operand, summed over each plane
+/// (in order, one thread per channel) where the operand is per channel (`plane` > 1).
+void mulBackward(cudaStream_t stream, float* dx, i64 plane, const float* dy, const float* other,
+                 i64 otherPlane, i64 n, bool accumulate);
 
 }  // namespace swapscope::rt::cuda::ops

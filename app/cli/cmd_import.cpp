@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/// @brief `swapscope import FILE.onnx --out net.json`: the network JSON an ONNX model maps to.
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/file_options.h"
+#include "cli/network_options.h"
+#include "common/error.h"
+#include "graph/network_json.h"
+#include "importer/onnx_import.h"
+
+namespace swapscope::cli {
+
+int cmdImport(const std::vector<std::string>& argv, std::ostream& out) {
+  ArgParser args("swapscope import FILE.onnx --out net.json [--input CxHxW] [--force]",
+                 "Maps an ONNX model exported from PyTorch onto Swapscope's layers (docs/onnx.md)\n"
+                 "and writes the network JSON (docs/network-json.md), which --net reads. A node\n"
+                 "that does not map is refused with its name, operator and position. The weights\n"
+                 "the file may hold are not written: train --onnx FILE starts from them.");
+  args.positionals({"FILE.onnx"}, "the ONNX model");
+  args.option("--out", "FILE", "the network JSON to write (required)");
+  args.option("--input", "CxHxW", "the per-sample input shape instead of the graph input's");
+  addForceFlag(args, "the --out file");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const std::string path = args.positionalValues().at(0);
+  const std::string outPath = args.required("--out");
+  const files::OutputRules rules = outputRules(args, {});
+  checkOutputOption(args, "--out", "the network file --out", rules);
+  OnnxImportOptions options;
+  if (auto input = args.value("--input")) options.input = parseShape(*input, "--input");
+  const OnnxModel m = importOnnxFile(path, options);
+  writeNetworkFile(m.net, outPath, rules);
+  out << "imported " << path << ": " << m.net.size() << " layers, input "
+      << m.net.sampleShape().toString() << ", " << m.net.classes() << " classes"
+      << (m.hasWeights() ? ", with weights" : "") << "\nwrote " << outPath << '\n';
+  return kExitOk;
+}
+
+}  // namespace swapscope::cli

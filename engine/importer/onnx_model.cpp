@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+#include "importer/onnx_model.h"
+
+#include <cstring>
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "common/error.h"
+#include "common/files.h"
+
+namespace swapscope::onnx_detail {
+namespace {
+
+/// ONNX files beyond this are refused before reading (protobuf's own limit is 2 GiB).
+constexpr std::uint64_t kMaxOnnxFileBytes = std::uint64_t{1} << 31;
+
+std::int64_t elementCount(const onnx::TensorProto& t) {
+  std::int64_t n = 1;
+  for (std::int64_t d : t.dims())
+    n *= d;
+  return n;
+}
+
+}  // namespace
+
+onnx::ModelProto loadModel(const std::string& path) {
+  const std::string bytes = files::readInputFile(path, "the ONNX file", kMaxOnnxFileBytes);
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    throwBadInput(path + ": not an ONNX model, or cut short (it does not parse as an ONNX " +
+                  "ModelProto)");
+  }
+  if (!model.has_graph() || model.ir_version() <= 0 || model.opset_import_size() == 0) {
+    throwBadInput(path + ": not an ONNX model (no graph, IR version or operator set)");
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throwBadInput(path + ": the ONNX checker refuses it: " + e.what());
+  }
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    throwBadInput(path + ": ONNX shape inference fails on it: " + e.what());
+  }
+  return model;
+}
+
+std::vector<float> floatValues(const onnx::TensorProto& t, const std::string& what) {
+  if (t.data_type() != onnx::TensorProto::FLOAT) {
+    throwBadInput(what + ": expected fp32 values, got ONNX data type " +
+                  std::to_string(t.data_type()));
+  }
+  const std::int64_t n = elementCount(t);
+  std::vector<float> v;
+  if (t.has_raw_data()) {
+    if (static_cast<std::int64_t>(t.raw_data().size()) != n * 4) {
+      throwBadInput(what + ": holds " + std::to_string(t.raw_data().size()) + " bytes for " +
+                    std::to_string(n) + " fp32 values");
+    }
+    v.resize(static_cast<std::size_t>(n));
+    std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());  // little-endian, as ONNX
+  } else {
+    v.assign(t.float_data().begin(), t.float_data().end());
+  }
+  if (static_cast<std::int64_t>(v.size()) != n) {
+    throwBadInput(what + ": holds " + std::to_string(v.size()) + " values for dimensions of " +
+                  std::to_string(n));
+  }
+  return v;
+}
+
+std::vector<std::int64_t> intValues(const onnx::TensorProto& t, const std::string& what) {
+  std::vector<std::int64_t> v;
+  const std::int64_t n = elementCount(t);
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    if (t.has_raw_data()) {
+      v.resize(t.raw_data().size() / 8);
+      std::memcpy(v.data(), t.raw_data().data(), v.size() * 8);
+    } else {
+      v.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+  } else if (t.data_type() == onnx::TensorProto::INT32) {
+    if (t.has_raw_data()) {
+      std::vector<std::int32_t> w(t.raw_data().size() / 4);
+      std::memcpy(w.data(), t.raw_data().data(), w.size() * 4);
+      v.assign(w.begin(), w.end());
+    } else {
+      v.assign(t.int32_data().begin(), t.int32_data().end());
+    }
+  } else {
+    throwBadInput(what + ": expected integers, got ONNX data type " +
+                  std::to_string(t.data_type()));
+  }
+  if (static_cast<std::int64_t>(v.size()) != n) {
+    throwBadInput(what + ": holds " + std::to_string(v.size()) + " values for dimensions of " +
+                  std::to_string(n));
+  }
+  return v;
+}
+
+}  // namespace swapscope::onnx_detail

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+// The ONNX importer on torchvision models exported by scripts/export_onnx.py: every model maps,
+// with PyTorch's parameter count and the script's forward MACs; the four the zoo also has give
+// the zoo's per-layer costs; channel shuffle is refused naming its node; bad files name the file
+// and the culprit.
+#include "importer/onnx_import.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <unistd.h>
+
+#include <onnx/onnx_pb.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/layer_cost.h"
+#include "common/error.h"
+#include "graph/network_json.h"
+#include "graph/zoo.h"
+
+namespace swapscope {
+namespace {
+
+const std::string kDir = std::string(SWAPSCOPE_TEST_DATA_DIR) + "/onnx/";
+
+nlohmann::json modelsRecord() {
+  std::ifstream f(kDir + "models.json");
+  return nlohmann::json::parse(f);
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return {};
+}
+
+class TorchvisionModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TorchvisionModel, HasPyTorchsParametersAndTheScriptsMacs) {
+  const auto rec = modelsRecord().at(GetParam());
+  const OnnxModel m = importOnnxFile(kDir + GetParam() + ".onnx");
+  EXPECT_FALSE(m.hasWeights()) << "exported with export_params=False";
+  EXPECT_EQ(m.net.name(), GetParam()) << "named after the file";
+  EXPECT_EQ(m.net.sampleShape(), Shape{rec.at("input").get<std::vector<std::int64_t>>()});
+  EXPECT_EQ(m.net.classes(), 1000);
+  const CostTotals t = sumCosts(computeLayerCosts(m.net));
+  EXPECT_EQ(t.params, rec.at("params").get<std::int64_t>());
+  EXPECT_EQ(t.fwd_macs, rec.at("macs").get<std::int64_t>());
+}
+
+TEST_P(TorchvisionModel, ReadsBackFromItsNetworkJson) {
+  const OnnxModel m = importOnnxFile(kDir + GetParam() + ".onnx");
+  const Network back = networkFromText(networkToText(m.net), "memory");
+  EXPECT_EQ(back, m.net);
+  EXPECT_EQ(back.structureHash(), m.net.structureHash());
+}
+
+INSTANTIATE_TEST_SUITE_P(Onnx, TorchvisionModel,
+                         ::testing::Values("alexnet", "vgg16", "resnet50", "googlenet",
+                                           "densenet121", "squeezenet1_0", "mobilenet_v2",
+                                           "mobilenet_v3_small", "efficientnet_b0"));
+
+/// The zoo's costs, layer by layer in topological order, against the imported network's. The
+/// import keeps the exported graph's ReLU after every layer PyTorch wrote one for, as the zoo.
+class ZooEquivalence : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZooEquivalence, PerLayerFlopsFeatureMapsAndParametersEqualTheZoos) {
+  const Network zoo = buildZooModel(GetParam());
+  const Network imported = importOnnxFile(kDir + GetParam() + ".onnx").net;
+  const auto a = computeLayerCosts(zoo);
+  const auto b = computeLayerCosts(imported);
+  ASSERT_EQ(zoo.size(), imported.size());
+  for (int i = 0; i < zoo.size(); ++i) {
+    SCOPED_TRACE("zoo layer '" + zoo.layer(i).name + "', imported '" + imported.layer(i).name +
+                 "'");
+    EXPECT_EQ(a[i].fwd_flops, b[i].fwd_flops);
+    EXPECT_EQ(a[i].bwd_data_flops, b[i].bwd_data_flops);
+    EXPECT_EQ(a[i].bwd_weight_flops, b[i].bwd_weight_flops);
+    EXPECT_EQ(a[i].fm, b[i].fm);
+    EXPECT_EQ(a[i].params, b[i].params);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Onnx, ZooEquivalence,
+                         ::testing::Values("alexnet", "vgg16", "resnet50", "googlenet"));
+
+TEST(OnnxImport, LayersAreNamedAfterTheNodes) {
+  const Network net = importOnnxFile(kDir + "resnet50.onnx").net;
+  EXPECT_EQ(net.layer(0).name, "input");
+  EXPECT_EQ(net.layer(1).name, "/conv1/Conv");
+  EXPECT_GE(net.indexOf("/layer4/layer4.2/Add"), 0);
+  EXPECT_EQ(net.layer(net.lossLayer()).name, "loss");
+}
+
+TEST(OnnxImport, TheInputOptionReplacesTheGraphInputsSampleShape) {
+  OnnxImportOptions o;
+  o.input = Shape{{3, 64, 64}};
+  const Network net = importOnnxFile(kDir + "mobilenet_v2.onnx", o).net;
+  EXPECT_EQ(net.sampleShape(), (Shape{{3, 64, 64}}));
+  EXPECT_EQ(net.outputShape(1), (Shape{{32, 32, 32}}));
+}
+
+TEST(OnnxImport, ShuffleNetsChannelShuffleIsRefusedNamingTheNodeAndTheSupportedOperators) {
+  const std::string msg = errorOf([] { importOnnxFile(kDir + "shufflenet_v2_x1_0.onnx"); });
+  EXPECT_NE(msg.find("shufflenet_v2_x1_0.onnx: node #"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("does not map onto a Swapscope layer"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("supported: Add, AveragePool"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("reading '"), std::string::npos) << msg;
+}
+
+// --- bad files ---------------------------------------------------------------------------------
+
+class BadOnnxFile : public ::testing::Test {
+ protected:
+  std::string write(const std::string& name, const std::string& bytes) {
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("swapscope-onnx-" + std::to_string(::getpid()) + "-" + name))
+                                 .string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    m_files.push_back(path);
+    return path;
+  }
+  static std::string bytesOf(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), {}};
+  }
+  static onnx::ModelProto alexnet() {
+    onnx::ModelProto m;
+    EXPECT_TRUE(m.ParseFromString(bytesOf(kDir + "alexnet.onnx")));
+    return m;
+  }
+  void TearDown() override {
+    for (const auto& f : m_files)
+      std::filesystem::remove(f);
+  }
+  std::vector<std::string> m_files;
+};
+
+TEST_F(BadOnnxFile, NotOnnxIsRefusedNamingTheFile) {
+  const std::string path = write("text.onnx", "{\"format\": \"swapscope-network\"}\n");
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find(path + ": not an ONNX model"), std::string::npos) << msg;
+}
+
+TEST_F(BadOnnxFile, ATruncatedFileIsRefused) {
+  const std::string all = bytesOf(kDir + "alexnet.onnx");
+  const std::string path = write("cut.onnx", all.substr(0, all.size() / 2));
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find(path + ": not an ONNX model, or cut short"), std::string::npos) << msg;
+}
+
+TEST_F(BadOnnxFile, ACheckerFailureIsRefusedWithTheCheckersReason) {
+  onnx::ModelProto m = alexnet();
+  m.mutable_graph()->mutable_node(0)->set_input(0, "no_such_value");
+  const std::string path = write("unchecked.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find(path + ": the ONNX checker refuses it"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no_such_value"), std::string::npos) << msg;
+}
+
+TEST_F(BadOnnxFile, AnInputWithoutAShapeIsRefusedUnlessTheInputOptionGivesIt) {
+  // The checker requires a shape field; a per-sample dimension without a size is the missing
+  // shape (the batch dimension may be symbolic).
+  onnx::ModelProto m = alexnet();
+  auto* dims =
+      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(2)->set_dim_param("height");
+  const std::string path = write("shapeless.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find(path + ": graph input 'input': dimension 2 has no fixed size; give the "
+                            "per-sample shape with --input CxHxW"),
+            std::string::npos)
+      << msg;
+  OnnxImportOptions o;
+  o.input = Shape{{3, 224, 224}};
+  EXPECT_EQ(importOnnxFile(path, o).net.sampleShape(), (Shape{{3, 224, 224}}));
+}
+
+TEST_F(BadOnnxFile, TwoDataInputsAreRefusedNamingBoth) {
+  onnx::ModelProto m = alexnet();
+  *m.mutable_graph()->add_input() = m.graph().input(0);
+  m.mutable_graph()->mutable_input(m.graph().input_size() - 1)->set_name("second");
+  const std::string path = write("two.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find(path + ": the graph has 2 data inputs ('input' and 'second')"),
+            std::string::npos)
+      << msg;
+}
+
+TEST_F(BadOnnxFile, AnUnsupportedOperatorIsRefusedNamingNodeOpAndPlace) {
+  onnx::ModelProto m = alexnet();
+  auto* node = m.mutable_graph()->mutable_node(1);  // the first Relu
+  ASSERT_EQ(node->op_type(), "Relu");
+  node->set_op_type("Tanh");
+  const std::string path = write("tanh.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find(path + ": node #1 '" + node->name() + "' (Tanh), reading '"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("operator Tanh does not map onto a Swapscope layer (supported: "),
+            std::string::npos)
+      << msg;
+}
+
+// --- folds and layouts ------------------------------------------------------------------------
+
+/// alexnet with its first convolution's padding of 2 moved into a Pad node of `pads` before it.
+onnx::ModelProto alexnetWithPad(std::vector<std::int64_t> pads, std::int64_t convPad) {
+  onnx::ModelProto m;
+  std::ifstream f(kDir + "alexnet.onnx", std::ios::binary);
+  EXPECT_TRUE(m.ParseFromString({std::istreambuf_iterator<char>(f), {}}));
+  onnx::GraphProto& g = *m.mutable_graph();
+  onnx::TensorProto& t = *g.add_initializer();
+  t.set_name("pads");
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(8);
+  for (std::int64_t p : pads)
+    t.add_int64_data(p);
+  onnx::NodeProto pad;
+  pad.set_name("/pad");
+  pad.set_op_type("Pad");
+  pad.add_input("input");
+  pad.add_input("pads");
+  pad.add_output("padded");
+  onnx::NodeProto& conv = *g.mutable_node(0);
+  EXPECT_EQ(conv.op_type(), "Conv");
+  conv.set_input(0, "padded");
+  for (auto& a : *conv.mutable_attribute()) {
+    if (a.name() == "pads") {
+      for (int i = 0; i < 4; ++i)
+        a.set_ints(i, convPad);
+    }
+  }
+  // The Pad goes first: nodes are in topological order.
+  auto* nodes = g.mutable_node();
+  nodes->Add()->CopyFrom(pad);
+  for (int i = nodes->size() - 1; i > 0; --i)
+    nodes->SwapElements(i, i - 1);
+  return m;
+}
+
+TEST_F(BadOnnxFile, AZeroPadFoldsIntoTheConvolutionThatReadsIt) {
+  const Network original = importOnnxFile(kDir + "alexnet.onnx").net;
+  const std::string path =
+      write("pad.onnx", alexnetWithPad({0, 0, 1, 1, 0, 0, 1, 1}, 1).SerializeAsString());
+  const Network folded = importOnnxFile(path).net;
+  ASSERT_EQ(folded.size(), original.size());
+  EXPECT_EQ(folded.layer(1).as<Conv2dAttrs>(), original.layer(1).as<Conv2dAttrs>());
+  EXPECT_EQ(folded.layer(1).as<Conv2dAttrs>().pad_h, 2);
+  EXPECT_EQ(folded.structureHash(), original.structureHash());
+}
+
+TEST_F(BadOnnxFile, AnUnevenPadIsRefusedAsAsymmetric) {
+  const std::string path =
+      write("uneven.onnx", alexnetWithPad({0, 0, 1, 0, 0, 0, 1, 1}, 1).SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("asymmetric pads [2,1,2,2] (top, left, bottom, right) do not map"),
+            std::string::npos)
+      << msg;
+}
+
+TEST_F(BadOnnxFile, GemmWithoutTransBHasItsWeightsTransposedIntoTheLinearLayout) {
+  const OnnxModel original = importOnnxFile(kDir + "small_cnn.onnx");
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytesOf(kDir + "small_cnn.onnx")));
+  onnx::GraphProto& g = *m.mutable_graph();
+  onnx::NodeProto* gemm = nullptr;
+  for (auto& n : *g.mutable_node())
+    if (n.op_type() == "Gemm") gemm = &n;
+  ASSERT_NE(gemm, nullptr);
+  for (auto& a : *gemm->mutable_attribute())
+    if (a.name() == "transB") a.set_i(0);
+  for (auto& t : *g.mutable_initializer()) {
+    if (t.name() != gemm->input(1)) continue;
+    // [out, in] -> [in, out]
+    const std::int64_t out = t.dims(0), in = t.dims(1);
+    std::vector<float> v(static_cast<std::size_t>(out * in));
+    std::memcpy(v.data(), t.raw_data().data(), v.size() * sizeof(float));
+    std::vector<float> tr(v.size());
+    for (std::int64_t r = 0; r < out; ++r)
+      for (std::int64_t c = 0; c < in; ++c)
+        tr[static_cast<std::size_t>(c * out + r)] = v[static_cast<std::size_t>(r * in + c)];
+    t.set_raw_data(tr.data(), tr.size() * sizeof(float));
+    t.set_dims(0, in);
+    t.set_dims(1, out);
+  }
+  const std::string path = write("transb0.onnx", m.SerializeAsString());
+  const OnnxModel transposed = importOnnxFile(path);
+  EXPECT_EQ(transposed.net.structureHash(), original.net.structureHash());
+  ASSERT_TRUE(transposed.hasWeights());
+  EXPECT_EQ(transposed.weights, original.weights);
+  EXPECT_EQ(transposed.running_stats, original.running_stats);
+}
+
+}  // namespace
+}  // namespace swapscope
