@@ -10,7 +10,7 @@
 
 namespace swapscope::cli {
 
-int cmdImport(const std::vector<std::string>& argv, std::ostream& out) {
+int cmdImport(const std::vector<std::string>& argv, std::ostream& out, std::ostream& /*err*/) {
   ArgParser args("swapscope import FILE.onnx --out net.json [--input CxHxW] [--force]",
                  "Maps an ONNX model exported from PyTorch onto Swapscope's layers (docs/onnx.md)\n"
                  "and writes the network JSON (docs/network-json.md), which --net reads. A node\n"
@@ -26,7 +26,8 @@ int cmdImport(const std::vector<std::string>& argv, std::ostream& out) {
   }
   const std::string path = args.positionalValues().at(0);
   const std::string outPath = args.required("--out");
-  const files::OutputRules rules = outputRules(args, {});
+  files::OutputRules rules = outputRules(args, {});
+  rules.inputs.push_back({"the ONNX model", path});  // never replaced, even with --force
   checkOutputOption(args, "--out", "the network file --out", rules);
   OnnxImportOptions options;
   if (auto input = args.value("--input")) options.input = parseShape(*input, "--input");
