@@ -4,6 +4,8 @@
 #include <benchmark/benchmark.h>
 
 #include "analysis/network_analysis.h"
+#include "analysis/placement.h"
+#include "analysis/reuse_delay.h"
 #include "graph/zoo.h"
 
 namespace {
@@ -41,6 +43,24 @@ void BM_KMaxResNet152(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_KMaxResNet152)->Unit(benchmark::kMicrosecond);
+
+/// Placing ResNet-152's swap-all GMAP at k = 612 (the planner's k at 8 GiB): every order, best and
+/// first fit, in full (target 0), as the planner does once per (swap set, k). Arg: the reuse delay.
+void BM_PlacementResNet152(benchmark::State& state) {
+  const NetworkAnalysis a = analyzeNetwork(buildZooModel("resnet152"));
+  const Gmap& g = a.swap_all.gmap;
+  const std::vector<GmapOp> ops = executionOrder(g, {});
+  const auto delay = static_cast<int>(state.range(0));
+  std::int64_t extent = 0;
+  for (auto _ : state) {
+    extent = planPlacement(g, ops, 612, 64, delay).extent;
+    benchmark::DoNotOptimize(extent);
+  }
+  state.counters["buffers"] = static_cast<double>(g.buffers.size());
+  state.counters["extent_over_peak"] =
+      static_cast<double>(extent) / static_cast<double>(delayedPeak(g, ops, 612, delay, 64));
+}
+BENCHMARK(BM_PlacementResNet152)->Arg(0)->Arg(2)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

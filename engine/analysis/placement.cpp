@@ -2,6 +2,7 @@
 #include "analysis/placement.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <tuple>
@@ -47,40 +48,135 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   }
   // The buffers in one order, each into a gap left by the placed buffers whose lifetimes overlap
   // its own: the smallest that holds it (best fit, lowest offset on ties) or the lowest (first
-  // fit). The placed buffers are kept in (offset, end) order, so that those overlapping a new one
-  // in time come out in the order its gap search needs, with no sort per buffer.
+  // fit). The gaps are those of the union of the overlapping buffers' byte ranges, so how the
+  // overlapping buffers are found does not change the answer; two structures find them without
+  // looking at every placed buffer:
+  // - a buffer that overlaps every buffer to be placed (the weights and the other persistent
+  //   buffers, alive from the setup on) joins `always`, the union of such byte ranges kept as
+  //   disjoint ranges in offset order, so that a thousand weights packed side by side are one
+  //   range; `occupied` is the union of every buffer placed, all of which such a buffer overlaps;
+  // - any other buffer joins the time buckets its lifetime meets (a bucket is a run of op
+  //   indices), each kept in (offset, end) order. A buffer that lives within one bucket (most of
+  //   them: a step's outputs, gradients and workspaces) finds the buffers it overlaps in its
+  //   bucket, or in the few buckets it meets, merged; one whose lifetime meets more looks
+  //   through all the placed buffers outside `always`, kept in the same order.
   struct Span {
     std::size_t start, end;  // lifetime, op indices
     std::int64_t lo, hi;     // [offset, offset + size)
     bool operator<(const Span& o) const { return std::tie(lo, hi) < std::tie(o.lo, o.hi); }
   };
-  std::vector<Span> placed;
+  const std::size_t horizon = std::max<std::size_t>(1, ops.size());
+  std::size_t firstEnd = std::numeric_limits<std::size_t>::max(), lastStart = 0;
+  for (const Instance& in : inst) {
+    if (in.size == 0) continue;
+    firstEnd = std::min(firstEnd, in.end);
+    lastStart = std::max(lastStart, in.start);
+  }
+  const auto overlapsEveryone = [&](const Instance& in) {
+    return in.start < firstEnd && lastStart < in.end;
+  };
+  constexpr std::size_t kOpsPerBucket = 32;
+  const std::size_t buckets =
+      std::min<std::size_t>(1024, (horizon + kOpsPerBucket - 1) / kOpsPerBucket);
+  const std::size_t width = (horizon + buckets - 1) / buckets;
+  const auto bucketRange = [&](const Instance& in) {
+    const std::size_t last = std::max(in.start, std::min(in.end, horizon) - 1);  // last op alive
+    return std::pair<std::size_t, std::size_t>{in.start / width, last / width};
+  };
+  using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // disjoint, in offset order
+  Ranges always;    // the union of the spans that overlap every buffer
+  Ranges occupied;  // the union of every span placed
+  // Adds [lo, hi) to `ranges`, joined to the ranges it touches or overlaps.
+  const auto join = [](Ranges& ranges, std::int64_t lo, std::int64_t hi) {
+    auto it = std::lower_bound(ranges.begin(), ranges.end(), lo,
+                               [](const auto& r, std::int64_t v) { return r.second < v; });
+    auto last = it;
+    while (last != ranges.end() && last->first <= hi) {
+      lo = std::min(lo, last->first);
+      hi = std::max(hi, last->second);
+      ++last;
+    }
+    it = ranges.erase(it, last);
+    ranges.insert(it, {lo, hi});
+  };
+  std::vector<std::vector<Span>> timeBuckets(buckets);
+  std::vector<Span> placed;  // every span not in `always`, for buffers that meet several buckets
   auto place = [&](const std::vector<std::size_t>& order, bool firstFit) {
     Placement p;
     p.offsets.assign(allocs, -1);
+    always.clear();
+    occupied.clear();
     placed.clear();
+    for (std::vector<Span>& b : timeBuckets)
+      b.clear();
     for (std::size_t idx : order) {
       Instance& a = inst[idx];
       if (a.size == 0) continue;
       const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
+      const auto [b0, b1] = bucketRange(a);
+      // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
+      // `occupied`. Any other's are those of `always` and of the spans alive with it in the
+      // buckets its lifetime meets, or in all of `placed` where it meets more than a few.
+      const bool universal = overlapsEveryone(a);
+      const Ranges& ranges = universal ? occupied : always;
+      constexpr std::size_t kMergedBuckets = 4;
+      std::array<std::pair<const Span*, const Span*>, kMergedBuckets> heads;
+      std::size_t lists = 0;
+      if (!universal && b1 - b0 < kMergedBuckets) {
+        for (std::size_t b = b0; b <= b1; ++b) {
+          const std::vector<Span>& list = timeBuckets[b];
+          heads[lists++] = {list.data(), list.data() + list.size()};
+        }
+      } else if (!universal) {
+        heads[lists++] = {placed.data(), placed.data() + placed.size()};
+      }
+      // The gaps of the union, the lists merged in offset order.
       std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
-      for (const Span& b : placed) {
-        if (!(a.start < b.end && b.start < a.end)) continue;  // not alive at the same time
-        if (b.lo > cursor) {
-          const std::int64_t gap = b.lo - cursor;
-          if (aligned(cursor) + a.size <= b.lo && gap < bestGap && !(firstFit && best >= 0)) {
+      bool done = false;
+      const auto visit = [&](std::int64_t lo, std::int64_t hi) {
+        if (lo > cursor) {
+          const std::int64_t gap = lo - cursor;
+          if (aligned(cursor) + a.size <= lo && gap < bestGap) {
             best = aligned(cursor);
             bestGap = gap;
+            if (firstFit) done = true;
           }
         }
-        cursor = std::max(cursor, b.hi);
+        cursor = std::max(cursor, hi);
+      };
+      auto u = ranges.begin();
+      while (!done) {
+        std::size_t pick = lists;
+        for (std::size_t h = 0; h < lists; ++h) {
+          if (heads[h].first != heads[h].second &&
+              (pick == lists || heads[h].first->lo < heads[pick].first->lo)) {
+            pick = h;
+          }
+        }
+        if (pick == lists) break;
+        const Span& b = *heads[pick].first++;
+        if (!(a.start < b.end && b.start < a.end)) continue;  // not alive at the same time
+        for (; u != ranges.end() && u->first < b.lo && !done; ++u)
+          visit(u->first, u->second);
+        if (!done) visit(b.lo, b.hi);
       }
+      for (; u != ranges.end() && !done; ++u)
+        visit(u->first, u->second);
       a.offset = best >= 0 ? best : aligned(cursor);
       p.offsets[a.allocIndex] = a.offset;
       p.extent = std::max(p.extent, a.offset + a.size);
       if (target > 0 && p.extent > target) return p;  // this order cannot fit: stop it here
       const Span span{a.start, a.end, a.offset, a.offset + a.size};
-      placed.insert(std::upper_bound(placed.begin(), placed.end(), span), span);
+      join(occupied, span.lo, span.hi);
+      if (universal) {
+        join(always, span.lo, span.hi);
+      } else {
+        placed.insert(std::upper_bound(placed.begin(), placed.end(), span), span);
+        for (std::size_t b = b0; b <= b1; ++b) {
+          std::vector<Span>& list = timeBuckets[b];
+          list.insert(std::upper_bound(list.begin(), list.end(), span), span);
+        }
+      }
     }
     return p;
   };
