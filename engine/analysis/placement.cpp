@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <limits>
 #include <tuple>
 
@@ -185,28 +184,35 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   const auto life = [&](std::size_t i) {
     return static_cast<std::int64_t>(std::min(inst[i].end, ops.size()) - inst[i].start);
   };
-  using Less = std::function<bool(std::size_t, std::size_t)>;
-  const Less orders[] = {
-      [&](std::size_t a, std::size_t b) {
-        return inst[a].size != inst[b].size ? inst[a].size > inst[b].size
-                                            : inst[a].start < inst[b].start;
-      },
-      [&](std::size_t a, std::size_t b) {
-        return life(a) != life(b) ? life(a) > life(b) : inst[a].size > inst[b].size;
-      },
-      [&](std::size_t a, std::size_t b) {
-        const double x = static_cast<double>(inst[a].size) * static_cast<double>(life(a));
-        const double y = static_cast<double>(inst[b].size) * static_cast<double>(life(b));
-        return x != y ? x > y : inst[a].start < inst[b].start;
-      },
-      [&](std::size_t a, std::size_t b) { return inst[a].start < inst[b].start; },
+  // Each order as a sort key per buffer, ties broken by the buffer's index (a stable sort).
+  struct Key {
+    std::int64_t first;
+    double area;
+    std::int64_t second;
+    std::size_t index;
+    bool operator<(const Key& o) const {
+      return std::tie(first, area, second, index) < std::tie(o.first, o.area, o.second, o.index);
+    }
+  };
+  const auto key = [&](int kind, std::size_t i) -> Key {
+    const auto start = static_cast<std::int64_t>(inst[i].start);
+    switch (kind) {
+      case 0: return {-inst[i].size, 0, start, i};
+      case 1: return {-life(i), 0, -inst[i].size, i};
+      case 2:
+        return {0, -static_cast<double>(inst[i].size) * static_cast<double>(life(i)), start, i};
+      default: return {start, 0, 0, i};
+    }
   };
   Placement p;
+  std::vector<Key> keys(inst.size());
   std::vector<std::size_t> order(inst.size());
-  for (const Less& less : orders) {
+  for (int kind = 0; kind < 4; ++kind) {
+    for (std::size_t i = 0; i < inst.size(); ++i)
+      keys[i] = key(kind, i);
+    std::sort(keys.begin(), keys.end());
     for (std::size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    std::stable_sort(order.begin(), order.end(), less);
+      order[i] = keys[i].index;
     for (const bool firstFit : {false, true}) {
       Placement q = place(order, firstFit);
       if (p.offsets.empty() || q.extent < p.extent) p = std::move(q);
