@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+// accudnn (AccUDNN §3, digest G15): at k, pin the FMs whose prefetches stall, then keep what fits.
+#include <set>
+
+#include "perfmodel/plan_context.h"
+
+namespace swapscope::perf::planning {
+namespace {
+
+/// Resident bytes per step under pins: range add and range maximum in O(log steps). A segment
+/// tree over a power-of-two number of leaves (the ones past the steps hold a value below any
+/// step's), so that it is built bottom-up in one pass.
+class StepMax {
+ public:
+  explicit StepMax(const std::vector<std::int64_t>& v)
+      : m_n(static_cast<int>(v.size())), m_size(1) {
+    while (m_size < m_n)
+      m_size *= 2;
+    const auto size = static_cast<std::size_t>(m_size);
+    m_max.assign(2 * size, kNone);
+    m_add.assign(2 * size, 0);
+    std::copy(v.begin(), v.end(), m_max.begin() + static_cast<std::ptrdiff_t>(size));
+    for (std::size_t node = size; node-- > 1;)
+      m_max[node] = std::max(m_max[2 * node], m_max[2 * node + 1]);
+  }
+  /// Adds d to the steps [lo, hi).
+  void add(int lo, int hi, std::int64_t d) {
+    lo = std::max(0, lo);
+    hi = std::min(m_n, hi);
+    if (lo < hi) add(1, 0, m_size, lo, hi, d);
+  }
+  /// The maximum over [lo, hi); nullopt when empty.
+  std::optional<std::int64_t> max(int lo, int hi) const {
+    lo = std::max(0, lo);
+    hi = std::min(m_n, hi);
+    if (lo >= hi) return std::nullopt;
+    return query(1, 0, m_size, lo, hi);
+  }
+
+ private:
+  /// Below any step's bytes, and far enough from the limit that the adds cannot overflow it.
+  static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min() / 4;
+  void add(std::size_t node, int l, int r, int a, int b, std::int64_t d) {
+    if (b <= l || r <= a) return;
+    if (a <= l && r <= b) {
+      m_max[node] += d;
+      m_add[node] += d;
+      return;
+    }
+    const int m = l + (r - l) / 2;
+    add(2 * node, l, m, a, b, d);
+    add(2 * node + 1, m, r, a, b, d);
+    m_max[node] = std::max(m_max[2 * node], m_max[2 * node + 1]) + m_add[node];
+  }
+  /// Requires [a, b) to intersect [l, r).
+  std::int64_t query(std::size_t node, int l, int r, int a, int b) const {
+    if (a <= l && r <= b) return m_max[node];
+    const int m = l + (r - l) / 2;
+    std::optional<std::int64_t> best;
+    if (a < m) best = query(2 * node, l, m, a, b);
+    if (b > m) {
+      const std::int64_t right = query(2 * node + 1, m, r, a, b);
+      best = best ? std::max(*best, right) : right;
+    }
+    return *best + m_add[node];
+  }
+  int m_n, m_size;
+  std::vector<std::int64_t> m_max, m_add;
+};
+
+
+}  // namespace
+
+/// accudnn at k from a prepared swap-all plan, in two phases:
+/// 1. while the simulation stalls, pin the FM prefetched for a stalled step that removes the most
+///    stall per byte (digest G15);
+/// 2. then keep pinning, largest FM first, every FM whose bytes fit the budget between its
+///    forward release and its backward prefetch, as long as the predicted time does not grow:
+///    of the plans with the same predicted time, the one that moves the fewest bytes. A budget
+///    that holds keep-all at k ends with nothing swapped.
+/// Pins change the simulator's inputs in place (no transfer for a pinned FM) and the resident
+/// bytes between its forward release and backward prefetch; the final set is then evaluated
+/// exactly, and phase 2's pins are given back where the exact plan would be slower (a kept FM
+/// takes headroom that prefetches would have been moved into). Phase 2 never makes the plan
+/// slower than phase 1's, so the argmin search runs phase 1 only and phase 2 at the k it picks.
+std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& swapAll,
+                                          const StepTimes& times, BudgetWindow& window,
+                                          int reuseDelay, int* evaluated, bool keepWhatFits,
+                                          const Evaluation* phase1Plan) {
+  const PerfModel& model = ctx.model;
+  const Network& net = ctx.net;
+  const std::int64_t k = times.k;
+  const std::int64_t peak = swapAll.curve.peak(k);
+  if (!window.fits(peak)) return std::nullopt;
+  const Gmap& g = swapAll.gmap;
+  const int n = g.forward_steps;
+  const auto placement = ctx.scheduleAt(swapAll, k);
+  const int delay = chooseDelay(reuseDelay, *placement, window);
+  SimInput in = simInput(ctx, swapAll, times, *placement, delay);
+  const SimSchedule schedule(in);  // pins change durations only
+  SimResult sim = simulate(schedule, in);
+  int count = 1;
+
+  // Per swapped FM buffer: forward release step, backward prefetch step (0 when it is offloaded
+  // but never leaves the device), size. The minibatch is one too: it is loaded at step 1 whatever
+  // the set, so only phase 2 keeps it (its backward prefetch is then dropped).
+  struct Fm {
+    int buffer, layer, release = 0, prefetch = 0;
+    std::int64_t bytes;
+    bool minibatch = false;
+  };
+  std::vector<Fm> fms;
+  std::vector<int> fmOfBuffer(g.buffers.size(), -1);
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const GmapBuffer& buf = g.buffers[b];
+    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 ||
+        !swapAll.set[static_cast<std::size_t>(buf.layer)]) {
+      continue;
+    }
+    fmOfBuffer[b] = static_cast<int>(fms.size());
+    fms.push_back(
+        {static_cast<int>(b), buf.layer, 0, 0, buf.size.at(k), buf.layer == net.inputLayer()});
+  }
+  std::vector<std::vector<int>> readsAt(static_cast<std::size_t>(2 * n + 2));
+  for (const GmapOp& op : g.ops) {
+    const int f = op.buffer >= 0 ? fmOfBuffer[static_cast<std::size_t>(op.buffer)] : -1;
+    if (f < 0) continue;
+    Fm& fm = fms[static_cast<std::size_t>(f)];
+    if (op.kind == GmapOpKind::Release && op.step <= n) fm.release = op.step;
+    if (op.kind == GmapOpKind::Prefetch && op.step > n) {
+      fm.prefetch = op.step;
+      if (!fm.minibatch) readsAt[static_cast<std::size_t>(op.step)].push_back(f);
+    }
+  }
+  std::vector<std::int64_t> residentAt(static_cast<std::size_t>(2 * n + 2), 0);
+  for (int s = 1; s <= 2 * n; ++s)
+    residentAt[static_cast<std::size_t>(s)] =
+        swapAll.curve.resident[static_cast<std::size_t>(s)].at(k);
+  StepMax resident(residentAt);
+  // An FM kept on the device occupies its bytes from after its release to before its prefetch.
+  auto fits = [&](const Fm& f) {
+    if (f.prefetch == 0) return !f.minibatch;  // never leaves: keeping it costs nothing
+    const auto m = resident.max(f.release + 1, f.prefetch);
+    return !m || window.fits(*m + f.bytes);
+  };
+  // A pinned FM moves nothing: its copies take no time, beside compute or not.
+  auto setPinned = [&](SimInput& x, const Fm& f, bool pinned) {
+    if (f.minibatch) return;  // its buffer's time is also the step-1 load
+    const auto b = static_cast<std::size_t>(f.buffer);
+    x.offload_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, true);
+    x.prefetch_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, false);
+    x.offload_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, true, true);
+    x.prefetch_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, false, true);
+  };
+
+  std::vector<bool> pinned(fms.size(), false);
+  std::vector<int> order;
+  auto pin = [&](int f) {
+    const Fm& fm = fms[static_cast<std::size_t>(f)];
+    pinned[static_cast<std::size_t>(f)] = true;
+    order.push_back(f);
+    setPinned(in, fm, true);
+    if (fm.prefetch > 0) resident.add(fm.release + 1, fm.prefetch, fm.bytes);
+  };
+  auto unpinLast = [&] {
+    const int f = order.back();
+    const Fm& fm = fms[static_cast<std::size_t>(f)];
+    pinned[static_cast<std::size_t>(f)] = false;
+    order.pop_back();
+    setPinned(in, fm, false);
+    if (fm.prefetch > 0) resident.add(fm.release + 1, fm.prefetch, -fm.bytes);
+  };
+
+  // Phase 1: remove stall, or take the pins of a phase-1 plan made before at this k.
+  SimResult trial, bestSim;  // reused: trials allocate nothing once warm
+  constexpr double kEps = 1e-9;
+  if (phase1Plan) {
+    for (std::size_t f = 0; f < fms.size(); ++f) {
+      if (!phase1Plan->swapped[static_cast<std::size_t>(fms[f].layer)]) pin(static_cast<int>(f));
+    }
+    simulate(schedule, in, sim);
+    ++count;
+  }
+  // A pin must remove more than kMinPinGain of the iteration: the model cannot tell smaller
+  // differences apart (a run's t_iter varies by several per cent), and on ResNet-152 a greedy
+  // of such pins took 25,000 simulations per plan for 0.25 % of predicted time per sample.
+  constexpr double kMinPinGain = 1e-5;
+  const double minGain = std::max(kEps, kMinPinGain * sim.t_iter);
+  while (!phase1Plan && sim.removableStall() > minGain) {
+    // Candidates: FMs prefetched for the stalled steps, the earliest stalls first.
+    std::vector<int> candidates;
+    for (std::size_t j = 2; j < sim.steps.size() && candidates.size() < 8; ++j) {
+      if (sim.steps[j].stall <= kEps) continue;
+      for (const int f : readsAt[j]) {
+        if (!pinned[static_cast<std::size_t>(f)]) candidates.push_back(f);
+      }
+      // A prefetch stalls the steps after it too: the swap-in queue ahead of it matters.
+      for (std::size_t q = j + 1; q < std::min(sim.steps.size(), j + 3); ++q) {
+        for (const int f : readsAt[q]) {
+          if (!pinned[static_cast<std::size_t>(f)]) candidates.push_back(f);
+        }
+      }
+    }
+    const double before = sim.removableStall();
+    int best = -1;
+    double bestScore = 0;
+    std::set<int> tried;
+    for (const int f : candidates) {
+      if (!tried.insert(f).second) continue;
+      const Fm& fm = fms[static_cast<std::size_t>(f)];
+      if (fm.prefetch == 0 || !fits(fm)) continue;
+      // No pin removes more than all the stall: skip a candidate that could at best tie.
+      if (before / static_cast<double>(std::max<std::int64_t>(1, fm.bytes)) <= bestScore) continue;
+      setPinned(in, fm, true);
+      // The steps before the pin's first transfer are the current plan's; and once the stall
+      // exceeds what could still beat the best pin (with a margin far above rounding), the
+      // candidate cannot win.
+      const double needed =
+          std::max(minGain, bestScore * static_cast<double>(std::max<std::int64_t>(1, fm.bytes)));
+      const double limit = before - needed + 1e-12 + 1e-9 * before;
+      const bool complete = simulateFrom(
+          schedule, in, sim, static_cast<std::size_t>(schedule.firstTransferStep(fm.buffer)), limit,
+          trial);
+      ++count;
+      setPinned(in, fm, false);
+      if (!complete) continue;
+      const double gain = before - trial.removableStall();
+      const double score = gain / static_cast<double>(std::max<std::int64_t>(1, fm.bytes));
+      if (gain > minGain && score > bestScore) {
+        bestScore = score;
+        best = f;
+        std::swap(bestSim, trial);
+      }
+    }
+    if (best < 0) break;
+    pin(best);
+    std::swap(sim, bestSim);
+  }
+
+  // Phase 2: keep what fits, largest first (ties: the earlier buffer), while the predicted time
+  // stays. Where the budget holds keep-all at k, that is every FM. Usually one simulation checks
+  // them all; one at a time only if that one is slower.
+  const std::size_t phase1 = order.size();
+  const double phase1Time = sim.t_iter;
+  std::vector<int> rest;
+  for (std::size_t f = 0; f < fms.size(); ++f) {
+    if (!pinned[f]) rest.push_back(static_cast<int>(f));
+  }
+  std::sort(rest.begin(), rest.end(), [&](int x, int y) {
+    const Fm& a = fms[static_cast<std::size_t>(x)];
+    const Fm& b = fms[static_cast<std::size_t>(y)];
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.buffer < b.buffer;
+  });
+  for (const int f : rest) {
+    if (keepWhatFits && fits(fms[static_cast<std::size_t>(f)])) pin(f);
+  }
+  if (order.size() > phase1) {
+    simulate(schedule, in, trial);
+    ++count;
+    if (!noWorse(trial.t_iter, phase1Time)) {
+      while (order.size() > phase1)
+        unpinLast();
+      for (const int f : rest) {
+        if (!fits(fms[static_cast<std::size_t>(f)])) continue;
+        pin(f);
+        simulate(schedule, in, trial);
+        ++count;
+        if (!noWorse(trial.t_iter, phase1Time)) unpinLast();
+      }
+    }
+  }
+
+  // The exact plan of the first `pins` pins.
+  auto exact = [&](std::size_t pins) {
+    SwapSet set = swapAll.set;
+    for (std::size_t i = 0; i < pins; ++i)
+      set[static_cast<std::size_t>(fms[static_cast<std::size_t>(order[i])].layer)] = false;
+    ++count;
+    return evaluatePrepared(ctx, *ctx.prepared(set), times, window, reuseDelay);
+  };
+  // Pins are dropped, last first, if the exact peak is over.
+  std::size_t pins = order.size();
+  std::optional<Evaluation> e = exact(pins);
+  while (!e && pins > 0)
+    e = exact(--pins);
+  // Phase 2 must not cost time in the exact plan either (a higher peak can shorten the reuse
+  // delay, for one): if it does, the most phase-2 pins that do not, by bisection.
+  if (e && pins > phase1) {
+    std::optional<Evaluation> base = phase1Plan ? *phase1Plan : exact(phase1);
+    if (base && !noWorse(e->sim.t_iter, base->sim.t_iter)) {
+      const double reference = base->sim.t_iter;
+      std::size_t lo = phase1, hi = pins;
+      while (hi - lo > 1) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        auto m = exact(mid);
+        if (m && noWorse(m->sim.t_iter, reference)) {
+          lo = mid;
+          base = std::move(m);
+        } else {
+          hi = mid;
+        }
+      }
+      e = std::move(base);
+    }
+  }
+  if (evaluated) *evaluated += count;
+  return e;
+}
+
+/// accudnn at k at one stage (phase 1 alone, phase 2 on `phase1`, or both), taken from the plans
+/// kept by earlier calls where one's budget window holds `budget` (`*reused` is then set), else
+/// made now and kept. The result is the same either way: a plan's window is the set of budgets
+/// for which its making compares the same way.
+Context::KPlan accudnnKept(const Context& ctx, const StepTimes& times, std::int64_t budget,
+                           int reuseDelay, Context::Stage stage, const Context::KPlan* phase1,
+                           bool* reused) {
+  if (auto kept = ctx.keptPlan(times.k, reuseDelay, stage, budget)) {
+    *reused = true;
+    return *kept;
+  }
+  // Phase 2 starts from the phase-1 plan, which holds for its window only.
+  BudgetWindow window(budget);
+  if (phase1) {
+    window.lo = phase1->window.lo;
+    window.hi = phase1->window.hi;
+  }
+  Context::KPlan made;
+  auto e = accudnnPrepared(ctx, ctx.swapAll, times, window, reuseDelay, &made.simulations,
+                           stage != Context::Stage::Phase1, phase1 ? phase1->plan.get() : nullptr);
+  if (e) made.plan = std::make_shared<const Evaluation>(std::move(*e));
+  made.window = window;
+  ctx.keepPlan(times.k, reuseDelay, stage, made);
+  return made;
+}
+
+}  // namespace swapscope::perf::planning

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// The argmin search (AccUDNN §4 without constraint (6)): every k's plan valued by the objective,
+// branch and bound over a geometric grid of k, then a finer pass around the best.
+#include <atomic>
+#include <cmath>
+#include <future>
+#include <thread>
+#include <tuple>
+
+#include "perfmodel/plan_context.h"
+
+namespace swapscope::perf::planning {
+
+/// The argmin objective for an iteration time at k: whole-training time with a dataset size,
+/// else time per sample.
+double objective(std::int64_t k, double tIter, const PlanRequest& r, double delta) {
+  if (r.dataset_size > 0) return wholeTrainingSeconds(k, tIter, delta, r);
+  return (tIter + delta) / static_cast<double>(k);
+}
+
+/// k values to try up to kMax: all of them when few, else the points of one geometric grid
+/// (ratio 2^(1/3)) below kMax, and kMax. The grid does not depend on kMax, so the searches of two
+/// budgets share their k values below the smaller kMax, and the k plans kept from one budget
+/// serve the other.
+std::vector<std::int64_t> grid(std::int64_t kMax) {
+  std::vector<std::int64_t> ks;
+  if (kMax <= 48) {
+    for (std::int64_t k = 1; k <= kMax; ++k)
+      ks.push_back(k);
+    return ks;
+  }
+  const double ratio = std::cbrt(2.0);
+  for (double v = 1;; v *= ratio) {
+    const std::int64_t k = std::llround(v);
+    if (k >= kMax) break;
+    if (ks.empty() || k > ks.back()) ks.push_back(k);
+  }
+  ks.push_back(kMax);
+  return ks;
+}
+
+Context::KPlan kPlanAt(const Context& ctx, const PlanRequest& req, const Prepared* fixed,
+                       const StepTimes& times, Context::Stage stage, const Context::KPlan* phase1,
+                       int* evaluated, int* reused) {
+  if (fixed) {
+    ++*evaluated;
+    BudgetWindow window(req.budget);
+    auto e = evaluatePrepared(ctx, *fixed, times, window, req.reuse_delay);
+    return {e ? std::make_shared<const Evaluation>(std::move(*e)) : nullptr, window, 1};
+  }
+  bool wasKept = false;
+  Context::KPlan p = accudnnKept(ctx, times, req.budget, req.reuse_delay, stage, phase1, &wasKept);
+  *evaluated += p.simulations;
+  *reused += wasKept;
+  return p;
+}
+
+std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& req,
+                                       const Prepared* fixed, std::int64_t top, PlanResult& out) {
+  const Prepared& swapAll = ctx.swapAll;
+  using Stage = Context::Stage;
+  // A k evaluated on another thread counts into its own `evaluated` and `reused`.
+  auto atCounted = [&](const StepTimes& times, Stage stage, const Context::KPlan* phase1,
+                       int* evaluated, int* reused) {
+    return kPlanAt(ctx, req, fixed, times, stage, phase1, evaluated, reused);
+  };
+  auto at = [&](const StepTimes& times, Stage stage, const Context::KPlan* phase1 = nullptr) {
+    return atCounted(times, stage, phase1, &out.evaluated, &out.reused);
+  };
+  const std::size_t lanes = req.threads > 0
+                                ? static_cast<std::size_t>(req.threads)
+                                : std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  // Branch and bound over k: no plan at k beats the minibatch's load followed by its compute
+  // time (step 1 waits for the load whatever the swap set, the compute stream then runs every
+  // step and the update, and stalls only add), so k values are simulated in order of that
+  // bound and the search stops once the bound reaches the best simulated objective. Same
+  // answer as simulating every k, in a fraction of the simulations.
+  std::vector<std::size_t> loads;  // the buffers loaded before step 1: minibatch, labels
+  for (const GmapOp& op : swapAll.gmap.ops) {
+    if (op.kind == GmapOpKind::Prefetch && op.step == 1 && op.buffer >= 0) {
+      loads.push_back(static_cast<std::size_t>(op.buffer));
+    }
+  }
+  double bestObj = std::numeric_limits<double>::infinity();
+  Context::KPlan bestPlan;
+  auto search = [&](const std::vector<std::int64_t>& ks) {
+    struct Candidate {
+      double bound;
+      std::shared_ptr<const StepTimes> times;
+    };
+    std::vector<Candidate> candidates;
+    candidates.reserve(ks.size());
+    for (const std::int64_t k : ks) {
+      std::shared_ptr<const StepTimes> t = ctx.timesAt(k);
+      double compute = t->update_seconds;
+      for (const double v : t->step_seconds)
+        compute += v;
+      for (const std::size_t b : loads)
+        compute += ctx.model.transfer(swapAll.gmap.buffers[b].size.at(k), false);
+      candidates.push_back({objective(k, compute, req, out.delta), std::move(t)});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+      return std::tie(x.bound, x.times->k) < std::tie(y.bound, y.times->k);
+    });
+    // `lanes` threads take the k values in bound order. A thread skips k (and so every later
+    // one) when its bound exceeds the best objective of the k values before it that are done:
+    // one thread would have stopped there too, since that best can only be lower once the rest
+    // are done. The results are then taken in order as one thread would have made them, and
+    // those it would not have simulated are dropped, counts included: the same plan, and the
+    // same count, on any number of threads.
+    const std::size_t n = candidates.size();
+    std::vector<Context::KPlan> results(n);
+    std::vector<int> counts(n, 0), reused(n, 0);
+    std::vector<double> objs(n, std::numeric_limits<double>::infinity());
+    const auto done = std::make_unique<std::atomic<bool>[]>(n);
+    std::atomic<std::size_t> next{0};
+    std::atomic<std::size_t> stopAt{n};  // the first index found past the bound
+    const double entryBest = bestObj;
+    auto work = [&] {
+      for (;;) {
+        const std::size_t i = next.fetch_add(1);
+        // An index below the one that stopped is still evaluated: one thread reaches it.
+        if (i >= n || i > stopAt.load()) return;
+        double threshold = entryBest;
+        for (std::size_t j = 0; j < i; ++j) {
+          if (done[j].load(std::memory_order_acquire)) threshold = std::min(threshold, objs[j]);
+        }
+        if (candidates[i].bound > threshold) {
+          std::size_t seen = stopAt.load();
+          while (i < seen && !stopAt.compare_exchange_weak(seen, i)) {
+          }
+          return;
+        }
+        results[i] =
+            atCounted(*candidates[i].times, Stage::Phase1, nullptr, &counts[i], &reused[i]);
+        if (const auto& e = results[i].plan)
+          objs[i] = objective(e->k, e->sim.t_iter, req, out.delta);
+        done[i].store(true, std::memory_order_release);
+      }
+    };
+    std::vector<std::future<void>> others;
+    for (std::size_t t = 1; t < std::min(lanes, n); ++t)
+      others.push_back(std::async(std::launch::async, work));
+    work();
+    for (auto& f : others)
+      f.get();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (candidates[i].bound > bestObj || !done[i].load()) break;  // one thread stops here
+      out.evaluated += counts[i];
+      out.reused += reused[i];
+      const auto& e = results[i].plan;
+      if (!e) continue;
+      const double obj = objs[i];
+      if (obj < bestObj || (obj == bestObj && bestPlan.plan && e->k < bestPlan.plan->k)) {
+        bestObj = obj;
+        bestPlan = std::move(results[i]);
+      }
+    }
+  };
+  const auto ks = grid(top);
+  search(ks);
+  if (bestPlan.plan && ks.size() > 1 && ks.back() > 48) {
+    // Refine between the grid neighbours of the best k.
+    const std::int64_t bestK = bestPlan.plan->k;
+    const auto it = std::find(ks.begin(), ks.end(), bestK);
+    const std::int64_t lo = it == ks.begin() ? 1 : *(it - 1) + 1;
+    const std::int64_t hi = it + 1 == ks.end() ? top : *(it + 1) - 1;
+    const std::int64_t stride = std::max<std::int64_t>(1, (hi - lo + 1) / 12);
+    std::vector<std::int64_t> fine;
+    for (std::int64_t k = lo; k <= hi; k += stride) {
+      if (k != bestK) fine.push_back(k);
+    }
+    search(fine);
+  }
+  // At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved.
+  if (bestPlan.plan && !fixed) {
+    auto p = at(*ctx.timesAt(bestPlan.plan->k), Stage::FromPhase1, &bestPlan);
+    if (p.plan) bestPlan = std::move(p);
+  }
+  if (!bestPlan.plan) return std::nullopt;
+  return *bestPlan.plan;
+}
+
+}  // namespace swapscope::perf::planning
