@@ -105,30 +105,20 @@ StepTimes stepTimes(const Context& ctx, const Gmap& g, std::int64_t k) {
 }
 
 std::shared_ptr<const StepTimes> Context::timesAt(std::int64_t k) const {
-  {
-    const std::lock_guard<std::mutex> lock(timesMutex);
-    if (auto it = times.find(k); it != times.end()) return it->second;
-  }
-  auto t = std::make_shared<const StepTimes>(stepTimes(*this, swapAll.gmap, k));  // unlocked
-  const std::lock_guard<std::mutex> lock(timesMutex);
-  if (times.size() >= kTimesEntries) times.clear();  // a new network scale: start again
-  return times.try_emplace(k, std::move(t)).first->second;
+  return timesCache.getOrMake(
+      k, [&] { return std::make_shared<const StepTimes>(stepTimes(*this, swapAll.gmap, k)); });
 }
 
 std::shared_ptr<const Context::Schedule> Context::scheduleAt(const Prepared& p,
                                                              std::int64_t k) const {
-  ScheduleKey key{p.set, k, p.recomputes ? p.gmap.recomputed : RecomputeSet{}};
-  {
-    const std::lock_guard<std::mutex> lock(scheduleMutex);
-    if (auto it = schedules.find(key); it != schedules.end()) return it->second;
-  }
-  auto s = std::make_shared<Schedule>();  // built unlocked
-  s->move_to = hoistPrefetches(p.gmap, p.curve, k, p.curve.peak(k)).move_to;
-  s->delayed_peaks =
-      delayedPeaks(p.gmap, executionOrder(p.gmap, s->move_to), k, model.poolAlignment());
-  const std::lock_guard<std::mutex> lock(scheduleMutex);
-  if (schedules.size() >= kScheduleEntries) schedules.clear();
-  return schedules.try_emplace(std::move(key), std::move(s)).first->second;
+  const ScheduleKey key{p.set, k, p.recomputes ? p.gmap.recomputed : RecomputeSet{}};
+  return scheduleCache.getOrMake(key, [&] {
+    auto s = std::make_shared<Schedule>();
+    s->move_to = hoistPrefetches(p.gmap, p.curve, k, p.curve.peak(k)).move_to;
+    s->delayed_peaks =
+        delayedPeaks(p.gmap, executionOrder(p.gmap, s->move_to), k, model.poolAlignment());
+    return std::shared_ptr<const Schedule>(std::move(s));
+  });
 }
 
 SimInput simInput(const Context& ctx, const Prepared& p, const StepTimes& times,

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analysis/placement.h"
+#include "perfmodel/bounded_cache.h"
 #include "common/error.h"
 #include "perfmodel/planner.h"
 
@@ -140,45 +141,22 @@ struct Context {
       if (p.set == set && p.recomputes == remakes && (!remakes || p.gmap.recomputed == recomputed))
         return {std::shared_ptr<const Prepared>(), &p};  // not owned
     }
-    PreparedKey key{set, remakes ? recomputed : RecomputeSet{}};
-    {
-      const std::lock_guard<std::mutex> lock(cacheMutex);
-      if (auto it = cache.find(key); it != cache.end()) {
-        it->second.last_use = ++cacheTick;
-        return it->second.prepared;
+    const PreparedKey key{set, remakes ? recomputed : RecomputeSet{}};
+    return preparedCache.getOrMake(key, [&]() -> std::shared_ptr<const Prepared> {
+      ++gmapsBuilt;
+      try {
+        return std::make_shared<const Prepared>(prepare(net, costs, set, key.recomputed));
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::BadInput || !remakes) throw;
+        return nullptr;  // the refusal is kept
       }
-    }
-    std::shared_ptr<const Prepared> built;  // built unlocked
-    ++gmapsBuilt;
-    try {
-      built = std::make_shared<const Prepared>(prepare(net, costs, set, key.recomputed));
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::BadInput || !remakes) throw;
-    }
-    const std::lock_guard<std::mutex> lock(cacheMutex);
-    auto [it, inserted] = cache.try_emplace(std::move(key), CacheEntry{built, ++cacheTick});
-    if (!inserted) return it->second.prepared;  // another thread built it meanwhile
-    if (cache.size() > kCacheEntries) {
-      auto oldest = cache.begin();
-      for (auto i = cache.begin(); i != cache.end(); ++i) {
-        if (i->second.last_use < oldest->second.last_use) oldest = i;
-      }
-      cache.erase(oldest);
-    }
-    return built;
+    });
   }
 
   /// GMAPs (with their memory curves) built since construction, the fixed policies' aside.
   mutable std::atomic<std::uint64_t> gmapsBuilt{0};
 
  private:
-  /// Enough for every set of a k search and of the budgets around the current one; a Prepared
-  /// of ResNet-152 takes a few hundred KiB.
-  static constexpr std::size_t kCacheEntries = 64;
-  struct CacheEntry {
-    std::shared_ptr<const Prepared> prepared;  ///< null: the recompute set is refused
-    std::uint64_t last_use = 0;
-  };
   struct PreparedKey {
     SwapSet set;
     RecomputeSet recomputed;  ///< empty: none
@@ -192,13 +170,11 @@ struct Context {
                                            0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
     }
   };
-  mutable std::mutex cacheMutex;
-  mutable std::unordered_map<PreparedKey, CacheEntry, PreparedKeyHash> cache;
-  mutable std::uint64_t cacheTick = 0;
+  /// Enough for every set of a k search and of the budgets around the current one; a Prepared
+  /// of ResNet-152 takes a few hundred KiB. Null: the recompute set is refused.
+  BoundedCache<PreparedKey, Prepared, PreparedKeyHash> preparedCache{64};
   /// 2N + 1 doubles each: 8 KiB for ResNet-152.
-  static constexpr std::size_t kTimesEntries = 1024;
-  mutable std::mutex timesMutex;
-  mutable std::unordered_map<std::int64_t, std::shared_ptr<const StepTimes>> times;
+  BoundedCache<std::int64_t, StepTimes> timesCache{1024};
   /// A recomputing plan's GMAP differs from the plain one of the same swap set, and from that
   /// of another recompute set with it (ito tries many).
   struct ScheduleKey {
@@ -216,10 +192,7 @@ struct Context {
     }
   };
   /// A few KiB each (a move-to entry per buffer).
-  static constexpr std::size_t kScheduleEntries = 4096;
-  mutable std::mutex scheduleMutex;
-  mutable std::unordered_map<ScheduleKey, std::shared_ptr<const Schedule>, ScheduleKeyHash>
-      schedules;
+  BoundedCache<ScheduleKey, Schedule, ScheduleKeyHash> scheduleCache{4096};
   /// Plans of ResNet-152 take about 100 KiB each (the simulation's per-step times): 256 hold
   /// every k of a search and its neighbours at the budgets around the current one.
   static constexpr std::size_t kPlanEntries = 256;
