@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "analysis/network_analysis.h"
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
 #include "store/run_db.h"
@@ -153,6 +154,28 @@ void BM_Sweep64BudgetsResNet152(benchmark::State& state) {
   state.counters["trainable"] = trainable;
 }
 BENCHMARK(BM_Sweep64BudgetsResNet152)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// The planner's cost against depth: a full accudnn argmin plan (construction included) of the
+/// CIFAR ResNets at 32x32 and the ImageNet ones at 224x224, each at the budget of its swap-all
+/// peak at k = 256, so that every network searches k over the same range. `steps` is 2N.
+/// Arg: the index into the list.
+void BM_FullPlanByDepth(benchmark::State& state) {
+  static const char* const kModels[] = {"resnet20",  "resnet56",  "resnet110", "resnet1202",
+                                        "resnet50",  "resnet101", "resnet152"};
+  const char* name = kModels[state.range(0)];
+  const Network net = buildZooModel(name);
+  const std::int64_t budget =
+      planMemory(net, computeLayerCosts(net), Policy::SwapAll).curve.peak(256);
+  PlanResult r;
+  for (auto _ : state) {
+    r = plan(sampleModel(), net, request(Policy::AccUdnn, PlanMode::Argmin, budget));
+    benchmark::DoNotOptimize(r.best.sim.t_iter);
+  }
+  report(state, r);
+  state.counters["steps"] = static_cast<double>(r.gmap.steps());
+  state.SetLabel(name);
+}
+BENCHMARK(BM_FullPlanByDepth)->DenseRange(0, 6)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
