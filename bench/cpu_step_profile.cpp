@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   const SwapSet keep = makeSwapSet(Policy::KeepAll, net, costs);
   const std::int64_t peak = planMemory(net, costs, keep).curve.peak(k);
   auto device = rt::createCpuDevice();
-  rt::SwapExecutor ex(*device, net, k, keep, peak);
+  rt::SwapExecutor ex(*device, net, k, keep, peak + peak / 8);  // room to pack the buffers
   const std::int64_t classes = net.inputShape(net.size() - 1).numel();
   const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), classes, k, 1);
 
