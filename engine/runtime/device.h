@@ -21,6 +21,7 @@
 #include "analysis/gmap.h"
 #include "analysis/layer_cost.h"
 #include "graph/network.h"
+#include "runtime/image_layout.h"
 #include "runtime/kernel.h"
 #include "runtime/pool_allocator.h"
 
@@ -88,6 +89,9 @@ struct DeviceOptions {
   /// Device memory left free beside the pool, for what allocates outside it (lazily loaded
   /// kernel modules, cuDNN's internals): a budget above free memory less this is refused.
   std::int64_t device_headroom = std::int64_t{1} << 30;
+  /// The CPU backend's order of image FMs in the pool (docs/runtime.md, "The CPU backend"):
+  /// NHWC, where oneDNN's fast kernels run, or NCHW, the plain order kept to compare against.
+  ImageLayout cpu_layout = ImageLayout::Nhwc;
 };
 
 /// The device-memory check of a pool in device memory, before anything is allocated:
@@ -130,6 +134,9 @@ class Device {
   virtual HostMemory allocateHost(std::int64_t bytes) = 0;
   /// Whether the pool is host memory (the CPU backend), so that it counts against the host's.
   virtual bool poolInHostMemory() const { return false; }
+  /// The order of the values of image FMs (the minibatch included) in the pool; whoever writes
+  /// or reads them on the host converts with convertImages.
+  virtual ImageLayout imageLayout() const { return ImageLayout::Nchw; }
   /// Bytes of device memory a pool can take now (the CUDA backend: the free memory), or 0 when
   /// unknown. The CPU backend's pool is checked against the host's memory instead.
   virtual std::int64_t freeMemory() const { return totalMemory(); }

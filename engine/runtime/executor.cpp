@@ -613,8 +613,10 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   const int input = net.inputLayer();
   // The minibatch goes through (pinned) staging memory, so that its copies run asynchronously and
   // never read the caller's memory after the call.
-  std::memcpy(im.hostImages.get(), images,
-              static_cast<std::size_t>(im.bytesOf(im.fm[input]) * passes));
+  const std::int64_t sampleBytes = net.sampleShape().numel() * std::int64_t{sizeof(float)};
+  convertImages(m_device.imageLayout(), net.sampleShape(),
+                im.bytesOf(im.fm[input]) / sampleBytes * passes, images,
+                reinterpret_cast<float*>(im.hostImages.get()), true);
   std::memcpy(im.hostLabels.get(), labels,
               static_cast<std::size_t>(im.bytesOf(im.labels) * passes));
 
@@ -942,7 +944,9 @@ EvalBatch SwapExecutor::evaluatePass(const float* images, const std::int32_t* la
   im.allocate(im.fm[input], 1, false);
   {
     const std::int64_t bytes = im.bytesOf(im.fm[input]);
-    std::memcpy(im.hostImages.get(), images, static_cast<std::size_t>(bytes));
+    convertImages(m_device.imageLayout(), net.sampleShape(),
+                  bytes / (net.sampleShape().numel() * std::int64_t{sizeof(float)}), images,
+                  reinterpret_cast<float*>(im.hostImages.get()), true);
     const auto seq =
         m_device.copy(StreamKind::SwapIn, im.ptr(im.fm[input]), im.hostImages.get(), bytes,
                       im.pending[im.fm[input]], {TaskKind::Prefetch, 1, im.fm[input], bytes});

@@ -87,8 +87,9 @@ Pass runKernels(const OnnxModel& m, const std::vector<float>& input,
     p.out[u].assign(loss ? 1 : static_cast<std::size_t>(k * net.outputShape(i).numel()), 0.0f);
     p.grad[u].assign(p.out[u].size(), 0.0f);
     p.weightGrad[u].assign(weights[u].size(), 0.0f);
-    if (i == net.inputLayer()) {
-      p.out[u] = input;
+    if (i == net.inputLayer()) {  // into the device's order of image FMs
+      rt::convertImages(device->imageLayout(), net.sampleShape(), k, input.data(),
+                        p.out[u].data(), true);
       continue;
     }
     kernels[u] = device->createKernel(net, costs, i, k);
@@ -120,6 +121,11 @@ Pass runKernels(const OnnxModel& m, const std::vector<float>& input,
     a.labels = labels.data();
     kernels[u]->backward(a);
   }
+  // The input's gradient back in PyTorch's order.
+  auto& inputGrad = p.grad[static_cast<std::size_t>(net.inputLayer())];
+  const std::vector<float> grad = inputGrad;
+  rt::convertImages(device->imageLayout(), net.sampleShape(), k, grad.data(), inputGrad.data(),
+                    false);
   return p;
 }
 

@@ -98,6 +98,7 @@ class WrappedCpuDevice : public Device {
   }
   void releasePool() override { m_cpu->releasePool(); }
   std::int64_t poolAlignment() const override { return m_cpu->poolAlignment(); }
+  ImageLayout imageLayout() const override { return m_cpu->imageLayout(); }
   PoolPadding poolPadding() const override { return m_padding; }
   HostMemory allocateHost(std::int64_t bytes) override { return m_cpu->allocateHost(bytes); }
   bool poolInHostMemory() const override { return m_cpu->poolInHostMemory(); }

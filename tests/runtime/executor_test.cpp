@@ -380,7 +380,9 @@ double largestRelativeDifference(const std::vector<std::vector<float>>& a,
 TEST(SubBatches, WithoutBatchStatisticsTheWeightsAgreeWithTheFullMinibatch) {
   // The gradient accumulated over S passes, each loss divided by the whole minibatch, is the
   // minibatch's mean gradient: the weights agree to float rounding (the sums run in another
-  // order), whatever S and the swap set.
+  // order), whatever S and the swap set. After 6 iterations at lr 0.05 the rounding reaches
+  // 7.9e-6 of a value on NCHW feature maps and 1.1e-5 on NHWC ones (oneDNN's JIT kernels sum
+  // each weight gradient in blocks of their own): the bound is 2e-5.
   const Network net = noBatchStatistics();
   std::vector<float> fullLoss, splitLoss;
   EvalResult fullEval, splitEval;
@@ -390,7 +392,7 @@ TEST(SubBatches, WithoutBatchStatisticsTheWeightsAgreeWithTheFullMinibatch) {
   for (const std::int64_t s : {2, 4, 8}) {
     const auto split = trainSubBatched(net, Policy::KeepAll, s, 6, &splitLoss, &splitEval);
     ASSERT_EQ(split.size(), full.size());
-    EXPECT_LT(largestRelativeDifference(split, full), 1e-5) << s << " sub-batches";
+    EXPECT_LT(largestRelativeDifference(split, full), 2e-5) << s << " sub-batches";
     EXPECT_NEAR(splitLoss[0], fullLoss[0], 1e-5 * std::abs(fullLoss[0])) << s << " sub-batches";
     EXPECT_NEAR(splitLoss[1], fullLoss[1], 1e-5 * std::abs(fullLoss[1])) << s << " sub-batches";
     EXPECT_EQ(splitEval.samples, fullEval.samples);

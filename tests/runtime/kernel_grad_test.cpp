@@ -56,8 +56,21 @@ struct GradCase {
   double tolerance = 2e-3;
 };
 
-void checkGradients(GradCase c) {
-  auto device = createCpuDevice();
+/// `v` (k samples of shape `s`, NCHW) in `layout`'s order, or back from it (`!toLayout`).
+template <typename T>
+std::vector<T> converted(ImageLayout layout, const Shape& s, std::int64_t k, const std::vector<T>& v,
+                         bool toLayout) {
+  std::vector<T> out(v.size());
+  if (static_cast<std::int64_t>(v.size()) != k * s.numel()) return v;  // the loss's scalar
+  convertImages(layout, s, k, v.data(), out.data(), toLayout);
+  return out;
+}
+
+void checkGradientsIn(GradCase c, ImageLayout layout) {
+  SCOPED_TRACE(layout == ImageLayout::Nhwc ? "NHWC image FMs" : "NCHW image FMs");
+  DeviceOptions options;
+  options.cpu_layout = layout;
+  auto device = createCpuDevice(options);
   const Network& net = c.net;
   const int layer = net.indexOf(c.layer);
   const std::int64_t k = c.k;
@@ -74,9 +87,11 @@ void checkGradients(GradCase c) {
     in.push_back(c.separated ? separatedVec(n, 100 + i) : randomVec(n, 100 + i, -1.0, 1.0));
   }
   Vec w = randomVec(static_cast<std::size_t>(cost.params), 7, c.weight_lo, c.weight_hi);
+  // The kernel sees its FMs in the device's layout; the references and the checks use NCHW.
+  const Shape& outShape = net.outputShape(layer);
   std::vector<std::vector<float>> inF;
-  for (const Vec& v : in)
-    inF.push_back(toFloat(v));
+  for (std::size_t i = 0; i < in.size(); ++i)
+    inF.push_back(converted(layout, net.outputShape(srcs[i]), k, toFloat(in[i]), true));
   std::vector<float> wF = toFloat(w);
   std::vector<float> running(static_cast<std::size_t>(cost.running_stats), 0.0f);
   const std::int64_t outElems = isLoss ? 1 : k * net.outputShape(layer).numel();
@@ -94,10 +109,15 @@ void checkGradients(GradCase c) {
   a.training = true;
   a.seed = 42;
   kernel->forward(a);
+  const std::vector<float> outNchw = converted(layout, outShape, k, out, false);
 
-  // For dropout the reference needs the mask the kernel drew.
+  // For dropout the reference needs the mask the kernel drew (in NCHW order).
+  std::vector<std::uint8_t> maskNchw;
   if (net.layer(layer).kind == LayerKind::Dropout) {
-    const auto* mask = reinterpret_cast<const std::uint8_t*>(saved.data());
+    const auto* raw = reinterpret_cast<const std::uint8_t*>(saved.data());
+    maskNchw = converted(layout, outShape, k, std::vector<std::uint8_t>(raw, raw + outElems),
+                         false);
+    const std::uint8_t* mask = maskNchw.data();
     const double p = net.layer(layer).as<DropoutAttrs>().p;
     c.ref = [mask, p](const std::vector<Vec>& x, const Vec&) {
       Vec o(x[0].size());
@@ -108,13 +128,13 @@ void checkGradients(GradCase c) {
   }
 
   const Vec expected = c.ref(in, w);
-  ASSERT_EQ(expected.size(), out.size());
-  for (std::size_t i = 0; i < out.size(); ++i)
-    ASSERT_NEAR(out[i], expected[i], 1e-4 * (1 + std::abs(expected[i]))) << "output " << i;
+  ASSERT_EQ(expected.size(), outNchw.size());
+  for (std::size_t i = 0; i < outNchw.size(); ++i)
+    ASSERT_NEAR(outNchw[i], expected[i], 1e-4 * (1 + std::abs(expected[i]))) << "output " << i;
 
   // Backward with R as the output gradient.
   const Vec r = isLoss ? Vec{1.0} : randomVec(out.size(), 99, -1.0, 1.0);
-  const std::vector<float> rF = toFloat(r);
+  const std::vector<float> rF = converted(layout, outShape, k, toFloat(r), true);
   std::vector<std::vector<float>> inGrad;
   for (const Vec& v : in)
     inGrad.emplace_back(v.size(), std::nanf(""));
@@ -125,6 +145,9 @@ void checkGradients(GradCase c) {
   a.accumulate.assign(in.size(), false);
   a.weight_grad = wGrad.data();
   kernel->backward(a);
+  std::vector<std::vector<float>> inGradNchw;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    inGradNchw.push_back(converted(layout, net.outputShape(srcs[i]), k, inGrad[i], false));
 
   auto objective = [&](const std::vector<Vec>& x, const Vec& ww) {
     const Vec o = c.ref(x, ww);
@@ -142,7 +165,7 @@ void checkGradients(GradCase c) {
       x[i][j] -= 2 * h;
       const double down = objective(x, w);
       const double numeric = (up - down) / (2 * h);
-      ASSERT_NEAR(inGrad[i][j], numeric, c.tolerance * (1 + std::abs(numeric)))
+      ASSERT_NEAR(inGradNchw[i][j], numeric, c.tolerance * (1 + std::abs(numeric)))
           << c.layer << ": d/d input " << i << "[" << j << "]";
     }
   }
@@ -166,6 +189,14 @@ void checkGradients(GradCase c) {
   for (std::size_t i = 0; i < in.size(); ++i) {
     for (std::size_t j = 0; j < in[i].size(); ++j)
       ASSERT_NEAR(inGrad[i][j], 1.0f + first[i][j], 1e-6) << c.layer << ": accumulated input " << i;
+  }
+}
+
+/// The kernel with its image FMs in either order: NCHW and NHWC (the CPU backend's default).
+void checkGradients(const GradCase& c) {
+  for (ImageLayout layout : {ImageLayout::Nchw, ImageLayout::Nhwc}) {
+    checkGradientsIn(c, layout);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 

@@ -13,19 +13,32 @@
 #include <vector>
 
 #include "graph/network.h"
+#include "runtime/image_layout.h"
 #include "runtime/kernel.h"
 
 namespace swapscope::rt::cpu {
 
 class CpuContext {
  public:
-  CpuContext() : engine(dnnl::engine::kind::cpu, 0), stream(engine) {}
+  explicit CpuContext(ImageLayout imageLayout)
+      : engine(dnnl::engine::kind::cpu, 0), stream(engine), layout(imageLayout) {}
 
   dnnl::engine engine;
   dnnl::stream stream;
+  const ImageLayout layout;  ///< of every image FM in the pool
 
   /// kWeightGradTemp: a weight gradient that is then added (sub-batches after the first).
-  enum Slot { kGradTemp = 0, kPoolDst = 1, kPoolWorkspace = 2, kWeightGradTemp = 3, kSlots = 4 };
+  /// kBlockedWeights, kBlockedWeightGrad: a convolution's weights and weight gradient in the
+  /// blocked order its primitives chose; their size depends on the layer, never on k.
+  enum Slot {
+    kGradTemp = 0,
+    kPoolDst = 1,
+    kPoolWorkspace = 2,
+    kWeightGradTemp = 3,
+    kBlockedWeights = 4,
+    kBlockedWeightGrad = 5,
+    kSlots = 6
+  };
   /// Asks for scratch slot `slot` of at least `bytes`. Nothing is allocated here (kernels are
   /// made before the run is checked against the host's memory); allocate() does it.
   void reserve(int slot, std::size_t bytes);
@@ -40,6 +53,9 @@ class CpuContext {
   }
   void reserveScratchpad(std::size_t bytes) { reserve(kScratchpadSlot, bytes); }
   std::byte* scratchpad() { return slot(kScratchpadSlot); }
+  /// Bytes asked for in one slot, allocated or not.
+  std::size_t reserved(int s) const { return m_sizes[static_cast<std::size_t>(s)]; }
+  std::size_t scratchpadBytes() const { return reserved(kScratchpadSlot); }
   /// Bytes of scratch asked for, allocated or not.
   std::int64_t bytes() const { return m_total; }
   /// Bytes asked for beyond what is allocated.

@@ -194,7 +194,8 @@ class CpuStreams {
 
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(const DeviceOptions& options) : m_options(options) {}
+  explicit CpuDevice(const DeviceOptions& options)
+      : m_options(options), m_context(options.cpu_layout) {}
   std::string backendName() const override { return "cpu"; }
   std::string deviceName() const override { return "cpu:0 " + cpuDescription(); }
   std::vector<std::pair<std::string, std::string>> libraryVersions() const override {
@@ -211,6 +212,7 @@ class CpuDevice final : public Device {
   }
 
   bool poolInHostMemory() const override { return true; }
+  ImageLayout imageLayout() const override { return m_options.cpu_layout; }
   std::int64_t pendingHostBytes() const override { return m_context.pendingBytes(); }
 
   /// Reserves the pool, then the kernels' scratch outside it.
@@ -278,7 +280,10 @@ class CpuDevice final : public Device {
   void fillZero(void* dst, std::int64_t bytes) override {
     std::memset(dst, 0, static_cast<std::size_t>(bytes));
   }
+  /// Each value's update depends on that value alone, so the threads that share the tensor
+  /// change no result.
   void sgdStep(const SgdArgs& a) override {
+#pragma omp parallel for simd schedule(static)
     for (std::int64_t i = 0; i < a.count; ++i) {
       const float g = a.grad[i] + a.weight_decay * a.weights[i];
       a.momentum[i] = a.momentum_factor * a.momentum[i] + g;

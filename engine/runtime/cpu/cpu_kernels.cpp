@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // CPU kernels. oneDNN primitives for convolution, batch norm, ReLU, pooling and inner product,
-// eltwise activations, all on plain layouts (nchw, oihw, nc) so that the pool holds exactly the
-// analyzer's tensors; oneDNN's scratchpad is user-managed and counted outside the pool. The other
-// kinds are loops.
+// eltwise activations; the other kinds are loops. Image FMs are in the context's layout (NHWC by
+// default, where oneDNN runs its JIT kernels; NCHW on request), every other tensor in the pool
+// is plain (oihw, nc, x): the pool holds exactly the analyzer's tensors, with the same bytes in
+// either layout. Convolution weights are reordered into the blocked order the primitives chose,
+// in scratch outside the pool whose size depends on the layer, not on k. oneDNN's scratchpad is
+// user-managed and counted outside the pool.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -45,6 +48,13 @@ memory::dims batchDims(std::int64_t k, const Shape& s) {
   return d;
 }
 
+/// The descriptor of a minibatch of `k` samples of shape `s` in the pool: images in `layout`,
+/// anything else plain.
+memory::desc fmDesc(ImageLayout layout, std::int64_t k, const Shape& s) {
+  if (s.isImage() && layout == ImageLayout::Nhwc) return {batchDims(k, s), dt::f32, tag::nhwc};
+  return plainDesc(batchDims(k, s));
+}
+
 dnnl::primitive_attr userScratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -59,6 +69,9 @@ class DnnlKernel : public LayerKernel {
 
   memory mem(const memory::desc& md, const void* p) const {
     return memory(md, m_ctx.engine, const_cast<void*>(p));
+  }
+  memory::desc fmDesc(std::int64_t k, const Shape& s) const {
+    return cpu::fmDesc(m_ctx.layout, k, s);
   }
   template <typename PD>
   void reserve(const PD& pd) {
@@ -113,7 +126,7 @@ class MatmulKernel : public DnnlKernel {
  public:
   void forward(const KernelArgs& a) override {
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
-                                         {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
+                                         {DNNL_ARG_WEIGHTS, m_fwdWei.from(*this, a.weights)},
                                          {DNNL_ARG_DST, mem(m_dst, a.out)}};
     if (m_bias) args.emplace(DNNL_ARG_BIAS, mem(m_biasMd, a.weights + m_weightElems));
     exec(m_fwd, m_fwdPd, std::move(args));
@@ -123,16 +136,17 @@ class MatmulKernel : public DnnlKernel {
     if (a.in_grad[0]) {
       exec(m_bwdData, m_bwdDataPd,
            {{DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
-            {DNNL_ARG_WEIGHTS, mem(m_wei, a.weights)},
+            {DNNL_ARG_WEIGHTS, m_bwdDataWei.from(*this, a.weights)},
             {DNNL_ARG_DIFF_SRC, mem(m_src, gradTarget(a, 0))}});
       finishGrad(a, 0, m_inElems);
     }
     float* dw = weightGradTarget(a);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(m_src, a.in[0])},
                                          {DNNL_ARG_DIFF_DST, mem(m_dst, a.out_grad)},
-                                         {DNNL_ARG_DIFF_WEIGHTS, mem(m_wei, dw)}};
+                                         {DNNL_ARG_DIFF_WEIGHTS, m_diffWei.target(*this, dw)}};
     if (m_bias) args.emplace(DNNL_ARG_DIFF_BIAS, mem(m_biasMd, dw + m_weightElems));
     exec(m_bwdWei, m_bwdWeiPd, std::move(args));
+    m_diffWei.toPlain(*this, dw);
     finishWeightGrad(a, paramElems());
   }
 
@@ -155,6 +169,11 @@ class MatmulKernel : public DnnlKernel {
     reserve(m_bwdDataPd);
     reserve(m_bwdWeiPd);
     reserveGradTemp(m_inElems);
+    m_fwdWei = WeightOrder(*this, m_wei, m_fwdPd.weights_desc(), CpuContext::kBlockedWeights);
+    m_bwdDataWei =
+        WeightOrder(*this, m_wei, m_bwdDataPd.weights_desc(), CpuContext::kBlockedWeights);
+    m_diffWei = WeightOrder(*this, m_bwdWeiPd.diff_weights_desc(), m_wei,
+                            CpuContext::kBlockedWeightGrad);
   }
 
   memory::desc m_src, m_dst, m_wei, m_biasMd;
@@ -165,9 +184,58 @@ class MatmulKernel : public DnnlKernel {
     return m_weightElems +
            (m_bias ? static_cast<std::int64_t>(m_biasMd.get_size() / sizeof(float)) : 0);
   }
+  /// Weights (or their gradient) in the order a primitive chose, where that is not the pool's
+  /// plain order: a reorder between the pool and a scratch slot, run at every use, since the
+  /// weights change with every update and the slot is shared by every convolution.
+  class WeightOrder {
+   public:
+    WeightOrder() = default;
+    /// A reorder `from` -> `to` where they differ; one of them is the pool's plain order
+    /// (m_wei), the other is scratch slot `slot`'s.
+    WeightOrder(MatmulKernel& k, const memory::desc& from, const memory::desc& to, int slot)
+        : m_slot(slot) {
+      if (from == to) return;
+      m_active = true;
+      const bool intoSlot = from == k.m_wei;
+      m_slotMd = intoSlot ? to : from;
+      m_poolMd = intoSlot ? from : to;
+      m_pd = dnnl::reorder::primitive_desc(k.m_ctx.engine, from, k.m_ctx.engine, to,
+                                           userScratchpad());
+      m_reorder = dnnl::reorder(m_pd);
+      k.m_ctx.reserve(slot, m_slotMd.get_size());
+      k.reserve(m_pd);
+    }
+    /// The weights at `w` (plain, in the pool) in the chosen order.
+    memory from(MatmulKernel& k, const float* w) const {
+      if (!m_active) return k.mem(k.m_wei, w);
+      memory slot = k.mem(m_slotMd, k.m_ctx.slot(m_slot));
+      k.exec(m_reorder, m_pd, {{DNNL_ARG_FROM, k.mem(m_poolMd, w)}, {DNNL_ARG_TO, slot}});
+      return slot;
+    }
+    /// Where a primitive writes the gradient that belongs at `dw` (plain, in the pool).
+    memory target(MatmulKernel& k, float* dw) const {
+      return m_active ? k.mem(m_slotMd, k.m_ctx.slot(m_slot)) : k.mem(k.m_wei, dw);
+    }
+    /// Moves what target() received into `dw`, in the plain order.
+    void toPlain(MatmulKernel& k, float* dw) const {
+      if (!m_active) return;
+      k.exec(m_reorder, m_pd,
+             {{DNNL_ARG_FROM, k.mem(m_slotMd, k.m_ctx.slot(m_slot))},
+              {DNNL_ARG_TO, k.mem(m_poolMd, dw)}});
+    }
+
+   private:
+    bool m_active = false;
+    int m_slot = 0;
+    memory::desc m_slotMd, m_poolMd;
+    dnnl::reorder::primitive_desc m_pd;
+    dnnl::reorder m_reorder;
+  };
+
   typename BwdData::primitive_desc m_bwdDataPd;
   typename BwdWeights::primitive_desc m_bwdWeiPd;
   dnnl::primitive m_fwd, m_bwdData, m_bwdWei;
+  WeightOrder m_fwdWei, m_bwdDataWei, m_diffWei;
   std::int64_t m_inElems = 0, m_weightElems = 0;
   bool m_bias = false;
 };
@@ -187,18 +255,24 @@ class ConvKernel final
     // oneDNN's right padding makes the output extent come out as PyTorch's (it may be negative).
     const memory::dims padR{(out.height() - 1) * a.stride_h + a.kernel_h - in.height() - a.pad_h,
                             (out.width() - 1) * a.stride_w + a.kernel_w - in.width() - a.pad_w};
-    m_src = plainDesc(batchDims(k, in));
-    m_dst = plainDesc(batchDims(k, out));
+    m_src = fmDesc(k, in);
+    m_dst = fmDesc(k, out);
     m_wei = g == 1 ? plainDesc({o, c, a.kernel_h, a.kernel_w})
                    : plainDesc({g, o / g, c / g, a.kernel_h, a.kernel_w});
     m_biasMd = a.bias ? plainDesc({o}) : memory::desc();
+    // On NHWC FMs oneDNN's JIT kernels need their own blocked weights (on plain oihw weights
+    // they fall back to the reference code): the primitives choose (format_tag::any) and the
+    // kernel reorders. On NCHW FMs the plain weights keep oneDNN's GEMM-based kernels.
+    const memory::desc wei = ctx.layout == ImageLayout::Nhwc
+                                 ? memory::desc(m_wei.dims(), dt::f32, tag::any)
+                                 : m_wei;
     const auto attr = userScratchpad();
     const auto algo = dnnl::algorithm::convolution_direct;
     dnnl::convolution_forward::primitive_desc fwd({dnnl::prop_kind::forward_training, algo, m_src,
-                                                   m_wei, m_biasMd, m_dst, strides, padL, padR},
+                                                   wei, m_biasMd, m_dst, strides, padL, padR},
                                                   attr, ctx.engine);
-    create(fwd, {{algo, m_src, m_wei, m_dst, strides, padL, padR}, attr, ctx.engine, fwd},
-           {{algo, m_src, m_wei, m_biasMd, m_dst, strides, padL, padR}, attr, ctx.engine, fwd});
+    create(fwd, {{algo, m_src, wei, m_dst, strides, padL, padR}, attr, ctx.engine, fwd},
+           {{algo, m_src, wei, m_biasMd, m_dst, strides, padL, padR}, attr, ctx.engine, fwd});
   }
 
  private:
@@ -244,7 +318,7 @@ class BatchNormKernel final : public DnnlKernel {
     m_elems = k * s.numel();
     m_perChannel = k * s.numel() / m_channels;
     m_momentum = static_cast<float>(a.momentum);
-    m_data = plainDesc(batchDims(k, s));
+    m_data = fmDesc(k, s);
     m_stat = plainDesc({m_channels});
     const auto eps = static_cast<float>(a.eps);
     const auto attr = userScratchpad();
@@ -434,8 +508,8 @@ class PoolKernel final : public DnnlKernel {
         padL{a.pad_h, a.pad_w};
     const memory::dims padR{(out.height() - 1) * a.stride_h + a.kernel_h - in.height() - a.pad_h,
                             (out.width() - 1) * a.stride_w + a.kernel_w - in.width() - a.pad_w};
-    m_src = plainDesc(batchDims(k, in));
-    m_dst = plainDesc(batchDims(k, out));
+    m_src = fmDesc(k, in);
+    m_dst = fmDesc(k, out);
     const auto algo = m_max                 ? dnnl::algorithm::pooling_max
                       : a.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                             : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -497,32 +571,57 @@ void writeGrad(float* dst, float value, bool accumulate) {
   }
 }
 
+/// Where value (n, c, y, x) of a minibatch of images of shape `s` lies: the strides of n, c, y
+/// and x in `layout`.
+struct ImageStrides {
+  ImageStrides(ImageLayout layout, const Shape& s) {
+    const std::int64_t channels = s.channels(), h = s.height(), w = s.width();
+    n = channels * h * w;
+    if (layout == ImageLayout::Nhwc) {
+      c = 1, y = w * channels, x = channels;
+    } else {
+      c = h * w, y = w, x = 1;
+    }
+  }
+  std::int64_t at(std::int64_t in, std::int64_t ic, std::int64_t iy, std::int64_t ix) const {
+    return in * n + ic * c + iy * y + ix * x;
+  }
+  std::int64_t n = 0, c = 0, y = 0, x = 0;
+};
+
 class AdaptiveAvgPoolKernel final : public LayerKernel {
  public:
-  AdaptiveAvgPoolKernel(const Network& net, int layer, std::int64_t k)
-      : m_k(k), m_in(net.inputShape(layer)), m_out(net.outputShape(layer)) {}
+  AdaptiveAvgPoolKernel(const Network& net, int layer, std::int64_t k, ImageLayout layout)
+      : m_k(k),
+        m_in(net.inputShape(layer)),
+        m_out(net.outputShape(layer)),
+        m_inAt(layout, m_in),
+        m_outAt(layout, m_out) {}
 
+  /// f(n, c, y0, y1, x0, x1, output index) for every output value's window.
   template <typename F>
   void windows(F&& f) const {
-    const std::int64_t c = m_in.channels(), h = m_in.height(), w = m_in.width();
+    const std::int64_t h = m_in.height(), w = m_in.width();
     const std::int64_t oh = m_out.height(), ow = m_out.width();
-    for (std::int64_t n = 0; n < m_k * c; ++n) {
-      for (std::int64_t y = 0; y < oh; ++y) {
-        const std::int64_t y0 = adaptiveStart(y, h, oh), y1 = adaptiveEnd(y, h, oh);
-        for (std::int64_t x = 0; x < ow; ++x) {
-          const std::int64_t x0 = adaptiveStart(x, w, ow), x1 = adaptiveEnd(x, w, ow);
-          f(n * h * w, y0, y1, x0, x1, w, (n * oh + y) * ow + x);
+    for (std::int64_t n = 0; n < m_k; ++n) {
+      for (std::int64_t c = 0; c < m_in.channels(); ++c) {
+        for (std::int64_t y = 0; y < oh; ++y) {
+          const std::int64_t y0 = adaptiveStart(y, h, oh), y1 = adaptiveEnd(y, h, oh);
+          for (std::int64_t x = 0; x < ow; ++x) {
+            const std::int64_t x0 = adaptiveStart(x, w, ow), x1 = adaptiveEnd(x, w, ow);
+            f(n, c, y0, y1, x0, x1, m_outAt.at(n, c, y, x));
+          }
         }
       }
     }
   }
   void forward(const KernelArgs& a) override {
-    windows([&](std::int64_t base, std::int64_t y0, std::int64_t y1, std::int64_t x0,
-                std::int64_t x1, std::int64_t w, std::int64_t o) {
+    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1,
+                std::int64_t x0, std::int64_t x1, std::int64_t o) {
       float sum = 0;
       for (std::int64_t y = y0; y < y1; ++y)
         for (std::int64_t x = x0; x < x1; ++x)
-          sum += a.in[0][base + y * w + x];
+          sum += a.in[0][m_inAt.at(n, c, y, x)];
       a.out[o] = sum / static_cast<float>((y1 - y0) * (x1 - x0));
     });
   }
@@ -530,18 +629,19 @@ class AdaptiveAvgPoolKernel final : public LayerKernel {
     if (!a.in_grad[0]) return;
     float* g = a.in_grad[0];
     if (!a.accumulate[0]) std::fill(g, g + m_k * m_in.numel(), 0.0f);
-    windows([&](std::int64_t base, std::int64_t y0, std::int64_t y1, std::int64_t x0,
-                std::int64_t x1, std::int64_t w, std::int64_t o) {
+    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1,
+                std::int64_t x0, std::int64_t x1, std::int64_t o) {
       const float v = a.out_grad[o] / static_cast<float>((y1 - y0) * (x1 - x0));
       for (std::int64_t y = y0; y < y1; ++y)
         for (std::int64_t x = x0; x < x1; ++x)
-          g[base + y * w + x] += v;
+          g[m_inAt.at(n, c, y, x)] += v;
     });
   }
 
  private:
   std::int64_t m_k;
   Shape m_in, m_out;
+  ImageStrides m_inAt, m_outAt;
 };
 
 class AddKernel final : public LayerKernel {
@@ -568,13 +668,19 @@ class AddKernel final : public LayerKernel {
   std::int64_t m_elems;
 };
 
-/// Concatenation along the channels (or features): per sample, the inputs one after another.
+/// Concatenation along the channels (or features): per sample (NCHW) or per sample and pixel
+/// (NHWC), the inputs' runs of values one after another.
 class ConcatKernel final : public LayerKernel {
  public:
-  ConcatKernel(const Network& net, int layer, std::int64_t k) : m_k(k) {
+  ConcatKernel(const Network& net, int layer, std::int64_t k, ImageLayout layout) : m_k(k) {
+    const Shape& out = net.outputShape(layer);
+    // Under NHWC the channels of one pixel are contiguous: a run is one pixel's channels.
+    const std::int64_t pixels =
+        layout == ImageLayout::Nhwc && out.isImage() ? out.height() * out.width() : 1;
+    m_k = k * pixels;
     for (std::size_t i = 0; i < net.inputsOf(layer).size(); ++i)
-      m_sizes.push_back(net.inputShape(layer, static_cast<int>(i)).numel());
-    m_outSize = net.outputShape(layer).numel();
+      m_sizes.push_back(net.inputShape(layer, static_cast<int>(i)).numel() / pixels);
+    m_outSize = out.numel() / pixels;
   }
   void forward(const KernelArgs& a) override {
     for (std::int64_t n = 0; n < m_k; ++n) {
@@ -604,21 +710,41 @@ class ConcatKernel final : public LayerKernel {
   std::vector<std::int64_t> m_sizes;
 };
 
+/// Flattening to PyTorch's feature order (channel, row, column): a copy, or under NHWC a
+/// transposition of each sample.
 class FlattenKernel final : public LayerKernel {
  public:
-  FlattenKernel(const Network& net, int layer, std::int64_t k)
-      : m_elems(k * net.outputShape(layer).numel()) {}
+  FlattenKernel(const Network& net, int layer, std::int64_t k, ImageLayout layout)
+      : m_k(k), m_elems(k * net.outputShape(layer).numel()), m_in(net.inputShape(layer)),
+        m_layout(layout) {}
   void forward(const KernelArgs& a) override {
-    std::memcpy(a.out, a.in[0], static_cast<std::size_t>(m_elems) * sizeof(float));
+    if (!differsFromNchw(m_layout, m_in)) {
+      std::memcpy(a.out, a.in[0], static_cast<std::size_t>(m_elems) * sizeof(float));
+      return;
+    }
+    convertImages(m_layout, m_in, m_k, a.in[0], a.out, false);
   }
   void backward(const KernelArgs& a) override {
-    if (!a.in_grad[0]) return;
-    for (std::int64_t j = 0; j < m_elems; ++j)
-      writeGrad(&a.in_grad[0][j], a.out_grad[j], a.accumulate[0]);
+    float* g = a.in_grad[0];
+    if (!g) return;
+    if (!differsFromNchw(m_layout, m_in)) {
+      for (std::int64_t j = 0; j < m_elems; ++j)
+        writeGrad(&g[j], a.out_grad[j], a.accumulate[0]);
+      return;
+    }
+    const std::int64_t c = m_in.channels(), hw = m_in.height() * m_in.width();
+    for (std::int64_t n = 0; n < m_k; ++n) {
+      const std::int64_t base = n * c * hw;
+      for (std::int64_t p = 0; p < hw; ++p)
+        for (std::int64_t ch = 0; ch < c; ++ch)
+          writeGrad(&g[base + p * c + ch], a.out_grad[base + ch * hw + p], a.accumulate[0]);
+    }
   }
 
  private:
-  std::int64_t m_elems;
+  std::int64_t m_k, m_elems;
+  Shape m_in;
+  ImageLayout m_layout;
 };
 
 /// Hardsigmoid, max(0, min(1, alpha x + beta)) (oneDNN 2 has no such algorithm); its gradient
@@ -654,15 +780,21 @@ class HardSigmoidKernel final : public LayerKernel {
 /// over each channel's plane.
 class MulKernel final : public LayerKernel {
  public:
-  MulKernel(const Network& net, int layer, std::int64_t k) {
+  MulKernel(const Network& net, int layer, std::int64_t k, ImageLayout layout) {
     const Shape& out = net.outputShape(layer);
     m_elems = k * out.numel();
     for (int i = 0; i < 2; ++i)
       m_perChannel[i] = net.inputShape(layer, i).numel() != out.numel();
     m_plane = m_perChannel[0] || m_perChannel[1] ? out.height() * out.width() : 1;
+    m_channelsLast = m_plane > 1 && differsFromNchw(layout, out);
+    m_channels = out.isImage() ? out.channels() : 1;
   }
   /// The index into input i of output element j.
-  std::int64_t at(int i, std::int64_t j) const { return m_perChannel[i] ? j / m_plane : j; }
+  std::int64_t at(int i, std::int64_t j) const {
+    if (!m_perChannel[i]) return j;
+    if (!m_channelsLast) return j / m_plane;
+    return j / (m_plane * m_channels) * m_channels + j % m_channels;
+  }
   void forward(const KernelArgs& a) override {
     for (std::int64_t j = 0; j < m_elems; ++j)
       a.out[j] = a.in[0][at(0, j)] * a.in[1][at(1, j)];
@@ -680,24 +812,47 @@ class MulKernel final : public LayerKernel {
       }
       for (std::int64_t c = 0; c < m_elems / m_plane; ++c) {
         float sum = 0;
-        for (std::int64_t j = c * m_plane; j < (c + 1) * m_plane; ++j)
-          sum += a.out_grad[j] * other[j];
+        if (m_channelsLast) {  // channel c % C of sample c / C: every C-th value
+          const std::int64_t first =
+              c / m_channels * m_plane * m_channels + c % m_channels;
+          for (std::int64_t p = 0; p < m_plane; ++p) {
+            const std::int64_t j = first + p * m_channels;
+            sum += a.out_grad[j] * other[j];
+          }
+        } else {
+          for (std::int64_t j = c * m_plane; j < (c + 1) * m_plane; ++j)
+            sum += a.out_grad[j] * other[j];
+        }
         writeGrad(&g[c], sum, acc);
       }
     }
   }
 
  private:
-  std::int64_t m_elems = 0, m_plane = 1;
+  std::int64_t m_elems = 0, m_plane = 1, m_channels = 1;
   bool m_perChannel[2] = {false, false};
+  bool m_channelsLast = false;  ///< the full-size input and the output are NHWC
 };
 
 /// Inverted dropout: kept elements are scaled by 1/(1-p). The mask is a pure function of the
 /// seed and the element index, so it never depends on timing or on the swap set.
 class DropoutKernel final : public LayerKernel {
  public:
-  DropoutKernel(const Network& net, int layer, std::int64_t k)
-      : m_elems(k * net.outputShape(layer).numel()), m_p(net.layer(layer).as<DropoutAttrs>().p) {}
+  DropoutKernel(const Network& net, int layer, std::int64_t k, ImageLayout layout)
+      : m_elems(k * net.outputShape(layer).numel()), m_p(net.layer(layer).as<DropoutAttrs>().p) {
+    const Shape& s = net.outputShape(layer);
+    if (differsFromNchw(layout, s)) {
+      m_channels = s.channels();
+      m_plane = s.height() * s.width();
+    }
+  }
+  /// The NCHW index of the value at `j`: the mask's random number is drawn for it, so that the
+  /// mask is the same in either layout.
+  std::uint64_t logical(std::int64_t j) const {
+    if (m_plane == 1) return static_cast<std::uint64_t>(j);
+    const std::int64_t sample = m_channels * m_plane, r = j % sample;
+    return static_cast<std::uint64_t>(j - r + r % m_channels * m_plane + r / m_channels);
+  }
   void forward(const KernelArgs& a) override {
     if (!a.training || m_p == 0.0) {
       std::memcpy(a.out, a.in[0], static_cast<std::size_t>(m_elems) * sizeof(float));
@@ -707,7 +862,7 @@ class DropoutKernel final : public LayerKernel {
     auto* mask = static_cast<std::uint8_t*>(a.saved);
     const float scale = m_p < 1.0 ? static_cast<float>(1.0 / (1.0 - m_p)) : 0.0f;
     for (std::int64_t j = 0; j < m_elems; ++j) {
-      const bool keep = uniform01(a.seed, static_cast<std::uint64_t>(j)) >= m_p;
+      const bool keep = uniform01(a.seed, logical(j)) >= m_p;
       mask[j] = keep ? 1 : 0;
       a.out[j] = keep ? a.in[0][j] * scale : 0.0f;
     }
@@ -723,6 +878,7 @@ class DropoutKernel final : public LayerKernel {
  private:
   std::int64_t m_elems;
   double m_p;
+  std::int64_t m_channels = 1, m_plane = 1;  ///< of an NHWC image, else 1
 };
 
 /// Mean softmax cross-entropy over the minibatch. The gradient of the logits is
@@ -798,17 +954,17 @@ std::unique_ptr<LayerKernel> createCpuKernel(CpuContext& ctx, const Network& net
       case LayerKind::AvgPool2d:
         return std::make_unique<PoolKernel>(ctx, net, layer, k);
       case LayerKind::AdaptiveAvgPool2d:
-        return std::make_unique<AdaptiveAvgPoolKernel>(net, layer, k);
+        return std::make_unique<AdaptiveAvgPoolKernel>(net, layer, k, ctx.layout);
       case LayerKind::Linear:
         return std::make_unique<LinearKernel>(ctx, net, layer, k);
       case LayerKind::Add:
         return std::make_unique<AddKernel>(net, layer, k);
       case LayerKind::Concat:
-        return std::make_unique<ConcatKernel>(net, layer, k);
+        return std::make_unique<ConcatKernel>(net, layer, k, ctx.layout);
       case LayerKind::Flatten:
-        return std::make_unique<FlattenKernel>(net, layer, k);
+        return std::make_unique<FlattenKernel>(net, layer, k, ctx.layout);
       case LayerKind::Dropout:
-        return std::make_unique<DropoutKernel>(net, layer, k);
+        return std::make_unique<DropoutKernel>(net, layer, k, ctx.layout);
       case LayerKind::SoftmaxCrossEntropy:
         return std::make_unique<SoftmaxXentKernel>(net, layer, k);
       case LayerKind::Clip:
@@ -818,7 +974,7 @@ std::unique_ptr<LayerKernel> createCpuKernel(CpuContext& ctx, const Network& net
       case LayerKind::HardSigmoid:
         return std::make_unique<HardSigmoidKernel>(net, layer, k);
       case LayerKind::Mul:
-        return std::make_unique<MulKernel>(net, layer, k);
+        return std::make_unique<MulKernel>(net, layer, k, ctx.layout);
     }
   } catch (const dnnl::error& e) {
     throw Error(ErrorKind::Runtime, "oneDNN cannot run layer '" + net.layer(layer).name +
