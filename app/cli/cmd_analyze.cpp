@@ -12,6 +12,8 @@
 #include "cli/network_options.h"
 #include "cli/sub_batch_options.h"
 #include "cli/table.h"
+#include "common/batch_limit.h"
+#include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
@@ -64,10 +66,18 @@ struct Context {
   /// The samples the memory is counted at: one sub-batch, k / S.
   std::int64_t mk() const { return k / sub_batches; }
   /// The largest minibatch whose sub-batch fits `bytes` under `p`: S times the largest
-  /// sub-batch (saturating where the curve does not grow with k).
+  /// sub-batch, and no more than the minibatch limit of every verb (common/batch_limit.h),
+  /// which `plan` and `run` would refuse above.
   std::int64_t kMax(const MemoryPlan& p, std::int64_t bytes) const {
-    const std::int64_t one = p.curve.kMax(bytes);
-    return one > INT64_MAX / sub_batches ? INT64_MAX : one * sub_batches;
+    const std::int64_t one = p.curve.kMax(bytes, kMaxBatch);
+    return one > kMaxBatch / sub_batches ? kMaxBatch : one * sub_batches;
+  }
+  /// kMax, with " (the minibatch limit; more would fit)" where the limit is what bounds it.
+  std::string kMaxText(const MemoryPlan& p, std::int64_t bytes) const {
+    const std::int64_t most = kMax(p, bytes);
+    const bool limited =
+        most == kMaxBatch && p.curve.kMax(bytes, kMaxBatch + 1) > kMaxBatch / sub_batches;
+    return std::to_string(most) + (limited ? " (the minibatch limit; more would fit)" : "");
   }
 };
 
@@ -263,7 +273,7 @@ void printText(const Context& c, std::ostream& out) {
       << "  (eq. 2 with recompute-light's FMs re-made in backward)\n";
 
   if (c.budget) {
-    const auto kMax = [&](const MemoryPlan& p) { return c.kMax(p, *c.budget); };
+    const auto kMax = [&](const MemoryPlan& p) { return c.kMaxText(p, *c.budget); };
     out << "\nk_max for a budget of " << formatBytes(*c.budget)
         << (c.sub_batches > 1 ? " in " + std::to_string(c.sub_batches) +
                                     " sub-batches (S times the largest sub-batch)"

@@ -88,6 +88,23 @@ TEST(BatchLimit, EveryVerbRefusesAboveTheOneLimitNamingOptionValueAndLimit) {
       kExitOk);
 }
 
+// analyze's k_max stops at the limit that plan and run would hold it to, and says so; a budget
+// whose k_max is below the limit is printed as it is.
+TEST(BatchLimit, AnalyzesKMaxStopsAtTheLimitAndSaysMoreWouldFit) {
+  const Result big = run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget", "100TiB"});
+  ASSERT_EQ(big.code, kExitOk) << big.err;
+  EXPECT_TRUE(has(big.out, "swap-all            " + std::to_string(kMaxBatch) +
+                               " (the minibatch limit; more would fit)"))
+      << big.out;
+  const Result asJson = run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget",
+                             "100TiB", "--json"});
+  ASSERT_EQ(asJson.code, kExitOk) << asJson.err;
+  EXPECT_EQ(json::parse(asJson.out)["k_max"]["keep_all"].get<std::int64_t>(), kMaxBatch);
+  const Result small = run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget", "1GiB"});
+  ASSERT_EQ(small.code, kExitOk) << small.err;
+  EXPECT_FALSE(has(small.out, "minibatch limit")) << small.out;
+}
+
 // The case: this ran 14 s and printed a saturated byte count and t_iter 1.9e19 ms.
 TEST(BatchLimit, AHugeSplitBatchIsRefusedBeforeAnyPlanning) {
   const Result r = run(planArgs({"--batch", "9223372036854775783", "--allow-sub-batches"}));
