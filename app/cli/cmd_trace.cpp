@@ -35,7 +35,7 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   store::RunReader reader(path);
   const store::RunData run = reader.load();
   std::int64_t k = store::largestRecordedK(run);
-  if (auto v = args.positiveInt("--k")) k = *v;
+  if (auto v = args.batch("--k")) k = *v;
   int iteration = 0;
   if (auto v = args.value("--iteration")) {
     try {

@@ -101,8 +101,7 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
         "--compare needs a run database to compare with (swapscope-gui A.swapdb "
         "--compare B.swapdb)");
   if (cli.isSet(timelineK)) {
-    const std::int64_t k = cli::parseInteger(cli.value(timelineK).toStdString(),
-                                             "--k (a recorded minibatch)", 1, INT64_MAX);
+    const std::int64_t k = cli::parseBatch(cli.value(timelineK).toStdString(), "--k");
     if (o.db.isEmpty()) throwBadInput("--k needs a run database (swapscope-gui DB.swapdb --k K)");
     o.timeline_k = k;
   }

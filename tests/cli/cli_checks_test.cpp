@@ -78,6 +78,9 @@ TEST(BatchLimit, EveryVerbRefusesAboveTheOneLimitNamingOptionValueAndLimit) {
                      "--db", scratch("never.swapdb").string()}),
                 "--max-batch " + above + ": " + limit);
   EXPECT_FALSE(fs::exists(scratch("never.swapdb")));
+  expectRefused(run({"trace", "--db", kSample, "--k", above, "--out",
+                     scratch("never.json").string()}),
+                "--k " + above + ": " + limit);
   // Beyond 64 bits is above the limit too, not "expected a positive integer".
   expectRefused(run({"analyze", "--model", "resnet20", "--batch", "99999999999999999999"}),
                 "--batch 99999999999999999999: " + limit);

@@ -344,9 +344,10 @@ TEST(GuiOptions, TheBatchLimitAndItsReasonsAreTheClis) {
   EXPECT_EQ(guiRefusal({"--batch", "16", "--mode", "paper"}),
             "give --batch K or --mode paper, not both: --mode paper searches the largest "
             "stall-free k (Algorithm 2), --batch 16 fixes it");
+  // The Timeline's recorded k is a minibatch too: the same limit, as `swapscope trace --k`.
   EXPECT_EQ(guiRefusal({"--k", "99999999999999999999"}),
-            "--k (a recorded minibatch): 99999999999999999999 is out of range: from 1 to "
-            "9223372036854775807");
+            "--k 99999999999999999999: above the limit of 16777216 samples per minibatch (the "
+            "largest k whose byte and FLOP counts stay exact in 64 bits for every zoo network)");
   OpenWindow w({"--budget", "200MiB", "--batch", "2000000"});
   ASSERT_TRUE(w.window.currentRequest().batch);
   EXPECT_EQ(*w.window.currentRequest().batch, 2000000);
