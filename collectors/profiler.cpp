@@ -307,6 +307,17 @@ void checkPlanPredictions(const Network& net, const std::vector<LayerCost>& cost
                   std::to_string(starts) + " starts, but the GMAP has " + std::to_string(steps) +
                   " steps, one start each: the plan was edited or made for another network");
   }
+  // A stalled step is one of the GMAP's steps (1..2N); one outside would be compared with no
+  // step of the run.
+  for (std::size_t i = 0; i < plan.predictions.stalls.size(); ++i) {
+    const int step = plan.predictions.stalls[i].step;
+    if (step < 1 || static_cast<std::size_t>(step) > steps) {
+      throwBadInput("plan '" + planName + "': field 'predictions.stalls[" + std::to_string(i) +
+                    "].step' is " + std::to_string(step) + ", but the GMAP's steps are 1 to " +
+                    std::to_string(steps) +
+                    ": the plan was edited or made for another network");
+    }
+  }
 }
 
 /// The plan's offload and prefetch steps must be the GMAP's: a plan edited by hand, or made by

@@ -171,6 +171,19 @@ TEST_F(EditedPlan, AStartArrayOfTheWrongLengthSaysSoNotThatItIsOld) {
   EXPECT_FALSE(has(r.err, "older"));
 }
 
+// A stalled step past the GMAP's last step was ignored; it names no step of the run.
+TEST_F(EditedPlan, AStallAtAStepTheGmapDoesNotHaveIsRefused) {
+  const std::size_t steps = m_doc["predictions"]["start_s"].size();
+  ASSERT_GT(steps, 2u);
+  json& stalls = m_doc["predictions"]["stalls"];
+  const std::size_t index = stalls.size();
+  stalls.push_back(
+      {{"step", steps + 5}, {"layer", "conv1"}, {"direction", "bwd"}, {"seconds", 0.001}});
+  expectRefused(runEdited(), "field 'predictions.stalls[" + std::to_string(index) + "].step' is " +
+                                 std::to_string(steps + 5) + ", but the GMAP's steps are 1 to " +
+                                 std::to_string(steps));
+}
+
 TEST_F(EditedPlan, NoStartsAtAllIsAnOlderPlan) {
   m_doc["predictions"]["start_s"] = json::array();
   const Result r = runEdited();
