@@ -14,42 +14,13 @@ Prints each model's largest relative error and its tensor; exits 1 if one exceed
 import argparse
 import math
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
 
-def read_weights(path):
-    """A weight file (engine/runtime/trainer.cpp): SWSWGT01, the structure hash, then named
-    float tensors."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"SWSWGT01":
-        sys.exit(f"{path}: not a Swapscope weight file")
-    pos = 8
-
-    def u64():
-        nonlocal pos
-        (v,) = struct.unpack_from("<Q", data, pos)
-        pos += 8
-        return v
-
-    def string():
-        nonlocal pos
-        n = u64()
-        s = data[pos:pos + n].decode()
-        pos += n
-        return s
-
-    string()  # the structure hash
-    tensors = {}
-    for _ in range(u64()):
-        name = string()
-        n = u64()
-        tensors[name] = struct.unpack_from(f"<{n}f", data, pos)
-        pos += 4 * n
-    return tensors
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu"))
+from validate import read_weights  # noqa: E402  the weight file's one reader
 
 
 def relative_error(a, b):

@@ -13,7 +13,6 @@
 #include "cli/sub_batch_options.h"
 #include "cli/table.h"
 #include "common/batch_limit.h"
-#include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
