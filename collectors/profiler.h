@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @brief The profiling stage (AccUDNN §3.2, digest G4): runs the network under swap-all at the
+/// @brief The profiling stage (AccUDNN §3.2): runs the network under swap-all at the
 /// five profiling minibatches k = 1/8, 1/4, 1/2, 2/3 and 1 x k_max and records every step's time
 /// and FLOPs, every transfer, the pool bytes over one iteration per k, and the iteration times
 /// into a run database. Also the run of a plan (`swapscope run`), under the same status rules.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /// @brief Memory over the steps of a GMAP: resident bytes per step as exact functions of k, the
-/// peak, the largest minibatch that fits a budget, and moDNN's lower bound (digest S4 eq. 2).
+/// peak, the largest minibatch that fits a budget, and moDNN's lower bound (moDNN §IV-A, eq. 2).
 #pragma once
 
 #include <cstdint>

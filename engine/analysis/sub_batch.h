@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @brief moDNN's sub-batching (digest S4): a minibatch of k samples runs as S passes of k/S
+/// @brief moDNN's sub-batching (moDNN §IV-A): a minibatch of k samples runs as S passes of k/S
 /// samples each, the parameter gradients accumulating over the passes, before one SGD update
 /// whose gradient is the whole minibatch's mean. The GMAP, the memory curve and the peak are
 /// those of one pass at k/S: the parameter gradients are persistent buffers, so they stay

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// accudnn (AccUDNN §3, digest G15): at k, pin the FMs whose prefetches stall, then keep what fits.
+// accudnn (AccUDNN §4, Algorithm 2's pinning): at k, pin the FMs whose prefetches stall, then keep what fits.
 #include <set>
 
 #include "perfmodel/plan_context.h"
@@ -73,7 +73,7 @@ class StepMax {
 
 /// accudnn at k from a prepared swap-all plan, in two phases:
 /// 1. while the simulation stalls, pin the FM prefetched for a stalled step that removes the most
-///    stall per byte (digest G15);
+///    stall per byte (Algorithm 2 of AccUDNN §4, pins re-checked after pinning);
 /// 2. then keep pinning, largest FM first, every FM whose bytes fit the budget between its
 ///    forward release and its backward prefetch, as long as the predicted time does not grow:
 ///    of the plans with the same predicted time, the one that moves the fewest bytes. A budget

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /// @brief Curves of time against work (FLOPs, or bytes for layers without FLOPs), fitted to
-/// profiled points in three forms (digest G3):
+/// profiled points in three forms (AccUDNN §3.3, whose FLOPS curve is given only as a schematic):
 /// - affine `t = a + x / P`, which is the paper's saturating FLOPS curve FLOPS(x) = P x / (x + aP);
 /// - saturating `FLOPS(x) = P * min(1, (x / x_sat)^gamma)`, with an explicit saturation point;
 /// - monotone piecewise-linear interpolation in log-log space (isotonic, so time never falls as

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @brief The AccUDNN paper's Algorithm 1 (t_ready) and constraint (6) (digest 1.6), to be
+/// @brief The AccUDNN paper's Algorithm 1 (t_ready) and constraint (6) (AccUDNN §3.4), to be
 /// compared with the event simulator on the same inputs. Time comes from a stall-free compute
 /// timeline (G10), as in the paper. Two points the pseudo-code leaves out are taken from the
 /// paper's own remarks on it:
@@ -9,11 +9,11 @@
 ///   t_ready[1] + Σ_{r<j} t_r, and that is the right-hand side of (6) and the clock of the
 ///   else-branch. With pre-cached inputs (the paper's single-GPU setting, where Δ holds the load)
 ///   t_ready[1] = 0 and this is the pseudo-code to the letter. A minibatch load delays every step
-///   alike; it is no violation of (6), and no pin could remove it (digest G12).
+///   alike; it is no violation of (6), and no pin could remove it (AccUDNN §3.4, eq. 6 at j = 1).
 /// - Memory in use falls with releases: "memory release operation conducted by stream_swap-out
 ///   also decrease[s] M_used_present, we just don't depict it explicitly here". When the swap-in
 ///   stream reaches step j, the steps that have finished on the timeline have released their
-///   bytes; only a shortfall waits, for the releases of the steps from j_current on (digest G9).
+///   bytes; only a shortfall waits, for the releases of the steps from j_current on (AccUDNN §3.4, Algorithm 1's else-branch).
 ///   Without this the memory in use grows past any budget within a few steps, and from then on
 ///   every step "waits" for releases that have already happened: (6) fails at forward steps that
 ///   prefetch nothing, for every k, and pinning cannot help.

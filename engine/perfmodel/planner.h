@@ -6,7 +6,7 @@
 /// Policies (analysis/policy.h): the fixed ones plan their own swap set; accudnn starts from
 /// swap-all and keeps
 /// ("pins") FMs greedily by simulated stall removed per byte kept, until no stall remains or no
-/// pin fits the budget (digest G15), then keeps every FM that still fits, largest first, where
+/// pin fits the budget (AccUDNN §4, Algorithm 2), then keeps every FM that still fits, largest first, where
 /// that does not make the predicted iteration slower (fewest bytes moved at equal time). ito is
 /// Ito et al.'s two-stage search (§4.4): stage 1, keep or swap, is accudnn's plan at k; stage 2
 /// takes the swapped FMs whose re-make (their layer's forward time and that of the released

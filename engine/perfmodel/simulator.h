@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /// @brief The event simulation of one iteration over the compute, swap-in and swap-out streams
-/// (digest 1.9.3), in the schedule the swap executor runs:
+/// (AccUDNN §3.4: Algorithm 1 and eq. 6 are its case without stalls, offload delays or releases), in the schedule the swap executor runs:
 /// - the minibatch loads on swap-in at time 0; step 1 waits for it;
 /// - a prefetch opens at its issue step (its GMAP step, or earlier where analysis/
 ///   prefetch_schedule.h moved it): it starts when the swap-in stream is free, its FM's offload

@@ -108,7 +108,8 @@ TEST(BatchLimit, AnalyzesKMaxStopsAtTheLimitAndSaysMoreWouldFit) {
   EXPECT_FALSE(has(small.out, "minibatch limit")) << small.out;
 }
 
-// The case: this ran 14 s and printed a saturated byte count and t_iter 1.9e19 ms.
+// A split minibatch far above the limit is refused while the options are read, before any
+// planning, and no saturated byte count is printed.
 TEST(BatchLimit, AHugeSplitBatchIsRefusedBeforeAnyPlanning) {
   const Result r = run(planArgs({"--batch", "9223372036854775783", "--allow-sub-batches"}));
   expectRefused(r, "--batch 9223372036854775783: above the limit of 16777216");
