@@ -327,7 +327,10 @@ Context::KPlan accudnnKept(const Context& ctx, const StepTimes& times, std::int6
   Context::KPlan made;
   auto e = accudnnPrepared(ctx, ctx.swapAll, times, window, reuseDelay, &made.simulations,
                            stage != Context::Stage::Phase1, phase1 ? phase1->plan.get() : nullptr);
-  if (e) made.plan = std::make_shared<const Evaluation>(std::move(*e));
+  if (e) {
+    made.plan = std::make_shared<const Evaluation>(std::move(*e));
+    if (reuseDelay < 0) made.schedules = scheduleTimes(ctx, *made.plan, &made.simulations);
+  }
   made.window = window;
   ctx.keepPlan(times.k, reuseDelay, stage, made);
   return made;

@@ -43,10 +43,12 @@ Context::KPlan kPlanAt(const Context& ctx, const PlanRequest& req, const Prepare
                        const StepTimes& times, Context::Stage stage, const Context::KPlan* phase1,
                        int* evaluated, int* reused) {
   if (fixed) {
-    ++*evaluated;
     BudgetWindow window(req.budget);
     auto e = evaluatePrepared(ctx, *fixed, times, window, req.reuse_delay);
-    return {e ? std::make_shared<const Evaluation>(std::move(*e)) : nullptr, window, 1};
+    Context::KPlan p{e ? std::make_shared<const Evaluation>(std::move(*e)) : nullptr, window, 1, {}};
+    if (p.plan && req.reuse_delay < 0) p.schedules = scheduleTimes(ctx, *p.plan, &p.simulations);
+    *evaluated += p.simulations;
+    return p;
   }
   bool wasKept = false;
   Context::KPlan p = accudnnKept(ctx, times, req.budget, req.reuse_delay, stage, phase1, &wasKept);
@@ -81,14 +83,48 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
       loads.push_back(static_cast<std::size_t>(op.buffer));
     }
   }
-  double bestObj = std::numeric_limits<double>::infinity();
-  Context::KPlan bestPlan;
+  // Every plan the search compares is valued on the schedule the executor will run it with
+  // (its placement decision, executorSchedule), not only the plan returned. A plan's times under
+  // the schedules the decision can choose (KPlan::schedules) bound that value: the bound search
+  // over k prunes with the most (no k is pruned that could beat the placed best), and the plans
+  // are then placed in order of the least, until the next one's least cannot beat the best
+  // placed value. Most plans are never placed: where a plan's schedules all take the same time,
+  // or the least of the rest is above the best, the decision cannot change the answer.
+  struct Candidate {
+    Context::KPlan plan;
+    double least = 0, most = 0;  ///< the objective under the fastest and slowest schedule
+    std::optional<double> placed;
+  };
+  const auto objectiveOf = [&](const Evaluation& e, double tIter) {
+    return objective(e.k, tIter, req, out.delta);
+  };
+  const auto candidateOf = [&](Context::KPlan plan) {
+    Candidate c{std::move(plan), 0, 0, std::nullopt};
+    double lo = c.plan.plan->sim.t_iter, hi = lo;
+    for (const ScheduleTime& s : c.plan.schedules) {
+      lo = std::min(lo, s.t_iter);
+      hi = std::max(hi, s.t_iter);
+    }
+    c.least = objectiveOf(*c.plan.plan, lo);
+    c.most = objectiveOf(*c.plan.plan, hi);
+    if (c.plan.schedules.empty()) c.placed = c.least;
+    return c;
+  };
+  const auto placedObjective = [&](Candidate& c) {
+    if (!c.placed) {
+      c.placed = objectiveOf(*c.plan.plan,
+                             placedTime(ctx, *c.plan.plan, c.plan.schedules, req.budget));
+    }
+    return *c.placed;
+  };
+  std::vector<Candidate> pool;  // every plan simulated, in the order one thread takes them
+  double bestMost = std::numeric_limits<double>::infinity();
   auto search = [&](const std::vector<std::int64_t>& ks) {
-    struct Candidate {
+    struct Bound {
       double bound;
       std::shared_ptr<const StepTimes> times;
     };
-    std::vector<Candidate> candidates;
+    std::vector<Bound> candidates;
     candidates.reserve(ks.size());
     for (const std::int64_t k : ks) {
       std::shared_ptr<const StepTimes> t = ctx.timesAt(k);
@@ -99,23 +135,23 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
         compute += ctx.model.transfer(swapAll.gmap.buffers[b].size.at(k), false);
       candidates.push_back({objective(k, compute, req, out.delta), std::move(t)});
     }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+    std::sort(candidates.begin(), candidates.end(), [](const Bound& x, const Bound& y) {
       return std::tie(x.bound, x.times->k) < std::tie(y.bound, y.times->k);
     });
     // `lanes` threads take the k values in bound order. A thread skips k (and so every later
-    // one) when its bound exceeds the best objective of the k values before it that are done:
-    // one thread would have stopped there too, since that best can only be lower once the rest
-    // are done. The results are then taken in order as one thread would have made them, and
-    // those it would not have simulated are dropped, counts included: the same plan, and the
-    // same count, on any number of threads.
+    // one) when its bound exceeds the least `most` of the k values before it that are done:
+    // one thread would have stopped there too, since that can only be lower once the rest are
+    // done. The results are then taken in order as one thread would have made them, and those
+    // it would not have simulated are dropped, counts included: the same plan, and the same
+    // count, on any number of threads.
     const std::size_t n = candidates.size();
     std::vector<Context::KPlan> results(n);
     std::vector<int> counts(n, 0), reused(n, 0);
-    std::vector<double> objs(n, std::numeric_limits<double>::infinity());
+    std::vector<double> mosts(n, std::numeric_limits<double>::infinity());
     const auto done = std::make_unique<std::atomic<bool>[]>(n);
     std::atomic<std::size_t> next{0};
     std::atomic<std::size_t> stopAt{n};  // the first index found past the bound
-    const double entryBest = bestObj;
+    const double entryBest = bestMost;
     auto work = [&] {
       for (;;) {
         const std::size_t i = next.fetch_add(1);
@@ -123,7 +159,7 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
         if (i >= n || i > stopAt.load()) return;
         double threshold = entryBest;
         for (std::size_t j = 0; j < i; ++j) {
-          if (done[j].load(std::memory_order_acquire)) threshold = std::min(threshold, objs[j]);
+          if (done[j].load(std::memory_order_acquire)) threshold = std::min(threshold, mosts[j]);
         }
         if (candidates[i].bound > threshold) {
           std::size_t seen = stopAt.load();
@@ -133,8 +169,7 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
         }
         results[i] =
             atCounted(*candidates[i].times, Stage::Phase1, nullptr, &counts[i], &reused[i]);
-        if (const auto& e = results[i].plan)
-          objs[i] = objective(e->k, e->sim.t_iter, req, out.delta);
+        if (results[i].plan) mosts[i] = candidateOf(results[i]).most;
         done[i].store(true, std::memory_order_release);
       }
     };
@@ -145,23 +180,41 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
     for (auto& f : others)
       f.get();
     for (std::size_t i = 0; i < n; ++i) {
-      if (candidates[i].bound > bestObj || !done[i].load()) break;  // one thread stops here
+      if (candidates[i].bound > bestMost || !done[i].load()) break;  // one thread stops here
       out.evaluated += counts[i];
       out.reused += reused[i];
-      const auto& e = results[i].plan;
-      if (!e) continue;
-      const double obj = objs[i];
-      if (obj < bestObj || (obj == bestObj && bestPlan.plan && e->k < bestPlan.plan->k)) {
-        bestObj = obj;
-        bestPlan = std::move(results[i]);
+      if (!results[i].plan) continue;
+      pool.push_back(candidateOf(std::move(results[i])));
+      bestMost = std::min(bestMost, pool.back().most);
+    }
+  };
+  // The plan of least placed objective (ties: the smaller k), placing plans in order of their
+  // least objective until the next one's cannot beat it.
+  auto best = [&]() -> Candidate* {
+    std::vector<Candidate*> order;
+    for (Candidate& c : pool)
+      order.push_back(&c);
+    std::sort(order.begin(), order.end(), [](const Candidate* x, const Candidate* y) {
+      return std::tie(x->least, x->plan.plan->k) < std::tie(y->least, y->plan.plan->k);
+    });
+    Candidate* chosen = nullptr;
+    double chosenObj = std::numeric_limits<double>::infinity();
+    for (Candidate* c : order) {
+      if (c->least > chosenObj) break;
+      const double obj = placedObjective(*c);
+      if (obj < chosenObj || (obj == chosenObj && c->plan.plan->k < chosen->plan.plan->k)) {
+        chosen = c;
+        chosenObj = obj;
       }
     }
+    return chosen;
   };
   const auto ks = grid(top);
   search(ks);
-  if (bestPlan.plan && ks.size() > 1 && ks.back() > 48) {
+  Candidate* chosen = best();
+  if (chosen && ks.size() > 1 && ks.back() > 48) {
     // Refine between the grid neighbours of the best k.
-    const std::int64_t bestK = bestPlan.plan->k;
+    const std::int64_t bestK = chosen->plan.plan->k;
     const auto it = std::find(ks.begin(), ks.end(), bestK);
     const std::int64_t lo = it == ks.begin() ? 1 : *(it - 1) + 1;
     const std::int64_t hi = it + 1 == ks.end() ? top : *(it + 1) - 1;
@@ -171,11 +224,20 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
       if (k != bestK) fine.push_back(k);
     }
     search(fine);
+    chosen = best();
   }
-  // At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved.
-  if (bestPlan.plan && !fixed) {
+  if (!chosen) return std::nullopt;
+  Context::KPlan bestPlan = chosen->plan;
+  // At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved. Phase 2 keeps FMs
+  // up to the budget, where the pool may no longer pack the schedule phase 1 was valued on: the
+  // phase-2 plan is taken only where its placed time is no worse than phase 1's.
+  if (!fixed) {
     auto p = at(*ctx.timesAt(bestPlan.plan->k), Stage::FromPhase1, &bestPlan);
-    if (p.plan) bestPlan = std::move(p);
+    if (p.plan && (p.schedules.empty() ||
+                   noWorse(placedTime(ctx, *p.plan, p.schedules, req.budget),
+                           placedTime(ctx, *bestPlan.plan, bestPlan.schedules, req.budget)))) {
+      bestPlan = std::move(p);
+    }
   }
   if (!bestPlan.plan) return std::nullopt;
   return *bestPlan.plan;

@@ -201,11 +201,8 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   return e;
 }
 
-/// The schedule the swap executor will run `e` with: its placement decision
-/// (analysis/placement.h's placeAhead, at the model's pool alignment and then fp32's). Where the
-/// pool does not pack the simulated schedule (the moved prefetches, the reuse delay), `e` is
-/// simulated again with the one that packs, so that the prediction models the schedule that runs.
-void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e) {
+ScheduleTime executorSchedule(const Context& ctx, const Prepared& p, std::int64_t budget,
+                              const Evaluation& e) {
   const auto schedule = ctx.scheduleAt(p, e.k);
   const std::vector<int> none;
   const AheadOfTime ahead =
@@ -217,14 +214,59 @@ void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budg
   // model's pool alignment and fp32's, without workspaces: the executor's inputs on the CPU;
   // on CUDA, whose pool pads buffers and holds kernel workspaces, the decisions can differ, and
   // `run` warns where they do.
-  const int delay = ahead.placed ? ahead.placed->delay : 0;
-  const bool hoisted = ahead.placed ? ahead.placed->hoisted : e.hoisted > 0;
-  if (delay == e.reuse_delay && hoisted == (e.hoisted > 0)) return;
+  if (ahead.placed) return {ahead.placed->delay, ahead.placed->hoisted, 0};
+  return {0, e.hoisted > 0, 0};
+}
+
+/// The schedule the swap executor will run `e` with: its placement decision
+/// (analysis/placement.h's placeAhead, at the model's pool alignment and then fp32's). Where the
+/// pool does not pack the simulated schedule (the moved prefetches, the reuse delay), `e` is
+/// simulated again with the one that packs, so that the prediction models the schedule that runs.
+void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e) {
+  const ScheduleTime runs = executorSchedule(ctx, p, budget, e);
+  if (runs.delay == e.reuse_delay && runs.hoisted == (e.hoisted > 0)) return;
+  const auto schedule = ctx.scheduleAt(p, e.k);
   Context::Schedule placed;
-  if (hoisted) placed.move_to = schedule->move_to;
-  e.sim = simulate(simInput(ctx, p, *ctx.timesAt(e.k), placed, delay));
-  e.reuse_delay = delay;
-  if (!hoisted) e.hoisted = 0;
+  if (runs.hoisted) placed.move_to = schedule->move_to;
+  e.sim = simulate(simInput(ctx, p, *ctx.timesAt(e.k), placed, runs.delay));
+  e.reuse_delay = runs.delay;
+  if (!runs.hoisted) e.hoisted = 0;
+}
+
+namespace {
+std::shared_ptr<const Prepared> preparedOf(const Context& ctx, const Evaluation& e) {
+  return ctx.prepared(e.swapped, e.recomputed);
+}
+}  // namespace
+
+std::vector<ScheduleTime> scheduleTimes(const Context& ctx, const Evaluation& e, int* simulations) {
+  std::vector<ScheduleTime> out{{e.reuse_delay, e.hoisted > 0, e.sim.t_iter}};
+  const auto p = preparedOf(ctx, e);
+  const auto schedule = ctx.scheduleAt(*p, e.k);
+  const auto times = ctx.timesAt(e.k);
+  for (const int delay : {e.reuse_delay, 0}) {
+    for (const bool hoisted : {e.hoisted > 0, false}) {
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const ScheduleTime& s) {
+        return s.delay == delay && s.hoisted == hoisted;
+      });
+      if (seen) continue;
+      Context::Schedule placed;
+      if (hoisted) placed.move_to = schedule->move_to;
+      out.push_back({delay, hoisted, simulate(simInput(ctx, *p, *times, placed, delay)).t_iter});
+      if (simulations) ++*simulations;
+    }
+  }
+  return out;
+}
+
+double placedTime(const Context& ctx, const Evaluation& e, const std::vector<ScheduleTime>& schedules,
+                  std::int64_t budget) {
+  if (schedules.empty()) return e.sim.t_iter;
+  const ScheduleTime runs = executorSchedule(ctx, *preparedOf(ctx, e), budget, e);
+  for (const ScheduleTime& s : schedules) {
+    if (s.delay == runs.delay && s.hoisted == runs.hoisted) return s.t_iter;
+  }
+  throw Error(ErrorKind::Runtime, "placedTime: the executor's schedule was not simulated");
 }
 
 }  // namespace swapscope::perf::planning

@@ -62,6 +62,13 @@ struct BudgetWindow {
   bool holds(std::int64_t b) const { return lo <= b && b <= hi; }
 };
 
+/// One schedule the swap executor can run a plan with, and the plan's iteration time under it.
+struct ScheduleTime {
+  int delay = 0;         ///< the reuse delay (analysis/reuse_delay.h)
+  bool hoisted = false;  ///< whether the moved prefetches open at their new step
+  double t_iter = 0;
+};
+
 /// What every plan of one network shares; owned by Planner::Impl, never moved (the bound
 /// model points into `costs`).
 struct Context {
@@ -121,6 +128,9 @@ struct Context {
     std::shared_ptr<const Evaluation> plan;  ///< null: swap-all does not fit at k
     BudgetWindow window{0};                  ///< the budgets it is the plan for
     int simulations = 0;                     ///< what making it took
+    /// The plan's iteration time under each schedule the executor's placement decision can run
+    /// it with (scheduleTimes); empty where the request fixes the reuse delay (no decision).
+    std::vector<ScheduleTime> schedules;
   };
   /// A plan made before at (k, requested reuse delay, stage) whose window holds `budget`.
   std::optional<KPlan> keptPlan(std::int64_t k, int delay, Stage stage, std::int64_t budget) const;
@@ -248,8 +258,25 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
                                            const StepTimes& times, BudgetWindow& window,
                                            int reuseDelay);
 
+/// The schedule the swap executor's placement decision (analysis/placement.h's placeAhead) runs
+/// `e` with at `budget`: its own (e.reuse_delay, its moved prefetches) where that packs, else the
+/// first of the fallbacks that does (no moves, delay 0), else delay 0 placed at run time.
+ScheduleTime executorSchedule(const Context& ctx, const Prepared& p, std::int64_t budget,
+                              const Evaluation& e);
+
 /// `e` simulated again on the schedule the swap executor's placement decision runs.
 void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e);
+
+/// `e`'s iteration time under every schedule executorSchedule can choose for it: its own, and
+/// those without the moves and with delay 0 where they differ from it (one simulation each, added
+/// to `*simulations`). The least and the most bound the time of the schedule that will run; the
+/// one the decision picks is its exact time.
+std::vector<ScheduleTime> scheduleTimes(const Context& ctx, const Evaluation& e, int* simulations);
+
+/// The time of `e` under the schedule the executor picks at `budget`, from `schedules`
+/// (scheduleTimes of `e`); e's own where `schedules` is empty.
+double placedTime(const Context& ctx, const Evaluation& e, const std::vector<ScheduleTime>& schedules,
+                  std::int64_t budget);
 
 // accudnn_search.cpp
 

@@ -129,11 +129,20 @@ PlanResult Planner::plan(const PlanRequest& req) const {
 
   std::optional<Evaluation> best;
   if (req.batch) {
-    if (auto p = kPlanAt(ctx, req, fixed, *ctx.timesAt(*req.batch), Context::Stage::Whole,
-                         nullptr, &out.evaluated, &out.reused);
-        p.plan) {
-      best = *p.plan;
+    const auto times = ctx.timesAt(*req.batch);
+    auto p = kPlanAt(ctx, req, fixed, *times, Context::Stage::Whole, nullptr, &out.evaluated,
+                     &out.reused);
+    // Phase 2 is kept only where the schedule the executor places is no slower than phase 1's
+    // (argmin_search.cpp).
+    if (p.plan && !fixed && !p.schedules.empty()) {
+      auto phase1 = kPlanAt(ctx, req, fixed, *times, Context::Stage::Phase1, nullptr,
+                            &out.evaluated, &out.reused);
+      if (phase1.plan && !noWorse(placedTime(ctx, *p.plan, p.schedules, req.budget),
+                                  placedTime(ctx, *phase1.plan, phase1.schedules, req.budget))) {
+        p = std::move(phase1);
+      }
     }
+    if (p.plan) best = *p.plan;
   } else if (req.mode == PlanMode::Argmin) {
     best = argminSearch(ctx, req, fixed, top, out);
   } else {

@@ -18,6 +18,7 @@
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/executor.h"
 #include "runtime/test_networks.h"
+#include "store/run_db.h"
 
 namespace swapscope::perf {
 namespace {
@@ -121,6 +122,68 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
   }
   EXPECT_EQ(planned, 10);
   EXPECT_GT(unmoved, 0) << "no case where the moved schedule does not pack: the test shows nothing";
+}
+
+// The argmin search values every k on the schedule the executor will run, not just the plan it
+// returns: its choice is the k of least time per sample among the placed evaluations of every
+// k (planner.evaluate places). resnet20 under the resnet56 sample's model, fixed policies, over
+// budgets that hold k <= 48 (every k is then a candidate); at some of them the k of least time
+// per sample on the simulated schedule does not pack it, and the placed search chooses another k.
+TEST(PlacementAgreement, TheSearchComparesEveryKOnItsPlacedSchedule) {
+  const Network net = buildZooModel("resnet20");
+  const PerfModel model = PerfModel::fit(
+      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb")
+          .load());
+  const Planner planner(model, net);
+  const std::vector<LayerCost> costs = computeLayerCosts(net);
+  int budgets = 0, changed = 0;
+  for (const Policy policy : {Policy::SwapAll, Policy::VdnnConv}) {
+    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(policy, net, costs));
+    const std::int64_t low = plan.curve.peak(24), high = plan.curve.peak(48);
+    for (int step = 0; step <= 40; ++step) {
+      const std::int64_t budget = low + (high - low) * step / 40;
+      SCOPED_TRACE(std::string(policyName(policy)) + " at " + std::to_string(budget) + " bytes");
+      PlanRequest req;
+      req.policy = policy;
+      req.budget = budget;
+      req.threads = 1;
+      const PlanResult r = planner.plan(req);
+      ASSERT_TRUE(r.trainable);
+      ASSERT_LE(r.k_max, 48);
+      ++budgets;
+      // Independent of the search: every k, placed (evaluate) and as simulated before placement
+      // (evaluate at the delay the executor plans, moves included).
+      std::int64_t placedBest = 0, simulatedBest = 0;
+      double placedObj = 0, simulatedObj = 0, placedTime = 0;
+      for (std::int64_t k = 1; k <= r.k_max; ++k) {
+        const std::optional<Evaluation> placed = planner.evaluate(k, plan.gmap.swapped, budget);
+        ASSERT_TRUE(placed.has_value());
+        const double obj = placed->sim.t_iter / static_cast<double>(k);
+        if (placedBest == 0 || obj < placedObj) {
+          placedBest = k;
+          placedObj = obj;
+          placedTime = placed->sim.t_iter;
+        }
+        const std::vector<int> moveTo =
+            hoistPrefetches(plan.gmap, plan.curve, k, plan.curve.peak(k)).move_to;
+        const int delay = chooseReuseDelay(plan.gmap, executionOrder(plan.gmap, moveTo), k,
+                                           budget, model.poolAlignment());
+        const std::optional<Evaluation> simulated =
+            planner.evaluate(k, plan.gmap.swapped, budget, delay);
+        ASSERT_TRUE(simulated.has_value());
+        const double sObj = simulated->sim.t_iter / static_cast<double>(k);
+        if (simulatedBest == 0 || sObj < simulatedObj) {
+          simulatedBest = k;
+          simulatedObj = sObj;
+        }
+      }
+      EXPECT_EQ(r.best.k, placedBest);
+      EXPECT_EQ(r.best.sim.t_iter, placedTime);
+      changed += simulatedBest != placedBest;
+    }
+  }
+  EXPECT_EQ(budgets, 82);
+  EXPECT_GT(changed, 0) << "placement never changes the best k: the test shows nothing";
 }
 
 // The planner asks placeAhead with a memo and the bound of the delayed peak, which place no
