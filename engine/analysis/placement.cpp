@@ -237,7 +237,8 @@ void PlacementMemo::put(int delay, bool moved, std::int64_t alignment, const Kno
 
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
                        std::int64_t budget, int delay, const std::vector<std::int64_t>& alignments,
-                       std::int64_t workspaceAlignment, PlacementMemo* memo) {
+                       std::int64_t workspaceAlignment, PlacementMemo* memo,
+                       const std::function<bool(int, bool)>& matters) {
   AheadOfTime out;
   const bool moves = std::any_of(move_to.begin(), move_to.end(), [](int s) { return s > 0; });
   std::vector<GmapOp> orders[2];  // without and with the moves, built when first needed
@@ -249,7 +250,19 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
   if (delay > 0 && !alignments.empty()) attempts.push_back({delay, alignments.front()});
   for (const std::int64_t a : alignments)
     attempts.push_back({0, a});
-  for (const Attempt& a : attempts) {
+  // Whether an outcome from attempt `from` (hoisted first) on, or none packing, matters.
+  const auto stillMatters = [&](std::size_t from, bool hoistFirst) {
+    if (matters(0, moves)) return true;
+    for (std::size_t i = from; i < attempts.size(); ++i) {
+      for (const bool hoist : {true, false}) {
+        if ((hoist && !moves) || (i == from && hoist && !hoistFirst)) continue;
+        if (matters(attempts[i].delay, hoist)) return true;
+      }
+    }
+    return false;
+  };
+  for (std::size_t ai = 0; ai < attempts.size(); ++ai) {
+    const Attempt& a = attempts[ai];
     for (const bool hoist : {true, false}) {
       if (hoist && !moves) continue;
       std::vector<GmapOp>& ops = orders[hoist ? 1 : 0];
@@ -266,18 +279,27 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
                    bound > budget) {
           extent = bound;  // no order packs below it: not placed
         } else {
+          if (matters && !stillMatters(ai, hoist)) {
+            out.undecided = true;
+            return out;
+          }
           Placement p =
               planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment, budget);
           extent = p.extent;
-          // None fitted: every order stopped beyond the budget, so none fits below budget + 1.
+          // None fitted: every order stopped beyond the budget, each at an extent its full
+          // placement cannot be below; the least of them is returned.
           if (extent <= budget) {
             known.fitted = extent;
           } else {
-            known.least = std::max(known.least, budget + 1);
+            known.least = std::max(known.least, extent);
           }
           memo->put(a.delay, hoist, a.alignment, known);
         }
       } else {
+        if (matters && !stillMatters(ai, hoist)) {
+          out.undecided = true;
+          return out;
+        }
         Placement p = planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment, budget);
         extent = p.extent;
         offsets = std::move(p.offsets);

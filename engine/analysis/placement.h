@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -36,7 +37,8 @@ struct Placement {
 /// lifetime first, allocation order), each with best fit and with first fit, and stops at the
 /// first whose extent is at most `target`. A target of 0 places every order in full and returns
 /// the smallest extent; with a target, an order stops once its extent passes it, and where none
-/// fits, the extent returned is beyond the target but not the least.
+/// fits, the extent returned is the least extent at which an order stopped: no order's full
+/// placement needs less.
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                         std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0,
                         std::int64_t target = 0);
@@ -51,6 +53,8 @@ struct PlacedSchedule {
 
 struct AheadOfTime {
   std::optional<PlacedSchedule> placed;  ///< none: no placement ahead of time packs
+  /// placeAhead stopped before deciding: no outcome still possible was one its caller asked for.
+  bool undecided = false;
   /// Then, with a budget of 0 (every order placed in full), the least pool a delay-0 placement
   /// needs; with a budget, an extent beyond it.
   std::int64_t best_extent = 0;
@@ -91,8 +95,14 @@ class PlacementMemo {
 /// decision is the same, for callers that need the decision only. The delayed peak bounds every
 /// placement's extent from below where `workspaceAlignment` is 0 or a multiple of the alignment
 /// (no rounding then makes a buffer smaller than the bound counts it).
+///
+/// `matters` (delay, moved), where given, says which outcomes the caller needs to tell apart
+/// (the planner: those whose predicted time could still beat its best). Before it places an
+/// attempt, placeAhead returns `undecided` where no outcome still possible matters: an attempt
+/// from this one on, or none packing (delay 0, with the moves where `move_to` has any).
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
                        std::int64_t budget, int delay, const std::vector<std::int64_t>& alignments,
-                       std::int64_t workspaceAlignment = 0, PlacementMemo* memo = nullptr);
+                       std::int64_t workspaceAlignment = 0, PlacementMemo* memo = nullptr,
+                       const std::function<bool(int delay, bool moved)>& matters = {});
 
 }  // namespace swapscope

@@ -110,12 +110,24 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
     if (c.plan.schedules.empty()) c.placed = c.least;
     return c;
   };
-  const auto placedObjective = [&](Candidate& c) {
-    if (!c.placed) {
-      c.placed = objectiveOf(*c.plan.plan,
-                             placedTime(ctx, *c.plan.plan, c.plan.schedules, req.budget));
+  // The placed objective, or none where it is known to be above `limit` (a time per sample or
+  // for the whole training): the decision then stops placing.
+  const auto placedObjective = [&](Candidate& c, double limit) -> std::optional<double> {
+    if (c.placed) return c.placed;
+    // The objective grows with t_iter: the limit on it as a limit on t_iter, the slowest
+    // schedule whose objective is within it.
+    double tLimit = std::numeric_limits<double>::infinity();
+    if (std::isfinite(limit)) {
+      for (const ScheduleTime& s : c.plan.schedules) {
+        if (objectiveOf(*c.plan.plan, s.t_iter) <= limit)
+          tLimit = std::isfinite(tLimit) ? std::max(tLimit, s.t_iter) : s.t_iter;
+      }
+      if (!std::isfinite(tLimit)) return std::nullopt;
     }
-    return *c.placed;
+    const auto t = placedTime(ctx, *c.plan.plan, c.plan.schedules, req.budget, tLimit);
+    if (!t) return std::nullopt;
+    c.placed = objectiveOf(*c.plan.plan, *t);
+    return c.placed;
   };
   std::vector<Candidate> pool;  // every plan simulated, in the order one thread takes them
   double bestMost = std::numeric_limits<double>::infinity();
@@ -201,7 +213,9 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
     double chosenObj = std::numeric_limits<double>::infinity();
     for (Candidate* c : order) {
       if (c->least > chosenObj) break;
-      const double obj = placedObjective(*c);
+      const std::optional<double> placed = placedObjective(*c, chosenObj);
+      if (!placed) continue;  // above the best: cannot win
+      const double obj = *placed;
       if (obj < chosenObj || (obj == chosenObj && c->plan.plan->k < chosen->plan.plan->k)) {
         chosen = c;
         chosenObj = obj;
@@ -233,10 +247,11 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
   // phase-2 plan is taken only where its placed time is no worse than phase 1's.
   if (!fixed) {
     auto p = at(*ctx.timesAt(bestPlan.plan->k), Stage::FromPhase1, &bestPlan);
-    if (p.plan && (p.schedules.empty() ||
-                   noWorse(placedTime(ctx, *p.plan, p.schedules, req.budget),
-                           placedTime(ctx, *bestPlan.plan, bestPlan.schedules, req.budget)))) {
-      bestPlan = std::move(p);
+    if (p.plan) {
+      const double phase1 = *placedTime(ctx, *bestPlan.plan, bestPlan.schedules, req.budget);
+      const double limit = phase1 * (1 + 1e-9) + 1e-12;  // noWorse's
+      const auto phase2 = placedTime(ctx, *p.plan, p.schedules, req.budget, limit);
+      if (phase2 && noWorse(*phase2, phase1)) bestPlan = std::move(p);
     }
   }
   if (!bestPlan.plan) return std::nullopt;

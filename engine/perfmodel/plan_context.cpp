@@ -201,21 +201,23 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   return e;
 }
 
-ScheduleTime executorSchedule(const Context& ctx, const Prepared& p, std::int64_t budget,
-                              const Evaluation& e) {
+std::optional<ScheduleTime> executorSchedule(
+    const Context& ctx, const Prepared& p, std::int64_t budget, const Evaluation& e,
+    const std::function<bool(int delay, bool hoisted)>& matters) {
   const auto schedule = ctx.scheduleAt(p, e.k);
   const std::vector<int> none;
   const AheadOfTime ahead =
       placeAhead(p.gmap, e.hoisted > 0 ? schedule->move_to : none, e.k, budget, e.reuse_delay,
-                 {ctx.model.poolAlignment(), kFloatBytes}, 0, &schedule->placements);
+                 {ctx.model.poolAlignment(), kFloatBytes}, 0, &schedule->placements, matters);
+  if (ahead.undecided) return std::nullopt;
   // Where nothing packs ahead, the executor places at run time with delay 0 (moves kept if a
   // dry run fits them, which the planner does not replay: the plan is then returned, and the
   // executor may still refuse it, naming the shortfall). The planner places its own GMAP, at the
   // model's pool alignment and fp32's, without workspaces: the executor's inputs on the CPU;
   // on CUDA, whose pool pads buffers and holds kernel workspaces, the decisions can differ, and
   // `run` warns where they do.
-  if (ahead.placed) return {ahead.placed->delay, ahead.placed->hoisted, 0};
-  return {0, e.hoisted > 0, 0};
+  if (ahead.placed) return ScheduleTime{ahead.placed->delay, ahead.placed->hoisted, 0};
+  return ScheduleTime{0, e.hoisted > 0, 0};
 }
 
 /// The schedule the swap executor will run `e` with: its placement decision
@@ -223,7 +225,7 @@ ScheduleTime executorSchedule(const Context& ctx, const Prepared& p, std::int64_
 /// pool does not pack the simulated schedule (the moved prefetches, the reuse delay), `e` is
 /// simulated again with the one that packs, so that the prediction models the schedule that runs.
 void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e) {
-  const ScheduleTime runs = executorSchedule(ctx, p, budget, e);
+  const ScheduleTime runs = *executorSchedule(ctx, p, budget, e);
   if (runs.delay == e.reuse_delay && runs.hoisted == (e.hoisted > 0)) return;
   const auto schedule = ctx.scheduleAt(p, e.k);
   Context::Schedule placed;
@@ -259,14 +261,21 @@ std::vector<ScheduleTime> scheduleTimes(const Context& ctx, const Evaluation& e,
   return out;
 }
 
-double placedTime(const Context& ctx, const Evaluation& e, const std::vector<ScheduleTime>& schedules,
-                  std::int64_t budget) {
+std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
+                                 const std::vector<ScheduleTime>& schedules, std::int64_t budget,
+                                 double limit) {
   if (schedules.empty()) return e.sim.t_iter;
-  const ScheduleTime runs = executorSchedule(ctx, *preparedOf(ctx, e), budget, e);
-  for (const ScheduleTime& s : schedules) {
-    if (s.delay == runs.delay && s.hoisted == runs.hoisted) return s.t_iter;
-  }
-  throw Error(ErrorKind::Runtime, "placedTime: the executor's schedule was not simulated");
+  const auto timeOf = [&](int delay, bool hoisted) {
+    for (const ScheduleTime& s : schedules) {
+      if (s.delay == delay && s.hoisted == hoisted) return s.t_iter;
+    }
+    throw Error(ErrorKind::Runtime, "placedTime: the executor's schedule was not simulated");
+  };
+  const auto runs =
+      executorSchedule(ctx, *preparedOf(ctx, e), budget, e,
+                       [&](int delay, bool hoisted) { return timeOf(delay, hoisted) <= limit; });
+  if (!runs) return std::nullopt;
+  return timeOf(runs->delay, runs->hoisted);
 }
 
 }  // namespace swapscope::perf::planning

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -261,8 +262,10 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
 /// The schedule the swap executor's placement decision (analysis/placement.h's placeAhead) runs
 /// `e` with at `budget`: its own (e.reuse_delay, its moved prefetches) where that packs, else the
 /// first of the fallbacks that does (no moves, delay 0), else delay 0 placed at run time.
-ScheduleTime executorSchedule(const Context& ctx, const Prepared& p, std::int64_t budget,
-                              const Evaluation& e);
+/// With `matters`, none where no outcome still possible is one it asks for (placeAhead).
+std::optional<ScheduleTime> executorSchedule(
+    const Context& ctx, const Prepared& p, std::int64_t budget, const Evaluation& e,
+    const std::function<bool(int delay, bool hoisted)>& matters = {});
 
 /// `e` simulated again on the schedule the swap executor's placement decision runs.
 void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e);
@@ -274,9 +277,11 @@ void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budg
 std::vector<ScheduleTime> scheduleTimes(const Context& ctx, const Evaluation& e, int* simulations);
 
 /// The time of `e` under the schedule the executor picks at `budget`, from `schedules`
-/// (scheduleTimes of `e`); e's own where `schedules` is empty.
-double placedTime(const Context& ctx, const Evaluation& e, const std::vector<ScheduleTime>& schedules,
-                  std::int64_t budget);
+/// (scheduleTimes of `e`); e's own where `schedules` is empty. None where it is above `limit`:
+/// the decision stops placing once every outcome still possible would be.
+std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
+                                 const std::vector<ScheduleTime>& schedules, std::int64_t budget,
+                                 double limit = std::numeric_limits<double>::infinity());
 
 // accudnn_search.cpp
 

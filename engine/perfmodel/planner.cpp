@@ -137,9 +137,10 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     if (p.plan && !fixed && !p.schedules.empty()) {
       auto phase1 = kPlanAt(ctx, req, fixed, *times, Context::Stage::Phase1, nullptr,
                             &out.evaluated, &out.reused);
-      if (phase1.plan && !noWorse(placedTime(ctx, *p.plan, p.schedules, req.budget),
-                                  placedTime(ctx, *phase1.plan, phase1.schedules, req.budget))) {
-        p = std::move(phase1);
+      if (phase1.plan) {
+        const double t1 = *placedTime(ctx, *phase1.plan, phase1.schedules, req.budget);
+        const auto t2 = placedTime(ctx, *p.plan, p.schedules, req.budget, t1 * (1 + 1e-9) + 1e-12);
+        if (!t2 || !noWorse(*t2, t1)) p = std::move(phase1);
       }
     }
     if (p.plan) best = *p.plan;
