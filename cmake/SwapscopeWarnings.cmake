@@ -5,4 +5,7 @@ function(swapscope_target_defaults target)
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
                               -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wconversion
                               -Wno-sign-conversion>)
+  if(SWAPSCOPE_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
 endfunction()

@@ -5,12 +5,13 @@
 set -euo pipefail
 
 # python3: the tests of bench/gpu/validate.py (skipped, and said so, without it).
+# clang-format: the formatting check (scripts/format-check.sh) CI runs.
 # qt6-svg-dev: the app's SVG figures and the icon renderer; appstream: the metainfo check.
 # libonnx-dev: the ONNX importer; its headers include protobuf's, which it does not depend on.
 # ocl-icd-opencl-dev: Debian's oneDNN is built with an OpenCL GPU runtime, and its CMake package
 # requires OpenCL; apt only recommends it, and recommendations are not installed here.
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang-format
   nlohmann-json3-dev libsqlite3-dev
   qt6-base-dev qt6-svg-dev libqcustomplot-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -64,66 +64,43 @@ json sideJson(const perf::RunSide& s) {
   return j;
 }
 
-}  // namespace
-
-int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ostream& /*err*/) {
-  ArgParser args("swapscope compare A.swapdb B.swapdb [--top N] [--json]",
-                 "Puts two run databases side by side (read-only): device, network and budget;\n"
-                 "each layer type's fitted curve evaluated at the same work; the PCIe fits;\n"
-                 "per-step median times at the largest minibatch both recorded, largest\n"
-                 "difference first (same network only); and, for runs made by `swapscope run`,\n"
-                 "the plan's predictions against the measurement.");
-  args.positionals({"A.swapdb", "B.swapdb"}, "the two run databases");
-  args.option("--top", "N", "per-step differences to list (default 15)");
-  args.flag("--json", "print a JSON document instead of text");
-  if (!args.parse(argv)) {
-    out << args.help();
-    return kExitOk;
+void printCompareJson(const perf::RunComparison& c, std::ostream& out) {
+  json curves = json::array();
+  for (const auto& w : c.curves) {
+    curves.push_back({{"target", w.target},
+                      {"direction", w.direction},
+                      {"work", w.work},
+                      {"bytes_axis", w.bytes_axis},
+                      {"seconds_a", w.seconds_a},
+                      {"seconds_b", w.seconds_b},
+                      {"form_a", w.form_a},
+                      {"form_b", w.form_b},
+                      {"extrapolated", w.extrapolated}});
   }
-  const std::string pathA = args.positionalValues()[0], pathB = args.positionalValues()[1];
-  const store::RunData a = store::RunReader(pathA).load();
-  const store::RunData b = store::RunReader(pathB).load();
-  store::requireNetwork(pathA, a.network, "compare");
-  store::requireNetwork(pathB, b.network, "compare");
-  const auto top = static_cast<std::size_t>(args.positiveInt("--top").value_or(15));
-  const perf::RunComparison c = perf::compareRuns(a, b, top);
-
-  if (args.has("--json")) {
-    json curves = json::array();
-    for (const auto& w : c.curves) {
-      curves.push_back({{"target", w.target},
-                        {"direction", w.direction},
-                        {"work", w.work},
-                        {"bytes_axis", w.bytes_axis},
-                        {"seconds_a", w.seconds_a},
-                        {"seconds_b", w.seconds_b},
-                        {"form_a", w.form_a},
-                        {"form_b", w.form_b},
-                        {"extrapolated", w.extrapolated}});
-    }
-    json steps = json::array();
-    for (const auto& d : c.steps) {
-      steps.push_back({{"step", d.step},
-                       {"layer", d.layer},
-                       {"direction", d.direction},
-                       {"seconds_a", d.seconds_a},
-                       {"seconds_b", d.seconds_b}});
-    }
-    out << json{{"a", sideJson(c.a)},
-                {"b", sideJson(c.b)},
-                {"same_network", c.same_network},
-                {"nothing_to_compare", perf::nothingToCompare(c)},
-                {"curves", curves},
-                {"steps",
-                 {{"k", c.step_k},
-                  {"not_compared", perf::stepsNotCompared(c)},
-                  {"total", c.steps_total},
-                  {"largest", steps}}}}
-               .dump(2, ' ', false, kReplaceInvalidUtf8)
-        << '\n';
-    return kExitOk;
+  json steps = json::array();
+  for (const auto& d : c.steps) {
+    steps.push_back({{"step", d.step},
+                     {"layer", d.layer},
+                     {"direction", d.direction},
+                     {"seconds_a", d.seconds_a},
+                     {"seconds_b", d.seconds_b}});
   }
+  out << json{{"a", sideJson(c.a)},
+              {"b", sideJson(c.b)},
+              {"same_network", c.same_network},
+              {"nothing_to_compare", perf::nothingToCompare(c)},
+              {"curves", curves},
+              {"steps",
+               {{"k", c.step_k},
+                {"not_compared", perf::stepsNotCompared(c)},
+                {"total", c.steps_total},
+                {"largest", steps}}}}
+             .dump(2, ' ', false, kReplaceInvalidUtf8)
+      << '\n';
+}
 
+/// The two runs' identities, side by side.
+void printIdentities(const perf::RunComparison& c, std::ostream& out) {
   TextTable id;
   id.column("");
   id.column("A");
@@ -144,11 +121,10 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ost
   };
   id.row({"both directions", duplex(c.a), duplex(c.b)});
   id.print(out);
-  if (const std::string none = perf::nothingToCompare(c); !none.empty()) {
-    out << "\n" << none << "\n";
-    return kExitOk;
-  }
+}
 
+/// Each layer type's fitted curves at common work.
+void printCurves(const perf::RunComparison& c, std::ostream& out) {
   out << "\nfitted curves at common work (ms; B/A)\n";
   if (c.curves.empty()) {
     out << "  none: a run without recorded iterations has no fits, or no layer type is shared\n";
@@ -172,7 +148,10 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ost
     t.print(out);
     out << "  (* outside one run's profiled range: extrapolated)\n";
   }
+}
 
+/// The per-step median times, largest difference first.
+void printSteps(const perf::RunComparison& c, std::ostream& out) {
   out << "\nper-step median times";
   if (const std::string why = perf::stepsNotCompared(c); !why.empty()) {
     out << ": not compared, " << why << "\n";
@@ -194,7 +173,10 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ost
     }
     t.print(out);
   }
+}
 
+/// Each run of a plan's predictions against its measurement.
+void printPlanChecks(const perf::RunComparison& c, std::ostream& out) {
   out << "\npredicted against measured (runs of a plan)\n";
   if (!c.a.check && !c.b.check) {
     out << "  neither run recorded a plan (profiles have none; `swapscope run --db` records one)\n";
@@ -222,6 +204,44 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ost
     }
     t.print(out);
   }
+}
+
+}  // namespace
+
+int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ostream& /*err*/) {
+  ArgParser args("swapscope compare A.swapdb B.swapdb [--top N] [--json]",
+                 "Puts two run databases side by side (read-only): device, network and budget;\n"
+                 "each layer type's fitted curve evaluated at the same work; the PCIe fits;\n"
+                 "per-step median times at the largest minibatch both recorded, largest\n"
+                 "difference first (same network only); and, for runs made by `swapscope run`,\n"
+                 "the plan's predictions against the measurement.");
+  args.positionals({"A.swapdb", "B.swapdb"}, "the two run databases");
+  args.option("--top", "N", "per-step differences to list (default 15)");
+  args.flag("--json", "print a JSON document instead of text");
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const std::string pathA = args.positionalValues()[0], pathB = args.positionalValues()[1];
+  const store::RunData a = store::RunReader(pathA).load();
+  const store::RunData b = store::RunReader(pathB).load();
+  store::requireNetwork(pathA, a.network, "compare");
+  store::requireNetwork(pathB, b.network, "compare");
+  const auto top = static_cast<std::size_t>(args.positiveInt("--top").value_or(15));
+  const perf::RunComparison c = perf::compareRuns(a, b, top);
+
+  if (args.has("--json")) {
+    printCompareJson(c, out);
+    return kExitOk;
+  }
+  printIdentities(c, out);
+  if (const std::string none = perf::nothingToCompare(c); !none.empty()) {
+    out << "\n" << none << "\n";
+    return kExitOk;
+  }
+  printCurves(c, out);
+  printSteps(c, out);
+  printPlanChecks(c, out);
   return kExitOk;
 }
 

@@ -74,9 +74,18 @@ void checkPlanOptions(const ArgParser& args, const perf::PlanRequest& req,
   warnForceWithoutOutput(args, "--out", err);
 }
 
-}  // namespace
+/// The plan's options, checked before the run database is read.
+struct PlanOptions {
+  std::string dbPath;
+  files::OutputRules rules;
+  perf::PlanRequest req;
+  bool allowSplit = false;
+  const char* given = nullptr;  ///< the sub-batch option given, if any
+  bool split = false;
+  std::int64_t subBatches = 1;
+};
 
-int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+ArgParser planParser() {
   ArgParser args(
       "swapscope plan --db FILE [--model NAME | --net FILE | --onnx FILE] --budget SIZE\n"
       "               [--batch K] [--policy " +
@@ -116,15 +125,16 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   args.option("--out", "FILE", "write the plan JSON (docs/plan-json.md)");
   addForceFlag(args, "the --out file");
   args.flag("--json", "print the plan JSON instead of text");
-  if (!args.parse(argv)) {
-    out << args.help();
-    return kExitOk;
-  }
-  const std::string dbPath = args.required("--db");
-  const files::OutputRules rules = outputRules(args, {"--db", "--net", "--onnx"});
-  checkOutputOption(args, "--out", "the plan file --out", rules);
+  return args;
+}
+
+PlanOptions parsePlanOptions(const ArgParser& args, std::ostream& err) {
+  PlanOptions o;
+  o.dbPath = args.required("--db");
+  o.rules = outputRules(args, {"--db", "--net", "--onnx"});
+  checkOutputOption(args, "--out", "the plan file --out", o.rules);
   // Every option is checked before the run database is read and fitted.
-  perf::PlanRequest req;
+  perf::PlanRequest& req = o.req;
   req.budget = parseByteSize(args.required("--budget"), "--budget");
   req.batch = args.batch("--batch");
   req.max_batch = args.batch("--max-batch").value_or(0);
@@ -139,93 +149,30 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   if (auto v = args.value("--lr-base")) req.lr_base = parseNumber(*v, "--lr-base", 0, 100);
   req.k_base = args.positiveInt("--k-base").value_or(256);
   if (auto v = args.value("--lr-c")) req.lr_c = parseNumber(*v, "--lr-c", 0, 1e6);
-  checkPlanOptions(args, req, dbPath, err);
+  checkPlanOptions(args, req, o.dbPath, err);
   // Sub-batches split the fixed minibatch: S given (0 for auto), checked against --batch here,
   // or --allow-sub-batches, where the planner splits K only when it does not fit.
-  const bool allowSplit = args.has("--allow-sub-batches");
-  const char* given = args.has("--sub-batches")      ? "--sub-batches"
-                      : args.has("--sub-batch-size") ? "--sub-batch-size"
-                                                     : nullptr;
-  if (allowSplit && given) {
-    throwBadInput(std::string("give at most one of --allow-sub-batches and ") + given +
-                  ", not both: --allow-sub-batches chooses S where K does not fit, " + given +
+  o.allowSplit = args.has("--allow-sub-batches");
+  o.given = args.has("--sub-batches")      ? "--sub-batches"
+            : args.has("--sub-batch-size") ? "--sub-batch-size"
+                                           : nullptr;
+  if (o.allowSplit && o.given) {
+    throwBadInput(std::string("give at most one of --allow-sub-batches and ") + o.given +
+                  ", not both: --allow-sub-batches chooses S where K does not fit, " + o.given +
                   " gives it");
   }
-  const bool split = allowSplit || given;
-  std::int64_t subBatches = 1;
-  if (split && !req.batch) {
-    throwBadInput(std::string(allowSplit ? "--allow-sub-batches" : given) +
+  o.split = o.allowSplit || o.given;
+  if (o.split && !req.batch) {
+    throwBadInput(std::string(o.allowSplit ? "--allow-sub-batches" : o.given) +
                   " splits a fixed minibatch: give --batch K");
   }
-  if (given) subBatches = subBatchOption(args, *req.batch, true);
+  if (o.given) o.subBatches = subBatchOption(args, *req.batch, true);
+  return o;
+}
 
-  store::RunReader reader(dbPath);
-  const store::RunData run = reader.load();
-  store::requireNetwork(dbPath, run.network, "plan");
-  const Network net = args.has("--model") || args.has("--net") || args.has("--onnx")
-                          ? loadNetwork(args)
-                          : networkFromText(run.network.json, dbPath + " (network)");
-  const perf::PerfModel model = perf::PerfModel::fit(run);
-
-  const perf::Planner planner(model, net);
-  perf::SubBatchPlan sub;
-  if (allowSplit) {
-    sub = perf::planAllowingSubBatches(planner, req);
-  } else if (split) {
-    sub = perf::planSubBatches(planner, req, subBatches);
-  }
-  const perf::PlanResult r = split ? sub.pass : planner.plan(req);
-  if (!r.trainable) {
-    // A budget or k that cannot train is the user's input; a paper-mode search that finds no k
-    // meeting constraint (6) is the model's answer (exit 1).
-    throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
-  }
-  const perf::Evaluation& e = r.best;
-  const store::PlanFile planFile =
-      split ? perf::toPlanFile(sub, req, model, net, run.meta.backend, dbPath)
-            : perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
-  const auto passes = static_cast<std::int64_t>(planFile.sub_batches);
-  auto doc = store::planToJson(planFile);
-  if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, rules);
-  const bool chosenSplit = allowSplit || (given && subBatches == 0);
-  const std::string onePerPass =
-      chosenSplit ? onePerPassNote(planFile.k, passes, sub.candidates) : std::string();
-  // A profile recorded while other work ran: its fits, and so the plan, may be far off.
-  const std::optional<perf::ProfileStability> stability = perf::readStability(run);
-  const std::string unsteady = stability ? perf::stabilityWarning(*stability) : std::string();
-  if (args.has("--json")) {
-    for (const std::string& note : {unsteady, onePerPass}) {
-      if (!note.empty()) doc["notes"].push_back(note);
-    }
-    out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
-    return kExitOk;
-  }
-  // Swap-set summary: how many FMs, the bytes the swaps move per iteration, and which swappable
-  // FMs stay on the device.
-  const std::vector<bool> canSwap = swappableFms(net, planner.costs());
-  std::size_t swappable = 0;
-  std::vector<std::string> kept, recomputed;
-  for (int i = 0; i < net.size(); ++i) {
-    if (!canSwap[static_cast<std::size_t>(i)]) continue;
-    ++swappable;
-    if (r.gmap.recomputed[static_cast<std::size_t>(i)]) {
-      recomputed.push_back(net.layer(i).name);
-    } else if (!e.swapped[static_cast<std::size_t>(i)]) {
-      kept.push_back(net.layer(i).name);
-    }
-  }
-  auto names = [&](const std::vector<std::string>& list) {
-    for (std::size_t i = 0; i < list.size() && i < 8; ++i)
-      out << (i ? ", " : "") << list[i];
-    if (list.size() > 8) out << " and " << list.size() - 8 << " more";
-    out << '\n';
-  };
-  out << "plan for " << net.name() << " in " << formatBytes(req.budget) << " on " << model.device()
-      << " (model from " << dbPath << ")\n"
-      << "  fits describe     " << model.device() << " (backend " << run.meta.backend
-      << ", profiled " << run.meta.started_utc << "): predictions hold for that device only\n";
-  if (!unsteady.empty()) out << "  warning           " << dbPath << ": " << unsteady << '\n';
-  // The timeline fits the stall prediction rests on (docs/perfmodel.md).
+/// The fitted model's timeline fits, which the stall prediction rests on (docs/perfmodel.md).
+void printStallModel(const perf::PerfModel& model, const store::RunData& run,
+                     const std::string& dbPath, std::ostream& out) {
   const perf::DispatchFit& dispatch = model.dispatch();
   const perf::ContentionFit& contention = model.contention();
   if (dispatch.present && contention.present) {
@@ -258,6 +205,58 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
         << run.schema_version
         << "): no hand-off or contention fits, so stalls are under-predicted; profile again\n";
   }
+}
+
+/// The plan and what it came from, as the text printer reads it.
+struct PlanReport {
+  const PlanOptions& o;
+  const store::RunData& run;
+  const Network& net;
+  const perf::PerfModel& model;
+  const perf::Planner& planner;
+  const perf::SubBatchPlan& sub;
+  const perf::PlanResult& r;
+  const store::PlanFile& planFile;
+  const std::string& unsteady;
+  const std::string& onePerPass;
+};
+
+void printPlanText(const PlanReport& t, std::ostream& out) {
+  const perf::PlanRequest& req = t.o.req;
+  const std::string& dbPath = t.o.dbPath;
+  const Network& net = t.net;
+  const perf::PerfModel& model = t.model;
+  const perf::PlanResult& r = t.r;
+  const perf::Evaluation& e = r.best;
+  const perf::SubBatchPlan& sub = t.sub;
+  const store::PlanFile& planFile = t.planFile;
+  const auto passes = static_cast<std::int64_t>(planFile.sub_batches);
+  // Swap-set summary: how many FMs, the bytes the swaps move per iteration, and which swappable
+  // FMs stay on the device.
+  const std::vector<bool> canSwap = swappableFms(net, t.planner.costs());
+  std::size_t swappable = 0;
+  std::vector<std::string> kept, recomputed;
+  for (int i = 0; i < net.size(); ++i) {
+    if (!canSwap[static_cast<std::size_t>(i)]) continue;
+    ++swappable;
+    if (r.gmap.recomputed[static_cast<std::size_t>(i)]) {
+      recomputed.push_back(net.layer(i).name);
+    } else if (!e.swapped[static_cast<std::size_t>(i)]) {
+      kept.push_back(net.layer(i).name);
+    }
+  }
+  auto names = [&](const std::vector<std::string>& list) {
+    for (std::size_t i = 0; i < list.size() && i < 8; ++i)
+      out << (i ? ", " : "") << list[i];
+    if (list.size() > 8) out << " and " << list.size() - 8 << " more";
+    out << '\n';
+  };
+  out << "plan for " << net.name() << " in " << formatBytes(req.budget) << " on " << model.device()
+      << " (model from " << dbPath << ")\n"
+      << "  fits describe     " << model.device() << " (backend " << t.run.meta.backend
+      << ", profiled " << t.run.meta.started_utc << "): predictions hold for that device only\n";
+  if (!t.unsteady.empty()) out << "  warning           " << dbPath << ": " << t.unsteady << '\n';
+  printStallModel(model, t.run, dbPath, out);
   out << "  policy            " << policyName(req.policy) << ", "
       << (req.batch ? "k fixed" : std::string("mode ") + std::string(perf::planModeName(req.mode)))
       << " (" << r.evaluated << " simulations; k_max " << r.k_max
@@ -265,7 +264,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       << "  k                 " << planFile.k;
   if (passes > 1) {
     out << " in " << passes << " sub-batches of " << e.k
-        << (subBatches == 0 || allowSplit
+        << (t.o.subBatches == 0 || t.o.allowSplit
                 ? " (least t_iter of " + std::to_string(sub.candidates) + " divisors of k)"
                 : std::string());
   }
@@ -315,7 +314,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   if (e.extrapolated)
     out << "  note: some steps are predicted outside the profiled range (extrapolated)\n";
   if (e.transferred) out << "  note: per-type curves from another network (transferred)\n";
-  if (!onePerPass.empty()) out << "  note: " << onePerPass << '\n';
+  if (!t.onePerPass.empty()) out << "  note: " << t.onePerPass << '\n';
   if (!planFile.predictions.stalls.empty()) {
     out << "stalls:\n";
     for (const store::PlanStall& s : planFile.predictions.stalls) {
@@ -323,6 +322,61 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
           << s.layer << "  " << ms(s.seconds) << '\n';
     }
   }
+}
+
+}  // namespace
+
+int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  ArgParser args = planParser();
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const PlanOptions o = parsePlanOptions(args, err);
+  const perf::PlanRequest& req = o.req;
+  const std::string& dbPath = o.dbPath;
+
+  store::RunReader reader(dbPath);
+  const store::RunData run = reader.load();
+  store::requireNetwork(dbPath, run.network, "plan");
+  const Network net = args.has("--model") || args.has("--net") || args.has("--onnx")
+                          ? loadNetwork(args)
+                          : networkFromText(run.network.json, dbPath + " (network)");
+  const perf::PerfModel model = perf::PerfModel::fit(run);
+
+  const perf::Planner planner(model, net);
+  perf::SubBatchPlan sub;
+  if (o.allowSplit) {
+    sub = perf::planAllowingSubBatches(planner, req);
+  } else if (o.split) {
+    sub = perf::planSubBatches(planner, req, o.subBatches);
+  }
+  const perf::PlanResult r = o.split ? sub.pass : planner.plan(req);
+  if (!r.trainable) {
+    // A budget or k that cannot train is the user's input; a paper-mode search that finds no k
+    // meeting constraint (6) is the model's answer (exit 1).
+    throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
+  }
+  const store::PlanFile planFile =
+      o.split ? perf::toPlanFile(sub, req, model, net, run.meta.backend, dbPath)
+              : perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
+  const auto passes = static_cast<std::int64_t>(planFile.sub_batches);
+  auto doc = store::planToJson(planFile);
+  if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, o.rules);
+  const bool chosenSplit = o.allowSplit || (o.given && o.subBatches == 0);
+  const std::string onePerPass =
+      chosenSplit ? onePerPassNote(planFile.k, passes, sub.candidates) : std::string();
+  // A profile recorded while other work ran: its fits, and so the plan, may be far off.
+  const std::optional<perf::ProfileStability> stability = perf::readStability(run);
+  const std::string unsteady = stability ? perf::stabilityWarning(*stability) : std::string();
+  if (args.has("--json")) {
+    for (const std::string& note : {unsteady, onePerPass}) {
+      if (!note.empty()) doc["notes"].push_back(note);
+    }
+    out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
+    return kExitOk;
+  }
+  printPlanText({o, run, net, model, planner, sub, r, planFile, unsteady, onePerPass}, out);
   return kExitOk;
 }
 

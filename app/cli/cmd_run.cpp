@@ -121,9 +121,7 @@ bool hasWorkspaces(const rt::SwapExecutor& ex) {
   return false;
 }
 
-}  // namespace
-
-int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+ArgParser runParser() {
   ArgParser args(
       "swapscope run --plan plan.json [--model NAME | --net FILE | --onnx FILE] [--iters N]\n"
       "              [--warmup N] [--data synthetic|fashion-mnist [--data-dir DIR]]\n"
@@ -154,54 +152,54 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   args.flag("--strict-device",
             "refuse to run a plan whose model was fitted on another device (default: warn)");
   args.flag("--json", "print JSON");
-  if (!args.parse(argv)) {
-    out << args.help();
-    return kExitOk;
-  }
-  const std::string planPath = args.required("--plan");
+  return args;
+}
+
+/// The plan and the network it runs, with every option checked before the plan is read.
+struct RunRequest {
+  std::string planPath;
+  std::int64_t iters = 5;
+  int warmup = 1;
+  std::uint64_t seed = 0;
+  files::OutputRules rules;
+  store::PlanFile plan;
+  Network net;
+};
+
+RunRequest parseRunRequest(const ArgParser& args) {
+  RunRequest q;
+  q.planPath = args.required("--plan");
   // Every option is checked before the plan is read and its network built.
   checkZooOptions(args, "run takes the network the plan names");
-  const std::int64_t iters = args.integer("--iters", 1, 100000).value_or(5);
-  int warmup = 1;
+  q.iters = args.integer("--iters", 1, 100000).value_or(5);
   if (auto w = args.value("--warmup"))
-    warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000));
-  const std::uint64_t seed = seedOption(args);
-  files::OutputRules rules = outputRules(args, {"--plan", "--net", "--onnx"});
-  checkOutputOption(args, "--db", "the run database --db", rules);  // live writers too
-  const store::PlanFile plan = store::readPlanFile(planPath);
-  const std::int64_t k = plan.k;
-  const std::int64_t budget = plan.budget;
-  const double tIter = plan.predictions.t_iter_s;
-  const std::int64_t peak = plan.predictions.peak_bytes;
-  const double stall = plan.predictions.stall_s;
-
-  const Network net = args.has("--model") || args.has("--net") || args.has("--onnx")
-                          ? loadNetwork(args)
-                          : collect::planNetwork(plan, planPath, "give --model or --net");
+    q.warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000));
+  q.seed = seedOption(args);
+  q.rules = outputRules(args, {"--plan", "--net", "--onnx"});
+  checkOutputOption(args, "--db", "the run database --db", q.rules);  // live writers too
+  q.plan = store::readPlanFile(q.planPath);
+  q.net = args.has("--model") || args.has("--net") || args.has("--onnx")
+              ? loadNetwork(args)
+              : collect::planNetwork(q.plan, q.planPath, "give --model or --net");
   // The database the network came from and the data set are inputs too: --db never replaces
   // them, even with --force.
   if (!args.has("--model") && !args.has("--net") && !args.has("--onnx"))
-    addInput(rules, "the plan's source_db", store::sourceDbPath(plan, planPath));
+    addInput(q.rules, "the plan's source_db", store::sourceDbPath(q.plan, q.planPath));
   if (args.value("--data") == "fashion-mnist")
-    addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
-  checkOutputOption(args, "--db", "the run database --db", rules);
-  const SwapSet swapped = collect::planSwapSet(net, plan, planPath);
-  const auto costs = computeLayerCosts(net);
+    addFashionMnistInputs(q.rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
+  checkOutputOption(args, "--db", "the run database --db", q.rules);
+  return q;
+}
 
-  const std::unique_ptr<rt::Device> device = openDevice(args, err);
-  // Predictions describe the device whose profile the model was fitted on.
-  std::optional<std::string> deviceWarning;
-  if (const std::string text = collect::planDeviceMismatch(plan, *device); !text.empty()) {
-    if (args.has("--strict-device")) throwBadInput("--strict-device: " + text);
-    deviceWarning = text;
-    if (!args.has("--json")) out << "warning: " << text << '\n';
-  }
+/// The plan run's iterations, collector and data.
+collect::PlanRunConfig planRunConfig(const ArgParser& args, const RunRequest& q,
+                                     const rt::Device& device, std::ostream& err) {
   collect::PlanRunConfig cfg;
-  cfg.warmup = warmup;
-  cfg.iterations = static_cast<int>(iters);
-  cfg.seed = seed;
+  cfg.warmup = q.warmup;
+  cfg.iterations = static_cast<int>(q.iters);
+  cfg.seed = q.seed;
   cfg.collector = args.value("--collector").value_or("auto");
-  if (cfg.collector == "auto") cfg.collector = device->backendName() == "cuda" ? "cupti" : "off";
+  if (cfg.collector == "auto") cfg.collector = device.backendName() == "cuda" ? "cupti" : "off";
   if (cfg.collector != "cupti" && cfg.collector != "cupti-all-api" && cfg.collector != "events" &&
       cfg.collector != "off") {
     throwBadInput("--collector: unknown collector '" + cfg.collector +
@@ -218,46 +216,25 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     throwBadInput("--data: unknown data set '" + dataName +
                   "' (choose synthetic or fashion-mnist)");
   }
-  // The executor, the plan's steps and the data are checked before any database is created.
-  collect::PlanRun prepared(*device, net, plan, planPath, swapped, cfg);
-  const rt::SwapExecutor& ex = prepared.executor();
-  std::unique_ptr<store::RunWriter> db;
-  if (auto f = args.value("--db")) {
-    store::RunMeta meta = collect::runMeta(*device, "run", budget, plan.policy);
-    meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
-    meta.command_line = quotedCommandLine("run", argv);
-    meta.extra["plan"] = store::planToJson(plan).dump();
-    db = std::make_unique<store::RunWriter>(*f, meta, args.has("--force"));
-    announceRecording(*db, args.has("--json"), out);
-  }
-  InterruptScope interrupt;
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  const auto progress = [&](const collect::RunProgress& p) {
-    if (!tty) return;
-    std::cerr << "\r  " << collect::runStageName(p.stage) << " iteration " << p.iteration << "/"
-              << p.iterations << "  " << std::fixed << std::setprecision(3) << p.iteration_seconds
-              << " s/iteration, " << std::setprecision(0) << p.eta_seconds << " s left     "
-              << std::flush;
-    if (p.iteration == p.iterations) std::cerr << '\n';
-  };
-  const auto runIt = [&] {
-    return collect::runPlan(prepared, db.get(), progress, &interrupt.flag());
-  };
-  const collect::PlanRunResult result = db ? runKeepingNote(*db, runIt) : runIt();
-  if (tty && result.cancelled) std::cerr << '\n';
-  // The earlier database that --force did not replace, and where this run is.
-  const std::string kept = db ? db->keptNote() : std::string();
-  const std::vector<double>& times = result.t_iter;
-  if (times.empty()) {
-    throw Error(ErrorKind::Runtime,
-                "interrupted before any measured iteration" + (kept.empty() ? "" : "; " + kept));
-  }
-  const double mIter = median(times), mStall = median(result.stall);
-  const std::int64_t mPeak = result.peak;
-  const std::int64_t dispatchNs = result.dispatch_ns;
-  const bool collected = !result.collector_source.empty();
-  const collect::KernelProfile& profile = result.profile;
-  // Per step: the plan's predicted stalls and starts against the measured iterations.
+  return cfg;
+}
+
+/// The measured run against the plan, as both printers read it.
+struct RunReport {
+  const RunRequest& q;
+  const rt::Device& device;
+  const rt::SwapExecutor& ex;
+  const collect::PlanRunResult& result;
+  const std::vector<LayerCost>& costs;
+  std::optional<std::string> deviceWarning;
+  std::string kept;
+  double mIter = 0, mStall = 0;
+  perf::StallMetrics sm;
+};
+
+/// Per step: the plan's predicted stalls and starts against the measured iterations.
+perf::StallMetrics stallMetrics(const store::PlanFile& plan, const rt::SwapExecutor& ex,
+                                const collect::PlanRunResult& result) {
   const std::size_t steps = static_cast<std::size_t>(ex.gmap().steps()) + 1;
   std::vector<double> predictedStall(steps, 0.0), predictedStart;
   for (const store::PlanStall& st : plan.predictions.stalls) {
@@ -269,58 +246,81 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     predictedStart.insert(predictedStart.end(), plan.predictions.start_s.begin(),
                           plan.predictions.start_s.end());
   }
-  const perf::StallMetrics sm =
-      perf::compareStalls(tIter, predictedStall, predictedStart, result.steps);
-  if (args.has("--json")) {
-    json doc{{"k", k},
-             {"sub_batches", plan.sub_batches},
-             {"device", device->deviceName()},
-             {"iterations", times.size()},
-             {"t_iter_s", {{"predicted", tIter}, {"measured", mIter}}},
-             {"peak_bytes",
-              {{"predicted", peak}, {"with_workspace", ex.predictedPeak()}, {"measured", mPeak}}},
-             {"stall_s", {{"predicted", stall}, {"measured", mStall}}},
-             {"stalled_steps",
-              {{"threshold", sm.threshold},
-               {"predicted", sm.predicted_stalled},
-               {"measured", sm.measured_stalled},
-               {"precision", sm.precision},
-               {"recall", sm.recall},
-               {"f1", sm.f1}}},
-             {"start_error_s", sm.has_starts ? json{{"median", sm.start_error_median},
-                                                    {"p90", sm.start_error_p90},
-                                                    {"max", sm.start_error_max},
-                                                    {"max_step", sm.start_error_worst_step}}
-                                             : json(nullptr)},
-             {"dispatch_s",
-              dispatchNs >= 0 ? json(static_cast<double>(dispatchNs) * 1e-9) : json(nullptr)},
-             {"reuse_delay", {{"planned", plan.reuse_delay}, {"run", ex.reuseDelay()}}},
-             {"prefetches_moved",
-              {{"planned", plan.prefetches_moved >= 0 ? json(plan.prefetches_moved) : json()},
-               {"run", ex.hoistedPrefetches()}}},
-             {"kernel_choices", collect::kernelChoicesJson(net, ex)}};
-    if (deviceWarning) doc["warnings"] = json::array({*deviceWarning});
-    if (result.cancelled) doc["interrupted"] = interrupt.signalName();
-    if (db) doc["db"] = db->path();
-    if (!kept.empty()) doc["kept"] = kept;
-    if (collected) {
-      doc["collector"] =
-          profileJson(profile, result.collector_source, mIter, median(result.collector_t_iter),
-                      result.collector_t_iter.size());
-      // Whether the profile covers every step 1..2N+1 (copies-only steps named as allowed).
-      const collect::StepCoverage cov = collect::checkStepCoverage(profile, net, ex.gmap(), costs);
-      doc["collector"]["step_coverage"] = {
-          {"missing", cov.missing}, {"problems", cov.problems}, {"allowed", cov.allowed}};
-    }
-    out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
-    return kExitOk;
+  return perf::compareStalls(plan.predictions.t_iter_s, predictedStall, predictedStart,
+                             result.steps);
+}
+
+void printRunJson(const RunReport& t, const store::RunWriter* db, const InterruptScope& interrupt,
+                  std::ostream& out) {
+  const store::PlanFile& plan = t.q.plan;
+  const rt::SwapExecutor& ex = t.ex;
+  const collect::PlanRunResult& result = t.result;
+  const perf::StallMetrics& sm = t.sm;
+  const std::int64_t dispatchNs = result.dispatch_ns;
+  json doc{{"k", plan.k},
+           {"sub_batches", plan.sub_batches},
+           {"device", t.device.deviceName()},
+           {"iterations", result.t_iter.size()},
+           {"t_iter_s", {{"predicted", plan.predictions.t_iter_s}, {"measured", t.mIter}}},
+           {"peak_bytes",
+            {{"predicted", plan.predictions.peak_bytes},
+             {"with_workspace", ex.predictedPeak()},
+             {"measured", result.peak}}},
+           {"stall_s", {{"predicted", plan.predictions.stall_s}, {"measured", t.mStall}}},
+           {"stalled_steps",
+            {{"threshold", sm.threshold},
+             {"predicted", sm.predicted_stalled},
+             {"measured", sm.measured_stalled},
+             {"precision", sm.precision},
+             {"recall", sm.recall},
+             {"f1", sm.f1}}},
+           {"start_error_s", sm.has_starts ? json{{"median", sm.start_error_median},
+                                                  {"p90", sm.start_error_p90},
+                                                  {"max", sm.start_error_max},
+                                                  {"max_step", sm.start_error_worst_step}}
+                                           : json(nullptr)},
+           {"dispatch_s",
+            dispatchNs >= 0 ? json(static_cast<double>(dispatchNs) * 1e-9) : json(nullptr)},
+           {"reuse_delay", {{"planned", plan.reuse_delay}, {"run", ex.reuseDelay()}}},
+           {"prefetches_moved",
+            {{"planned", plan.prefetches_moved >= 0 ? json(plan.prefetches_moved) : json()},
+             {"run", ex.hoistedPrefetches()}}},
+           {"kernel_choices", collect::kernelChoicesJson(t.q.net, ex)}};
+  if (t.deviceWarning) doc["warnings"] = json::array({*t.deviceWarning});
+  if (result.cancelled) doc["interrupted"] = interrupt.signalName();
+  if (db) doc["db"] = db->path();
+  if (!t.kept.empty()) doc["kept"] = t.kept;
+  if (!result.collector_source.empty()) {
+    doc["collector"] = profileJson(result.profile, result.collector_source, t.mIter,
+                                   median(result.collector_t_iter), result.collector_t_iter.size());
+    // Whether the profile covers every step 1..2N+1 (copies-only steps named as allowed).
+    const collect::StepCoverage cov =
+        collect::checkStepCoverage(result.profile, t.q.net, ex.gmap(), t.costs);
+    doc["collector"]["step_coverage"] = {
+        {"missing", cov.missing}, {"problems", cov.problems}, {"allowed", cov.allowed}};
   }
-  out << "ran " << planPath << ": " << net.name() << ", k = " << k
+  out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
+}
+
+void printRunText(const RunReport& t, const store::RunWriter* db, const InterruptScope& interrupt,
+                  std::ostream& out) {
+  const store::PlanFile& plan = t.q.plan;
+  const rt::SwapExecutor& ex = t.ex;
+  const collect::PlanRunResult& result = t.result;
+  const perf::StallMetrics& sm = t.sm;
+  const std::int64_t k = plan.k;
+  const double tIter = plan.predictions.t_iter_s;
+  const std::int64_t peak = plan.predictions.peak_bytes;
+  const double stall = plan.predictions.stall_s;
+  const double mIter = t.mIter, mStall = t.mStall;
+  const std::int64_t mPeak = result.peak;
+  const std::vector<double>& times = result.t_iter;
+  out << "ran " << t.q.planPath << ": " << t.q.net.name() << ", k = " << k
       << (plan.sub_batches > 1 ? " in " + std::to_string(plan.sub_batches) + " sub-batches of " +
                                      std::to_string(k / plan.sub_batches)
                                : std::string())
       << ", " << plan.policy << ", " << times.size() << " measured iterations on "
-      << device->deviceName() << "\n"
+      << t.device.deviceName() << "\n"
       << std::fixed << std::setprecision(1) << "                 predicted     measured   error\n"
       << "  t_iter      " << std::setw(10) << tIter * 1e3 << " ms" << std::setw(10) << mIter * 1e3
       << " ms   " << formatRelativeError(tIter, mIter) << "  (median)\n"
@@ -331,9 +331,8 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
       << "  stalled     " << std::setw(10) << sm.predicted_stalled.size()
       << (sm.predicted_stalled.size() == 1 ? " step " : " steps") << std::setw(7)
       << sm.measured_stalled.size() << (sm.measured_stalled.size() == 1 ? " step " : " steps")
-      << "   precision "
-      << formatFixed(sm.precision, 2) << ", recall " << formatFixed(sm.recall, 2) << ", F1 "
-      << formatFixed(sm.f1, 2) << "  (stall > " << formatFixed(sm.threshold * 100, 0)
+      << "   precision " << formatFixed(sm.precision, 2) << ", recall " << formatFixed(sm.recall, 2)
+      << ", F1 " << formatFixed(sm.f1, 2) << "  (stall > " << formatFixed(sm.threshold * 100, 0)
       << " % of t_iter; median over iterations)\n";
   if (sm.has_starts) {
     out << "  step start  error " << formatMilliseconds(sm.start_error_median) << " ms median, "
@@ -363,15 +362,88 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
         << formatRelativeError(static_cast<double>(ex.predictedPeak()), static_cast<double>(mPeak))
         << " against the measured peak)\n";
   }
-  if (collected) {
-    printProfile(out, profile, result.collector_source, mIter, median(result.collector_t_iter),
-                 result.collector_t_iter.size());
+  if (!result.collector_source.empty()) {
+    printProfile(out, result.profile, result.collector_source, mIter,
+                 median(result.collector_t_iter), result.collector_t_iter.size());
   }
   if (result.cancelled) {
     out << "interrupted (" << interrupt.signalName() << ") after " << times.size()
         << " measured iterations" << (db ? ": the database is marked incomplete" : "") << '\n';
   }
-  if (!kept.empty()) out << kept << '\n';
+  if (!t.kept.empty()) out << t.kept << '\n';
+}
+
+}  // namespace
+
+int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  ArgParser args = runParser();
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const RunRequest q = parseRunRequest(args);
+  const store::PlanFile& plan = q.plan;
+  const Network& net = q.net;
+  const SwapSet swapped = collect::planSwapSet(net, plan, q.planPath);
+  const auto costs = computeLayerCosts(net);
+
+  const std::unique_ptr<rt::Device> device = openDevice(args, err);
+  // Predictions describe the device whose profile the model was fitted on.
+  std::optional<std::string> deviceWarning;
+  if (const std::string text = collect::planDeviceMismatch(plan, *device); !text.empty()) {
+    if (args.has("--strict-device")) throwBadInput("--strict-device: " + text);
+    deviceWarning = text;
+    if (!args.has("--json")) out << "warning: " << text << '\n';
+  }
+  const collect::PlanRunConfig cfg = planRunConfig(args, q, *device, err);
+  // The executor, the plan's steps and the data are checked before any database is created.
+  collect::PlanRun prepared(*device, net, plan, q.planPath, swapped, cfg);
+  const rt::SwapExecutor& ex = prepared.executor();
+  std::unique_ptr<store::RunWriter> db;
+  if (auto f = args.value("--db")) {
+    store::RunMeta meta = collect::runMeta(*device, "run", plan.budget, plan.policy);
+    meta.versions["Swapscope"] = SWAPSCOPE_VERSION;
+    meta.command_line = quotedCommandLine("run", argv);
+    meta.extra["plan"] = store::planToJson(plan).dump();
+    db = std::make_unique<store::RunWriter>(*f, meta, args.has("--force"));
+    announceRecording(*db, args.has("--json"), out);
+  }
+  InterruptScope interrupt;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto progress = [&](const collect::RunProgress& p) {
+    if (!tty) return;
+    std::cerr << "\r  " << collect::runStageName(p.stage) << " iteration " << p.iteration << "/"
+              << p.iterations << "  " << std::fixed << std::setprecision(3) << p.iteration_seconds
+              << " s/iteration, " << std::setprecision(0) << p.eta_seconds << " s left     "
+              << std::flush;
+    if (p.iteration == p.iterations) std::cerr << '\n';
+  };
+  const auto runIt = [&] {
+    return collect::runPlan(prepared, db.get(), progress, &interrupt.flag());
+  };
+  const collect::PlanRunResult result = db ? runKeepingNote(*db, runIt) : runIt();
+  if (tty && result.cancelled) std::cerr << '\n';
+  // The earlier database that --force did not replace, and where this run is.
+  const std::string kept = db ? db->keptNote() : std::string();
+  if (result.t_iter.empty()) {
+    throw Error(ErrorKind::Runtime,
+                "interrupted before any measured iteration" + (kept.empty() ? "" : "; " + kept));
+  }
+  const RunReport report{q,
+                         *device,
+                         ex,
+                         result,
+                         costs,
+                         deviceWarning,
+                         kept,
+                         median(result.t_iter),
+                         median(result.stall),
+                         stallMetrics(plan, ex, result)};
+  if (args.has("--json")) {
+    printRunJson(report, db.get(), interrupt, out);
+    return kExitOk;
+  }
+  printRunText(report, db.get(), interrupt, out);
   if (result.cancelled) return kExitFailure;
   return kExitOk;
 }

@@ -39,9 +39,7 @@ std::string seconds(double s) {
   return o.str();
 }
 
-}  // namespace
-
-int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+ArgParser trainParser() {
   ArgParser args(
       "swapscope train --model NAME | --net FILE | --onnx FILE --data fashion-mnist|synthetic\n"
       "                --batch K\n"
@@ -88,84 +86,103 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   args.option("--save-weights", "FILE", "write the trained weights to FILE");
   addForceFlag(args, "the --save-weights file");
   args.flag("--json", "print a JSON document instead of text");
-  if (!args.parse(argv)) {
-    out << args.help();
-    return kExitOk;
-  }
+  return args;
+}
 
+/// What the options ask for, checked before anything large is allocated.
+struct TrainRequest {
+  files::OutputRules rules;
+  LoadedNetwork loaded;
+  bool fileWeights = false;
+  std::string dataName;
+  std::string dataDir;
+  bool hasTest = false;
+  std::int64_t k = 0;
+  std::int64_t subBatches = 1;
+  std::int64_t budget = 0;
+  Policy policy = Policy::KeepAll;
+  rt::TrainConfig cfg;
+  std::uint64_t seed = 0;
+  int warmup = 1;
+};
+
+TrainRequest parseTrainRequest(const ArgParser& args, std::ostream& err) {
+  TrainRequest q;
   // The output is checked before the training, so that hours of work never end in a refusal.
-  files::OutputRules rules = outputRules(args, {"--net", "--onnx", "--load-weights"});
+  q.rules = outputRules(args, {"--net", "--onnx", "--load-weights"});
   if (args.value("--data") == "fashion-mnist")  // the data set's files are inputs too
-    addFashionMnistInputs(rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
-  checkOutputOption(args, "--save-weights", "the weight file --save-weights", rules);
+    addFashionMnistInputs(q.rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
+  checkOutputOption(args, "--save-weights", "the weight file --save-weights", q.rules);
   const std::string init = args.value("--init").value_or("file");
   if (init != "file" && init != "random") {
     throwBadInput("--init: unknown value '" + init + "' (choose file or random)");
   }
-  LoadedNetwork loaded = loadNetworkAndWeights(args);
-  const Network& net = loaded.net;
-  const bool fileWeights = init == "file" && !loaded.weights.empty();
-  if (fileWeights && args.has("--load-weights")) {
+  q.loaded = loadNetworkAndWeights(args);
+  q.fileWeights = init == "file" && !q.loaded.weights.empty();
+  if (q.fileWeights && args.has("--load-weights")) {
     throwBadInput(
         "--load-weights: the ONNX file holds weights too; add --init random to "
         "start from the --load-weights file");
   }
-  const std::string dataName = args.required("--data");
-  if (dataName != "fashion-mnist" && dataName != "synthetic") {
-    throwBadInput("--data: unknown data set '" + dataName +
+  q.dataName = args.required("--data");
+  if (q.dataName != "fashion-mnist" && q.dataName != "synthetic") {
+    throwBadInput("--data: unknown data set '" + q.dataName +
                   "' (choose fashion-mnist or synthetic)");
   }
-  if (args.has("--data-dir") && dataName != "fashion-mnist")
-    warnNoEffect(err, "--data-dir", "it locates Fashion-MNIST, and --data is " + dataName);
-  if (args.has("--synthetic-size") && dataName != "synthetic")
-    warnNoEffect(err, "--synthetic-size", "it sizes synthetic data, and --data is " + dataName);
+  if (args.has("--data-dir") && q.dataName != "fashion-mnist")
+    warnNoEffect(err, "--data-dir", "it locates Fashion-MNIST, and --data is " + q.dataName);
+  if (args.has("--synthetic-size") && q.dataName != "synthetic")
+    warnNoEffect(err, "--synthetic-size", "it sizes synthetic data, and --data is " + q.dataName);
   warnForceWithoutOutput(args, "--save-weights", err);
-  const std::int64_t k = batchOption(args);
-  const std::int64_t subBatches = subBatchOption(args, k);
+  q.k = batchOption(args);
+  q.subBatches = subBatchOption(args, q.k);
   const auto iters = args.positiveInt("--iters");
   const auto epochs = args.positiveInt("--epochs");
   if (iters.has_value() == epochs.has_value()) {
     throwBadInput("give exactly one of --iters N and --epochs E");
   }
-  const std::int64_t budget = parseByteSize(args.required("--budget"), "--budget");
-  const Policy policy = policyOption(args);
-  const std::string policyText(policyName(policy));
-  rt::TrainConfig cfg;
-  cfg.iterations = iters.value_or(0);
-  cfg.epochs = epochs.value_or(0);
-  const std::uint64_t seed = seedOption(args);
-  cfg.seed = seed;
-  int warmup = 1;
+  q.budget = parseByteSize(args.required("--budget"), "--budget");
+  q.policy = policyOption(args);
+  q.cfg.iterations = iters.value_or(0);
+  q.cfg.epochs = epochs.value_or(0);
+  q.seed = seedOption(args);
+  q.cfg.seed = q.seed;
   if (auto w = args.value("--warmup"))
-    warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000000));
-  if (auto v = args.value("--lr")) cfg.sgd.lr = static_cast<float>(parseNumber(*v, "--lr", 0, 100));
+    q.warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000000));
+  if (auto v = args.value("--lr"))
+    q.cfg.sgd.lr = static_cast<float>(parseNumber(*v, "--lr", 0, 100));
   if (auto v = args.value("--momentum")) {
-    cfg.sgd.momentum = static_cast<float>(parseNumber(*v, "--momentum", 0, 1));
+    q.cfg.sgd.momentum = static_cast<float>(parseNumber(*v, "--momentum", 0, 1));
   }
   if (auto v = args.value("--weight-decay")) {
-    cfg.sgd.weight_decay = static_cast<float>(parseNumber(*v, "--weight-decay", 0, 1));
+    q.cfg.sgd.weight_decay = static_cast<float>(parseNumber(*v, "--weight-decay", 0, 1));
   }
+  q.dataDir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
+  q.hasTest = q.dataName == "fashion-mnist";
+  return q;
+}
 
-  // Nothing large is allocated before the checks: the plan against the budget, then the whole
-  // run's host memory with the data's size (sizes only; the data comes after the engine).
-  const std::unique_ptr<rt::Device> device = openDevice(args, err);
-  const auto costs = computeLayerCosts(net);
-  rt::ExecutorOptions options;
-  options.seed = seed;
-  options.sub_batches = subBatches;
+/// The executor's seed, sub-batches and update kind.
+void setExecutorOptions(const ArgParser& args, const TrainRequest& q,
+                        rt::ExecutorOptions& options) {
+  options.seed = q.seed;
+  options.sub_batches = q.subBatches;
   if (auto u = args.value("--update")) {
     if (*u != "per-layer" && *u != "multi-tensor") {
       throwBadInput("--update: unknown update '" + *u + "' (choose per-layer or multi-tensor)");
     }
     options.multi_tensor_update = *u == "multi-tensor";
   }
-  const SwapSet swapped = makeSwapSet(policy, net, costs);
-  options.recompute = makeRecomputeSet(policy, net, costs);
-  const std::string dataDir = args.value("--data-dir").value_or(rt::kFashionMnistDir);
-  const bool hasTest = dataName == "fashion-mnist";
+}
+
+/// Adds the host memory the data set and the trainer will hold to the executor's options (sizes
+/// only; the data is loaded after the engine). Returns the training set's sample count.
+std::int64_t addDataHostBytes(const ArgParser& args, const TrainRequest& q,
+                              rt::ExecutorOptions& options) {
+  const Network& net = q.loaded.net;
   std::int64_t trainSamples = 0;
-  if (hasTest) {
-    const rt::FashionMnistSize size = rt::fashionMnistSize(dataDir);
+  if (q.hasTest) {
+    const rt::FashionMnistSize size = rt::fashionMnistSize(q.dataDir);
     trainSamples = size.train.samples;
     options.host_extra.push_back(
         {"Fashion-MNIST's training set (" + std::to_string(size.train.samples) + " samples)",
@@ -174,132 +191,113 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         {"its test set (" + std::to_string(size.test.samples) + " samples)",
          rt::idxLoadHostBytes(size.test.sample, size.test.samples)});
   } else {
-    trainSamples = args.positiveInt("--synthetic-size").value_or(4 * k);
+    trainSamples = args.positiveInt("--synthetic-size").value_or(4 * q.k);
     options.host_extra.push_back(
         {"the synthetic data set (" + std::to_string(trainSamples) + " samples)",
          rt::datasetHostBytes(net.sampleShape(), trainSamples)});
   }
   options.host_extra.push_back({"the trainer's minibatch and shuffled order",
-                                rt::trainerHostBytes(net.sampleShape(), k, trainSamples)});
-  rt::SwapExecutor ex(*device, net, k, swapped, budget, options);
-  // Data.
+                                rt::trainerHostBytes(net.sampleShape(), q.k, trainSamples)});
+  return trainSamples;
+}
+
+rt::TrainTest loadTrainData(const TrainRequest& q, std::int64_t trainSamples) {
+  const Network& net = q.loaded.net;
   rt::TrainTest data;
-  if (hasTest) {
-    data = rt::loadFashionMnist(dataDir);
+  if (q.hasTest) {
+    data = rt::loadFashionMnist(q.dataDir);
   } else {
     if (trainSamples >
         (std::int64_t{1} << 31) / std::max<std::int64_t>(1, net.sampleShape().numel())) {
       throwBadInput("--synthetic-size: " + std::to_string(trainSamples) + " samples is too many");
     }
-    data.train = rt::syntheticDataset(net.sampleShape(), net.classes(), trainSamples, seed);
+    data.train = rt::syntheticDataset(net.sampleShape(), net.classes(), trainSamples, q.seed);
   }
+  return data;
+}
 
-  if (auto f = args.value("--load-weights")) {
-    const rt::WeightFile w = rt::loadWeights(*f, net);
-    ex.writeWeights(w.weights, w.running_stats);
-  } else if (fileWeights) {
-    ex.writeWeights(loaded.weights, loaded.running_stats);
-  }
-
-  const bool json = args.has("--json");
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  if (!json) {
-    out << "training " << net.name() << " on " << data.train.name << " (" << data.train.size()
-        << " samples) with " << device->deviceName() << '\n'
-        << "k = " << k
-        << (subBatches > 1 ? " in " + std::to_string(subBatches) + " sub-batches of " +
-                                 std::to_string(k / subBatches)
-                           : std::string())
-        << ", policy " << policyText << ", budget " << formatBytes(budget) << ", predicted peak "
-        << formatBytes(ex.predictedPeak()) << '\n';
-    out.flush();
-  }
-  InterruptScope interrupt;
-  const rt::ProgressFn progress = [&](const rt::TrainProgress& p) {
-    if (!tty) return;
-    std::cerr << "\r  iteration " << p.iteration << "/" << p.total << "  loss " << std::fixed
-              << std::setprecision(4) << p.loss << "  " << std::setprecision(1) << p.images_per_s
-              << " images/s   " << std::flush;
-    if (p.iteration == p.total) std::cerr << '\n';
-  };
-  const rt::TrainResult r = rt::train(ex, data.train, cfg, progress, &interrupt.flag());
-  if (tty && r.cancelled) std::cerr << "\n  interrupted: stopping after this iteration\n";
-  std::optional<rt::EvalResult> test;
-  if (hasTest) test = rt::evaluate(ex, data.test);
-  if (auto f = args.value("--save-weights")) {
-    rt::saveWeights(*f, net, ex.readWeights(), ex.readRunningStats(), rules);
-  }
-
-  // The per-iteration median after the warm-up: the first iterations include one-off costs
-  // (lazily loaded kernels, first touches of host memory).
+/// What the training produced, as both printers read it.
+struct TrainReport {
+  const TrainRequest& q;
+  const rt::Device& device;
+  const rt::SwapExecutor& ex;
+  const rt::ExecutorOptions& options;
+  const rt::TrainTest& data;
+  const rt::TrainResult& r;
+  const std::optional<rt::EvalResult>& test;
   std::optional<double> medianIter;
-  if (r.iteration_seconds.size() > static_cast<std::size_t>(warmup)) {
-    medianIter = median(
-        std::vector<double>(r.iteration_seconds.begin() + warmup, r.iteration_seconds.end()));
+};
+
+void printTrainJson(const TrainReport& t, std::ostream& out) {
+  const TrainRequest& q = t.q;
+  const rt::TrainResult& r = t.r;
+  const rt::PoolStats& pool = t.ex.poolStats();
+  const std::optional<double>& medianIter = t.medianIter;
+  nlohmann::ordered_json j{
+      {"network", q.loaded.net.name()},
+      {"device", t.device.deviceName()},
+      {"data", t.data.train.name},
+      {"batch", q.k},
+      {"sub_batches", q.subBatches},
+      {"policy", std::string(policyName(q.policy))},
+      {"budget", q.budget},
+      {"iterations", r.iterations},
+      {"cancelled", r.cancelled},
+      {"seconds", r.seconds},
+      {"images_per_s", r.images_per_s},
+      {"warmup", q.warmup},
+      {"t_iter_median_s", medianIter ? nlohmann::ordered_json(*medianIter) : nullptr},
+      {"images_per_s_median",
+       medianIter ? nlohmann::ordered_json(static_cast<double>(q.k) / *medianIter) : nullptr},
+      {"first_loss", r.first_loss},
+      {"final_loss", r.final_loss},
+      {"mean_loss_recent", r.mean_recent_loss},
+      {"pool",
+       {{"high_water", pool.high_water},
+        {"predicted_peak", t.ex.predictedPeak()},
+        {"high_water_end", pool.high_water_end},
+        {"other_bytes", t.device.otherBytes()}}},
+      {"offload_bytes", r.offload_bytes},
+      {"prefetch_bytes", r.prefetch_bytes},
+      {"load_bytes", r.load_bytes},
+      {"stall_seconds", static_cast<double>(r.stall_ns) * 1e-9},
+      {"update", t.options.multi_tensor_update ? "multi-tensor" : "per-layer"},
+      {"kernel_choices", collect::kernelChoicesJson(q.loaded.net, t.ex)},
+      {"last_iteration",
+       {{"seconds", static_cast<double>(r.last_iteration.duration_ns) * 1e-9},
+        {"tasks", r.last_iteration.ops.size()},
+        {"stall_seconds", static_cast<double>(r.last_iteration.stall_total_ns) * 1e-9},
+        {"offload_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)},
+        {"prefetch_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)}}}};
+  if (t.test) {
+    j["test"] = {
+        {"samples", t.test->samples}, {"accuracy", t.test->accuracy()}, {"loss", t.test->loss}};
   }
-  const rt::PoolStats& pool = ex.poolStats();
-  if (json) {
-    nlohmann::ordered_json j{
-        {"network", net.name()},
-        {"device", device->deviceName()},
-        {"data", data.train.name},
-        {"batch", k},
-        {"sub_batches", subBatches},
-        {"policy", policyText},
-        {"budget", budget},
-        {"iterations", r.iterations},
-        {"cancelled", r.cancelled},
-        {"seconds", r.seconds},
-        {"images_per_s", r.images_per_s},
-        {"warmup", warmup},
-        {"t_iter_median_s", medianIter ? nlohmann::ordered_json(*medianIter) : nullptr},
-        {"images_per_s_median",
-         medianIter ? nlohmann::ordered_json(static_cast<double>(k) / *medianIter) : nullptr},
-        {"first_loss", r.first_loss},
-        {"final_loss", r.final_loss},
-        {"mean_loss_recent", r.mean_recent_loss},
-        {"pool",
-         {{"high_water", pool.high_water},
-          {"predicted_peak", ex.predictedPeak()},
-          {"high_water_end", pool.high_water_end},
-          {"other_bytes", device->otherBytes()}}},
-        {"offload_bytes", r.offload_bytes},
-        {"prefetch_bytes", r.prefetch_bytes},
-        {"load_bytes", r.load_bytes},
-        {"stall_seconds", static_cast<double>(r.stall_ns) * 1e-9},
-        {"update", options.multi_tensor_update ? "multi-tensor" : "per-layer"},
-        {"kernel_choices", collect::kernelChoicesJson(net, ex)},
-        {"last_iteration",
-         {{"seconds", static_cast<double>(r.last_iteration.duration_ns) * 1e-9},
-          {"tasks", r.last_iteration.ops.size()},
-          {"stall_seconds", static_cast<double>(r.last_iteration.stall_total_ns) * 1e-9},
-          {"offload_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)},
-          {"prefetch_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)}}}};
-    if (test) {
-      j["test"] = {
-          {"samples", test->samples}, {"accuracy", test->accuracy()}, {"loss", test->loss}};
-    }
-    out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
-    return kExitOk;
-  }
+  out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
+}
+
+void printTrainText(const TrainReport& t, std::ostream& out) {
+  const rt::TrainResult& r = t.r;
+  const rt::PoolStats& pool = t.ex.poolStats();
   out << std::fixed << std::setprecision(4);
   out << (r.cancelled ? "interrupted after " : "trained ") << r.iterations << " iterations ("
       << r.images << " images) in " << seconds(r.seconds) << '\n'
       << "  loss                " << r.final_loss << " (first " << r.first_loss << ", mean of last "
       << std::min<std::int64_t>(r.iterations, 100) << " " << r.mean_recent_loss << ")\n";
-  if (test) {
-    out << "  test accuracy       " << std::setprecision(2) << 100.0 * test->accuracy() << " % of "
-        << test->samples << " (loss " << std::setprecision(4) << test->loss << ")\n";
+  if (t.test) {
+    out << "  test accuracy       " << std::setprecision(2) << 100.0 * t.test->accuracy()
+        << " % of " << t.test->samples << " (loss " << std::setprecision(4) << t.test->loss
+        << ")\n";
   }
   out << std::setprecision(1) << "  throughput          " << r.images_per_s << " images/s";
-  if (medianIter) {
-    out << " (median iteration " << std::setprecision(2) << *medianIter * 1e3 << " ms after "
-        << warmup << " warm-up: " << std::setprecision(1) << static_cast<double>(k) / *medianIter
-        << " images/s)";
+  if (t.medianIter) {
+    out << " (median iteration " << std::setprecision(2) << *t.medianIter * 1e3 << " ms after "
+        << t.q.warmup << " warm-up: " << std::setprecision(1)
+        << static_cast<double>(t.q.k) / *t.medianIter << " images/s)";
   }
   out << "\n"
       << "  pool high-water     " << formatBytes(pool.high_water) << " (" << pool.high_water
-      << " bytes; analyzer predicted " << ex.predictedPeak() << ")\n"
+      << " bytes; analyzer predicted " << t.ex.predictedPeak() << ")\n"
       << "  swapped out         " << formatBytes(r.offload_bytes) << '\n'
       << "  swapped in          " << formatBytes(r.prefetch_bytes) << " (+ "
       << formatBytes(r.load_bytes) << " of minibatches)\n"
@@ -313,6 +311,79 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         << " %, prefetches "
         << 100.0 * rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)
         << " % of their time ran beside compute\n";
+  }
+}
+
+}  // namespace
+
+int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  ArgParser args = trainParser();
+  if (!args.parse(argv)) {
+    out << args.help();
+    return kExitOk;
+  }
+  const TrainRequest q = parseTrainRequest(args, err);
+  const Network& net = q.loaded.net;
+
+  // Nothing large is allocated before the checks: the plan against the budget, then the whole
+  // run's host memory with the data's size (sizes only; the data comes after the engine).
+  const std::unique_ptr<rt::Device> device = openDevice(args, err);
+  const auto costs = computeLayerCosts(net);
+  rt::ExecutorOptions options;
+  setExecutorOptions(args, q, options);
+  const SwapSet swapped = makeSwapSet(q.policy, net, costs);
+  options.recompute = makeRecomputeSet(q.policy, net, costs);
+  const std::int64_t trainSamples = addDataHostBytes(args, q, options);
+  rt::SwapExecutor ex(*device, net, q.k, swapped, q.budget, options);
+  const rt::TrainTest data = loadTrainData(q, trainSamples);
+
+  if (auto f = args.value("--load-weights")) {
+    const rt::WeightFile w = rt::loadWeights(*f, net);
+    ex.writeWeights(w.weights, w.running_stats);
+  } else if (q.fileWeights) {
+    ex.writeWeights(q.loaded.weights, q.loaded.running_stats);
+  }
+
+  const bool json = args.has("--json");
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!json) {
+    out << "training " << net.name() << " on " << data.train.name << " (" << data.train.size()
+        << " samples) with " << device->deviceName() << '\n'
+        << "k = " << q.k
+        << (q.subBatches > 1 ? " in " + std::to_string(q.subBatches) + " sub-batches of " +
+                                   std::to_string(q.k / q.subBatches)
+                             : std::string())
+        << ", policy " << policyName(q.policy) << ", budget " << formatBytes(q.budget)
+        << ", predicted peak " << formatBytes(ex.predictedPeak()) << '\n';
+    out.flush();
+  }
+  InterruptScope interrupt;
+  const rt::ProgressFn progress = [&](const rt::TrainProgress& p) {
+    if (!tty) return;
+    std::cerr << "\r  iteration " << p.iteration << "/" << p.total << "  loss " << std::fixed
+              << std::setprecision(4) << p.loss << "  " << std::setprecision(1) << p.images_per_s
+              << " images/s   " << std::flush;
+    if (p.iteration == p.total) std::cerr << '\n';
+  };
+  const rt::TrainResult r = rt::train(ex, data.train, q.cfg, progress, &interrupt.flag());
+  if (tty && r.cancelled) std::cerr << "\n  interrupted: stopping after this iteration\n";
+  std::optional<rt::EvalResult> test;
+  if (q.hasTest) test = rt::evaluate(ex, data.test);
+  if (auto f = args.value("--save-weights")) {
+    rt::saveWeights(*f, net, ex.readWeights(), ex.readRunningStats(), q.rules);
+  }
+
+  // The per-iteration median after the warm-up: the first iterations include one-off costs
+  // (lazily loaded kernels, first touches of host memory).
+  TrainReport report{q, *device, ex, options, data, r, test, std::nullopt};
+  if (r.iteration_seconds.size() > static_cast<std::size_t>(q.warmup)) {
+    report.medianIter = median(
+        std::vector<double>(r.iteration_seconds.begin() + q.warmup, r.iteration_seconds.end()));
+  }
+  if (json) {
+    printTrainJson(report, out);
+  } else {
+    printTrainText(report, out);
   }
   return kExitOk;
 }

@@ -335,7 +335,7 @@ void fitTimeline(const store::RunData& run,
 
 }  // namespace
 
-std::map<std::pair<std::int64_t, int>, std::int64_t> samplesPerPass(const store::RunData& run) {
+PassSamples samplesPerPass(const store::RunData& run) {
   std::map<std::pair<std::int64_t, int>, std::int64_t> out;
   for (const auto& [id, passes] : subBatchesOf(run))
     out[id] = id.first / passes;
@@ -380,13 +380,10 @@ std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::R
   return passes;
 }
 
-PerfModel PerfModel::fit(const store::RunData& run) {
-  if (run.iterations.empty() || run.samples.empty()) {
-    throwBadInput("'" + run.path + "' holds no recorded iterations to fit a model to");
-  }
-  PerfModel m;
-  m.m_hash = run.network.structure_hash;
-  m.m_device = run.meta.device;
+namespace {
+
+/// The pool alignment the run recorded; 1 where it recorded none.
+std::int64_t recordedPoolAlignment(const store::RunData& run) {
   if (const auto it = run.meta.extra.find("pool_alignment"); it != run.meta.extra.end()) {
     // A power of two of bytes, as every pool aligns; anything else is damage.
     std::int64_t a = 0;
@@ -397,21 +394,19 @@ PerfModel PerfModel::fit(const store::RunData& run) {
       throwBadInput("'" + run.path + "': meta 'pool_alignment' is '" + echoText(it->second) +
                     "', not a power of two of bytes up to 1 GiB");
     }
-    m.m_poolAlignment = a;
+    return a;
   }
-  // The samples each step ran on: k, or k/S in an iteration run in S sub-batches.
-  const auto perPass = samplesPerPass(run);
-  auto samplesOf = [&](std::int64_t k, int iteration) {
-    const auto it = perPass.find({k, iteration});
-    return it == perPass.end() ? k : it->second;
-  };
-  m.m_minK = samplesOf(run.iterations.front().k, run.iterations.front().iteration);
-  for (const auto& it : run.iterations) {
-    m.m_minK = std::min(m.m_minK, samplesOf(it.k, it.iteration));
-    m.m_maxK = std::max(m.m_maxK, samplesOf(it.k, it.iteration));
-  }
+  return 1;
+}
 
-  // Layer costs from the stored rows (the stored network may differ from any zoo model).
+/// The samples each step of iteration (k, iteration) ran on: k, or k/S in S sub-batches.
+std::int64_t samplesOf(const PassSamples& perPass, std::int64_t k, int iteration) {
+  const auto it = perPass.find({k, iteration});
+  return it == perPass.end() ? k : it->second;
+}
+
+/// Layer costs from the stored rows (the stored network may differ from any zoo model).
+std::vector<LayerCost> storedCosts(const store::RunData& run) {
   std::vector<LayerCost> costs(run.layers.size());
   for (const auto& l : run.layers) {
     LayerCost& c = costs.at(static_cast<std::size_t>(l.id));
@@ -422,16 +417,42 @@ PerfModel PerfModel::fit(const store::RunData& run) {
     c.fm = l.fm;
   }
 
-  fitTimeline(run, perPass, m.m_dispatch, m.m_contention);
+  return costs;
+}
 
+}  // namespace
+
+PerfModel PerfModel::fit(const store::RunData& run) {
+  if (run.iterations.empty() || run.samples.empty()) {
+    throwBadInput("'" + run.path + "' holds no recorded iterations to fit a model to");
+  }
+  PerfModel m;
+  m.m_hash = run.network.structure_hash;
+  m.m_device = run.meta.device;
+  m.m_poolAlignment = recordedPoolAlignment(run);
+  // The samples each step ran on: k, or k/S in an iteration run in S sub-batches.
+  const PassSamples perPass = samplesPerPass(run);
+  m.m_minK = samplesOf(perPass, run.iterations.front().k, run.iterations.front().iteration);
+  for (const auto& it : run.iterations) {
+    m.m_minK = std::min(m.m_minK, samplesOf(perPass, it.k, it.iteration));
+    m.m_maxK = std::max(m.m_maxK, samplesOf(perPass, it.k, it.iteration));
+  }
+  fitTimeline(run, perPass, m.m_dispatch, m.m_contention);
+  m.fitStepCurves(run, perPass);
+  m.fitCopyLines(run);
+  return m;
+}
+
+void PerfModel::fitStepCurves(const store::RunData& run, const PassSamples& perPass) {
+  const std::vector<LayerCost> costs = storedCosts(run);
   // The median time per layer, direction and k (the samples of the step's pass) over the
   // recorded iterations; with a fitted compute slowdown, each time without what the copies
   // beside it added.
   std::map<std::tuple<int, StepKind, std::int64_t>, std::vector<double>> times;
   for (const auto& s : run.samples) {
     if (s.layer < 0 || static_cast<std::size_t>(s.layer) >= costs.size()) continue;
-    times[{s.layer, kindOf(s.direction), samplesOf(s.k, s.iteration)}].push_back(
-        m.fittedSeconds(s));
+    times[{s.layer, kindOf(s.direction), samplesOf(perPass, s.k, s.iteration)}].push_back(
+        fittedSeconds(s));
   }
   std::map<std::string, std::vector<FitPoint>> points;
   std::map<std::string, GroupFit> meta;
@@ -456,10 +477,12 @@ PerfModel PerfModel::fit(const store::RunData& run) {
       any = any || (p.x > 0 && p.t > 0);
     if (!any) continue;
     g.fit = fitBest(pts, "'" + run.path + "': the samples of " + kk);
-    m.m_index[kk] = m.m_groups.size();
-    m.m_groups.push_back(std::move(g));
+    m_index[kk] = m_groups.size();
+    m_groups.push_back(std::move(g));
   }
+}
 
+void PerfModel::fitCopyLines(const store::RunData& run) {
   // PCIe: swaps and loads per direction. A transfer that overlapped one in the other direction
   // is kept apart to measure the duplex factor.
   std::vector<const store::TransferRow*> copies;
@@ -540,8 +563,8 @@ PerfModel PerfModel::fit(const store::RunData& run) {
                   "fitted (copy times would come out free)");
   }
   for (int d = 0; d < 2; ++d) {
-    LinkFit& without = d ? m.m_d2h : m.m_h2d;
-    LinkFit& beside = d ? m.m_d2hBeside : m.m_h2dBeside;
+    LinkFit& without = d ? m_d2h : m_h2d;
+    LinkFit& beside = d ? m_d2hBeside : m_h2dBeside;
     std::tie(without, beside) = lines[d] ? *lines[d] : *lines[1 - d];
     without.from_other_direction = beside.from_other_direction = !lines[d];
   }
@@ -549,15 +572,14 @@ PerfModel PerfModel::fit(const store::RunData& run) {
   for (int d = 0; d < 2; ++d) {
     for (int beside = 0; beside < 2; ++beside) {
       if (!fittedAlone[d][beside]) continue;
-      const LinkFit& f = beside ? (d ? m.m_d2hBeside : m.m_h2dBeside) : (d ? m.m_d2h : m.m_h2d);
+      const LinkFit& f = beside ? (d ? m_d2hBeside : m_h2dBeside) : (d ? m_d2h : m_h2d);
       for (const FitPoint& p : pts[d][beside][1]) {
         const double pred = f.seconds(p.x);
         if (pred > 0) ratios.push_back(p.t / pred);
       }
     }
   }
-  m.m_duplex = ratios.empty() ? 1.0 : std::max(1.0, median(ratios));
-  return m;
+  m_duplex = ratios.empty() ? 1.0 : std::max(1.0, median(ratios));
 }
 
 const GroupFit* PerfModel::find(const std::string& scope, const std::string& target,
@@ -693,8 +715,7 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
     rows.push_back(
         {0, "contention", "copy-start-block", "-", "line",
          "{\"copy_start_block\":" + std::to_string(m_contention.copy_start_block.slope) +
-             ",\"intercept_seconds\":" +
-             std::to_string(m_contention.copy_start_block.intercept) +
+             ",\"intercept_seconds\":" + std::to_string(m_contention.copy_start_block.intercept) +
              ",\"outliers\":" + std::to_string(m_contention.copy_start_block.outliers) + "}",
          m_contention.copy_start_block.points, m_contention.copy_start_block.rmse, 0, true});
   }

@@ -53,10 +53,10 @@ class BoundModel;
 /// hand-off takes tens of microseconds, would otherwise multiply the predicted stall of every
 /// plan; docs/perfmodel.md).
 struct DispatchFit {
-  bool present = false;  ///< false: no t_ready recorded (a schema-version-1 file)
-  double seconds = 0;    ///< plain: the mean of the steps' median gaps
-  double median = 0;     ///< the median of the plain gaps
-  int points = 0;        ///< plain gaps
+  bool present = false;           ///< false: no t_ready recorded (a schema-version-1 file)
+  double seconds = 0;             ///< plain: the mean of the steps' median gaps
+  double median = 0;              ///< the median of the plain gaps
+  int points = 0;                 ///< plain gaps
   std::vector<double> residuals;  ///< gap - seconds, per plain gap
   double rmse = 0;
   double woken_seconds = 0;  ///< after a wait for another stream (`seconds` where none was seen)
@@ -90,6 +90,9 @@ struct ContentionFit {
   ProportionalFit copy_start_block;
 };
 
+/// Per (k, iteration): the samples each step of it ran on.
+using PassSamples = std::map<std::pair<std::int64_t, int>, std::int64_t>;
+
 /// The passes of each recorded iteration, (k, iteration) -> S, where S > 1: an iteration in S
 /// sub-batches records every step once per pass, each on k/S samples (docs/run-database.md), so
 /// S is the count of its step-1 samples. Error(BadInput) naming the file where that count does
@@ -97,7 +100,7 @@ struct ContentionFit {
 std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::RunData& run);
 /// The samples each recorded iteration's steps ran on, (k, iteration) -> k, or k/S for an
 /// iteration run in S sub-batches (subBatchesOf); same errors.
-std::map<std::pair<std::int64_t, int>, std::int64_t> samplesPerPass(const store::RunData& run);
+PassSamples samplesPerPass(const store::RunData& run);
 
 class PerfModel {
  public:
@@ -143,6 +146,10 @@ class PerfModel {
   double fittedSeconds(const store::SampleRow& s) const;
 
  private:
+  /// fit()'s parts: the step curves per layer type and per layer (times with the copies' slowdown
+  /// taken out), and the copy lines per direction with the duplex factor.
+  void fitStepCurves(const store::RunData& run, const PassSamples& perPass);
+  void fitCopyLines(const store::RunData& run);
   const GroupFit* find(const std::string& scope, const std::string& target, StepKind kind) const;
   const GroupFit* resolve(const Network& net, bool same, int layer, StepKind kind, bool bytesAxis,
                           bool& transferred) const;

@@ -12,6 +12,7 @@
 #include "analysis/reuse_delay.h"
 #include "analysis/sub_batch.h"
 #include "common/bytes.h"
+#include "runtime/iteration_timeline.h"
 #include "runtime/params.h"
 #include "runtime/rng.h"
 
@@ -128,6 +129,52 @@ void checkRunFits(const Device& device, const Network& net, const std::vector<La
   checkFits(device, net, costs, swapped, k, budget, options);
 }
 
+namespace {
+
+/// One iteration's fate under a cancel flag: running until the first compute task that sees the
+/// flag abandons it (that task and every later one skip their work), or until its update
+/// commits it (it then runs to its end). Shared by the host thread and the compute stream's tasks.
+class IterationOutcome {
+ public:
+  explicit IterationOutcome(const std::atomic<bool>* cancel) : m_cancel(cancel) {}
+  /// Abandons a running iteration if the flag is set; true if it is abandoned.
+  bool abandoned() {
+    if (m_cancel && m_cancel->load()) {
+      int running = kRunning;
+      m_state.compare_exchange_strong(running, kAbandoned);
+    }
+    return m_state.load() == kAbandoned;
+  }
+  /// Commits a running iteration to its update unless the flag is set; true if committed.
+  bool committed() {
+    int running = kRunning;
+    m_state.compare_exchange_strong(running,
+                                    m_cancel && m_cancel->load() ? kAbandoned : kCommitted);
+    return m_state.load() == kCommitted;
+  }
+  bool isAbandoned() const { return m_state.load() == kAbandoned; }
+
+ private:
+  static constexpr int kRunning = 0, kAbandoned = 1, kCommitted = 2;
+  const std::atomic<bool>* m_cancel;
+  std::atomic<int> m_state{kRunning};
+};
+
+/// One iteration on the device as its passes' GMAP ops are submitted: the record it fills, and
+/// what later ops and the timeline read.
+struct IterationRun {
+  IterationRecord& rec;
+  std::shared_ptr<IterationOutcome> outcome;
+  std::uint64_t iteration = 0;
+  std::int64_t pass = 0;          // the pass being submitted
+  float* lossHost = nullptr;      // one loss per pass, read back
+  std::vector<bool> gradWritten;  // per layer, this pass: its FM gradient holds a value
+  std::uint64_t lastCompute = 0;  // the last compute-stream task submitted
+  IterationTimings timings;       // in_use and step_wait filled as steps are submitted
+};
+
+}  // namespace
+
 struct SwapExecutor::Impl {
   Impl(Device& d, const Network& n, std::int64_t kk, std::int64_t budget, ExecutorOptions o)
       : device(d), net(n), k(kk), options(o), alloc(budget, d.poolAlignment()) {}
@@ -233,6 +280,16 @@ struct SwapExecutor::Impl {
   void use(int buffer, StreamKind s, std::uint64_t seq) {
     if (buffer >= 0) lastUse[static_cast<std::size_t>(buffer)][static_cast<int>(s)] = seq;
   }
+
+  /// Each GMAP op kind of an iteration's pass: submitted to the device, recorded in `run`.
+  void offload(const GmapOp& op, IterationRun& run);
+  void prefetch(const GmapOp& op, IterationRun& run);
+  void recompute(const GmapOp& op, IterationRun& run);
+  void compute(const GmapOp& op, IterationRun& run);
+  /// The SGD update after the last pass; none for an abandoned iteration.
+  void update(const SgdConfig& sgd, IterationRun& run);
+  /// Each layer's buffers by kind, from the GMAP.
+  void indexBuffers();
 };
 
 SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batch,
@@ -244,15 +301,84 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
   Impl& im = *m_impl;
   const std::int64_t k = im.k;  // one pass: the GMAP's and the pool's size
   im.costs = computeLayerCosts(net);
-  const int layers = net.size();
   // Nothing that grows with k or the network is allocated before the plan is checked against
   // the budget and the host memory.
   m_gmap = checkFits(device, net, im.costs, swapped, batch, budget, options);
+  createKernels(swapped);
+  im.gmapRef = &m_gmap;
+  // The sizes the pool holds: every buffer padded as the device needs (no padding on the CPU).
+  const PoolPadding padding = device.poolPadding();
+  im.poolGmap = padGmap(m_gmap, padding);
+  im.workspaceAt.assign(static_cast<std::size_t>(m_gmap.steps() + 2), -1);
+  for (const GmapOp& op : m_gmap.ops) {
+    if (op.kind == GmapOpKind::Allocate &&
+        m_gmap.buffers[static_cast<std::size_t>(op.buffer)].kind == BufferKind::Workspace)
+      im.workspaceAt[static_cast<std::size_t>(op.step)] = op.buffer;
+  }
+  m_curve = computeMemoryCurve(im.poolGmap);
+
+  // Refuse a plan whose peak with the workspaces exceeds the budget, and a run whose host memory
+  // with the kernels' scratch exceeds what is available.
+  checkPeak(net, im.poolGmap, m_curve, k, budget);
+  const std::int64_t peak = m_curve.peak(k);
+  checkHost(device, net, m_gmap, k, batch, budget, device.pendingHostBytes(), options);
+
+  placeBuffers(budget, peak);
+  im.indexBuffers();
+  reserveMemory(swapped, batch, budget);
+  im.alloc.resetHighWater();
+}
+
+void SwapExecutor::Impl::indexBuffers() {
+  // Buffers by layer.
+  for (auto* v : {&fm, &grad, &saved, &weights, &weightGrad, &momentum, &runningStats})
+    v->assign(net.size(), -1);
+  for (std::size_t b = 0; b < gmapRef->buffers.size(); ++b) {
+    const GmapBuffer& buf = gmapRef->buffers[b];
+    const int i = static_cast<int>(b);
+    switch (buf.kind) {
+      case BufferKind::Weights:
+        weights[buf.layer] = i;
+        break;
+      case BufferKind::WeightGrad:
+        weightGrad[buf.layer] = i;
+        break;
+      case BufferKind::Momentum:
+        momentum[buf.layer] = i;
+        break;
+      case BufferKind::RunningStats:
+        runningStats[buf.layer] = i;
+        break;
+      case BufferKind::Labels:
+        labels = i;
+        break;
+      case BufferKind::FeatureMap:
+      case BufferKind::LossValue:
+        fm[buf.layer] = i;
+        break;
+      case BufferKind::FmGrad:
+        grad[buf.layer] = i;
+        break;
+      case BufferKind::Saved:
+        saved[buf.layer] = i;
+        break;
+      case BufferKind::Workspace:
+        break;
+    }
+  }
+}
+
+void SwapExecutor::createKernels(const SwapSet& swapped) {
+  Impl& im = *m_impl;
+  const Network& net = im.net;
+  const ExecutorOptions& options = im.options;
+  const int layers = net.size();
+  const std::int64_t k = im.k;
   // The kernels (they only ask for scratch): their workspaces enter the GMAP, so that they count
   // against the budget.
   im.kernels.resize(static_cast<std::size_t>(layers));
   for (int i = 0; i < layers; ++i)
-    im.kernels[static_cast<std::size_t>(i)] = device.createKernel(net, im.costs, i, k);
+    im.kernels[static_cast<std::size_t>(i)] = m_device.createKernel(net, im.costs, i, k);
   if (options.sub_batches > 1) {
     for (auto& kernel : im.kernels) {
       if (kernel) kernel->prepareWeightGradAccumulation();
@@ -282,24 +408,15 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
       }
     }
   }
-  im.gmapRef = &m_gmap;
-  // The sizes the pool holds: every buffer padded as the device needs (no padding on the CPU).
+}
+
+void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
+  Impl& im = *m_impl;
+  const Network& net = im.net;
+  const ExecutorOptions& options = im.options;
+  const std::int64_t k = im.k;
+  const Device& device = m_device;
   const PoolPadding padding = device.poolPadding();
-  im.poolGmap = padGmap(m_gmap, padding);
-  im.workspaceAt.assign(static_cast<std::size_t>(m_gmap.steps() + 2), -1);
-  for (const GmapOp& op : m_gmap.ops) {
-    if (op.kind == GmapOpKind::Allocate &&
-        m_gmap.buffers[static_cast<std::size_t>(op.buffer)].kind == BufferKind::Workspace)
-      im.workspaceAt[static_cast<std::size_t>(op.step)] = op.buffer;
-  }
-  m_curve = computeMemoryCurve(im.poolGmap);
-
-  // Refuse a plan whose peak with the workspaces exceeds the budget, and a run whose host memory
-  // with the kernels' scratch exceeds what is available.
-  checkPeak(net, im.poolGmap, m_curve, k, budget);
-  const std::int64_t peak = m_curve.peak(k);
-  checkHost(device, net, m_gmap, k, batch, budget, device.pendingHostBytes(), options);
-
   // Split the GMAP into setup and the iteration; move prefetches earlier where the pool allows
   // without raising the peak (in backward order, never before the FM's device copy is released).
   for (const GmapOp& op : m_gmap.ops) {
@@ -369,44 +486,15 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
             formatBytes(failure->largest_free),
         bestExtent - budget, failure->step);
   }
+}
 
-  // Buffers by layer.
-  for (auto* v :
-       {&im.fm, &im.grad, &im.saved, &im.weights, &im.weightGrad, &im.momentum, &im.runningStats})
-    v->assign(layers, -1);
-  for (std::size_t b = 0; b < m_gmap.buffers.size(); ++b) {
-    const GmapBuffer& buf = m_gmap.buffers[b];
-    const int i = static_cast<int>(b);
-    switch (buf.kind) {
-      case BufferKind::Weights:
-        im.weights[buf.layer] = i;
-        break;
-      case BufferKind::WeightGrad:
-        im.weightGrad[buf.layer] = i;
-        break;
-      case BufferKind::Momentum:
-        im.momentum[buf.layer] = i;
-        break;
-      case BufferKind::RunningStats:
-        im.runningStats[buf.layer] = i;
-        break;
-      case BufferKind::Labels:
-        im.labels = i;
-        break;
-      case BufferKind::FeatureMap:
-      case BufferKind::LossValue:
-        im.fm[buf.layer] = i;
-        break;
-      case BufferKind::FmGrad:
-        im.grad[buf.layer] = i;
-        break;
-      case BufferKind::Saved:
-        im.saved[buf.layer] = i;
-        break;
-      case BufferKind::Workspace:
-        break;
-    }
-  }
+void SwapExecutor::reserveMemory(const SwapSet& swapped, std::int64_t batch, std::int64_t budget) {
+  Impl& im = *m_impl;
+  const Network& net = im.net;
+  const ExecutorOptions& options = im.options;
+  const int layers = net.size();
+  const std::int64_t k = im.k;
+  Device& device = m_device;
   im.blocks.assign(m_gmap.buffers.size(), std::nullopt);
   im.lastUse.assign(m_gmap.buffers.size(), Fence{});
   im.pending.assign(m_gmap.buffers.size(), Fence{});
@@ -454,7 +542,6 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
     device.releasePool();
     throw;
   }
-  im.alloc.resetHighWater();
 }
 
 SwapExecutor::~SwapExecutor() {
@@ -557,38 +644,168 @@ std::vector<std::vector<float>> SwapExecutor::readRunningStats() {
   return readBuffers(m_impl->runningStats);
 }
 
-namespace {
+void SwapExecutor::Impl::offload(const GmapOp& op, IterationRun& run) {
+  const int b = op.buffer;
+  const std::int64_t bytes = bytesOf(b);
+  Fence wait = pending[b];
+  wait[0] = std::max(wait[0], lastUse[b][0]);
+  const auto seq = device.copy(StreamKind::SwapOut, hostStore[b], ptr(b), bytes, wait,
+                               {TaskKind::Offload, op.step, b, bytes, static_cast<int>(run.pass)});
+  use(b, StreamKind::SwapOut, seq);
+  offloadSeq[b] = seq;
+  run.rec.offload_bytes += bytes;
+}
 
-/// One iteration's fate under a cancel flag: running until the first compute task that sees the
-/// flag abandons it (that task and every later one skip their work), or until its update
-/// commits it (it then runs to its end). Shared by the host thread and the compute stream's tasks.
-class IterationOutcome {
- public:
-  explicit IterationOutcome(const std::atomic<bool>* cancel) : m_cancel(cancel) {}
-  /// Abandons a running iteration if the flag is set; true if it is abandoned.
-  bool abandoned() {
-    if (m_cancel && m_cancel->load()) {
-      int running = kRunning;
-      m_state.compare_exchange_strong(running, kAbandoned);
+void SwapExecutor::Impl::prefetch(const GmapOp& op, IterationRun& run) {
+  const int b = op.buffer;
+  const int input = net.inputLayer();
+  const std::int64_t bytes = bytesOf(b);
+  const void* src = nullptr;
+  Fence wait = pending[b];
+  if (b == labels) {
+    src = hostLabels.get() + run.pass * bytes;
+    run.rec.load_bytes += bytes;
+  } else if (b == fm[input]) {
+    src = hostImages.get() + run.pass * bytes;
+    if (op.step == 1) {
+      run.rec.load_bytes += bytes;
+    } else {
+      run.rec.prefetch_bytes += bytes;
     }
-    return m_state.load() == kAbandoned;
+  } else {
+    src = hostStore[b];
+    wait[1] = std::max(wait[1], offloadSeq[b]);
+    run.rec.prefetch_bytes += bytes;
   }
-  /// Commits a running iteration to its update unless the flag is set; true if committed.
-  bool committed() {
-    int running = kRunning;
-    m_state.compare_exchange_strong(running,
-                                    m_cancel && m_cancel->load() ? kAbandoned : kCommitted);
-    return m_state.load() == kCommitted;
+  const auto seq = device.copy(StreamKind::SwapIn, ptr(b), src, bytes, wait,
+                               {TaskKind::Prefetch, op.step, b, bytes, static_cast<int>(run.pass)});
+  use(b, StreamKind::SwapIn, seq);
+}
+
+void SwapExecutor::Impl::recompute(const GmapOp& op, IterationRun& run) {
+  const int b = op.buffer;
+  // The layer's forward kernel again, on the inputs it had in forward (resident now):
+  // batch norm leaves its running statistics alone, dropout draws the same mask.
+  const int layer = gmapRef->buffers[static_cast<std::size_t>(b)].layer;
+  KernelArgs a = forwardArgs(layer, run.iteration, run.pass);
+  a.recompute = true;
+  std::vector<int> touched{b, saved[layer]};
+  for (int src : net.inputsOf(layer))
+    touched.push_back(fm[src]);
+  Fence wait{};
+  for (int t : touched) {
+    if (t < 0) continue;
+    wait[2] = std::max(wait[2], lastUse[t][2]);
+    wait = fenceMax(wait, pending[t]);
   }
-  bool isAbandoned() const { return m_state.load() == kAbandoned; }
+  LayerKernel* kernel = kernels[layer].get();
+  const auto seq = device.submit(StreamKind::Compute, wait,
+                                 [kernel, a = std::move(a), outcome = run.outcome] {
+                                   if (!outcome->abandoned()) kernel->forward(a);
+                                 },
+                                 {TaskKind::Recompute, op.step, b, 0, static_cast<int>(run.pass)});
+  run.lastCompute = seq;
+  for (int t : touched)
+    use(t, StreamKind::Compute, seq);
+  for (int p : {weights[layer], runningStats[layer]})
+    use(p, StreamKind::Compute, seq);
+}
 
- private:
-  static constexpr int kRunning = 0, kAbandoned = 1, kCommitted = 2;
-  const std::atomic<bool>* m_cancel;
-  std::atomic<int> m_state{kRunning};
-};
+void SwapExecutor::Impl::compute(const GmapOp& op, IterationRun& run) {
+  const int s = op.step;
+  const int layer = gmapRef->step_layer[s];
+  const bool backward = gmapRef->isBackwardStep(s);
+  const Layer& l = net.layer(layer);
+  const LayerCost& cost = costs[layer];
+  const auto& inputs = net.inputsOf(layer);
+  KernelArgs a = forwardArgs(layer, run.iteration, run.pass);
+  a.weight_grad = ptr(weightGrad[layer]);
+  a.accumulate_weight_grad = run.pass > 0;  // the passes after the first add to the gradient
+  if (backward) {
+    a.out_grad = ptr(grad[layer]);
+    for (int src : inputs) {
+      const int g = grad[src];
+      a.in_grad.push_back(cost.backward_active ? ptr(g) : nullptr);
+      a.accumulate.push_back(g >= 0 && run.gradWritten[src]);
+      if (g >= 0 && cost.backward_active) run.gradWritten[src] = true;
+    }
+  }
+  Fence wait{};
+  for (int t : gmapRef->step_touches[s]) {
+    wait[2] = std::max(wait[2], lastUse[t][2]);
+    wait = fenceMax(wait, pending[t]);
+  }
+  const int ws = workspaceAt[static_cast<std::size_t>(s)];
+  if (ws >= 0) {
+    a.workspace = ptr(ws);
+    wait = fenceMax(wait, pending[ws]);
+  }
+  LayerKernel* kernel = kernels[layer].get();
+  const bool active = !backward || cost.backward_active;
+  // A cancelled iteration's queued steps skip their kernels: it ends within a step.
+  const auto seq =
+      device.submit(StreamKind::Compute, wait,
+                    [kernel, a = std::move(a), backward, active, outcome = run.outcome] {
+                      if (!active || outcome->abandoned()) return;
+                      if (backward) {
+                        kernel->backward(a);
+                      } else {
+                        kernel->forward(a);
+                      }
+                    },
+                    {TaskKind::Compute, s, -1, 0, static_cast<int>(run.pass)});
+  run.lastCompute = seq;
+  run.timings.step_wait[run.rec.passStep(static_cast<int>(run.pass), s)] = wait;
+  run.timings.in_use.emplace_back(seq, alloc.stats().in_use);
+  for (int t : gmapRef->step_touches[s])
+    use(t, StreamKind::Compute, seq);
+  use(ws, StreamKind::Compute, seq);
+  for (int p : {weights[layer], weightGrad[layer], runningStats[layer]})
+    use(p, StreamKind::Compute, seq);
+  if (!backward && l.kind == LayerKind::SoftmaxCrossEntropy) {
+    const auto rseq =
+        device.copy(StreamKind::Compute, run.lossHost + run.pass, ptr(fm[layer]), kFloatBytes, {},
+                    {TaskKind::Readback, s, fm[layer], kFloatBytes, static_cast<int>(run.pass)});
+    use(fm[layer], StreamKind::Compute, rseq);
+    run.lastCompute = rseq;
+  }
+}
 
-}  // namespace
+void SwapExecutor::Impl::update(const SgdConfig& sgd, IterationRun& run) {
+  std::vector<SgdArgs> update;
+  std::vector<int> updated;  // the layers with weights
+  for (int i = 0; i < net.size() && !run.outcome->isAbandoned(); ++i) {
+    if (weights[i] < 0) continue;
+    update.push_back({ptr(weights[i]), ptr(weightGrad[i]), ptr(momentum[i]),
+                      bytesOf(weights[i]) / kFloatBytes, sgd.lr, sgd.momentum, sgd.weight_decay});
+    updated.push_back(i);
+  }
+  const int lastPass = static_cast<int>(options.sub_batches - 1);
+  const int n = gmapRef->forward_steps;
+  if (options.multi_tensor_update && !update.empty()) {
+    const auto seq = device.submit(StreamKind::Compute, {},
+                                   [&dev = device, update, outcome = run.outcome] {
+                                     if (outcome->committed()) dev.sgdSteps(update);
+                                   },
+                                   {TaskKind::Update, 2 * n + 1, -1, 0, lastPass});
+    for (const int i : updated) {
+      for (int p : {weights[i], weightGrad[i], momentum[i]})
+        use(p, StreamKind::Compute, seq);
+    }
+  } else {
+    for (std::size_t u = 0; u < update.size(); ++u) {
+      const int i = updated[u];
+      const SgdArgs s = update[u];
+      const auto seq = device.submit(StreamKind::Compute, {},
+                                     [&dev = device, s, outcome = run.outcome] {
+                                       if (outcome->committed()) dev.sgdStep(s);
+                                     },
+                                     {TaskKind::Update, 2 * n + 1, weights[i], 0, lastPass});
+      for (int p : {weights[i], weightGrad[i], momentum[i]})
+        use(p, StreamKind::Compute, seq);
+    }
+  }
+}
 
 IterationRecord SwapExecutor::trainIteration(const float* images, const std::int32_t* labels,
                                              std::uint64_t iteration, const SgdConfig& sgd,
@@ -606,10 +823,6 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   rec.stall_ns.assign(static_cast<std::size_t>(2 * n + 1), 0);
   rec.pass_stall_ns.assign(static_cast<std::size_t>(passes * (2 * n + 1)), 0);
   rec.start_ns = m_device.nowNs();
-  std::vector<bool> gradWritten(static_cast<std::size_t>(net.size()), false);
-  std::vector<std::pair<std::uint64_t, std::int64_t>> inUse;       // compute seq -> pool in use
-  std::vector<Fence> stepWait(rec.pass_stall_ns.size(), Fence{});  // per pass and step: t_ready
-  float* lossHost = reinterpret_cast<float*>(im.hostScalars.get());
   const int input = net.inputLayer();
   // The minibatch goes through (pinned) staging memory, so that its copies run asynchronously and
   // never read the caller's memory after the call.
@@ -620,12 +833,16 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   std::memcpy(im.hostLabels.get(), labels,
               static_cast<std::size_t>(im.bytesOf(im.labels) * passes));
 
+  IterationRun run{rec, outcome, iteration, 0, reinterpret_cast<float*>(im.hostScalars.get()),
+                   {},  0,       {}};
+  run.gradWritten.assign(static_cast<std::size_t>(net.size()), false);
+  run.timings.step_wait.assign(rec.pass_stall_ns.size(), Fence{});  // per pass and step: t_ready
+
   // Each pass runs the GMAP on its k/S samples (one pass without sub-batches) at the same
   // planned offsets; the weight gradients accumulate over the passes. Pass p is submitted once
   // pass p - 2 has computed: the compute stream always has the next pass queued, and a cancel
   // is seen between passes rather than after thousands of them were queued.
   std::vector<std::uint64_t> passEnd;  // per pass: its last compute-stream task
-  std::uint64_t lastCompute = 0;
   for (std::int64_t pass = 0; pass < passes; ++pass) {
     if (pass >= 2) {
       Fence done{};
@@ -634,194 +851,47 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
     }
     if (outcome->abandoned()) break;
     im.nextAlloc = im.setup.size();
-    gradWritten.assign(gradWritten.size(), false);
+    run.gradWritten.assign(run.gradWritten.size(), false);
+    run.pass = pass;
     for (const GmapOp& op : im.schedule) {
-      const int b = op.buffer;
       switch (op.kind) {
         case GmapOpKind::Allocate:
-          im.allocate(b, op.step);
+          im.allocate(op.buffer, op.step);
           break;
         case GmapOpKind::Release:
-          im.release(b);
+          im.release(op.buffer);
           break;
-        case GmapOpKind::Offload: {
-          const std::int64_t bytes = im.bytesOf(b);
-          Fence wait = im.pending[b];
-          wait[0] = std::max(wait[0], im.lastUse[b][0]);
-          const auto seq =
-              m_device.copy(StreamKind::SwapOut, im.hostStore[b], im.ptr(b), bytes, wait,
-                            {TaskKind::Offload, op.step, b, bytes, static_cast<int>(pass)});
-          im.use(b, StreamKind::SwapOut, seq);
-          im.offloadSeq[b] = seq;
-          rec.offload_bytes += bytes;
+        case GmapOpKind::Offload:
+          im.offload(op, run);
           break;
-        }
-        case GmapOpKind::Prefetch: {
-          const std::int64_t bytes = im.bytesOf(b);
-          const void* src = nullptr;
-          Fence wait = im.pending[b];
-          if (b == im.labels) {
-            src = im.hostLabels.get() + pass * bytes;
-            rec.load_bytes += bytes;
-          } else if (b == im.fm[input]) {
-            src = im.hostImages.get() + pass * bytes;
-            if (op.step == 1) {
-              rec.load_bytes += bytes;
-            } else {
-              rec.prefetch_bytes += bytes;
-            }
-          } else {
-            src = im.hostStore[b];
-            wait[1] = std::max(wait[1], im.offloadSeq[b]);
-            rec.prefetch_bytes += bytes;
-          }
-          const auto seq =
-              m_device.copy(StreamKind::SwapIn, im.ptr(b), src, bytes, wait,
-                            {TaskKind::Prefetch, op.step, b, bytes, static_cast<int>(pass)});
-          im.use(b, StreamKind::SwapIn, seq);
+        case GmapOpKind::Prefetch:
+          im.prefetch(op, run);
           break;
-        }
-        case GmapOpKind::Recompute: {
-          // The layer's forward kernel again, on the inputs it had in forward (resident now):
-          // batch norm leaves its running statistics alone, dropout draws the same mask.
-          const int layer = m_gmap.buffers[static_cast<std::size_t>(b)].layer;
-          KernelArgs a = im.forwardArgs(layer, iteration, pass);
-          a.recompute = true;
-          std::vector<int> touched{b, im.saved[layer]};
-          for (int src : net.inputsOf(layer))
-            touched.push_back(im.fm[src]);
-          Fence wait{};
-          for (int t : touched) {
-            if (t < 0) continue;
-            wait[2] = std::max(wait[2], im.lastUse[t][2]);
-            wait = fenceMax(wait, im.pending[t]);
-          }
-          LayerKernel* kernel = im.kernels[layer].get();
-          const auto seq =
-              m_device.submit(StreamKind::Compute, wait,
-                              [kernel, a = std::move(a), outcome] {
-                                if (!outcome->abandoned()) kernel->forward(a);
-                              },
-                              {TaskKind::Recompute, op.step, b, 0, static_cast<int>(pass)});
-          lastCompute = seq;
-          for (int t : touched)
-            im.use(t, StreamKind::Compute, seq);
-          for (int p : {im.weights[layer], im.runningStats[layer]})
-            im.use(p, StreamKind::Compute, seq);
+        case GmapOpKind::Recompute:
+          im.recompute(op, run);
           break;
-        }
-        case GmapOpKind::Compute: {
-          const int s = op.step;
-          const int layer = m_gmap.step_layer[s];
-          const bool backward = m_gmap.isBackwardStep(s);
-          const Layer& l = net.layer(layer);
-          const LayerCost& cost = im.costs[layer];
-          const auto& inputs = net.inputsOf(layer);
-          KernelArgs a = im.forwardArgs(layer, iteration, pass);
-          a.weight_grad = im.ptr(im.weightGrad[layer]);
-          a.accumulate_weight_grad = pass > 0;  // the passes after the first add to the gradient
-          if (backward) {
-            a.out_grad = im.ptr(im.grad[layer]);
-            for (int src : inputs) {
-              const int g = im.grad[src];
-              a.in_grad.push_back(cost.backward_active ? im.ptr(g) : nullptr);
-              a.accumulate.push_back(g >= 0 && gradWritten[src]);
-              if (g >= 0 && cost.backward_active) gradWritten[src] = true;
-            }
-          }
-          Fence wait{};
-          for (int t : m_gmap.step_touches[s]) {
-            wait[2] = std::max(wait[2], im.lastUse[t][2]);
-            wait = fenceMax(wait, im.pending[t]);
-          }
-          const int ws = im.workspaceAt[static_cast<std::size_t>(s)];
-          if (ws >= 0) {
-            a.workspace = im.ptr(ws);
-            wait = fenceMax(wait, im.pending[ws]);
-          }
-          LayerKernel* kernel = im.kernels[layer].get();
-          const bool active = !backward || cost.backward_active;
-          // A cancelled iteration's queued steps skip their kernels: it ends within a step.
-          const auto seq = m_device.submit(StreamKind::Compute, wait,
-                                           [kernel, a = std::move(a), backward, active, outcome] {
-                                             if (!active || outcome->abandoned()) return;
-                                             if (backward) {
-                                               kernel->backward(a);
-                                             } else {
-                                               kernel->forward(a);
-                                             }
-                                           },
-                                           {TaskKind::Compute, s, -1, 0, static_cast<int>(pass)});
-          lastCompute = seq;
-          stepWait[rec.passStep(static_cast<int>(pass), s)] = wait;
-          inUse.emplace_back(seq, im.alloc.stats().in_use);
-          for (int t : m_gmap.step_touches[s])
-            im.use(t, StreamKind::Compute, seq);
-          im.use(ws, StreamKind::Compute, seq);
-          for (int p : {im.weights[layer], im.weightGrad[layer], im.runningStats[layer]})
-            im.use(p, StreamKind::Compute, seq);
-          if (!backward && l.kind == LayerKind::SoftmaxCrossEntropy) {
-            const auto rseq = m_device.copy(
-                StreamKind::Compute, lossHost + pass, im.ptr(im.fm[layer]), kFloatBytes, {},
-                {TaskKind::Readback, s, im.fm[layer], kFloatBytes, static_cast<int>(pass)});
-            im.use(im.fm[layer], StreamKind::Compute, rseq);
-            lastCompute = rseq;
-          }
+        case GmapOpKind::Compute:
+          im.compute(op, run);
           break;
-        }
       }
     }
-    passEnd.push_back(lastCompute);
+    passEnd.push_back(run.lastCompute);
   }
 
   // The SGD update, on the compute stream after the last backward step: one task per layer with
   // weights, or one task for all of them. None for an iteration abandoned before it, whose
   // gradients are not the minibatch's. Once the update has begun, the iteration runs to its end:
   // the weights are a whole iteration's or untouched.
-  std::vector<SgdArgs> update;
-  std::vector<int> updated;  // the layers with weights
-  for (int i = 0; i < net.size() && !outcome->isAbandoned(); ++i) {
-    if (im.weights[i] < 0) continue;
-    update.push_back({im.ptr(im.weights[i]), im.ptr(im.weightGrad[i]), im.ptr(im.momentum[i]),
-                      im.bytesOf(im.weights[i]) / kFloatBytes, sgd.lr, sgd.momentum,
-                      sgd.weight_decay});
-    updated.push_back(i);
-  }
-  const int lastPass = static_cast<int>(passes - 1);
-  if (im.options.multi_tensor_update && !update.empty()) {
-    const auto seq = m_device.submit(
-        StreamKind::Compute, {},
-        [this, update, outcome] {
-          if (outcome->committed()) m_device.sgdSteps(update);
-        },
-        {TaskKind::Update, 2 * n + 1, -1, 0, lastPass});
-    for (const int i : updated) {
-      for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
-        im.use(p, StreamKind::Compute, seq);
-    }
-  } else {
-    for (std::size_t u = 0; u < update.size(); ++u) {
-      const int i = updated[u];
-      const SgdArgs s = update[u];
-      const auto seq = m_device.submit(
-          StreamKind::Compute, {},
-          [this, s, outcome] {
-            if (outcome->committed()) m_device.sgdStep(s);
-          },
-          {TaskKind::Update, 2 * n + 1, im.weights[i], 0, lastPass});
-      for (int p : {im.weights[i], im.weightGrad[i], im.momentum[i]})
-        im.use(p, StreamKind::Compute, seq);
-    }
-  }
+  im.update(sgd, run);
   m_device.synchronize();
   rec.cancelled = outcome->isAbandoned();
   // The end of the iteration's work, before the device collected its tasks' timings.
   const std::int64_t end = m_device.drainedNs();
   rec.duration_ns = end - rec.start_ns;
   // Each pass's loss is its share of the minibatch's mean (KernelArgs::loss_samples).
-  rec.loss = lossHost[0];
+  rec.loss = run.lossHost[0];
   for (std::int64_t pass = 1; pass < passes; ++pass)
-    rec.loss += lossHost[pass];
+    rec.loss += run.lossHost[pass];
   if (im.alloc.stats().live_blocks != static_cast<std::int64_t>(im.setup.size())) {
     std::string live;
     for (std::size_t b = 0; b < im.blocks.size(); ++b) {
@@ -832,50 +902,9 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
                 "the iteration left buffers allocated (a broken schedule):" + live);
   }
 
-  // The timeline, relative to the iteration's start; stalls are the compute stream's idle gaps.
-  std::vector<TaskTiming> timings = m_device.takeTimings();
-  std::sort(timings.begin(), timings.end(), [](const TaskTiming& x, const TaskTiming& y) {
-    return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.seq < y.seq;
-  });
-  std::int64_t computeFree = rec.start_ns;
-  std::size_t nextSample = 0;
-  std::sort(inUse.begin(), inUse.end());
-  for (const TaskTiming& t : timings) {
-    rec.ops.push_back({t.stream, t.tag.kind, t.tag.step, t.tag.buffer, t.tag.bytes,
-                       t.start_ns - rec.start_ns, t.end_ns - rec.start_ns, t.tag.sub_batch});
-    if (t.stream != StreamKind::Compute) continue;
-    if ((t.tag.kind == TaskKind::Compute || t.tag.kind == TaskKind::Recompute) && t.tag.step >= 1 &&
-        t.tag.step <= 2 * n) {
-      const std::int64_t gap = std::max<std::int64_t>(0, t.start_ns - computeFree);
-      rec.stall_ns[static_cast<std::size_t>(t.tag.step)] += gap;  // recomputes share the step
-      rec.pass_stall_ns[rec.passStep(t.tag.sub_batch, t.tag.step)] += gap;
-      rec.stall_total_ns += gap;
-      while (nextSample < inUse.size() && inUse[nextSample].first < t.seq)
-        ++nextSample;
-      if (nextSample < inUse.size() && inUse[nextSample].first == t.seq) {
-        rec.pool.push_back({t.start_ns - rec.start_ns, inUse[nextSample].second});
-      }
-    }
-    computeFree = std::max(computeFree, t.end_ns);
-  }
-  rec.pool.push_back({rec.duration_ns, im.alloc.stats().in_use});
-  // t_ready: when the swap-stream tasks each step waited on had ended (its prefetches, and the
-  // offloads its memory's previous users had to finish).
-  std::vector<std::pair<std::uint64_t, std::int64_t>> ends[3];  // per stream: (seq, end)
-  for (const TaskTiming& t : timings)
-    ends[static_cast<int>(t.stream)].emplace_back(t.seq, t.end_ns - rec.start_ns);
-  for (auto& e : ends)
-    std::sort(e.begin(), e.end());
-  rec.ready_ns.assign(stepWait.size(), 0);
-  for (std::size_t at = 0; at < stepWait.size(); ++at) {
-    for (const StreamKind other : {StreamKind::SwapOut, StreamKind::SwapIn}) {
-      const auto& e = ends[static_cast<int>(other)];
-      const std::uint64_t seq = stepWait[at][static_cast<int>(other)];
-      const auto it = std::lower_bound(e.begin(), e.end(), std::pair{seq, std::int64_t{0}});
-      if (seq > 0 && it != e.end() && it->first == seq)
-        rec.ready_ns[at] = std::max(rec.ready_ns[at], it->second);
-    }
-  }
+  run.timings.tasks = m_device.takeTimings();
+  run.timings.in_use_at_end = im.alloc.stats().in_use;
+  fillTimeline(rec, n, std::move(run.timings));
   return rec;
 }
 

@@ -199,6 +199,14 @@ class SwapExecutor {
 
  private:
   struct Impl;
+  /// The set-up, in order. The kernels: their workspaces enter the GMAP, so that they count
+  /// against the budget.
+  void createKernels(const SwapSet& swapped);
+  /// Splits the GMAP into set-up and the iteration, and places the buffers in the pool: ahead of
+  /// time, else at run time where a dry run shows they fit; PlanDoesNotFit otherwise.
+  void placeBuffers(std::int64_t budget, std::int64_t peak);
+  /// Reserves the pool and host memory, and writes the persistent buffers' initial values.
+  void reserveMemory(const SwapSet& swapped, std::int64_t batch, std::int64_t budget);
   /// evaluate() on one pass: `count` <= subBatch() samples, the rest of the pass padding.
   EvalBatch evaluatePass(const float* images, const std::int32_t* labels, std::int64_t count);
   /// The values of one buffer per layer (-1: none), in layer order.

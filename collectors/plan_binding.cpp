@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/// @brief A plan bound to a network and a device: the network it names, its swap and recompute
+/// sets, and whether it describes the device at hand.
+#include "collectors/profiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "analysis/gmap.h"
+#include "analysis/memory.h"
+#include "analysis/network_analysis.h"
+#include "analysis/swap_policy.h"
+#include "collectors/timeline_rows.h"
+#include "common/batch_limit.h"
+#include "common/bytes.h"
+#include "common/error.h"
+#include "common/format.h"
+#include "common/stats.h"
+#include "graph/network_json.h"
+#include "perfmodel/model.h"
+#include "runtime/dataset.h"
+#include "runtime/host_memory.h"
+#include "runtime/trainer.h"
+#include "store/sqlite.h"
+
+namespace swapscope::collect {
+
+std::string planDeviceMismatch(const store::PlanFile& plan, const rt::Device& device) {
+  return perf::planDeviceMismatch(plan.device_name, plan.backend, device.deviceName(),
+                                  device.backendName());
+}
+
+Network planNetwork(const store::PlanFile& plan, const std::string& planName,
+                    const std::string& otherwise) {
+  if (plan.source_db.empty()) {
+    throwBadInput("plan '" + planName +
+                  "' names no source_db to take the network from: " + otherwise);
+  }
+  // A relative source_db is relative to the plan file's folder, wherever `run` is started.
+  const std::string db = store::sourceDbPath(plan, planName);
+  try {
+    store::RunReader reader(db);
+    const store::NetworkInfo network = reader.network();
+    store::requireNetwork(db, network, "run");
+    return networkFromText(network.json, db + " (network)");
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    const std::string relative =
+        std::filesystem::path(plan.source_db).is_relative()
+            ? " (its source_db '" + plan.source_db + "' is taken from the plan file's folder)"
+            : "";
+    throwBadInput(planName + ": source_db: " + e.what() + relative +
+                  " (the network is taken from there; " + otherwise + " instead)");
+  }
+}
+
+SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName) {
+  if (net.structureHash() != plan.structure_hash) {
+    throwBadInput("plan '" + planName + "' was made for network " + plan.network_name +
+                  " (structure " + plan.structure_hash + "), not " + net.name() + " (structure " +
+                  net.structureHash() + ")");
+  }
+  std::vector<std::string> names;
+  for (const store::PlanSwap& w : plan.swap_set)
+    names.push_back(w.fm);
+  const auto costs = computeLayerCosts(net);
+  SwapSet swapped = swapSetFromNames(net, costs, names, planName + ": swap_set", ".fm");
+  const RecomputeSet recomputed = planRecomputeSet(net, plan, planName);
+  Gmap g;
+  try {
+    g = buildGmap(net, costs, swapped, recomputed);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    throwBadInput(planName + ": recompute: " + e.what());
+  }
+  // A k whose bytes no 64-bit count holds is the plan's error: name the file and the field.
+  try {
+    (void)computeMemoryCurve(g).peak(plan.k);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    throwBadInput(planName + ": k: " + e.what());
+  }
+  return swapped;
+}
+
+RecomputeSet planRecomputeSet(const Network& net, const store::PlanFile& plan,
+                              const std::string& planName) {
+  std::vector<std::string> names;
+  for (const store::PlanRecompute& r : plan.recompute)
+    names.push_back(r.fm);
+  return recomputeSetFromNames(net, computeLayerCosts(net), names, planName + ": recompute", ".fm");
+}
+
+}  // namespace swapscope::collect

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: MIT
+/// @brief RunReader: opens a run database read-only, checks it and loads it table by table.
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "common/error.h"
+#include "graph/json_guard.h"
+#include "graph/network_json.h"
+#include "store/file_checks.h"
+#include "store/plan_file.h"
+#include "store/process_identity.h"
+#include "store/run_db.h"
+#include "store/schema.h"
+#include "store/sqlite.h"
+#include "store/table_rows.h"
+
+namespace swapscope::store {
+using json = nlohmann::json;
+
+namespace {
+
+RunStatus statusFromName(const std::string& path, const std::string& s) {
+  for (RunStatus v :
+       {RunStatus::Running, RunStatus::Complete, RunStatus::Incomplete, RunStatus::Failed}) {
+    if (s == runStatusName(v)) return v;
+  }
+  damaged(path,
+          "meta 'status' is " + quoteBounded(s) + ", not running, complete, incomplete or failed");
+}
+
+/// What the loaders of later tables check their rows against.
+struct LoadState {
+  Database& db;
+  RunData& d;
+  bool v2 = false;  ///< the columns of kVersion2Columns
+  std::vector<std::string> networkLayers;
+  std::int64_t layerCount = 0;
+  /// The SGD update of every layer is one step past the last compute step.
+  std::int64_t updateStep = 0;
+  std::set<std::pair<std::int64_t, int>> recorded;                  // (k, iteration)
+  std::map<std::pair<std::int64_t, int>, std::int64_t> durationOf;  // (k, iteration) -> ns
+  std::pair<std::int64_t, int> lastFound{0, -1};
+
+  /// Rows of an iteration are written in one transaction with its iterations row.
+  /// Rows come ordered by (k, iteration): one lookup per iteration, not per row.
+  void requireIteration(const TableRows& rows, std::int64_t k, int iteration) {
+    if (std::pair{k, iteration} == lastFound) return;
+    if (recorded.count({k, iteration})) {
+      lastFound = {k, iteration};
+    } else {
+      rows.badRow("k " + std::to_string(k) + " iteration " + std::to_string(iteration) +
+                  " has no row in table 'iterations'");
+    }
+  }
+};
+
+/// Table layers: ids 0, 1, 2, ... naming the stored network's layers in order.
+void loadLayers(LoadState& s) {
+  RunData& d = s.d;
+  const auto& networkLayers = s.networkLayers;
+  TableRows rows(s.db, "layers",
+                 {"id", "name", "kind", "inputs", "out_shape", "params", "fwd_flops",
+                  "bwd_data_flops", "bwd_weight_flops", "fm_fixed", "fm_per_sample"},
+                 "id");
+  while (rows.next()) {
+    LayerRow r;
+    const auto expected = static_cast<std::int64_t>(d.layers.size());
+    r.id = rows.int32(0);
+    if (r.id != expected) {
+      rows.bad(0, "is " + std::to_string(r.id) + "; layer ids run 0, 1, 2, ... without gaps, so " +
+                      std::to_string(expected) + " comes first");
+    }
+    r.name = rows.text(1);
+    r.kind = rows.text(2);
+    r.inputs = parseArray<int>(rows, 3);
+    for (const int in : r.inputs) {
+      if (in < 0 || in >= r.id) {
+        rows.bad(3, "names layer " + std::to_string(in) + ", which is not an earlier layer");
+      }
+    }
+    r.out_shape = parseArray<std::int64_t>(rows, 4);
+    for (const std::int64_t dim : r.out_shape) {
+      if (dim <= 0) rows.bad(4, "has a dimension of " + std::to_string(dim));
+    }
+    r.params = rows.nonNegative(5);
+    r.fwd_flops = rows.nonNegative(6);
+    r.bwd_data_flops = rows.nonNegative(7);
+    r.bwd_weight_flops = rows.nonNegative(8);
+    r.fm = {rows.nonNegative(9), rows.nonNegative(10)};
+    if (!networkLayers.empty()) {
+      if (d.layers.size() >= networkLayers.size()) {
+        rows.badRow("the stored network has only " + std::to_string(networkLayers.size()) +
+                    " layers");
+      }
+      if (r.name != networkLayers[d.layers.size()]) {
+        rows.bad(1, "is " + quoteBounded(r.name) + ", but layer " + std::to_string(r.id) +
+                        " of the stored network is " +
+                        quoteBounded(networkLayers[d.layers.size()]));
+      }
+    }
+    d.layers.push_back(std::move(r));
+  }
+  if (d.layers.size() != s.networkLayers.size()) {
+    damaged(d.path, "table 'layers' has " + std::to_string(d.layers.size()) +
+                        " rows, but the stored network (table 'network') has " +
+                        std::to_string(s.networkLayers.size()) + " layers");
+  }
+}
+
+/// Table steps: 1, 2, 3, ... each of a layer and a direction.
+void loadSteps(LoadState& s) {
+  RunData& d = s.d;
+  const std::int64_t layerCount = s.layerCount;
+  TableRows rows(s.db, "steps", {"step", "layer", "direction", "flops_per_sample"}, "step");
+  while (rows.next()) {
+    StepRow r;
+    const auto expected = static_cast<std::int64_t>(d.steps.size()) + 1;
+    r.step = rows.int32(0);
+    if (r.step != expected) {
+      rows.bad(0, "is " + std::to_string(r.step) + "; steps run 1, 2, 3, ... without gaps, so " +
+                      std::to_string(expected) + " comes first");
+    }
+    r.layer = rows.int32(1, 0, layerCount - 1);
+    r.direction = directionFromName(rows, 2, false);
+    r.flops_per_sample = rows.nonNegative(3);
+    d.steps.push_back(r);
+  }
+}
+
+/// Table tensors: ids 0, 1, 2, ... of a layer or none.
+void loadTensors(LoadState& s) {
+  RunData& d = s.d;
+  const std::int64_t layerCount = s.layerCount;
+  TableRows rows(s.db, "tensors", {"id", "name", "kind", "layer", "size_fixed", "size_per_sample"},
+                 "id");
+  while (rows.next()) {
+    TensorRow r;
+    const auto expected = static_cast<std::int64_t>(d.tensors.size());
+    r.id = rows.int32(0);
+    if (r.id != expected) {
+      rows.bad(0, "is " + std::to_string(r.id) + "; tensor ids run 0, 1, 2, ... without gaps, so " +
+                      std::to_string(expected) + " comes first");
+    }
+    r.name = rows.text(1);
+    r.kind = rows.text(2);
+    r.layer = rows.int32(3, -1, layerCount - 1);  // -1: no layer (the labels)
+    r.size = {rows.nonNegative(4), rows.nonNegative(5)};
+    d.tensors.push_back(std::move(r));
+  }
+}
+
+/// Table batches: one row per minibatch recorded.
+void loadBatches(LoadState& s) {
+  RunData& d = s.d;
+  const bool v2 = s.v2;
+  std::vector<const char*> columns{"k",
+                                   "policy",
+                                   "warmup",
+                                   "predicted_peak",
+                                   "measured_peak",
+                                   "reuse_delay",
+                                   "hoisted_prefetches"};
+  if (v2) columns.push_back("dispatch_ns");
+  TableRows rows(s.db, "batches", std::move(columns), "k");
+  while (rows.next()) {
+    d.batches.push_back({rows.integer(0, 1, kMaxRecordedK), rows.text(1), rows.int32(2),
+                         rows.nonNegative(3), rows.nonNegative(4), rows.int32(5), rows.int32(6),
+                         v2 ? rows.integer(7, -1) : -1});
+  }
+}
+
+/// Table iterations: each (k, iteration) once, with its duration for the rows inside it.
+void loadIterations(LoadState& s) {
+  RunData& d = s.d;
+  TableRows rows(s.db, "iterations",
+                 {"k", "iteration", "start_ns", "duration_ns", "loss", "stall_ns", "offload_bytes",
+                  "prefetch_bytes", "load_bytes"},
+                 "k, iteration");
+  while (rows.next()) {
+    const IterationRow r{rows.integer(0, 1, kMaxRecordedK),
+                         rows.int32(1),
+                         rows.nonNegative(2),
+                         rows.integer(3, 1),
+                         rows.real(4),
+                         rows.nonNegative(5),
+                         rows.nonNegative(6),
+                         rows.nonNegative(7),
+                         rows.nonNegative(8)};
+    if (!s.recorded.insert({r.k, r.iteration}).second) {
+      rows.badRow("k " + std::to_string(r.k) + " iteration " + std::to_string(r.iteration) +
+                  " is recorded twice");
+    }
+    s.durationOf[{r.k, r.iteration}] = r.duration_ns;
+    d.iterations.push_back(r);
+  }
+}
+
+/// Table samples: each a step of a recorded iteration, at most as long as it.
+void loadSamples(LoadState& s) {
+  RunData& d = s.d;
+  const bool v2 = s.v2;
+  const std::int64_t layerCount = s.layerCount;
+  const std::int64_t updateStep = s.updateStep;
+  std::vector<const char*> columns{"k",     "iteration", "step",    "layer",   "direction",
+                                   "flops", "start_ns",  "time_ns", "stall_ns"};
+  if (v2) {
+    columns.push_back("ready_ns");
+    columns.push_back("copy_overlap_ns");
+  }
+  TableRows rows(s.db, "samples", std::move(columns), "k, iteration, start_ns, step, layer");
+  while (rows.next()) {
+    SampleRow r;
+    r.k = rows.integer(0, 1, kMaxRecordedK);
+    r.iteration = rows.int32(1);
+    s.requireIteration(rows, r.k, r.iteration);
+    r.step = rows.int32(2);
+    r.layer = rows.int32(3);
+    if (r.layer >= layerCount) {
+      rows.bad(3, "is " + std::to_string(r.layer) + ", but table 'layers' has " +
+                      (layerCount ? "layers 0.." + std::to_string(layerCount - 1) : "no layers"));
+    }
+    r.direction = directionFromName(rows, 4, true);
+    if (r.direction == Direction::Update) {
+      if (r.step != updateStep) {
+        rows.bad(2, "is " + std::to_string(r.step) + ", but the update step is " +
+                        std::to_string(updateStep));
+      }
+    } else {
+      if (r.step < 1 || r.step >= updateStep) {
+        rows.bad(2,
+                 "is " + std::to_string(r.step) + ", but table 'steps' has " +
+                     (updateStep > 1 ? "steps 1.." + std::to_string(updateStep - 1) : "no steps"));
+      }
+      const StepRow& step = d.steps[static_cast<std::size_t>(r.step - 1)];
+      if (step.layer != r.layer || step.direction != r.direction) {
+        rows.badRow("layer " + std::to_string(r.layer) + " " +
+                    std::string(directionName(r.direction)) + " does not match step " +
+                    std::to_string(r.step) + " (layer " + std::to_string(step.layer) + " " +
+                    std::string(directionName(step.direction)) + ")");
+      }
+    }
+    r.flops = rows.nonNegative(5);
+    r.start_ns = rows.nonNegative(6);
+    r.time_ns = rows.nonNegative(7);
+    // A step runs inside its iteration: a longer one is damage, and it would drive the fits.
+    if (const std::int64_t iter = s.durationOf.at({r.k, r.iteration}); r.time_ns > iter) {
+      rows.bad(7, "is " + std::to_string(r.time_ns) + ", longer than its iteration (" +
+                      std::to_string(iter) + " ns)");
+    }
+    r.stall_ns = rows.nonNegative(8);
+    if (v2) {
+      r.ready_ns = rows.integer(9, -1);  // -1: not recorded
+      r.copy_overlap_ns = rows.integer(10, -1, r.time_ns);
+    }
+    d.samples.push_back(r);
+  }
+}
+
+/// Table recomputes (schema 3): each inside a backward step of a recorded iteration.
+void loadRecomputes(LoadState& s) {
+  RunData& d = s.d;
+  const std::int64_t layerCount = s.layerCount;
+  const std::int64_t updateStep = s.updateStep;
+  TableRows rows(s.db, "recomputes",
+                 {"k", "iteration", "step", "layer", "flops", "start_ns", "time_ns"},
+                 "k, iteration, start_ns, rowid");
+  while (rows.next()) {
+    RecomputeRow r;
+    r.k = rows.integer(0, 1, kMaxRecordedK);
+    r.iteration = rows.int32(1);
+    s.requireIteration(rows, r.k, r.iteration);
+    r.step = rows.int32(2);
+    // A recompute runs inside a backward step, re-making the output of a layer.
+    if (r.step < 1 || r.step >= updateStep ||
+        d.steps[static_cast<std::size_t>(r.step - 1)].direction != Direction::Backward) {
+      rows.bad(2, "is " + std::to_string(r.step) + ", not a backward step of table 'steps'");
+    }
+    r.layer = rows.int32(3);
+    if (r.layer < 0 || r.layer >= layerCount) {
+      rows.bad(3, "is " + std::to_string(r.layer) + ", but table 'layers' has " +
+                      (layerCount ? "layers 0.." + std::to_string(layerCount - 1) : "no layers"));
+    }
+    r.flops = rows.nonNegative(4);
+    r.start_ns = rows.nonNegative(5);
+    r.time_ns = rows.nonNegative(6);
+    if (const std::int64_t iter = s.durationOf.at({r.k, r.iteration}); r.time_ns > iter) {
+      rows.bad(6, "is " + std::to_string(r.time_ns) + ", longer than its iteration (" +
+                      std::to_string(iter) + " ns)");
+    }
+    d.recomputes.push_back(r);
+  }
+}
+
+/// Table transfers: each of a recorded iteration, a tensor and its kind's direction.
+void loadTransfers(LoadState& s) {
+  RunData& d = s.d;
+  const std::int64_t updateStep = s.updateStep;
+  const auto tensorCount = static_cast<std::int64_t>(d.tensors.size());
+  TableRows rows(s.db, "transfers",
+                 {"k", "iteration", "kind", "direction", "tensor", "step", "bytes", "start_ns",
+                  "end_ns", "pinned", "overlap_ns"},
+                 "k, iteration, start_ns, rowid");
+  while (rows.next()) {
+    TransferRow r;
+    r.k = rows.integer(0, 1, kMaxRecordedK);
+    r.iteration = rows.int32(1);
+    s.requireIteration(rows, r.k, r.iteration);
+    r.kind = transferKindFromName(rows, 2);
+    const std::string dir = rows.text(3);
+    const bool toHost = r.kind == TransferKind::Offload || r.kind == TransferKind::Readback;
+    if (dir != (toHost ? "d2h" : "h2d")) {
+      rows.bad(3, "is " + quoteBounded(dir) + ", but " +
+                      (r.kind == TransferKind::Offload ? "an " : "a ") +
+                      std::string(transferKindName(r.kind)) + " goes " + (toHost ? "d2h" : "h2d"));
+    }
+    r.to_host = toHost;
+    r.tensor = rows.int32(4);
+    if (r.tensor >= tensorCount) {
+      rows.bad(4,
+               "is " + std::to_string(r.tensor) + ", but table 'tensors' has " +
+                   (tensorCount ? "tensors 0.." + std::to_string(tensorCount - 1) : "no tensors"));
+    }
+    r.step = rows.int32(5, 0, updateStep);
+    r.bytes = rows.nonNegative(6);
+    r.start_ns = rows.nonNegative(7);
+    r.end_ns = rows.integer(8, r.start_ns);
+    r.pinned = rows.flag(9);
+    r.overlap_ns = rows.integer(10, 0, r.end_ns - r.start_ns);
+    d.transfers.push_back(r);
+  }
+}
+
+/// Table memory: each of a recorded iteration.
+void loadMemory(LoadState& s) {
+  RunData& d = s.d;
+  TableRows rows(s.db, "memory", {"k", "iteration", "time_ns", "in_use"},
+                 "k, iteration, time_ns, rowid");
+  while (rows.next()) {
+    MemoryRow r{rows.integer(0, 1, kMaxRecordedK), rows.int32(1), rows.nonNegative(2),
+                rows.nonNegative(3)};
+    s.requireIteration(rows, r.k, r.iteration);
+    d.memory.push_back(r);
+  }
+}
+
+/// Table fits.
+void loadFits(LoadState& s) {
+  RunData& d = s.d;
+  TableRows rows(s.db, "fits",
+                 {"id", "scope", "target", "direction", "form", "params", "points", "rmse",
+                  "max_rel_error", "chosen"},
+                 "id");
+  while (rows.next()) {
+    d.fits.push_back({rows.integer(0), rows.text(1), rows.text(2), rows.text(3), rows.text(4),
+                      rows.jsonText(5), rows.int32(6), rows.real(7, true), rows.real(8, true),
+                      rows.flag(9)});
+  }
+}
+
+/// Table plans: each read as a plan file is.
+void loadPlans(LoadState& s) {
+  RunData& d = s.d;
+  TableRows rows(
+      s.db, "plans",
+      {"id", "created_utc", "policy", "mode", "budget", "k", "predicted_iter_ns", "json"}, "id");
+  while (rows.next()) {
+    d.plans.push_back({rows.integer(0), rows.text(1), rows.text(2), rows.text(3),
+                       rows.nonNegative(4), rows.integer(5, 1), rows.nonNegative(6),
+                       rows.jsonText(7)});
+    // A recorded plan is read as a plan file is: compare and the app take its predictions.
+    try {
+      planFromJson(json::parse(d.plans.back().json), "plan");
+    } catch (const Error& e) {
+      damaged(d.path, "table 'plans' row " + std::to_string(d.plans.back().id) + ": " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+RunReader::RunReader(const std::string& path) {
+  checkRunFile(path);
+  m_db = std::make_unique<Database>(path, Database::Mode::ReadOnly);
+  const auto appId = m_db->queryInt("PRAGMA application_id");
+  if (appId != kApplicationId) {
+    if (appId == 0) {
+      throwBadInput("'" + path +
+                    "' is an SQLite database but not a Swapscope run database (it has no "
+                    "Swapscope application id)");
+    }
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08llx",
+                  static_cast<unsigned long long>(static_cast<std::uint32_t>(appId)));
+    throwBadInput("'" + path + "' belongs to another application (SQLite application id " + hex +
+                  "), not Swapscope");
+  }
+  m_version = static_cast<int>(m_db->queryInt("PRAGMA user_version"));
+  if (m_version > kSchemaVersion) {
+    throwBadInput("'" + path + "' has run-database schema version " + std::to_string(m_version) +
+                  ", newer than this Swapscope reads (" + std::to_string(kSchemaVersion) +
+                  "); use a newer Swapscope");
+  }
+  if (m_version < 1) {
+    throwBadInput("'" + path +
+                  "' has no run-database schema version; it was not finished by "
+                  "Swapscope's writer");
+  }
+  {
+    Statement check(*m_db, "PRAGMA quick_check(1)");
+    if (check.step() && check.text(0) != "ok") {
+      damaged(path, quoteBounded(check.text(0), 200) + " (SQLite's quick_check)");
+    }
+  }
+  checkTables(*m_db, path, m_version);
+}
+
+RunReader::~RunReader() = default;
+
+const std::string& RunReader::path() const {
+  return m_db->path();
+}
+
+RunMeta RunReader::meta() {
+  RunMeta m;
+  std::map<std::string, std::string> kv;
+  {
+    TableRows rows(*m_db, "meta", {"key", "value"}, "key");
+    while (rows.next()) {
+      std::string key = rows.text(0);
+      kv[std::move(key)] = rows.text(1);
+    }
+  }
+  auto take = [&](const char* key) {
+    auto it = kv.find(key);
+    if (it == kv.end()) damaged(path(), std::string("meta has no '") + key + "'");
+    std::string v = std::move(it->second);
+    kv.erase(it);
+    return v;
+  };
+  auto takeInt = [&](const char* key) {
+    const std::string v = take(key);
+    try {
+      std::size_t used = 0;
+      const long long n = std::stoll(v, &used);
+      if (used == v.size() && n >= 0) return static_cast<std::int64_t>(n);
+    } catch (const std::exception&) {
+    }
+    damaged(path(), std::string("meta '") + key + "' is " + quoteBounded(v) +
+                        ", not an integer of 0 or more");
+  };
+  m.kind = take("kind");
+  m.backend = take("backend");
+  m.device = take("device");
+  m.device_memory = takeInt("device_memory");
+  {
+    const std::string text = take("versions");
+    // Depth first: a deeply nested value would overflow the stack when parsed or echoed.
+    const json v =
+        jsonTooDeepAt(text) ? json(json::value_t::discarded) : json::parse(text, nullptr, false);
+    if (v.is_discarded() || !v.is_object()) {
+      damaged(path(), "meta 'versions' is " + quoteBounded(text) + ", not a JSON object");
+    }
+    for (const auto& [name, value] : v.items()) {
+      m.versions[name] = value.is_string() ? value.get<std::string>() : echoJson(value);
+    }
+  }
+  m.command_line = take("command_line");
+  m.started_utc = take("started_utc");
+  m.budget = takeInt("budget");
+  m.policy = take("policy");
+  m.host_cpu = take("host_cpu");
+  m.status = statusFromName(path(), take("status"));
+  m.status_message = take("status_message");
+  m.writer_pid = takeInt("writer_pid");
+  m.writer_host = take("writer_host");
+  if (kv.count("writer_start")) m.writer_start = take("writer_start");
+  m.extra = std::move(kv);
+  if (m.status == RunStatus::Running && !writerAlive(m.writer_pid, m.writer_host, m.writer_start)) {
+    m.status = RunStatus::Incomplete;
+    m.status_message = "the writing process (pid " + std::to_string(m.writer_pid) + " on " +
+                       m.writer_host + ") ended without finishing the run";
+  }
+  return m;
+}
+
+NetworkInfo RunReader::network() {
+  return readNetwork(nullptr);
+}
+
+NetworkInfo RunReader::readNetwork(std::vector<std::string>* layerNames) {
+  TableRows rows(*m_db, "network", {"name", "structure_hash", "json"}, "rowid");
+  NetworkInfo n;
+  if (!rows.next()) return n;
+  n = {rows.text(0), rows.text(1), rows.text(2)};
+  if (auto why = jsonError(n.json)) rows.bad(2, *why);
+  // The origin the verbs name the stored network by.
+  const std::string origin = path() + " (network)";
+  Network net = [&] {
+    try {
+      // From the text: its depth is checked before anything recursive runs (converting a
+      // parsed document recurses once per level).
+      return networkFromText(n.json, origin);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::BadInput, e.what());
+    } catch (const json::exception& e) {
+      throwBadInput(origin + ": " + quoteBounded(e.what(), 160));
+    }
+  }();
+  if (net.structureHash() != n.structure_hash) {
+    rows.badRow("the network in column 'json' has structure hash " + net.structureHash() +
+                ", not the stored structure_hash " + quoteBounded(n.structure_hash));
+  }
+  if (layerNames) {
+    for (int i = 0; i < net.size(); ++i)
+      layerNames->push_back(net.layer(i).name);
+  }
+  return n;
+}
+
+RowCounts RunReader::counts() {
+  auto count = [&](const char* sql) { return m_db->queryInt(sql); };
+  RowCounts c;
+  c.layers = count("SELECT count(*) FROM layers");
+  c.steps = count("SELECT count(*) FROM steps");
+  c.tensors = count("SELECT count(*) FROM tensors");
+  c.batches = count("SELECT count(*) FROM batches");
+  c.iterations = count("SELECT count(*) FROM iterations");
+  c.samples = count("SELECT count(*) FROM samples");
+  c.transfers = count("SELECT count(*) FROM transfers");
+  c.memory = count("SELECT count(*) FROM memory");
+  c.fits = count("SELECT count(*) FROM fits");
+  c.plans = count("SELECT count(*) FROM plans");
+  if (m_version >= 3) c.recomputes = count("SELECT count(*) FROM recomputes");
+  return c;
+}
+
+RunData RunReader::load() {
+  RunData d;
+  d.path = path();
+  d.schema_version = m_version;
+  d.meta = meta();
+  LoadState s{*m_db, d, false, {}, 0, 0, {}, {}, {0, -1}};
+  s.v2 = m_version >= 2;
+  d.network = readNetwork(&s.networkLayers);
+  loadLayers(s);
+  s.layerCount = static_cast<std::int64_t>(d.layers.size());
+  loadSteps(s);
+  s.updateStep = static_cast<std::int64_t>(d.steps.size()) + 1;
+  loadTensors(s);
+  loadBatches(s);
+  loadIterations(s);
+  loadSamples(s);
+  if (m_version >= 3) loadRecomputes(s);
+  loadTransfers(s);
+  loadMemory(s);
+  loadFits(s);
+  loadPlans(s);
+  return d;
+}
+
+}  // namespace swapscope::store
