@@ -81,7 +81,8 @@ class StepMax {
 /// Pins change the simulator's inputs in place (no transfer for a pinned FM) and the resident
 /// bytes between its forward release and backward prefetch; the final set is then evaluated
 /// exactly, and phase 2's pins are given back where the exact plan would be slower (a kept FM
-/// takes headroom that prefetches would have been moved into). Phase 2 never makes the plan
+/// takes headroom that prefetches would have been moved into). Where the budget holds keep-all
+/// at k, the plan is keep-all's, in both phases. Phase 2 never makes the plan
 /// slower than phase 1's, so the argmin search runs phase 1 only and phase 2 at the k it picks.
 std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& swapAll,
                                           const StepTimes& times, BudgetWindow& window,
@@ -92,6 +93,12 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   const std::int64_t k = times.k;
   const std::int64_t peak = swapAll.curve.peak(k);
   if (!window.fits(peak)) return std::nullopt;
+  // Where the budget holds keep-all at k, the plan keeps every FM (what phase 2 would end with,
+  // after phase 1 had pinned its way there one FM at a time).
+  if (window.fits(ctx.keepAll.curve.peak(k))) {
+    if (evaluated) ++*evaluated;
+    return evaluatePrepared(ctx, ctx.keepAll, times, window, reuseDelay);
+  }
   const Gmap& g = swapAll.gmap;
   const int n = g.forward_steps;
   const auto placement = ctx.scheduleAt(swapAll, k);

@@ -202,10 +202,13 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
   };
   // The plan of least placed objective (ties: the smaller k), placing plans in order of their
   // least objective until the next one's cannot beat it.
-  auto best = [&]() -> Candidate* {
+  // Only the plans `keepsAll` names where it is given.
+  const auto keepsAll = [&](const Candidate& c) { return c.plan.plan->swapped == ctx.keepAll.set; };
+  auto best = [&](std::optional<bool> keepingAll = std::nullopt) -> Candidate* {
     std::vector<Candidate*> order;
-    for (Candidate& c : pool)
-      order.push_back(&c);
+    for (Candidate& c : pool) {
+      if (!keepingAll || keepsAll(c) == *keepingAll) order.push_back(&c);
+    }
     std::sort(order.begin(), order.end(), [](const Candidate* x, const Candidate* y) {
       return std::tie(x->least, x->plan.plan->k) < std::tie(y->least, y->plan.plan->k);
     });
@@ -241,17 +244,28 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
     chosen = best();
   }
   if (!chosen) return std::nullopt;
-  Context::KPlan bestPlan = chosen->plan;
   // At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved. Phase 2 keeps FMs
   // up to the budget, where the pool may no longer pack the schedule phase 1 was valued on: the
   // phase-2 plan is taken only where its placed time is no worse than phase 1's.
-  if (!fixed) {
-    auto p = at(*ctx.timesAt(bestPlan.plan->k), Stage::FromPhase1, &bestPlan);
-    if (p.plan) {
-      const double phase1 = *placedTime(ctx, *bestPlan.plan, bestPlan.schedules, req.budget);
-      const double limit = phase1 * (1 + 1e-9) + 1e-12;  // noWorse's
-      const auto phase2 = placedTime(ctx, *p.plan, p.schedules, req.budget, limit);
-      if (phase2 && noWorse(*phase2, phase1)) bestPlan = std::move(p);
+  const auto withPhase2 = [&](const Context::KPlan& phase1) {
+    if (fixed) return phase1;
+    auto p = at(*ctx.timesAt(phase1.plan->k), Stage::FromPhase1, &phase1);
+    if (!p.plan) return phase1;
+    const double t1 = *placedTime(ctx, *phase1.plan, phase1.schedules, req.budget);
+    const auto t2 = placedTime(ctx, *p.plan, p.schedules, req.budget, t1 * (1 + 1e-9) + 1e-12);
+    return t2 && noWorse(*t2, t1) ? p : phase1;
+  };
+  // A plan that keeps every FM (accudnn where the budget holds keep-all at k) is valued as it
+  // will run, the others by phase 1, which phase 2 can only make faster: where a keep-all plan
+  // wins, the best of the others is taken through phase 2 as well, and the faster one returned.
+  Context::KPlan bestPlan = keepsAll(*chosen) ? chosen->plan : withPhase2(chosen->plan);
+  if (!fixed && keepsAll(*chosen)) {
+    if (Candidate* other = best(false)) {
+      const Context::KPlan p = withPhase2(other->plan);
+      const double mine = *chosen->placed;
+      const auto theirs = placedTime(ctx, *p.plan, p.schedules, req.budget);
+      const double obj = objectiveOf(*p.plan, *theirs);
+      if (obj < mine || (obj == mine && p.plan->k < bestPlan.plan->k)) bestPlan = p;
     }
   }
   if (!bestPlan.plan) return std::nullopt;
