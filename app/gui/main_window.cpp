@@ -38,6 +38,7 @@
 #include "gui/measured_views.h"
 #include "gui/plan_service.h"
 #include "gui/run_document.h"
+#include "gui/view_registry.h"
 #include "store/plan_file.h"
 #include "views/compare_view.h"
 #include "views/layers_view.h"
@@ -57,8 +58,6 @@ QString qs(const std::string& s) {
   return QString::fromStdString(s);
 }
 
-enum ViewIndex { kMemoryTab, kStreamsTab, kTradeoffTab, kLayersTab, kModelTab, kSummaryTab };
-
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -66,26 +65,16 @@ MainWindow::MainWindow(QWidget* parent)
       m_doc(new RunDocument(this)),
       m_plans(new PlanService(this)),
       m_tabs(new QTabWidget),
-      m_memory(new MemoryChartView),
-      m_streams(new StreamsView),
-      m_tradeoff(new TradeoffView),
-      m_layers(new LayersView),
-      m_modelView(new ModelView),
-      m_summary(new SummaryView),
-      m_stale(static_cast<std::size_t>(kViewNames.size()), false) {
+      m_stale(viewTable().size(), false) {
   setWindowTitle("Swapscope");
+  for (const ViewRow& row : viewTable()) {
+    PlanView* view = row.make ? row.make() : nullptr;
+    if (view) view->setObjectName(row.name);
+    m_planViews.push_back(view);
+  }
   buildControls();
-  // In kViewNames order.
-  m_tabs->addTab(m_memory, "Memory");
-  m_tabs->addTab(m_streams, "Streams");
-  m_tabs->addTab(m_tradeoff, "Trade-off");
-  m_tabs->addTab(m_layers, "Layers");
-  m_tabs->addTab(m_modelView, "Model");
-  m_tabs->addTab(m_summary, "Summary");
-  // What databases recorded: any open database's iterations, and two of them side by side.
-  m_measured = new MeasuredViews(this, m_inputs);
-  m_tabs->addTab(m_measured->timeline(), "Timeline");
-  m_tabs->addTab(m_measured->compare(), "Compare");
+  addViewTabs();
+  if (!m_measured) m_measured = new MeasuredViews(this, m_inputs);
   connect(m_measured, &MeasuredViews::failed, this, &MainWindow::showError);
   connect(m_measured, &MeasuredViews::status, this,
           [this](const QString& m) { statusBar()->showMessage(m); });
@@ -98,7 +87,7 @@ MainWindow::MainWindow(QWidget* parent)
                                                       "Run databases (*.swapdb);;All files (*)");
     if (!path.isEmpty()) m_measured->addDatabase(path);
   });
-  m_summary->setMessage(
+  view<SummaryView>()->setMessage(
       "Open a run database (Open run database...) to plan; without one the "
       "Memory view shows the analyzer's curves of the network chosen.");
   setCentralWidget(m_tabs);
@@ -115,23 +104,22 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_plans, &PlanService::planReady, this, &MainWindow::onPlanReady);
   connect(m_plans, &PlanService::batchCurveReady, this, &MainWindow::onBatchCurve);
   connect(m_plans, &PlanService::sweepPoint, this,
-          [this](const SweepPoint& p) { m_tradeoff->addPoint(p.point); });
+          [this](const SweepPoint& p) { view<TradeoffView>()->addPoint(p.point); });
   connect(m_plans, &PlanService::sweepFinished, this, [this] {
     m_sweepDone = true;
     checkSettled();
   });
   // Linked selection: a layer picked in one view is highlighted in all.
-  connect(m_memory, &MemoryChartView::layerSelected, this, &MainWindow::selectLayer);
-  connect(m_streams, &StreamsView::layerSelected, this, &MainWindow::selectLayer);
-  connect(m_layers, &LayersView::layerSelected, this, &MainWindow::selectLayer);
-  connect(m_modelView, &ModelView::layerSelected, this, &MainWindow::selectLayer);
+  for (PlanView* v : m_planViews)
+    if (v) connect(v, &PlanView::layerSelected, this, &MainWindow::selectLayer);
   // The Timeline's layers are the plan's while it shows a database of the network planned.
   connect(m_measured->timeline(), &TimelineView::layerSelected, this, [this](int layer) {
     if (timelineShowsPlannedNetwork()) selectLayer(layer);
   });
-  connect(m_tradeoff, &TradeoffView::budgetChosen, this,
+  TradeoffView* tradeoff = view<TradeoffView>();
+  connect(tradeoff, &TradeoffView::budgetChosen, this,
           [this](qint64 budget) { setBudget(budget); });
-  connect(m_tradeoff, &TradeoffView::batchChosen, this, [this](qint64 k) {
+  connect(tradeoff, &TradeoffView::batchChosen, this, [this](qint64 k) {
     {
       const QSignalBlocker b1(m_autoK), b2(m_k);
       m_autoK->setChecked(false);
@@ -145,6 +133,17 @@ MainWindow::MainWindow(QWidget* parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::addViewTabs() {
+  const std::vector<ViewRow>& table = viewTable();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    // What databases recorded (any open database's iterations, and two of them side by side):
+    // MeasuredViews' widgets, made with the first of them.
+    if (!m_planViews[i] && !m_measured) m_measured = new MeasuredViews(this, m_inputs);
+    m_tabs->addTab(m_planViews[i] ? m_planViews[i] : table[i].recorded(*m_measured),
+                   table[i].title);
+  }
+}
 
 void MainWindow::buildControls() {
   m_dbLabel = new QLabel("no run database");
@@ -303,7 +302,7 @@ void MainWindow::buildControls() {
 #else
     const QString filter = "PNG (*.png);;PDF (*.pdf)";
 #endif
-    const QString name = kViewNames[m_tabs->currentIndex()];
+    const QString name = viewNames()[m_tabs->currentIndex()];
     const QString path = QFileDialog::getSaveFileName(this, "Save figure", name + ".png", filter);
     if (path.isEmpty()) return;
     try {
@@ -503,7 +502,7 @@ void MainWindow::onLoaded() {
       qs(run->path + "\n" + run->network->name() + " profiled on " + run->model->device()));
   setWindowTitle("Swapscope: " + QFileInfo(qs(run->path)).fileName());
   m_measured->setPrimary(run->run);
-  if (run->model_view) m_modelView->setData(*run->model_view);
+  if (run->model_view) view<ModelView>()->setData(*run->model_view);
   showRecordedPlan(*run, std::exchange(m_requestGiven, false));
   if (m_netSource->currentIndex() == 0) {
     setNetwork(nullptr, "profiled");
@@ -559,7 +558,7 @@ void MainWindow::onContextReady() {
   m_maxBudget = c->device_memory > m_minBudget ? c->device_memory : m_minBudget * 64;
   // What opening the database had to say (a recorded plan the window cannot show), else nothing.
   m_status->setText(std::exchange(m_openNote, {}));
-  m_modelView->setPlannedNetwork(*c->network);
+  view<ModelView>()->setPlannedNetwork(*c->network);
   m_sweepKey.clear();  // a new network: a new sweep
   updateBudgetControls();
   replan();
@@ -575,7 +574,7 @@ void MainWindow::restartSweepIfChanged(const perf::PlanRequest& r) {
   if (key == m_sweepKey) return;
   m_sweepKey = key;
   m_sweepDone = false;
-  m_tradeoff->clearSweep();
+  view<TradeoffView>()->clearSweep();
   m_plans->requestSweep(r, m_maxBudget);
 }
 
@@ -645,13 +644,13 @@ void MainWindow::replan() {
 
 void MainWindow::showAnalysisOnly() {
   const std::int64_t k = m_autoK->isChecked() ? 32 : m_k->value();
-  m_memory->setData(makeMemoryChartData(*m_analysisNet, *m_analysis, k, m_budget));
+  view<MemoryChartView>()->setData(makeMemoryChartData(*m_analysisNet, *m_analysis, k, m_budget));
 }
 
 void MainWindow::onPlanReady(const PlanOutcome& outcome) {
   m_shown = outcome;
   if (!outcome.result) {
-    m_summary->setMessage("the planner failed: " + outcome.error);
+    view<SummaryView>()->setMessage("the planner failed: " + outcome.error);
     showError("Cannot plan", outcome.error);
     return;
   }
@@ -661,11 +660,10 @@ void MainWindow::onPlanReady(const PlanOutcome& outcome) {
     m_k->setValue(static_cast<int>(std::min<std::int64_t>(outcome.result->best.k, m_k->maximum())));
   }
   std::fill(m_stale.begin(), m_stale.end(), true);
-  m_stale[kModelTab] = false;  // the model does not move with the plan
-  // Cheap and read by scripts: always; the current tab: now; the others when shown.
-  refreshView(kSummaryTab);
-  refreshView(kMemoryTab);
-  refreshView(kTradeoffTab);
+  // The eager views (cheap, and read by scripts): always; the current tab: now; the others when
+  // shown.
+  for (std::size_t i = 0; i < viewTable().size(); ++i)
+    if (viewTable()[i].eager) refreshView(static_cast<int>(i));
   refreshView(m_tabs->currentIndex());
   if (!m_pendingSelect.isEmpty()) {
     const QString text = m_pendingSelect;
@@ -685,33 +683,9 @@ void MainWindow::refreshView(int index) {
   if (index < 0 || index >= static_cast<int>(m_stale.size()) || !m_stale[index]) return;
   m_stale[index] = false;
   if (!m_shown || !m_shown->views) return;
-  const PlanViews& v = *m_shown->views;
-  switch (index) {
-    case kMemoryTab:
-      m_memory->setData(v.memory);
-      break;
-    case kStreamsTab:
-      m_streams->setData(v.streams);
-      break;
-    case kTradeoffTab:
-      m_tradeoff->setCurrentBudget(m_shown->request.budget);
-      if (!m_shown->result->trainable) {
-        BatchCurve none;
-        none.budget = m_shown->request.budget;
-        none.reason = m_shown->result->reason;
-        m_tradeoff->setBatchCurve(none);
-      }
-      break;
-    case kLayersTab:
-      m_layers->setData(v.layers);
-      if (m_selected >= 0) m_layers->selectLayer(m_selected);
-      break;
-    case kSummaryTab:
-      m_summary->setData(v.summary);
-      break;
-    default:
-      break;
-  }
+  if (PlanView* view = m_planViews[static_cast<std::size_t>(index)])
+    view->setPlan({m_shown->request, *m_shown->result,
+                   m_shown->views->data[static_cast<std::size_t>(index)]});
 }
 
 void MainWindow::refreshAllViews() {
@@ -722,7 +696,7 @@ void MainWindow::refreshAllViews() {
 void MainWindow::onBatchCurve(const BatchCurveOutcome& curve) {
   if (!m_shown || curve.seq != m_shown->seq) return;  // for a plan no longer shown
   m_curveSeq = curve.seq;
-  m_tradeoff->setBatchCurve(curve.curve);
+  view<TradeoffView>()->setBatchCurve(curve.curve);
   checkSettled();
 }
 
@@ -749,11 +723,8 @@ void MainWindow::selectLayer(int layer) {
   if (m_selecting) return;
   m_selecting = true;
   m_selected = layer;
-  m_memory->selectLayer(layer);
-  m_streams->selectLayer(layer);
-  m_tradeoff->selectLayer(layer);
-  m_layers->selectLayer(layer);
-  m_modelView->selectLayer(layer);
+  for (PlanView* v : m_planViews)
+    if (v) v->selectLayer(layer);
   if (timelineShowsPlannedNetwork()) m_measured->timeline()->selectLayer(layer);
   const Network* net = plannedNetwork();
   if (net && layer >= 0 && layer < net->size())
@@ -769,7 +740,7 @@ bool MainWindow::timelineShowsPlannedNetwork() const {
 }
 
 void MainWindow::showView(const QString& name) {
-  const int index = static_cast<int>(kViewNames.indexOf(name));
+  const int index = static_cast<int>(viewNames().indexOf(name));
   if (index < 0) throwBadInput("unknown view '" + name.toStdString() + "'");
   m_tabs->setCurrentIndex(index);
 }
@@ -790,7 +761,7 @@ void MainWindow::exportPlan(const QString& path, bool force) {
 }
 
 void MainWindow::saveFigure(const QString& name, const QString& path, bool force) {
-  const int index = static_cast<int>(kViewNames.indexOf(name));
+  const int index = static_cast<int>(viewNames().indexOf(name));
   if (index < 0) throwBadInput("unknown view '" + name.toStdString() + "'");
   const files::OutputRules rules = outputRules(force);
   files::checkOutputPath(path.toStdString(), "the figure", rules);

@@ -29,12 +29,7 @@ class QSpinBox;
 class QTabWidget;
 
 namespace swapscope {
-class LayersView;
-class MemoryChartView;
-class ModelView;
-class StreamsView;
-class SummaryView;
-class TradeoffView;
+class PlanView;
 }  // namespace swapscope
 
 namespace swapscope::gui {
@@ -80,7 +75,7 @@ class MainWindow : public QMainWindow {
   /// Writes the plan shown through the engine's plan-file writer. Error(BadInput) when no plan
   /// trains or the path is refused.
   void exportPlan(const QString& path, bool force);
-  /// Saves the view `name` (kViewNames) as PNG, SVG or PDF (by the file's suffix).
+  /// Saves the view `name` (viewNames()) as PNG, SVG or PDF (by the file's suffix).
   void saveFigure(const QString& name, const QString& path, bool force);
   /// Renders the whole window as PNG, SVG or PDF (by the file's suffix, as saveFigure).
   void saveScreenshot(const QString& path, bool force);
@@ -97,12 +92,15 @@ class MainWindow : public QMainWindow {
   int findLayer(const QString& text) const;
 
   QSlider* budgetSlider() const { return m_slider; }
-  MemoryChartView* memoryView() const { return m_memory; }
-  StreamsView* streamsView() const { return m_streams; }
-  TradeoffView* tradeoffView() const { return m_tradeoff; }
-  LayersView* layersView() const { return m_layers; }
-  ModelView* modelView() const { return m_modelView; }
-  SummaryView* summaryView() const { return m_summary; }
+  /// The plan views, per row of viewTable() (null for a recorded-run view's row).
+  const std::vector<PlanView*>& planViews() const { return m_planViews; }
+  /// The plan view of type View (e.g. MemoryChartView), or null.
+  template <class View>
+  View* view() const {
+    for (PlanView* v : m_planViews)
+      if (auto* found = qobject_cast<View*>(v)) return found;
+    return nullptr;
+  }
   /// The Timeline and Compare views and the databases open beside the planning one.
   MeasuredViews* measured() const { return m_measured; }
   QTabWidget* tabs() const { return m_tabs; }
@@ -120,6 +118,8 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildControls();
+  /// One tab per row of viewTable(), in its order.
+  void addViewTabs();
   void onLoaded();
   /// For a run of a plan: planning shows the plan it ran (unless `keepRequest`: the command
   /// line's budget or k).
@@ -150,14 +150,9 @@ class MainWindow : public QMainWindow {
   RunDocument* m_doc;
   PlanService* m_plans;
   QTabWidget* m_tabs;
-  MemoryChartView* m_memory;
-  StreamsView* m_streams;
-  TradeoffView* m_tradeoff;
-  LayersView* m_layers;
-  ModelView* m_modelView;
-  SummaryView* m_summary;
+  std::vector<PlanView*> m_planViews;  ///< per row of viewTable(); null for recorded-run views
   MeasuredViews* m_measured = nullptr;
-  /// Per tab (kViewNames order): the plan shown is not drawn there yet.
+  /// Per tab (viewTable() order): the plan shown is not drawn there yet.
   std::vector<bool> m_stale;
   std::string m_sweepKey;  ///< the request (budget aside) the sweep on screen was made for
   bool m_sweepDone = false;
@@ -187,7 +182,7 @@ class MainWindow : public QMainWindow {
   bool m_requestGiven = false;  ///< --budget or --batch: kept when the database opens
   std::int64_t m_budget = std::int64_t{256} << 20;
   std::int64_t m_minBudget = 1, m_maxBudget = std::int64_t{80} << 30;
-  QString m_netFile;  ///< the network JSON planned, when one is
+  QString m_netFile;   ///< the network JSON planned, when one is
   QString m_onnxFile;  ///< the ONNX model planned, when one is
   std::optional<PlanOutcome> m_shown;
   int m_selected = -1;

@@ -34,9 +34,9 @@
 #include "gui/main_window.h"
 #include "gui/off_thread.h"
 #include "runtime/device.h"
-#include "views/memory_chart_view.h"
-#include "views/streams_view.h"
-#include "views/summary_view.h"
+#include "views/memory_chart_data.h"
+#include "views/plan_view.h"
+#include "views/streams_data.h"
 
 namespace swapscope::gui {
 namespace {
@@ -564,9 +564,9 @@ void RunController::applyMeasurement() {
     const PlanViews& views = *m_window->shownPlan()->views;
     // The measured series and iteration are checked against, and added to, copies of the plan
     // shown's: made once, while the plan shown stays the run's.
-    MemoryChartData chart = views.memory;
+    MemoryChartData chart = *views.get<MemoryChartData>();
     if (addMeasuredMemory(chart, run, m_check->k)) overlay->memory = std::move(chart.series.back());
-    StreamsData streams = views.streams;
+    StreamsData streams = *views.get<StreamsData>();
     if (addMeasuredStreams(streams, run, m_check->k)) {
       streams.bars.clear();  // only the measured iteration is the overlay's
       streams.stalls.clear();
@@ -587,10 +587,9 @@ void RunController::applyMeasurement() {
   // with the measurement).
   if (!same && m_check && !m_check->device_mismatch.empty())
     overlay->summary.warnings.push_back("device: " + m_check->device_mismatch);
-  // One value, shared by the three views.
-  m_window->memoryView()->setOverlay(overlay);
-  m_window->streamsView()->setOverlay(overlay);
-  m_window->summaryView()->setOverlay(std::move(overlay));
+  // One value, shared by the views that draw it (Memory, Streams and Summary).
+  for (PlanView* view : m_window->planViews())
+    if (view) view->setOverlay(overlay);
   m_overlayShown = same;
   emit measurementApplied();
 }

@@ -291,7 +291,7 @@ TEST(RunController, ARunOnAnotherDeviceThanThePlansIsSaidInTheSummary) {
       "device: the plan's model was fitted on NVIDIA H100 80GB HBM3 (cuda), but this run is on " +
       store::RunReader(db).meta().device + " (cpu)";
   bool said = false;
-  for (const std::string& w : window.summaryView()->data().warnings)
+  for (const std::string& w : window.view<SummaryView>()->data().warnings)
     said = said || w.rfind(expected, 0) == 0;
   EXPECT_TRUE(said) << expected;
   removeDb(db);
@@ -546,19 +546,19 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
   for (const store::TransferRow& r : d.transfers)
     rows += r.iteration == it.iteration;
   window.showView("streams");
-  window.streamsView()->plot()->replot();
-  EXPECT_EQ(window.streamsView()->measuredBarCount(), rows);
-  EXPECT_EQ(window.streamsView()->measuredStallCount(), stalled);
+  window.view<StreamsView>()->plot()->replot();
+  EXPECT_EQ(window.view<StreamsView>()->measuredBarCount(), rows);
+  EXPECT_EQ(window.view<StreamsView>()->measuredStallCount(), stalled);
 
   // Memory: one more curve, the pool's high water as its peak.
   window.showView("memory");
-  const auto& series = window.memoryView()->data().series;
+  const auto& series = window.view<MemoryChartView>()->data().series;
   ASSERT_FALSE(series.empty());
   EXPECT_TRUE(series.back().measured);
   EXPECT_EQ(series.back().peak, d.batches.at(0).measured_peak);
 
   // Summary: t_iter, stall and peak with the errors `swapscope compare` reports.
-  const auto& m = window.summaryView()->data().measured;
+  const auto& m = window.view<SummaryView>()->data().measured;
   ASSERT_TRUE(m.has_value());
   const auto cli = cli::testing::run({"compare", db, db, "--json"});
   ASSERT_EQ(cli.code, 0) << cli.err;
@@ -580,7 +580,7 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
                                                      pvm["t_iter_s"]["measured"].get<double>());
   EXPECT_NE(text.out.find(tIterError), std::string::npos) << text.out;
   bool row = false;
-  for (const SummaryRow& r : window.summaryView()->data().rows)
+  for (const SummaryRow& r : window.view<SummaryView>()->data().rows)
     row = row || (r.label == "t_iter measured" && r.value.find(tIterError) != std::string::npos);
   EXPECT_TRUE(row);
 
@@ -595,13 +595,13 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
   window.setBudget(64 << 20);
   ASSERT_TRUE(waitForPlanOf(window, sample, 64 << 20));
   EXPECT_FALSE(runs->overlayShown());  // the budget is part of the plan
-  EXPECT_FALSE(window.summaryView()->data().measured.has_value());
+  EXPECT_FALSE(window.view<SummaryView>()->data().measured.has_value());
   bool said = false;
-  for (const std::string& w : window.summaryView()->data().warnings)
+  for (const std::string& w : window.view<SummaryView>()->data().warnings)
     said = said || w.find("is of another plan") != std::string::npos;
   EXPECT_TRUE(said);
-  window.streamsView()->plot()->replot();
-  EXPECT_EQ(window.streamsView()->measuredBarCount(), 0);
+  window.view<StreamsView>()->plot()->replot();
+  EXPECT_EQ(window.view<StreamsView>()->measuredBarCount(), 0);
   removeDb(db);
 }
 
@@ -645,25 +645,26 @@ TEST(RunController, TheMeasurementIsReappliedOnlyWhenThePlanShownStartsOrStopsBe
   }
   EXPECT_EQ(applied.size(), 2);  // the measurement, then its removal
   EXPECT_FALSE(runs->overlayShown());
-  EXPECT_FALSE(window.summaryView()->data().measured.has_value());
-  window.streamsView()->plot()->replot();
-  EXPECT_EQ(window.streamsView()->measuredBarCount(), 0);
+  EXPECT_FALSE(window.view<SummaryView>()->data().measured.has_value());
+  window.view<StreamsView>()->plot()->replot();
+  EXPECT_EQ(window.view<StreamsView>()->measuredBarCount(), 0);
   // Back at the run's budget: applied again, and every view draws it over the new plan.
   window.setBudget(16 << 20);
   ASSERT_TRUE(waitForPlanOf(window, sample, 16 << 20));
   EXPECT_EQ(applied.size(), 3);
   EXPECT_TRUE(runs->overlayShown());
   const store::RunData d = store::RunReader(db).load();
-  EXPECT_TRUE(window.summaryView()->data().measured.has_value());
-  window.streamsView()->plot()->replot();
+  EXPECT_TRUE(window.view<SummaryView>()->data().measured.has_value());
+  window.view<StreamsView>()->plot()->replot();
   std::size_t rows = d.transfers.size();
   for (const store::SampleRow& r : d.samples)
     rows += r.iteration == 0;
-  EXPECT_EQ(window.streamsView()->measuredBarCount(), static_cast<int>(rows));
+  EXPECT_EQ(window.view<StreamsView>()->measuredBarCount(), static_cast<int>(rows));
   window.showView("memory");
-  ASSERT_FALSE(window.memoryView()->data().series.empty());
-  EXPECT_TRUE(window.memoryView()->data().series.back().measured);
-  EXPECT_EQ(window.memoryView()->data().series.back().peak, d.batches.at(0).measured_peak);
+  ASSERT_FALSE(window.view<MemoryChartView>()->data().series.empty());
+  EXPECT_TRUE(window.view<MemoryChartView>()->data().series.back().measured);
+  EXPECT_EQ(window.view<MemoryChartView>()->data().series.back().peak,
+            d.batches.at(0).measured_peak);
   removeDb(db);
   fs::remove(plan);
 }
@@ -696,9 +697,9 @@ TEST(RunController, ARunOfAPlanOpensShowingThatPlanWithItsMeasurement) {
     ASSERT_TRUE(applied.wait(30000));
   }
   EXPECT_TRUE(runs->overlayShown());
-  EXPECT_TRUE(window.summaryView()->data().measured.has_value());
-  ASSERT_FALSE(window.memoryView()->data().series.empty());
-  EXPECT_TRUE(window.memoryView()->data().series.back().measured);
+  EXPECT_TRUE(window.view<SummaryView>()->data().measured.has_value());
+  ASSERT_FALSE(window.view<MemoryChartView>()->data().series.empty());
+  EXPECT_TRUE(window.view<MemoryChartView>()->data().series.back().measured);
   // Another budget is planned as ever.
   window.setBudget(recorded.budget * 2);
   ASSERT_TRUE(waitForPlanOf(window, db, recorded.budget * 2));
