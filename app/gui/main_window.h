@@ -117,7 +117,37 @@ class MainWindow : public QMainWindow {
   void failed(const QString& message);
 
  private:
+  /// The Network box's entries, in its order.
+  enum class NetworkSource { Profiled, Zoo, File, Onnx };
+  NetworkSource networkSource() const;
+  /// Selects `source` in the Network box (its signal, when not blocked, rebuilds the network).
+  void setNetworkSource(NetworkSource source);
+  /// Selects `policy` in the Policy box.
+  void setPolicy(Policy policy);
+  /// The Plan dock: its controls made (network, request, budget), laid out and connected.
   void buildControls();
+  /// The dock's buttons, made with the controls and connected after.
+  struct ControlButtons {
+    QPushButton* openDb = nullptr;
+    QPushButton* openNet = nullptr;
+    QPushButton* exportPlan = nullptr;
+    QPushButton* saveFigure = nullptr;
+  };
+  /// The run database and network rows.
+  void makeNetworkControls(ControlButtons& buttons);
+  /// Policy, mode, k, GPUs, link bandwidth, epochs and data-set size.
+  void makeRequestControls();
+  /// The budget slider and entry, its range and the status line.
+  void makeBudgetControls();
+  /// The controls in one form, in a scrolling dock on the left.
+  void addControlsDock(const ControlButtons& buttons);
+  void connectNetworkControls(const ControlButtons& buttons);
+  /// A change of the request replans.
+  void connectRequestControls();
+  /// The slider and the exact entry set the budget, each keeping the other in step.
+  void connectBudgetControls();
+  /// Export plan... and Save figure...
+  void connectOutputButtons(const ControlButtons& buttons);
   /// One tab per row of viewTable(), in its order.
   void addViewTabs();
   void onLoaded();
@@ -154,7 +184,19 @@ class MainWindow : public QMainWindow {
   MeasuredViews* m_measured = nullptr;
   /// Per tab (viewTable() order): the plan shown is not drawn there yet.
   std::vector<bool> m_stale;
-  std::string m_sweepKey;  ///< the request (budget aside) the sweep on screen was made for
+  /// What a budget sweep depends on: everything in a request but the budget.
+  struct SweepKey {
+    Policy policy;
+    perf::PlanMode mode;
+    std::optional<std::int64_t> batch;
+    int gpus;
+    double link_bandwidth;
+    double epochs;
+    std::int64_t dataset_size;
+    static SweepKey of(const perf::PlanRequest& request);
+    bool operator==(const SweepKey&) const = default;
+  };
+  std::optional<SweepKey> m_sweepKey;  ///< the request the sweep on screen was made for
   bool m_sweepDone = false;
   quint64 m_curveSeq = 0;  ///< the plan whose k curve is drawn
 
