@@ -26,7 +26,7 @@
 #include "graph/zoo.h"
 #include "gui/main_window.h"
 #include "gui/measured_views.h"
-#include "gui/run_dialog.h"
+#include "gui/run_controller.h"
 #include "store/chrome_trace.h"
 #include "store/run_db.h"
 #include "views/compare_data.h"

@@ -32,7 +32,7 @@
 #include "graph/zoo.h"
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
-#include "gui/run_dialog.h"
+#include "gui/run_controller.h"
 #include "gui/run_job.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
