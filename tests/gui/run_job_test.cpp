@@ -34,6 +34,7 @@
 #include "gui/main_window.h"
 #include "gui/run_controller.h"
 #include "gui/run_job.h"
+#include "sample_runs.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
 #include "views/memory_chart_view.h"
@@ -44,6 +45,9 @@ namespace swapscope::gui {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// QSignalSpy reads JobOutcome from RunJob's signals.
+[[maybe_unused]] const int kJobOutcomeType = qRegisterMetaType<JobOutcome>();
 
 std::string scratch(const std::string& name) {
   return (fs::temp_directory_path() / ("swapscope-runjob-" + std::to_string(getpid()) + "-" + name))
@@ -209,7 +213,7 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
   const std::string db = scratch("run.swapdb");
   removeDb(db);
   {
-    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
     ASSERT_EQ(made.code, 0) << made.err;
   }
   const JobOutcome outcome = runPlan(plan, db, 2);
@@ -228,7 +232,7 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
 /// The fmnist sample's plan, written to `plan` as a plan whose model was fitted on a GPU records
 /// it.
 void writePlanFittedOnAGpu(const std::string& plan) {
-  const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+  const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
   ASSERT_EQ(made.code, 0) << made.err;
   store::PlanFile gpu = store::readPlanFile(plan);
   gpu.backend = "cuda";
@@ -278,8 +282,7 @@ TEST(RunController, ARunOnAnotherDeviceThanThePlansIsSaidInTheSummary) {
   removeDb(db);
   ASSERT_NO_FATAL_FAILURE(writePlanFittedOnAGpu(plan));
   ASSERT_EQ(runPlan(plan, db, 1).status, store::RunStatus::Complete);
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   MainWindow window;
   auto* runs = new RunController(&window);
   window.openDatabase(QString::fromStdString(sample));
@@ -340,8 +343,7 @@ TEST(RunController, CancelInTheProgressDialogLeavesAnIncompleteDatabase) {
 }
 
 TEST(RunController, RunsThePlanShownIntoANewDatabase) {
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   const std::string db = scratch("app-run.swapdb");
   removeDb(db);
   MainWindow window;
@@ -492,8 +494,7 @@ const store::IterationRow& medianIteration(const store::RunData& run, std::int64
 }
 
 TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) {
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   const std::string db = scratch("app-overlay.swapdb");
   removeDb(db);
   MainWindow window;
@@ -609,7 +610,7 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
 /// plan relabelled as `policy`'s (the run records it as written).
 void runFmnistPlan(const std::string& plan, const std::string& db, const std::string& policy) {
   removeDb(db);
-  const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+  const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
   ASSERT_EQ(made.code, 0) << made.err;
   store::PlanFile file = store::readPlanFile(plan);
   file.policy = policy;
@@ -621,8 +622,7 @@ TEST(RunController, TheMeasurementIsReappliedOnlyWhenThePlanShownStartsOrStopsBe
   const std::string plan = scratch("reapply-plan.json");
   const std::string db = scratch("reapply-run.swapdb");
   ASSERT_NO_FATAL_FAILURE(runFmnistPlan(plan, db, "swap-all"));
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   MainWindow window;
   window.resize(1280, 760);
   window.show();
@@ -714,10 +714,9 @@ TEST(RunController, ARunOfAPlanInSubBatchesOpensOnTheWindowsOwnPlanAndSaysWhy) {
   const std::string plan = scratch("sub-batch-plan.json");
   const std::string db = scratch("sub-batch-run.swapdb");
   removeDb(db);
-  const auto made = cli::testing::run(
-      {"plan", "--db", std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb",
-       "--budget", "16MiB", "--policy", "swap-all", "--batch", "8", "--sub-batches", "2", "--out",
-       plan, "--force"});
+  const auto made = cli::testing::run({"plan", "--db", swapscope::testing::fmnistRun(), "--budget",
+                                       "16MiB", "--policy", "swap-all", "--batch", "8",
+                                       "--sub-batches", "2", "--out", plan, "--force"});
   ASSERT_EQ(made.code, 0) << made.err;
   ASSERT_EQ(runPlan(plan, db, 1).status, store::RunStatus::Complete);
   MainWindow window;
@@ -733,8 +732,7 @@ TEST(RunController, ARunOfAPlanInSubBatchesOpensOnTheWindowsOwnPlanAndSaysWhy) {
 
 TEST(RunController, RunsTheZooModelShownNotTheProfiledNetwork) {
   // The fmnist-cnn sample's model, transferred to a zoo network: the run trains that network.
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   const std::string db = scratch("app-run-zoo.swapdb");
   removeDb(db);
   MainWindow window;
@@ -802,11 +800,3 @@ TEST(RunController, ClosingTheWindowDuringARunAsksThenCancelsAndCloses) {
 
 }  // namespace
 }  // namespace swapscope::gui
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  qRegisterMetaType<swapscope::gui::JobOutcome>();
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -37,7 +37,9 @@ TEST(ViewRegistry, EveryRowIsAPlanViewOrARecordedRunView) {
   ASSERT_FALSE(viewTable().empty());
   for (const ViewRow& row : viewTable()) {
     EXPECT_NE(row.make == nullptr, row.recorded == nullptr) << row.name;
-    if (!row.make) EXPECT_EQ(row.build, nullptr) << row.name;
+    if (!row.make) {
+      EXPECT_EQ(row.build, nullptr) << row.name;
+    }
   }
   EXPECT_EQ(viewNames().removeDuplicates(), 0);
 }

@@ -25,6 +25,7 @@
 #include "gui/plan_service.h"
 #include "gui/run_document.h"
 #include "gui/view_registry.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 #include "views/layers_view.h"
 #include "views/memory_chart_view.h"
@@ -37,8 +38,7 @@
 namespace swapscope::gui {
 namespace {
 
-const std::string kSample =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+const std::string kSample = swapscope::testing::resnet56Run();
 constexpr int kWaitMs = 60000;
 
 std::string readAll(const std::string& path) {
@@ -459,10 +459,3 @@ TEST(MainWindow, BadDatabaseShowsADialogAndTheWindowStaysUsable) {
 
 }  // namespace
 }  // namespace swapscope::gui
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
