@@ -5,6 +5,10 @@
 /// follow one selected layer together; Timeline and Compare show what the open databases
 /// recorded (MeasuredViews). Without a run database it shows the analyzer's memory
 /// curves only. Database reads and plans run on worker threads (RunDocument, PlanService).
+/// The tabs are the rows of viewTable() (view_registry.h). The window's code is in three files:
+/// main_window.cpp (the views and the plan shown), plan_dock.cpp (the Plan dock's controls, the
+/// network, budget and request they name) and window_files.cpp (the command line's options, the
+/// files opened and the files written).
 #pragma once
 
 #include <QMainWindow>
