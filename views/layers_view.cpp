@@ -208,7 +208,7 @@ QVariant LayersTableModel::data(const QModelIndex& index, int role) const {
 }
 
 LayersView::LayersView(QWidget* parent)
-    : QWidget(parent),
+    : PlanView(parent),
       m_model(new LayersTableModel(this)),
       m_proxy(new QSortFilterProxyModel(this)),
       m_table(new QTableView(this)),
@@ -244,6 +244,11 @@ LayersView::LayersView(QWidget* parent)
           });
 }
 
+void LayersView::setPlan(const ShownPlan& plan) {
+  setData(std::any_cast<const LayersData&>(plan.data));
+  if (m_selected >= 0) selectLayer(m_selected);
+}
+
 void LayersView::setData(const LayersData& layers) {
   const bool first = m_model->rowCount() == 0;
   m_model->setData(layers);
@@ -268,6 +273,7 @@ void LayersView::setData(const LayersData& layers) {
 }
 
 void LayersView::selectLayer(int layer) {
+  m_selected = layer;
   if (layer < 0 || layer >= m_model->rowCount()) {
     m_selecting = true;
     m_table->clearSelection();

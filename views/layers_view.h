@@ -15,9 +15,9 @@
 #pragma once
 
 #include <QAbstractTableModel>
-#include <QWidget>
 
 #include "views/layers_data.h"
+#include "views/plan_view.h"
 
 class QLineEdit;
 class QSortFilterProxyModel;
@@ -63,22 +63,21 @@ class LayersTableModel : public QAbstractTableModel {
   LayersData m_data;
 };
 
-class LayersView : public QWidget {
+class LayersView : public PlanView {
   Q_OBJECT
  public:
   explicit LayersView(QWidget* parent = nullptr);
 
   void setData(const LayersData& layers);
+  /// setData with the plan's LayersData; the layer selected stays selected.
+  void setPlan(const ShownPlan& plan) override;
   LayersTableModel* model() const { return m_model; }
   QSortFilterProxyModel* proxy() const { return m_proxy; }
   QTableView* table() const { return m_table; }
   QLineEdit* filter() const { return m_filter; }
 
  public slots:
-  void selectLayer(int layer);
-
- signals:
-  void layerSelected(int layer);
+  void selectLayer(int layer) override;
 
  private:
   LayersTableModel* m_model;
@@ -87,6 +86,7 @@ class LayersView : public QWidget {
   QLineEdit* m_filter;
   QLabel* m_status;
   bool m_selecting = false;
+  int m_selected = -1;  ///< the layer selectLayer was last given
 };
 
 }  // namespace swapscope

@@ -120,7 +120,8 @@ int MemoryChartView::drawnRecomputedSpans() const {
   return m_spanLayer->drawnRecomputed;
 }
 
-MemoryChartView::MemoryChartView(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
+MemoryChartView::MemoryChartView(QWidget* parent)
+    : PlanView(parent), m_plot(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_plot);
@@ -180,6 +181,10 @@ void MemoryChartView::wrapNote() {
 void MemoryChartView::setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) {
   m_overlay = std::move(overlay);
   setData(MemoryChartData(m_plan));
+}
+
+void MemoryChartView::setPlan(const ShownPlan& plan) {
+  setData(std::any_cast<const MemoryChartData&>(plan.data));
 }
 
 void MemoryChartView::setData(const MemoryChartData& data) {

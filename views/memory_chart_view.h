@@ -11,12 +11,12 @@
 #pragma once
 
 #include <QPoint>
-#include <QWidget>
 #include <memory>
 #include <vector>
 
 #include "views/measured_overlay.h"
 #include "views/memory_chart_data.h"
+#include "views/plan_view.h"
 
 class QCustomPlot;
 class QCPGraph;
@@ -26,16 +26,18 @@ class QMouseEvent;
 
 namespace swapscope {
 
-class MemoryChartView : public QWidget {
+class MemoryChartView : public PlanView {
   Q_OBJECT
  public:
   explicit MemoryChartView(QWidget* parent = nullptr);
 
   /// Replaces everything drawn.
   void setData(const MemoryChartData& data);
+  /// setData with the plan's MemoryChartData.
+  void setPlan(const ShownPlan& plan) override;
   /// A run's measurement (its `memory` series: the measured pool bytes), drawn over every
   /// plan's curves of as many steps until replaced; null removes it.
-  void setOverlay(std::shared_ptr<const MeasuredOverlay> overlay);
+  void setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) override;
   /// What is drawn: the plan's chart with the measured series, when there is one.
   const MemoryChartData& data() const { return m_data; }
   /// Moves only the budget line (cheap: for dragging).
@@ -57,11 +59,8 @@ class MemoryChartView : public QWidget {
   /// draws it: broken into lines that fit the axis rect; empty when there is none.
   QString noteText() const;
 
- signals:
-  void layerSelected(int layer);
-
  public slots:
-  void selectLayer(int layer);
+  void selectLayer(int layer) override;
 
  private:
   void fitAxes();

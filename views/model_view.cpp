@@ -49,7 +49,7 @@ QString rate(double bytesPerSecond) {
 }  // namespace
 
 ModelView::ModelView(QWidget* parent)
-    : QWidget(parent), m_box(new QComboBox(this)), m_plot(new QCustomPlot(this)) {
+    : PlanView(parent), m_box(new QComboBox(this)), m_plot(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_box);
@@ -85,6 +85,8 @@ ModelView::ModelView(QWidget* parent)
     draw();
   });
 }
+
+void ModelView::setPlan(const ShownPlan&) {}
 
 void ModelView::setData(const ModelData& data) {
   const bool same = data.path == m_data.path && data.structure_hash == m_data.structure_hash &&

@@ -21,11 +21,11 @@
 ///   zoom of a page is kept while setData brings the same run again.
 #pragma once
 
-#include <QWidget>
 #include <optional>
 
 #include "graph/network.h"
 #include "views/model_data.h"
+#include "views/plan_view.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -35,13 +35,15 @@ class QMouseEvent;
 
 namespace swapscope {
 
-class ModelView : public QWidget {
+class ModelView : public PlanView {
   Q_OBJECT
  public:
   explicit ModelView(QWidget* parent = nullptr);
 
   void setData(const ModelData& data);
   void setPlannedNetwork(const Network& net);
+  /// Nothing: the model's fit does not move with the plan.
+  void setPlan(const ShownPlan& plan) override;
   const ModelData& data() const { return m_data; }
   /// Shows a page: -1 the PCIe page, else the index into data().groups.
   void showPage(int group);
@@ -52,10 +54,7 @@ class ModelView : public QWidget {
   int measuredPointsDrawn() const;
 
  public slots:
-  void selectLayer(int layer);
-
- signals:
-  void layerSelected(int layer);
+  void selectLayer(int layer) override;
 
  private:
   void draw();

@@ -184,7 +184,7 @@ class BarLayer : public QCPLayerable {
 
 }  // namespace
 
-StreamsView::StreamsView(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
+StreamsView::StreamsView(QWidget* parent) : PlanView(parent), m_plot(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_plot);
@@ -232,6 +232,10 @@ void StreamsView::setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) {
   setData(StreamsData(m_data));
 }
 
+void StreamsView::setPlan(const ShownPlan& plan) {
+  setData(std::any_cast<const StreamsData&>(plan.data));
+}
+
 void StreamsView::setData(const StreamsData& data) {
   const bool sameNetwork = data.network_key == m_data.network_key;
   m_data = data;
@@ -263,8 +267,9 @@ void StreamsView::setData(const StreamsData& data) {
   }
   QString title = m_data.trainable
                       ? QString::fromStdString(m_data.title) +
-                            QStringLiteral(": t_iter %1, stall %2 (hand-offs included), %3 stall, "
-                                           "%4 swap transfers")
+                            QStringLiteral(
+                                ": t_iter %1, stall %2 (hand-offs included), %3 stall, "
+                                "%4 swap transfers")
                                 .arg(ms(m_data.t_iter), ms(m_data.total_stall))
                                 .arg(m_data.stalls.size() == 1
                                          ? QStringLiteral("1 step")

@@ -17,11 +17,11 @@
 /// layer, step, direction, start, finish and stall.
 #pragma once
 
-#include <QWidget>
 #include <memory>
 #include <vector>
 
 #include "views/measured_overlay.h"
+#include "views/plan_view.h"
 #include "views/streams_data.h"
 
 class QCustomPlot;
@@ -33,16 +33,18 @@ class QMouseEvent;
 
 namespace swapscope {
 
-class StreamsView : public QWidget {
+class StreamsView : public PlanView {
   Q_OBJECT
  public:
   explicit StreamsView(QWidget* parent = nullptr);
 
   /// Replaces what is drawn; keeps the time axis's zoom while the network stays the same.
   void setData(const StreamsData& data);
+  /// setData with the plan's StreamsData.
+  void setPlan(const ShownPlan& plan) override;
   /// A run's measurement (its `streams`: the measured_* fields of addMeasuredStreams), its
   /// iteration drawn beside every plan's simulated one until replaced; null removes it.
-  void setOverlay(std::shared_ptr<const MeasuredOverlay> overlay);
+  void setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) override;
   /// The plan's data as set (the measured iteration is the overlay's: measured()).
   const StreamsData& data() const { return m_data; }
   /// The measured iteration drawn (hasMeasured() false when there is none).
@@ -59,10 +61,7 @@ class StreamsView : public QWidget {
   QString toolTipAt(double timeMs, double laneValue, double slackMs = 0) const;
 
  public slots:
-  void selectLayer(int layer);
-
- signals:
-  void layerSelected(int layer);
+  void selectLayer(int layer) override;
 
  private:
   void onMouseMove(QMouseEvent* event);

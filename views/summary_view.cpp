@@ -6,10 +6,14 @@
 
 namespace swapscope {
 
-SummaryView::SummaryView(QWidget* parent) : QWidget(parent), m_text(new QTextBrowser) {
+SummaryView::SummaryView(QWidget* parent) : PlanView(parent), m_text(new QTextBrowser) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_text);
+}
+
+void SummaryView::setPlan(const ShownPlan& plan) {
+  setData(std::any_cast<const SummaryData&>(plan.data));
 }
 
 void SummaryView::setData(const SummaryData& data) {

@@ -62,7 +62,7 @@ QCPItemStraightLine* verticalLine(QCustomPlot* plot, QCPAxisRect* rect) {
 
 }  // namespace
 
-TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
+TradeoffView::TradeoffView(QWidget* parent) : PlanView(parent), m_plot(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_plot);
@@ -277,6 +277,14 @@ void TradeoffView::onClick(QCPAbstractPlottable* plottable, int dataIndex, QMous
   }
 }
 
-void TradeoffView::selectLayer(int) {}
+void TradeoffView::setPlan(const ShownPlan& plan) {
+  setCurrentBudget(plan.request.budget);
+  if (!plan.result.trainable) {
+    BatchCurve none;
+    none.budget = plan.request.budget;
+    none.reason = plan.result.reason;
+    setBatchCurve(none);
+  }
+}
 
 }  // namespace swapscope

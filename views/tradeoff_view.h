@@ -9,18 +9,17 @@
 /// Wiring (for the main window):
 /// - a new network, policy or mode: `clearSweep()`, then `addPoint(budget, k, throughput,
 ///   feasible)` for each sweep point as it arrives (drawn at once; any order);
-/// - every planReady: `setCurrentBudget(budget)` and, when a BatchCurve is ready
-///   (makeBatchCurve, off the GUI thread), `setBatchCurve(curve)`;
+/// - every plan shown: `setPlan` (its budget is the current one; an untrainable plan is its
+///   reason as the k curve) and, when a BatchCurve is ready (makeBatchCurve, off the GUI thread),
+///   `setBatchCurve(curve)`;
 /// - clicking a sweep point emits `budgetChosen(budget)` (bytes, exactly a swept budget);
 ///   clicking a point of the k curve emits `batchChosen(k)`;
-/// - `layerSelected` / `selectLayer` exist for uniform wiring: this view shows no layers, so it
-///   never emits and ignores the slot.
+/// - it shows no layers: it never emits `layerSelected` and ignores `selectLayer`.
 /// - `plot()` is the QCustomPlot to save.
 /// Each panel follows its data until the user pans or zooms it; a double click fits it again.
 #pragma once
 
-#include <QWidget>
-
+#include "views/plan_view.h"
 #include "views/tradeoff_data.h"
 
 class QCustomPlot;
@@ -33,7 +32,7 @@ class QMouseEvent;
 
 namespace swapscope {
 
-class TradeoffView : public QWidget {
+class TradeoffView : public PlanView {
   Q_OBJECT
  public:
   explicit TradeoffView(QWidget* parent = nullptr);
@@ -43,6 +42,8 @@ class TradeoffView : public QWidget {
   void addPoint(const SweepPoint& p) { addPoint(p.budget, p.k, p.throughput, p.feasible); }
   void setCurrentBudget(std::int64_t budget);
   void setBatchCurve(const BatchCurve& curve);
+  /// The plan's budget is the current one; an untrainable plan's reason is the k curve.
+  void setPlan(const ShownPlan& plan) override;
 
   const TradeoffSweep& sweep() const { return m_sweep; }
   const BatchCurve& batchCurve() const { return m_curve; }
@@ -51,13 +52,9 @@ class TradeoffView : public QWidget {
   int sweepPointsDrawn() const;
   int batchPointsDrawn() const;
 
- public slots:
-  void selectLayer(int layer);
-
  signals:
   void budgetChosen(qint64 budget);
   void batchChosen(qint64 k);
-  void layerSelected(int layer);
 
  private:
   void redrawSweep();

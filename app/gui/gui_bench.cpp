@@ -21,7 +21,7 @@
 
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
-#include "gui/run_dialog.h"
+#include "gui/run_controller.h"
 
 namespace {
 

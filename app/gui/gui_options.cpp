@@ -9,6 +9,7 @@
 #include "cli/plan_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "gui/view_registry.h"
 
 namespace swapscope::gui {
 
@@ -38,8 +39,7 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   const QCommandLineOption policy(
       "policy", QString::fromStdString(joinPolicyNames(PolicyRows::All, ", ", " or ")), "P");
   const QCommandLineOption mode("mode", "argmin or paper", "M");
-  const QCommandLineOption view(
-      "view", "memory, streams, tradeoff, layers, model, summary, timeline or compare", "VIEW");
+  const QCommandLineOption view("view", viewChoices(), "VIEW");
   const QCommandLineOption compare(
       "compare", "open another run database beside the first, for Compare and Timeline (repeat)",
       "DB.swapdb");
@@ -90,9 +90,9 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   }
   if (cli.isSet(view)) {
     o.view = cli.value(view);
-    if (!kViewNames.contains(o.view))
+    if (!viewNames().contains(o.view))
       throwBadInput("--view: unknown view '" + o.view.toStdString() + "' (" +
-                    kViewNames.join(", ").toStdString() + ")");
+                    viewNames().join(", ").toStdString() + ")");
   }
   o.select = cli.value(select);
   o.compare = cli.values(compare);

@@ -19,9 +19,6 @@
 
 namespace swapscope::gui {
 
-inline const QStringList kViewNames = {"memory", "streams", "tradeoff", "layers",
-                                       "model",  "summary", "timeline", "compare"};
-
 struct GuiOptions {
   QString db;
   /// --model/--net/--onnx/--input/--classes as the CLI's network options take them (argv form).
@@ -30,7 +27,7 @@ struct GuiOptions {
   std::optional<std::int64_t> batch;
   Policy policy = Policy::AccUdnn;
   perf::PlanMode mode = perf::PlanMode::Argmin;
-  QString view;  ///< one of kViewNames, or empty
+  QString view;  ///< one of viewNames() (app/gui/view_registry.h), or empty
   QString select;
   /// Run databases opened beside the first for the Compare and Timeline views (--compare).
   QStringList compare;

@@ -11,7 +11,7 @@
 #include "gui/app_icon.h"
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
-#include "gui/run_dialog.h"
+#include "gui/run_controller.h"
 
 namespace {
 

@@ -5,6 +5,10 @@
 /// follow one selected layer together; Timeline and Compare show what the open databases
 /// recorded (MeasuredViews). Without a run database it shows the analyzer's memory
 /// curves only. Database reads and plans run on worker threads (RunDocument, PlanService).
+/// The tabs are the rows of viewTable() (view_registry.h). The window's code is in three files:
+/// main_window.cpp (the views and the plan shown), plan_dock.cpp (the Plan dock's controls, the
+/// network, budget and request they name) and window_files.cpp (the command line's options, the
+/// files opened and the files written).
 #pragma once
 
 #include <QMainWindow>
@@ -29,12 +33,7 @@ class QSpinBox;
 class QTabWidget;
 
 namespace swapscope {
-class LayersView;
-class MemoryChartView;
-class ModelView;
-class StreamsView;
-class SummaryView;
-class TradeoffView;
+class PlanView;
 }  // namespace swapscope
 
 namespace swapscope::gui {
@@ -80,7 +79,7 @@ class MainWindow : public QMainWindow {
   /// Writes the plan shown through the engine's plan-file writer. Error(BadInput) when no plan
   /// trains or the path is refused.
   void exportPlan(const QString& path, bool force);
-  /// Saves the view `name` (kViewNames) as PNG, SVG or PDF (by the file's suffix).
+  /// Saves the view `name` (viewNames()) as PNG, SVG or PDF (by the file's suffix).
   void saveFigure(const QString& name, const QString& path, bool force);
   /// Renders the whole window as PNG, SVG or PDF (by the file's suffix, as saveFigure).
   void saveScreenshot(const QString& path, bool force);
@@ -97,12 +96,15 @@ class MainWindow : public QMainWindow {
   int findLayer(const QString& text) const;
 
   QSlider* budgetSlider() const { return m_slider; }
-  MemoryChartView* memoryView() const { return m_memory; }
-  StreamsView* streamsView() const { return m_streams; }
-  TradeoffView* tradeoffView() const { return m_tradeoff; }
-  LayersView* layersView() const { return m_layers; }
-  ModelView* modelView() const { return m_modelView; }
-  SummaryView* summaryView() const { return m_summary; }
+  /// The plan views, per row of viewTable() (null for a recorded-run view's row).
+  const std::vector<PlanView*>& planViews() const { return m_planViews; }
+  /// The plan view of type View (e.g. MemoryChartView), or null.
+  template <class View>
+  View* view() const {
+    for (PlanView* v : m_planViews)
+      if (auto* found = qobject_cast<View*>(v)) return found;
+    return nullptr;
+  }
   /// The Timeline and Compare views and the databases open beside the planning one.
   MeasuredViews* measured() const { return m_measured; }
   QTabWidget* tabs() const { return m_tabs; }
@@ -119,7 +121,39 @@ class MainWindow : public QMainWindow {
   void failed(const QString& message);
 
  private:
+  /// The Network box's entries, in its order.
+  enum class NetworkSource { Profiled, Zoo, File, Onnx };
+  NetworkSource networkSource() const;
+  /// Selects `source` in the Network box (its signal, when not blocked, rebuilds the network).
+  void setNetworkSource(NetworkSource source);
+  /// Selects `policy` in the Policy box.
+  void setPolicy(Policy policy);
+  /// The Plan dock: its controls made (network, request, budget), laid out and connected.
   void buildControls();
+  /// The dock's buttons, made with the controls and connected after.
+  struct ControlButtons {
+    QPushButton* openDb = nullptr;
+    QPushButton* openNet = nullptr;
+    QPushButton* exportPlan = nullptr;
+    QPushButton* saveFigure = nullptr;
+  };
+  /// The run database and network rows.
+  void makeNetworkControls(ControlButtons& buttons);
+  /// Policy, mode, k, GPUs, link bandwidth, epochs and data-set size.
+  void makeRequestControls();
+  /// The budget slider and entry, its range and the status line.
+  void makeBudgetControls();
+  /// The controls in one form, in a scrolling dock on the left.
+  void addControlsDock(const ControlButtons& buttons);
+  void connectNetworkControls(const ControlButtons& buttons);
+  /// A change of the request replans.
+  void connectRequestControls();
+  /// The slider and the exact entry set the budget, each keeping the other in step.
+  void connectBudgetControls();
+  /// Export plan... and Save figure...
+  void connectOutputButtons(const ControlButtons& buttons);
+  /// One tab per row of viewTable(), in its order.
+  void addViewTabs();
   void onLoaded();
   /// For a run of a plan: planning shows the plan it ran (unless `keepRequest`: the command
   /// line's budget or k).
@@ -150,16 +184,23 @@ class MainWindow : public QMainWindow {
   RunDocument* m_doc;
   PlanService* m_plans;
   QTabWidget* m_tabs;
-  MemoryChartView* m_memory;
-  StreamsView* m_streams;
-  TradeoffView* m_tradeoff;
-  LayersView* m_layers;
-  ModelView* m_modelView;
-  SummaryView* m_summary;
+  std::vector<PlanView*> m_planViews;  ///< per row of viewTable(); null for recorded-run views
   MeasuredViews* m_measured = nullptr;
-  /// Per tab (kViewNames order): the plan shown is not drawn there yet.
+  /// Per tab (viewTable() order): the plan shown is not drawn there yet.
   std::vector<bool> m_stale;
-  std::string m_sweepKey;  ///< the request (budget aside) the sweep on screen was made for
+  /// What a budget sweep depends on: everything in a request but the budget.
+  struct SweepKey {
+    Policy policy;
+    perf::PlanMode mode;
+    std::optional<std::int64_t> batch;
+    int gpus;
+    double link_bandwidth;
+    double epochs;
+    std::int64_t dataset_size;
+    static SweepKey of(const perf::PlanRequest& request);
+    bool operator==(const SweepKey&) const = default;
+  };
+  std::optional<SweepKey> m_sweepKey;  ///< the request the sweep on screen was made for
   bool m_sweepDone = false;
   quint64 m_curveSeq = 0;  ///< the plan whose k curve is drawn
 
@@ -187,7 +228,7 @@ class MainWindow : public QMainWindow {
   bool m_requestGiven = false;  ///< --budget or --batch: kept when the database opens
   std::int64_t m_budget = std::int64_t{256} << 20;
   std::int64_t m_minBudget = 1, m_maxBudget = std::int64_t{80} << 30;
-  QString m_netFile;  ///< the network JSON planned, when one is
+  QString m_netFile;   ///< the network JSON planned, when one is
   QString m_onnxFile;  ///< the ONNX model planned, when one is
   std::optional<PlanOutcome> m_shown;
   int m_selected = -1;

@@ -14,6 +14,7 @@
 #include "analysis/swap_policy.h"
 #include "collectors/profiler.h"
 #include "common/error.h"
+#include "gui/view_registry.h"
 
 namespace swapscope::gui {
 
@@ -32,21 +33,8 @@ std::shared_ptr<const PlanContext> PlanContext::make(std::shared_ptr<const RunDa
 PlanViews makePlanViews(const PlanContext& c, const perf::PlanRequest& request,
                         const perf::PlanResult& result) {
   PlanViews v;
-  const std::string policy(policyName(request.policy));
-  v.memory = makePlanMemoryChartData(*c.network, c.analysis, result, policy, request.budget);
-  const perf::PerfModel& model = *c.run->model;
-  v.streams = makeStreamsData(*c.network, result, &model, &c.planner->costs());
-  v.layers = makeLayersData(*c.network, c.planner->costs(), model, request, result);
-  SummaryContext sc;
-  sc.network = c.network->name();
-  sc.policy = policy;
-  sc.mode = request.batch ? "fixed k" : std::string(perf::planModeName(request.mode));
-  sc.profile_device = model.device();
-  sc.backend = c.run->run->meta.backend;
-  sc.source_db = c.run->path;
-  sc.network_transferred = c.transferred;
-  sc.profile_warning = c.run->profile_warning;
-  v.summary = makeSummaryData(result, request, sc);
+  for (const ViewRow& row : viewTable())
+    v.data.push_back(row.build ? row.build(c, request, result) : std::any());
   return v;
 }
 

@@ -7,10 +7,12 @@
 
 #include <QMetaType>
 #include <QString>
+#include <any>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/network_analysis.h"
 #include "graph/network.h"
@@ -18,11 +20,7 @@
 #include "perfmodel/planner.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
-#include "views/layers_data.h"
-#include "views/memory_chart_data.h"
 #include "views/model_data.h"
-#include "views/streams_data.h"
-#include "views/summary_data.h"
 #include "views/tradeoff_data.h"
 
 namespace swapscope::gui {
@@ -58,10 +56,15 @@ struct PlanContext {
 /// What the plan views draw for one plan, built on the worker that planned it (the builders are
 /// Qt-free), so the GUI thread only hands them to the widgets.
 struct PlanViews {
-  MemoryChartData memory;
-  StreamsData streams;
-  LayersData layers;
-  SummaryData summary;
+  /// Per row of viewTable(), in its order: what the row's build made (empty without one).
+  std::vector<std::any> data;
+  /// The data of type T (a plan view's data, e.g. MemoryChartData); null when no row builds one.
+  template <class T>
+  const T* get() const {
+    for (const std::any& d : data)
+      if (const T* t = std::any_cast<T>(&d)) return t;
+    return nullptr;
+  }
 };
 
 /// A plan for one request, tagged with the sequence number of the request that asked for it.
@@ -90,7 +93,8 @@ struct BatchCurveOutcome {
   BatchCurve curve;
 };
 
-/// Builds what every view draws for `result` (planned with `context` for `request`).
+/// Builds what every plan view draws for `result` (planned with `context` for `request`): each
+/// row of viewTable() with a build.
 PlanViews makePlanViews(const PlanContext& context, const perf::PlanRequest& request,
                         const perf::PlanResult& result);
 

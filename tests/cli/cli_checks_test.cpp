@@ -15,6 +15,7 @@
 #include "common/batch_limit.h"
 #include "common/error.h"
 #include "run_cli.h"
+#include "sample_runs.h"
 
 namespace swapscope::cli {
 namespace {
@@ -24,7 +25,7 @@ using json = nlohmann::ordered_json;
 using testing::Result;
 using testing::run;
 
-const std::string kRuns = SWAPSCOPE_SAMPLE_RUNS_DIR;
+const std::string kRuns = swapscope::testing::sampleRunsDir();
 const std::string kSample = kRuns + "/fmnist-cnn-cpu-profile.swapdb";
 
 fs::path scratch(const std::string& name) {
@@ -78,9 +79,9 @@ TEST(BatchLimit, EveryVerbRefusesAboveTheOneLimitNamingOptionValueAndLimit) {
                      "--db", scratch("never.swapdb").string()}),
                 "--max-batch " + above + ": " + limit);
   EXPECT_FALSE(fs::exists(scratch("never.swapdb")));
-  expectRefused(run({"trace", "--db", kSample, "--k", above, "--out",
-                     scratch("never.json").string()}),
-                "--k " + above + ": " + limit);
+  expectRefused(
+      run({"trace", "--db", kSample, "--k", above, "--out", scratch("never.json").string()}),
+      "--k " + above + ": " + limit);
   // Beyond 64 bits is above the limit too, not "expected a positive integer".
   expectRefused(run({"analyze", "--model", "resnet20", "--batch", "99999999999999999999"}),
                 "--batch 99999999999999999999: " + limit);
@@ -94,16 +95,18 @@ TEST(BatchLimit, EveryVerbRefusesAboveTheOneLimitNamingOptionValueAndLimit) {
 // analyze's k_max stops at the limit that plan and run would hold it to, and says so; a budget
 // whose k_max is below the limit is printed as it is.
 TEST(BatchLimit, AnalyzesKMaxStopsAtTheLimitAndSaysMoreWouldFit) {
-  const Result big = run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget", "100TiB"});
+  const Result big =
+      run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget", "100TiB"});
   ASSERT_EQ(big.code, kExitOk) << big.err;
   EXPECT_TRUE(has(big.out, "swap-all            " + std::to_string(kMaxBatch) +
                                " (the minibatch limit; more would fit)"))
       << big.out;
-  const Result asJson = run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget",
-                             "100TiB", "--json"});
+  const Result asJson =
+      run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget", "100TiB", "--json"});
   ASSERT_EQ(asJson.code, kExitOk) << asJson.err;
   EXPECT_EQ(json::parse(asJson.out)["k_max"]["keep_all"].get<std::int64_t>(), kMaxBatch);
-  const Result small = run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget", "1GiB"});
+  const Result small =
+      run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget", "1GiB"});
   ASSERT_EQ(small.code, kExitOk) << small.err;
   EXPECT_FALSE(has(small.out, "minibatch limit")) << small.out;
 }

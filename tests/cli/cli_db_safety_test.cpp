@@ -19,6 +19,7 @@
 
 #include "perfmodel/stability.h"
 #include "run_cli.h"
+#include "sample_runs.h"
 #include "spawn_cli.h"
 #include "store/run_db.h"
 
@@ -29,8 +30,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::run;
 
-const std::string kSample =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+const std::string kSample = swapscope::testing::fmnistRun();
 
 class CliDbSafety : public ::testing::Test {
  protected:
@@ -152,7 +152,7 @@ TEST_F(CliDbSafety, EveryVerbSaysTheRunEndedBeforeItsNetworkWasRecorded) {
   }
   // A plan whose source_db is such a file.
   const std::string plan = path("plan.json");
-  ASSERT_EQ(testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan).code, 0);
+  ASSERT_EQ(testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan).code, 0);
   json p = json::parse(std::ifstream(plan));
   p["source_db"] = db;
   std::ofstream(plan) << p.dump(2);

@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "run_cli.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 
 namespace swapscope::cli {
@@ -24,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run;
 
-const fs::path kSamples = SWAPSCOPE_SAMPLE_RUNS_DIR;
+const fs::path kSamples = swapscope::testing::sampleRunsDir();
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

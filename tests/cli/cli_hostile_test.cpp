@@ -14,6 +14,7 @@
 #include "cli/args.h"
 #include "common/error.h"
 #include "run_cli.h"
+#include "sample_runs.h"
 
 namespace swapscope::cli {
 namespace {
@@ -23,8 +24,7 @@ using json = nlohmann::json;
 using testing::Result;
 using testing::run;
 
-const std::string kSample =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+const std::string kSample = swapscope::testing::fmnistRun();
 
 fs::path scratch(const std::string& name) {
   return fs::temp_directory_path() / ("swapscope-hostile-" + std::to_string(getpid()) + "-" + name);

@@ -19,6 +19,7 @@
 #include "graph/zoo.h"
 #include "run_cli.h"
 #include "runtime/dataset.h"
+#include "sample_runs.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
 
@@ -29,8 +30,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::run;
 
-const std::string kSample =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+const std::string kSample = swapscope::testing::fmnistRun();
 
 fs::path scratch(const std::string& name) {
   return fs::temp_directory_path() / ("swapscope-plan-" + std::to_string(getpid()) + "-" + name);
@@ -403,8 +403,7 @@ TEST(CliPlanSearch, SearchesKAndExplainsAnUntrainableBudget) {
 namespace swapscope::cli {
 namespace {
 
-const std::string kResnet56 =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+const std::string kResnet56 = swapscope::testing::resnet56Run();
 
 TEST(CliPlanPaper, SaysWhyNoKMeetsConstraint6AndExits1) {
   // swap-all pins nothing: on resnet56 in 64 MiB some backward step waits for a prefetch at
@@ -640,8 +639,7 @@ TEST_F(CliPlan, RunRefusesAHugeKFromThePlanAtOnceAndCreatesNoDatabase) {
   EXPECT_NE(r.err.find("the pool, in host memory on this device: 4194304 TiB"), std::string::npos)
       << r.err;
   // k samples of 784 floats and a label.
-  EXPECT_NE(r.err.find("the synthetic data set (16000000 samples): "), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("the synthetic data set (16000000 samples): "), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(db));
   fs::remove(hugePlan);
 }

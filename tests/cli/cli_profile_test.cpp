@@ -20,6 +20,7 @@
 
 #include "common/error.h"
 #include "run_cli.h"
+#include "sample_runs.h"
 #include "spawn_cli.h"
 #include "store/run_db.h"
 
@@ -228,7 +229,7 @@ TEST(CliRunKilled, SigtermStopsAfterTheIterationAndMarksTheDatabase) {
   const std::string printed = scratch("term-run.out").string();
   fs::remove(db);
   {
-    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
     ASSERT_EQ(made.code, 0) << made.err;
   }
   bool started = false;
@@ -265,7 +266,7 @@ TEST(CliRunKilled, WithJsonTheInterruptionIsAFieldOfTheReport) {
   const std::string printed = scratch("term-json-run.out");
   fs::remove(db);
   {
-    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
     ASSERT_EQ(made.code, 0) << made.err;
   }
   bool started = false;
@@ -323,8 +324,7 @@ std::string fileBytes(const std::string& path) {
 }
 
 TEST(CliRunDbDamage, EveryReadingVerbRefusesADamagedDatabaseWithExitTwo) {
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   const std::string before = fileBytes(sample);
   struct Damage {
     const char* sql;  ///< nullptr: cut the file by one byte instead

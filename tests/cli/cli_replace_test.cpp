@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "run_cli.h"
+#include "sample_runs.h"
 #include "spawn_cli.h"
 #include "store/run_db.h"
 
@@ -212,7 +213,7 @@ TEST_F(CliReplace, AFileSizeLimitLeavesTheEarlierDatabaseAndSaysWhereTheRunIs) {
 
 TEST_F(CliReplace, ARunStoppedMidwayLeavesTheEarlierDatabaseAndOneThatCompletesReplacesIt) {
   const std::string plan = path("plan.json");
-  ASSERT_EQ(testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan).code, 0);
+  ASSERT_EQ(testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan).code, 0);
   const std::string printed = path("out.txt");
   bool started = false;
   const int status = testing::signalWhenRecorded(

@@ -15,12 +15,13 @@
 
 #include <gtest/gtest.h>
 
+#include "sample_runs.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-const QString kFmnist = QString::fromStdString(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                               "/fmnist-cnn-cpu-profile.swapdb");
+const QString kFmnist = QString::fromStdString(swapscope::testing::fmnistRun());
 constexpr int kExitMs = 120000;
 
 struct Exit {
@@ -188,9 +189,3 @@ TEST(GuiBinary, TheScreenshotIsWrittenInTheFormatItsNameAsks) {
 }
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  QCoreApplication app(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -26,7 +26,8 @@
 #include "graph/zoo.h"
 #include "gui/main_window.h"
 #include "gui/measured_views.h"
-#include "gui/run_dialog.h"
+#include "gui/run_controller.h"
+#include "sample_runs.h"
 #include "store/chrome_trace.h"
 #include "store/run_db.h"
 #include "views/compare_data.h"
@@ -37,7 +38,7 @@
 namespace swapscope::gui {
 namespace {
 
-const std::string kRuns = SWAPSCOPE_SAMPLE_RUNS_DIR;
+const std::string kRuns = swapscope::testing::sampleRunsDir();
 const std::string kFmnist = kRuns + "/fmnist-cnn-cpu-profile.swapdb";
 const std::string kResnet = kRuns + "/resnet56-32x32-cpu-profile.swapdb";
 constexpr int kWaitMs = 120000;
@@ -426,10 +427,3 @@ TEST(MeasuredViews, AnUnreadableCompareDatabaseOrUnknownKIsTheReadersMessage) {
 
 }  // namespace
 }  // namespace swapscope::gui
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

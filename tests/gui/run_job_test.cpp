@@ -32,8 +32,9 @@
 #include "graph/zoo.h"
 #include "gui/gui_options.h"
 #include "gui/main_window.h"
-#include "gui/run_dialog.h"
+#include "gui/run_controller.h"
 #include "gui/run_job.h"
+#include "sample_runs.h"
 #include "store/plan_file.h"
 #include "store/run_db.h"
 #include "views/memory_chart_view.h"
@@ -44,6 +45,9 @@ namespace swapscope::gui {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// QSignalSpy reads JobOutcome from RunJob's signals.
+[[maybe_unused]] const int kJobOutcomeType = qRegisterMetaType<JobOutcome>();
 
 std::string scratch(const std::string& name) {
   return (fs::temp_directory_path() / ("swapscope-runjob-" + std::to_string(getpid()) + "-" + name))
@@ -209,7 +213,7 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
   const std::string db = scratch("run.swapdb");
   removeDb(db);
   {
-    const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+    const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
     ASSERT_EQ(made.code, 0) << made.err;
   }
   const JobOutcome outcome = runPlan(plan, db, 2);
@@ -228,7 +232,7 @@ TEST(RunJob, RunsAPlanIntoANewDatabaseThatRecordsIt) {
 /// The fmnist sample's plan, written to `plan` as a plan whose model was fitted on a GPU records
 /// it.
 void writePlanFittedOnAGpu(const std::string& plan) {
-  const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+  const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
   ASSERT_EQ(made.code, 0) << made.err;
   store::PlanFile gpu = store::readPlanFile(plan);
   gpu.backend = "cuda";
@@ -278,8 +282,7 @@ TEST(RunController, ARunOnAnotherDeviceThanThePlansIsSaidInTheSummary) {
   removeDb(db);
   ASSERT_NO_FATAL_FAILURE(writePlanFittedOnAGpu(plan));
   ASSERT_EQ(runPlan(plan, db, 1).status, store::RunStatus::Complete);
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   MainWindow window;
   auto* runs = new RunController(&window);
   window.openDatabase(QString::fromStdString(sample));
@@ -291,7 +294,7 @@ TEST(RunController, ARunOnAnotherDeviceThanThePlansIsSaidInTheSummary) {
       "device: the plan's model was fitted on NVIDIA H100 80GB HBM3 (cuda), but this run is on " +
       store::RunReader(db).meta().device + " (cpu)";
   bool said = false;
-  for (const std::string& w : window.summaryView()->data().warnings)
+  for (const std::string& w : window.view<SummaryView>()->data().warnings)
     said = said || w.rfind(expected, 0) == 0;
   EXPECT_TRUE(said) << expected;
   removeDb(db);
@@ -340,8 +343,7 @@ TEST(RunController, CancelInTheProgressDialogLeavesAnIncompleteDatabase) {
 }
 
 TEST(RunController, RunsThePlanShownIntoANewDatabase) {
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   const std::string db = scratch("app-run.swapdb");
   removeDb(db);
   MainWindow window;
@@ -492,8 +494,7 @@ const store::IterationRow& medianIteration(const store::RunData& run, std::int64
 }
 
 TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) {
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   const std::string db = scratch("app-overlay.swapdb");
   removeDb(db);
   MainWindow window;
@@ -546,19 +547,19 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
   for (const store::TransferRow& r : d.transfers)
     rows += r.iteration == it.iteration;
   window.showView("streams");
-  window.streamsView()->plot()->replot();
-  EXPECT_EQ(window.streamsView()->measuredBarCount(), rows);
-  EXPECT_EQ(window.streamsView()->measuredStallCount(), stalled);
+  window.view<StreamsView>()->plot()->replot();
+  EXPECT_EQ(window.view<StreamsView>()->measuredBarCount(), rows);
+  EXPECT_EQ(window.view<StreamsView>()->measuredStallCount(), stalled);
 
   // Memory: one more curve, the pool's high water as its peak.
   window.showView("memory");
-  const auto& series = window.memoryView()->data().series;
+  const auto& series = window.view<MemoryChartView>()->data().series;
   ASSERT_FALSE(series.empty());
   EXPECT_TRUE(series.back().measured);
   EXPECT_EQ(series.back().peak, d.batches.at(0).measured_peak);
 
   // Summary: t_iter, stall and peak with the errors `swapscope compare` reports.
-  const auto& m = window.summaryView()->data().measured;
+  const auto& m = window.view<SummaryView>()->data().measured;
   ASSERT_TRUE(m.has_value());
   const auto cli = cli::testing::run({"compare", db, db, "--json"});
   ASSERT_EQ(cli.code, 0) << cli.err;
@@ -580,7 +581,7 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
                                                      pvm["t_iter_s"]["measured"].get<double>());
   EXPECT_NE(text.out.find(tIterError), std::string::npos) << text.out;
   bool row = false;
-  for (const SummaryRow& r : window.summaryView()->data().rows)
+  for (const SummaryRow& r : window.view<SummaryView>()->data().rows)
     row = row || (r.label == "t_iter measured" && r.value.find(tIterError) != std::string::npos);
   EXPECT_TRUE(row);
 
@@ -595,13 +596,13 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
   window.setBudget(64 << 20);
   ASSERT_TRUE(waitForPlanOf(window, sample, 64 << 20));
   EXPECT_FALSE(runs->overlayShown());  // the budget is part of the plan
-  EXPECT_FALSE(window.summaryView()->data().measured.has_value());
+  EXPECT_FALSE(window.view<SummaryView>()->data().measured.has_value());
   bool said = false;
-  for (const std::string& w : window.summaryView()->data().warnings)
+  for (const std::string& w : window.view<SummaryView>()->data().warnings)
     said = said || w.find("is of another plan") != std::string::npos;
   EXPECT_TRUE(said);
-  window.streamsView()->plot()->replot();
-  EXPECT_EQ(window.streamsView()->measuredBarCount(), 0);
+  window.view<StreamsView>()->plot()->replot();
+  EXPECT_EQ(window.view<StreamsView>()->measuredBarCount(), 0);
   removeDb(db);
 }
 
@@ -609,7 +610,7 @@ TEST(RunController, AfterRunPlanTheViewsOverlayTheMeasurementWithTheClisErrors) 
 /// plan relabelled as `policy`'s (the run records it as written).
 void runFmnistPlan(const std::string& plan, const std::string& db, const std::string& policy) {
   removeDb(db);
-  const auto made = cli::testing::writeFmnistPlan(SWAPSCOPE_SAMPLE_RUNS_DIR, plan);
+  const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
   ASSERT_EQ(made.code, 0) << made.err;
   store::PlanFile file = store::readPlanFile(plan);
   file.policy = policy;
@@ -621,8 +622,7 @@ TEST(RunController, TheMeasurementIsReappliedOnlyWhenThePlanShownStartsOrStopsBe
   const std::string plan = scratch("reapply-plan.json");
   const std::string db = scratch("reapply-run.swapdb");
   ASSERT_NO_FATAL_FAILURE(runFmnistPlan(plan, db, "swap-all"));
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   MainWindow window;
   window.resize(1280, 760);
   window.show();
@@ -645,25 +645,26 @@ TEST(RunController, TheMeasurementIsReappliedOnlyWhenThePlanShownStartsOrStopsBe
   }
   EXPECT_EQ(applied.size(), 2);  // the measurement, then its removal
   EXPECT_FALSE(runs->overlayShown());
-  EXPECT_FALSE(window.summaryView()->data().measured.has_value());
-  window.streamsView()->plot()->replot();
-  EXPECT_EQ(window.streamsView()->measuredBarCount(), 0);
+  EXPECT_FALSE(window.view<SummaryView>()->data().measured.has_value());
+  window.view<StreamsView>()->plot()->replot();
+  EXPECT_EQ(window.view<StreamsView>()->measuredBarCount(), 0);
   // Back at the run's budget: applied again, and every view draws it over the new plan.
   window.setBudget(16 << 20);
   ASSERT_TRUE(waitForPlanOf(window, sample, 16 << 20));
   EXPECT_EQ(applied.size(), 3);
   EXPECT_TRUE(runs->overlayShown());
   const store::RunData d = store::RunReader(db).load();
-  EXPECT_TRUE(window.summaryView()->data().measured.has_value());
-  window.streamsView()->plot()->replot();
+  EXPECT_TRUE(window.view<SummaryView>()->data().measured.has_value());
+  window.view<StreamsView>()->plot()->replot();
   std::size_t rows = d.transfers.size();
   for (const store::SampleRow& r : d.samples)
     rows += r.iteration == 0;
-  EXPECT_EQ(window.streamsView()->measuredBarCount(), static_cast<int>(rows));
+  EXPECT_EQ(window.view<StreamsView>()->measuredBarCount(), static_cast<int>(rows));
   window.showView("memory");
-  ASSERT_FALSE(window.memoryView()->data().series.empty());
-  EXPECT_TRUE(window.memoryView()->data().series.back().measured);
-  EXPECT_EQ(window.memoryView()->data().series.back().peak, d.batches.at(0).measured_peak);
+  ASSERT_FALSE(window.view<MemoryChartView>()->data().series.empty());
+  EXPECT_TRUE(window.view<MemoryChartView>()->data().series.back().measured);
+  EXPECT_EQ(window.view<MemoryChartView>()->data().series.back().peak,
+            d.batches.at(0).measured_peak);
   removeDb(db);
   fs::remove(plan);
 }
@@ -696,9 +697,9 @@ TEST(RunController, ARunOfAPlanOpensShowingThatPlanWithItsMeasurement) {
     ASSERT_TRUE(applied.wait(30000));
   }
   EXPECT_TRUE(runs->overlayShown());
-  EXPECT_TRUE(window.summaryView()->data().measured.has_value());
-  ASSERT_FALSE(window.memoryView()->data().series.empty());
-  EXPECT_TRUE(window.memoryView()->data().series.back().measured);
+  EXPECT_TRUE(window.view<SummaryView>()->data().measured.has_value());
+  ASSERT_FALSE(window.view<MemoryChartView>()->data().series.empty());
+  EXPECT_TRUE(window.view<MemoryChartView>()->data().series.back().measured);
   // Another budget is planned as ever.
   window.setBudget(recorded.budget * 2);
   ASSERT_TRUE(waitForPlanOf(window, db, recorded.budget * 2));
@@ -713,10 +714,9 @@ TEST(RunController, ARunOfAPlanInSubBatchesOpensOnTheWindowsOwnPlanAndSaysWhy) {
   const std::string plan = scratch("sub-batch-plan.json");
   const std::string db = scratch("sub-batch-run.swapdb");
   removeDb(db);
-  const auto made = cli::testing::run(
-      {"plan", "--db", std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb",
-       "--budget", "16MiB", "--policy", "swap-all", "--batch", "8", "--sub-batches", "2", "--out",
-       plan, "--force"});
+  const auto made = cli::testing::run({"plan", "--db", swapscope::testing::fmnistRun(), "--budget",
+                                       "16MiB", "--policy", "swap-all", "--batch", "8",
+                                       "--sub-batches", "2", "--out", plan, "--force"});
   ASSERT_EQ(made.code, 0) << made.err;
   ASSERT_EQ(runPlan(plan, db, 1).status, store::RunStatus::Complete);
   MainWindow window;
@@ -732,8 +732,7 @@ TEST(RunController, ARunOfAPlanInSubBatchesOpensOnTheWindowsOwnPlanAndSaysWhy) {
 
 TEST(RunController, RunsTheZooModelShownNotTheProfiledNetwork) {
   // The fmnist-cnn sample's model, transferred to a zoo network: the run trains that network.
-  const std::string sample =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+  const std::string sample = swapscope::testing::fmnistRun();
   const std::string db = scratch("app-run-zoo.swapdb");
   removeDb(db);
   MainWindow window;
@@ -801,11 +800,3 @@ TEST(RunController, ClosingTheWindowDuringARunAsksThenCancelsAndCloses) {
 
 }  // namespace
 }  // namespace swapscope::gui
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  qRegisterMetaType<swapscope::gui::JobOutcome>();
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

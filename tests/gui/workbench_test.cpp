@@ -24,6 +24,8 @@
 #include "gui/main_window.h"
 #include "gui/plan_service.h"
 #include "gui/run_document.h"
+#include "gui/view_registry.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 #include "views/layers_view.h"
 #include "views/memory_chart_view.h"
@@ -36,8 +38,7 @@
 namespace swapscope::gui {
 namespace {
 
-const std::string kSample =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+const std::string kSample = swapscope::testing::resnet56Run();
 constexpr int kWaitMs = 60000;
 
 std::string readAll(const std::string& path) {
@@ -151,7 +152,7 @@ TEST(MainWindow, SummaryAfterASliderMoveEqualsTheCli) {
   const std::int64_t budget = w.window.budget();
   EXPECT_EQ(budget, w.window.budgetAt(MainWindow::kSliderSteps / 3));
   const nlohmann::json cli = cliPlanJson({"--budget", std::to_string(budget)});
-  const SummaryData& s = w.window.summaryView()->data();
+  const SummaryData& s = w.window.view<SummaryView>()->data();
   ASSERT_TRUE(s.trainable);
   EXPECT_EQ(s.k, cli["k"].get<std::int64_t>());
   EXPECT_EQ(s.t_iter_s, cli["predictions"]["t_iter_s"].get<double>());
@@ -206,16 +207,16 @@ TEST(MainWindow, ShadedSpansAreThePlansSwapSet) {
   const PlanOutcome* plan = w.window.shownPlan();
   ASSERT_TRUE(plan && plan->planFile());
   ASSERT_FALSE(plan->planFile()->swap_set.empty());
-  EXPECT_EQ(w.window.memoryView()->spanCount(),
+  EXPECT_EQ(w.window.view<MemoryChartView>()->spanCount(),
             static_cast<int>(plan->planFile()->swap_set.size()));
   // And a replot draws them all, the selected layer's apart.
   const std::string fm = plan->planFile()->swap_set.front().fm;
   w.window.selectLayer(w.window.findLayer(QString::fromStdString(fm)));
   w.window.refreshAllViews();
-  w.window.memoryView()->plot()->replot();
-  EXPECT_EQ(w.window.memoryView()->drawnSpans(),
+  w.window.view<MemoryChartView>()->plot()->replot();
+  EXPECT_EQ(w.window.view<MemoryChartView>()->drawnSpans(),
             static_cast<int>(plan->planFile()->swap_set.size()));
-  EXPECT_EQ(w.window.memoryView()->drawnSelectedSpans(), 1);
+  EXPECT_EQ(w.window.view<MemoryChartView>()->drawnSelectedSpans(), 1);
 }
 
 TEST(MainWindow, StallMarkersAndSpansAreThePlans) {
@@ -225,21 +226,21 @@ TEST(MainWindow, StallMarkersAndSpansAreThePlans) {
   ASSERT_TRUE(plan && plan->planFile());
   ASSERT_FALSE(plan->planFile()->predictions.stalls.empty());
   w.window.refreshAllViews();
-  w.window.streamsView()->plot()->replot();  // the counts are of what a replot drew
-  EXPECT_EQ(w.window.streamsView()->stallMarkerCount(),
+  w.window.view<StreamsView>()->plot()->replot();  // the counts are of what a replot drew
+  EXPECT_EQ(w.window.view<StreamsView>()->stallMarkerCount(),
             static_cast<int>(plan->planFile()->predictions.stalls.size()));
-  EXPECT_EQ(w.window.memoryView()->spanCount(),
+  EXPECT_EQ(w.window.view<MemoryChartView>()->spanCount(),
             static_cast<int>(plan->planFile()->swap_set.size()));
-  EXPECT_EQ(w.window.layersView()->model()->rowCount(), plan->context->network->size());
+  EXPECT_EQ(w.window.view<LayersView>()->model()->rowCount(), plan->context->network->size());
 }
 
 TEST(MainWindow, SweepAndKCurveFillTheTradeoffView) {
   OpenWindow w({"--budget", "96MiB"});
   QSignalSpy settled(&w.window, &MainWindow::settled);
   ASSERT_TRUE(settled.count() > 0 || settled.wait(kWaitMs));
-  const TradeoffView* t = w.window.tradeoffView();
+  const TradeoffView* t = w.window.view<TradeoffView>();
   EXPECT_EQ(t->sweep().points.size(), 64u);
-  EXPECT_EQ(t->batchCurve().chosen_k, w.window.summaryView()->data().k);
+  EXPECT_EQ(t->batchCurve().chosen_k, w.window.view<SummaryView>()->data().k);
   EXPECT_FALSE(t->batchCurve().points.empty());
   // A budget change keeps the sweep (only the budget moved) and brings a new k curve.
   QSignalSpy again(&w.window, &MainWindow::settled);
@@ -253,11 +254,12 @@ TEST(MainWindow, SelectingAStepHighlightsTheLayerInTheTable) {
   OpenWindow w({"--budget", "96MiB"});
   w.window.refreshAllViews();
   const int layer = w.window.findLayer("layer2.0.conv1");
-  emit w.window.memoryView()->layerSelected(layer);  // as a click on a step does
+  emit w.window.view<MemoryChartView>()->layerSelected(layer);  // as a click on a step does
   EXPECT_EQ(w.window.selectedLayer(), layer);
-  EXPECT_EQ(w.window.memoryView()->selectedLayer(), layer);
+  EXPECT_EQ(w.window.view<MemoryChartView>()->selectedLayer(), layer);
   // The table's selected row holds the layer.
-  const QModelIndexList rows = w.window.layersView()->table()->selectionModel()->selectedRows();
+  const QModelIndexList rows =
+      w.window.view<LayersView>()->table()->selectionModel()->selectedRows();
   ASSERT_EQ(rows.size(), 1);
   EXPECT_EQ(rows.front().data(LayersTableModel::LayerRole).toInt(), layer);
 }
@@ -265,7 +267,7 @@ TEST(MainWindow, SelectingAStepHighlightsTheLayerInTheTable) {
 TEST(MainWindow, AHiddenViewIsDrawnWhenShownNotOnEveryPlan) {
   OpenWindow w({"--budget", "64MiB", "--view", "summary"});
   w.window.show();
-  QCustomPlot* memory = w.window.memoryView()->plot();
+  QCustomPlot* memory = w.window.view<MemoryChartView>()->plot();
   int replots = 0;
   QObject::connect(memory, &QCustomPlot::afterReplot, [&replots] { ++replots; });
   QSignalSpy shown(&w.window, &MainWindow::planShown);
@@ -275,10 +277,10 @@ TEST(MainWindow, AHiddenViewIsDrawnWhenShownNotOnEveryPlan) {
   // The memory view took the new plan's data but drew nothing while hidden.
   EXPECT_EQ(replots, 0);
   EXPECT_TRUE(replotDeferred(memory));
-  EXPECT_EQ(w.window.memoryView()->spanCount(),
+  EXPECT_EQ(w.window.view<MemoryChartView>()->spanCount(),
             static_cast<int>(w.window.shownPlan()->planFile()->swap_set.size()));
   // Shown: drawn once, with nothing left deferred.
-  w.window.tabs()->setCurrentWidget(w.window.memoryView());
+  w.window.tabs()->setCurrentWidget(w.window.view<MemoryChartView>());
   for (int i = 0; i < 100 && replots == 0; ++i)
     QTest::qWait(10);
   EXPECT_GE(replots, 1);
@@ -290,7 +292,7 @@ TEST(MainWindow, EveryViewSavesAsPngPdfAndSvg) {
   OpenWindow w({"--budget", "48MiB", "--view", "summary"});
   QTemporaryDir dir;
   ASSERT_TRUE(dir.isValid());
-  for (const QString& view : kViewNames) {
+  for (const QString& view : viewNames()) {
     for (const QString& format : {QStringLiteral("png"), QStringLiteral("pdf")}) {
       const QString path = dir.filePath(view + "." + format);
       w.window.saveFigure(view, path, false);
@@ -355,11 +357,11 @@ TEST(GuiOptions, TheBatchLimitAndItsReasonsAreTheClis) {
 
 TEST(MainWindow, UntrainableBudgetIsStated) {
   OpenWindow w({"--budget", "1MiB"});
-  const SummaryData& s = w.window.summaryView()->data();
+  const SummaryData& s = w.window.view<SummaryView>()->data();
   EXPECT_FALSE(s.trainable);
   ASSERT_FALSE(s.warnings.empty());
   EXPECT_EQ(s.warnings.front().rfind("untrainable", 0), 0u) << s.warnings.front();
-  EXPECT_EQ(w.window.memoryView()->spanCount(), 0);
+  EXPECT_EQ(w.window.view<MemoryChartView>()->spanCount(), 0);
   EXPECT_THROW(w.window.exportPlan("unused.json", false), Error);
 }
 
@@ -394,34 +396,35 @@ TEST(MainWindow, TheUntrainableNoteIsWholeAtAnyBudgetAndWidth) {
     SCOPED_TRACE(budget);
     OpenWindow w({"--budget", budget, "--view", "memory"});
     EXPECT_FALSE(w.window.shownPlan()->result->trainable);
-    EXPECT_NE(w.window.memoryView()->data().untrainable.find("the minimum for any policy is"),
-              std::string::npos);
+    EXPECT_NE(
+        w.window.view<MemoryChartView>()->data().untrainable.find("the minimum for any policy is"),
+        std::string::npos);
     // The Summary says it once.
-    ASSERT_FALSE(w.window.summaryView()->data().warnings.empty());
-    EXPECT_EQ(w.window.summaryView()->data().warnings.front(),
-              w.window.memoryView()->data().untrainable);
+    ASSERT_FALSE(w.window.view<SummaryView>()->data().warnings.empty());
+    EXPECT_EQ(w.window.view<SummaryView>()->data().warnings.front(),
+              w.window.view<MemoryChartView>()->data().untrainable);
     w.window.show();
     w.window.resize(800, 600);
-    EXPECT_GE(expectWholeNote(*w.window.memoryView()), 2);
+    EXPECT_GE(expectWholeNote(*w.window.view<MemoryChartView>()), 2);
     w.window.resize(1600, 900);
-    expectWholeNote(*w.window.memoryView());
+    expectWholeNote(*w.window.view<MemoryChartView>());
   }
   // A budget typed below the slider's range in the window, after a trainable one.
   OpenWindow w({"--budget", "64MiB", "--view", "memory"});
   w.window.show();
   w.window.resize(1000, 700);
-  EXPECT_TRUE(w.window.memoryView()->noteText().isEmpty());
+  EXPECT_TRUE(w.window.view<MemoryChartView>()->noteText().isEmpty());
   QSignalSpy shown(&w.window, &MainWindow::planShown);
   w.window.setBudget(1);
   ASSERT_TRUE(shown.wait(kWaitMs));
-  expectWholeNote(*w.window.memoryView());
+  expectWholeNote(*w.window.view<MemoryChartView>());
 }
 
 TEST(MainWindow, SelectionReachesTheViews) {
   OpenWindow w({"--budget", "256MiB", "--select", "layer3.0.conv1"});
   const int layer = w.window.selectedLayer();
   ASSERT_GE(layer, 0);
-  EXPECT_EQ(w.window.memoryView()->selectedLayer(), layer);
+  EXPECT_EQ(w.window.view<MemoryChartView>()->selectedLayer(), layer);
   EXPECT_THROW(w.window.findLayer("no-such-layer"), Error);
 }
 
@@ -456,10 +459,3 @@ TEST(MainWindow, BadDatabaseShowsADialogAndTheWindowStaysUsable) {
 
 }  // namespace
 }  // namespace swapscope::gui
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

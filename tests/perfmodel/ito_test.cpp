@@ -21,13 +21,14 @@
 #include "runtime/executor.h"
 #include "runtime/test_networks.h"
 #include "runtime/trainer.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 
 namespace swapscope::perf {
 namespace {
 
 store::RunData loadSample(const std::string& name) {
-  return store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/" + name).load();
+  return store::RunReader(swapscope::testing::sampleRun(name)).load();
 }
 
 /// The run with every transfer `factor` times slower: the fitted link is that much slower.

@@ -22,6 +22,7 @@
 #include "perfmodel/planner.h"
 #include "perfmodel/simulator.h"
 #include "perfmodel/sub_batch_plan.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 
 namespace swapscope::perf {
@@ -441,8 +442,7 @@ TEST(Algorithm2, NoFeasibleKIsReportedWithTheFirstViolatingStep) {
 
 /// The fmnist-cnn sample profile, loaded afresh (each test changes its copy).
 store::RunData fmnistSample() {
-  return store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb")
-      .load();
+  return store::RunReader(swapscope::testing::fmnistRun()).load();
 }
 
 TEST(Fit, AnEmptyFitNamesTheDatabase) {
@@ -547,9 +547,7 @@ TEST(Fit, APoolAlignmentThatIsNoPowerOfTwoIsDamage) {
 
 class PlannerOnSampleRun : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    s_run = fmnistSample();
-  }
+  static void SetUpTestSuite() { s_run = fmnistSample(); }
   static inline store::RunData s_run;
 };
 
@@ -830,9 +828,7 @@ TEST_F(PlannerOnSampleRun, ABudgetBelowKOneIsUntrainableWithTheMinimum) {
 TEST(PaperModeOnResNet56, AKThatKeepAllFitsMeetsConstraint6) {
   // Where the budget holds keep-all at k, every FM can stay and no step waits for a prefetch, so
   // Algorithm 2 may stop no lower than that k.
-  const store::RunData run = store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                              "/resnet56-32x32-cpu-profile.swapdb")
-                                 .load();
+  const store::RunData run = store::RunReader(swapscope::testing::resnet56Run()).load();
   const PerfModel model = PerfModel::fit(run);
   const Network net = buildZooModel("resnet56");
   const Planner planner(model, net);

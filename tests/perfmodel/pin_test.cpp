@@ -6,15 +6,14 @@
 
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 
 namespace swapscope::perf {
 namespace {
 
 PerfModel resnet56SampleModel() {
-  return PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                         "/resnet56-32x32-cpu-profile.swapdb")
-                            .load());
+  return PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
 }
 
 /// With a budget that holds keep-all, phase 1 alone (no keeping of what fits) must pin FMs of

@@ -8,6 +8,7 @@
 
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 
 namespace swapscope::perf {
@@ -15,9 +16,7 @@ namespace {
 
 const PerfModel& sampleModel() {
   static const PerfModel model =
-      PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                      "/resnet56-32x32-cpu-profile.swapdb")
-                         .load());
+      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
   return model;
 }
 

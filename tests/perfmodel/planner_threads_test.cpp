@@ -8,15 +8,15 @@
 
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 
 namespace swapscope::perf {
 namespace {
 
 TEST(PlannerThreads, SamePlanAndCountOnAnyNumberOfThreads) {
-  const PerfModel model = PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                                          "/resnet56-32x32-cpu-profile.swapdb")
-                                             .load());
+  const PerfModel model =
+      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
   // resnet56 as profiled, and ResNet-152 with the curves transferred (a wide k range whose
   // search stops before the last k).
   int compared = 0;

@@ -5,12 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "sample_runs.h"
 
 namespace swapscope::store {
 namespace {
 
-const std::string kFmnist =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
+const std::string kFmnist = swapscope::testing::fmnistRun();
 
 TEST(RecordedIteration, LargestKAndTheIterationAsRecorded) {
   const RunData run = RunReader(kFmnist).load();

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "sample_runs.h"
 #include "store/run_db.h"
 #include "store/run_db_fixture.h"
 #include "store/schema.h"
@@ -34,7 +35,7 @@ class RunDbDamage : public RunDbTest {
   }
   /// A copy of sample_runs/`name` in the test's directory.
   std::string copySample(const std::string& name) {
-    const std::string from = std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/" + name;
+    const std::string from = swapscope::testing::sampleRun(name);
     if (!m_samples.count(from)) m_samples[from] = readBytes(from);
     const std::string to = file(name);
     fs::copy_file(from, to, fs::copy_options::overwrite_existing);

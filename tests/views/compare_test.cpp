@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sample_runs.h"
 #include "store/run_db.h"
 #include "views/compare_data.h"
 #include "views/compare_view.h"
@@ -14,10 +15,8 @@
 namespace swapscope {
 namespace {
 
-const std::string kFmnist =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
-const std::string kResnet =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+const std::string kFmnist = swapscope::testing::fmnistRun();
+const std::string kResnet = swapscope::testing::resnet56Run();
 
 TEST(CompareData, KeepsEveryStepAndTheRecordedTimes) {
   const store::RunData a = store::RunReader(kFmnist).load();

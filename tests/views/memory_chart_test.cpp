@@ -10,6 +10,7 @@
 #include "graph/network_json.h"
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 #include "views/memory_chart_data.h"
 #include "views/memory_chart_view.h"
@@ -72,8 +73,7 @@ TEST(MemoryChartView, OneGraphPerPolicyWithAPointPerStep) {
 /// A recompute-light plan: the swapped FMs' spans are the plan file's swap set, then the
 /// recomputed FMs' spans are its recompute list, drawn in their own colour.
 TEST(MemoryChartData, RecomputedSpansAreThePlanFilesRecomputeList) {
-  const std::string db =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  const std::string db = swapscope::testing::resnet56Run();
   const store::RunData run = store::RunReader(db).load();
   const Network net = networkFromText(run.network.json, db);
   const perf::PerfModel model = perf::PerfModel::fit(run);
@@ -109,8 +109,7 @@ TEST(MemoryChartData, RecomputedSpansAreThePlanFilesRecomputeList) {
 
 /// The plan's curve, its spans and the references, against the planner and its plan file.
 TEST(MemoryChartData, PlanSeriesAndSpansAreThePlanners) {
-  const std::string db =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  const std::string db = swapscope::testing::resnet56Run();
   store::RunReader reader(db);
   const store::RunData run = reader.load();
   const Network net = networkFromText(run.network.json, db);
@@ -191,8 +190,7 @@ TEST(MemoryChartView, LegendIsOutsideThePlotArea) {
 
 TEST(MemoryChartData, TheMeasuredPoolCurveIsTheRunsAndMeetsThePrediction) {
   // The sample profile ran swap-all; its pool bytes at k = 32 against swap-all's plan at 32.
-  const std::string db =
-      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  const std::string db = swapscope::testing::resnet56Run();
   const store::RunData run = store::RunReader(db).load();
   const Network net = networkFromText(run.network.json, db);
   const perf::PerfModel model = perf::PerfModel::fit(run);
@@ -238,10 +236,3 @@ TEST(MemoryChartData, TheMeasuredPoolCurveIsTheRunsAndMeetsThePrediction) {
 
 }  // namespace
 }  // namespace swapscope
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -9,13 +9,10 @@
 #include "graph/network_json.h"
 #include "perfmodel/model.h"
 #include "perfmodel/planner.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 
 namespace swapscope::testing {
-
-inline std::string sampleRun(const std::string& name) {
-  return std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/" + name;
-}
 
 /// Kept behind a pointer: the planner refers to the model.
 struct SamplePlan {

@@ -9,6 +9,7 @@
 #include "graph/network_json.h"
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 #include "views/summary_data.h"
 
@@ -16,7 +17,7 @@ namespace swapscope {
 namespace {
 
 struct Sample {
-  std::string db = std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  std::string db = swapscope::testing::resnet56Run();
   store::RunData run;
   Network net;
   perf::PerfModel model;

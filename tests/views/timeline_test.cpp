@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 #include "views/streams_view.h"
 #include "views/timeline_data.h"
@@ -16,10 +17,8 @@
 namespace swapscope {
 namespace {
 
-const std::string kFmnist =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/fmnist-cnn-cpu-profile.swapdb";
-const std::string kResnet =
-    std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+const std::string kFmnist = swapscope::testing::fmnistRun();
+const std::string kResnet = swapscope::testing::resnet56Run();
 
 /// One integer a query on the file returns, read with SQLite itself (not the engine's reader).
 std::int64_t sqlCount(const std::string& path, const std::string& query) {

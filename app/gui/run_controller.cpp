@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: MIT
-#include "gui/run_dialog.h"
+#include "gui/run_controller.h"
 
-#include <qcustomplot.h>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDialog>
-#include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -33,10 +29,7 @@
 #include "graph/zoo.h"
 #include "gui/main_window.h"
 #include "gui/off_thread.h"
-#include "runtime/device.h"
-#include "views/memory_chart_view.h"
-#include "views/streams_view.h"
-#include "views/summary_view.h"
+#include "gui/run_form.h"
 
 namespace swapscope::gui {
 namespace {
@@ -49,66 +42,6 @@ QString secondsText(double s) {
   if (s < 90) return QString("%1 s").arg(std::lround(s));
   return QString("%1 min").arg(std::lround(s / 60));
 }
-
-/// An output-database row: a line edit and a Browse… button.
-QWidget* outputRow(QWidget* parent, QLineEdit* edit) {
-  auto* row = new QWidget(parent);
-  auto* layout = new QHBoxLayout(row);
-  layout->setContentsMargins(0, 0, 0, 0);
-  auto* browse = new QPushButton(QObject::tr("Browse..."), row);
-  layout->addWidget(edit, 1);
-  layout->addWidget(browse);
-  QObject::connect(browse, &QPushButton::clicked, row, [row, edit] {
-    // The dialog asks before an existing file is chosen.
-    const QString f = QFileDialog::getSaveFileName(row, QObject::tr("Run database"), edit->text(),
-                                                   QObject::tr("Run databases (*.swapdb)"));
-    if (!f.isEmpty()) edit->setText(f);
-  });
-  return row;
-}
-
-/// What the Profile and Run plan dialogs share: the device (the backends this build can use
-/// here), recorded and warm-up iterations, the run database and the buttons. A dialog adds its
-/// own rows to `form` before addCommonRows.
-struct RunForm {
-  RunForm(QWidget* parent, const QString& title, const QString& ok, int iterationsDefault,
-          const QString& dbName)
-      : dialog(parent),
-        form(new QFormLayout(&dialog)),
-        device(new QComboBox(&dialog)),
-        iterations(new QSpinBox(&dialog)),
-        warmup(new QSpinBox(&dialog)),
-        output(new QLineEdit(QDir::current().filePath(dbName), &dialog)),
-        buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog)) {
-    dialog.setWindowTitle(title);
-    for (const rt::BackendInfo& b : rt::listBackends()) {
-      if (b.available) device->addItem(qs(b.name));
-    }
-    iterations->setRange(1, 100000);
-    iterations->setValue(iterationsDefault);
-    warmup->setRange(0, 1000);
-    warmup->setValue(1);
-    buttons->button(QDialogButtonBox::Ok)->setText(ok);
-    QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-  }
-  /// Device, iterations, warm-up, the run database and the buttons, after the dialog's rows.
-  void addCommonRows(const QString& iterationsLabel, const QString& warmupLabel) {
-    form->addRow(QObject::tr("Device"), device);
-    form->addRow(iterationsLabel, iterations);
-    form->addRow(warmupLabel, warmup);
-    form->addRow(QObject::tr("Run database"), outputRow(&dialog, output));
-    form->addRow(buttons);
-  }
-
-  QDialog dialog;
-  QFormLayout* form;
-  QComboBox* device;
-  QSpinBox* iterations;
-  QSpinBox* warmup;
-  QLineEdit* output;
-  QDialogButtonBox* buttons;
-};
 
 /// The arguments that name `net` to the CLI: --model NAME, with --input and --classes where they
 /// are not the model's defaults. Empty when no zoo model gives `net` (a network JSON).
@@ -135,102 +68,7 @@ std::vector<std::string> networkArgs(const Network& net) {
   return {};
 }
 
-/// Whether `path` may be written: a new file, or an existing one the user agrees to replace
-/// (`force` then). False when the user declines.
-bool confirmOutput(QWidget* parent, const QString& path, bool& force) {
-  force = false;
-  if (!QFileInfo::exists(path)) return true;
-  const auto answer = QMessageBox::question(
-      parent, QObject::tr("Replace the run database?"),
-      QObject::tr("%1 exists. Replace it? Its measurements are lost.").arg(path));
-  force = answer == QMessageBox::Yes;
-  return force;
-}
-
-QCustomPlot* livePlot(QWidget* parent, const QString& title, const QString& x, const QString& y) {
-  auto* plot = new QCustomPlot(parent);
-  plot->setMinimumSize(260, 180);
-  plot->plotLayout()->insertRow(0);
-  plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
-  plot->xAxis->setLabel(x);
-  plot->yAxis->setLabel(y);
-  return plot;
-}
-
-const QColor kBatchColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
-                               QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
-                               QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b)};
-
 }  // namespace
-
-LiveRunPanel::LiveRunPanel(QWidget* parent)
-    : QWidget(parent),
-      m_times(livePlot(this, tr("iteration times"), tr("iteration at k"), tr("ms"))),
-      m_pool(livePlot(this, tr("pool bytes, latest iteration"), tr("ms"), tr("MiB"))),
-      m_stalls(livePlot(this, tr("compute idle before each step"), tr("step"), tr("ms"))) {
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_times, 1);
-  layout->addWidget(m_pool, 1);
-  layout->addWidget(m_stalls, 1);
-  m_times->legend->setVisible(true);
-  m_times->legend->setFont(QFont(font().family(), font().pointSize() - 1));
-  auto* pool = m_pool->addGraph();
-  pool->setLineStyle(QCPGraph::lsStepLeft);
-  pool->setPen(QPen(QColor(0x1f, 0x1f, 0x1f), 1.5));
-  auto* bars = new QCPBars(m_stalls->xAxis, m_stalls->yAxis);
-  bars->setPen(Qt::NoPen);
-  bars->setBrush(QColor(0xd0, 0x18, 0x18));
-}
-
-void LiveRunPanel::setData(const LiveRunData& d) {
-  // A new run starts from nothing; then each report appends its iteration's point, and only a
-  // newly recorded iteration redraws the pool bytes and the stalls.
-  if (m_times->graphCount() > static_cast<int>(d.times.size())) m_times->clearGraphs();
-  for (std::size_t i = 0; i < d.times.size(); ++i) {
-    const LiveRunData::Batch& b = d.times[i];
-    QCPGraph* g =
-        static_cast<int>(i) < m_times->graphCount() ? m_times->graph(static_cast<int>(i)) : nullptr;
-    if (!g) {
-      g = m_times->addGraph();
-      g->setName(tr("k = %1").arg(b.k));
-      const QColor c = kBatchColors[i % std::size(kBatchColors)];
-      g->setPen(QPen(c, 1.5));
-      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 5));
-    }
-    QVector<double> x, y;
-    for (std::size_t j = static_cast<std::size_t>(g->dataCount()); j < b.seconds.size(); ++j) {
-      x.push_back(b.iteration[j]);
-      y.push_back(b.seconds[j] * 1e3);
-    }
-    if (!x.isEmpty()) g->addData(x, y, /*alreadySorted=*/true);
-  }
-  m_times->rescaleAxes();
-  m_times->yAxis->setRangeLower(0);
-  m_times->replot();
-  if (d.k == m_shownK && d.iteration == m_shownIteration) return;
-  m_shownK = d.k;
-  m_shownIteration = d.iteration;
-  QVector<double> t(d.pool_ms.begin(), d.pool_ms.end()), mib;
-  for (const double b : d.pool_bytes)
-    mib.push_back(b / (1024.0 * 1024.0));
-  m_pool->graph(0)->setData(t, mib, true);
-  m_pool->rescaleAxes();
-  m_pool->yAxis->setRangeLower(0);
-  static_cast<QCPTextElement*>(m_pool->plotLayout()->element(0, 0))
-      ->setText(d.iteration < 0 ? tr("pool bytes, latest iteration")
-                                : tr("pool bytes, k = %1, iteration %2").arg(d.k).arg(d.iteration));
-  m_pool->replot();
-  auto* bars = static_cast<QCPBars*>(m_stalls->plottable(0));
-  bars->setData(QVector<double>(d.stall_steps.begin(), d.stall_steps.end()),
-                QVector<double>(d.stall_ms.begin(), d.stall_ms.end()));
-  static_cast<QCPTextElement*>(m_stalls->plotLayout()->element(0, 0))
-      ->setText(tr("compute idle before each step, latest iteration: %1 ms in all")
-                    .arg(d.stall_total_ms, 0, 'f', 2));
-  m_stalls->rescaleAxes();
-  m_stalls->yAxis->setRangeLower(0);
-  m_stalls->replot();
-}
 
 RunController::RunController(MainWindow* window)
     : QObject(window), m_window(window), m_job(new RunJob(this)) {
@@ -505,94 +343,6 @@ void RunController::askRunPlan() {
       QMessageBox::warning(&f.dialog, tr("Cannot run the plan"), qs(e.what()));
     }
   }
-}
-
-void RunController::openMeasurement(const QString& path) {
-  const quint64 generation = ++m_measurementGeneration;
-  runOffGuiThread(
-      QThreadPool::globalInstance(), this,
-      [file = path.toStdString()] { return store::RunReader(file).load(); },
-      [generation](RunController& self, std::shared_ptr<const store::RunData> run,
-                   const QString& error) {
-        if (generation != self.m_measurementGeneration) return;  // a newer one
-        if (!run) {
-          self.m_window->statusBar()->showMessage(error);
-          emit self.measurementFailed(error);
-          return;
-        }
-        self.setMeasurement(std::move(run));
-      });
-}
-
-void RunController::setMeasurement(std::shared_ptr<const store::RunData> run) {
-  m_measuredRun = std::move(run);
-  m_check = perf::planCheck(*m_measuredRun);
-  m_measuredPlan.reset();
-  if (m_check) {
-    try {
-      m_measuredPlan = store::planFromJson(nlohmann::json::parse(m_measuredRun->plans.back().json),
-                                           m_measuredRun->path + " (table plans)");
-    } catch (const std::exception& e) {
-      m_window->statusBar()->showMessage(QString::fromStdString(e.what()));
-      m_check.reset();
-    }
-  }
-  applyMeasurement();
-}
-
-bool RunController::showsMeasuredPlan() const {
-  const PlanOutcome* shown = m_window->shownPlan();
-  if (!m_measuredPlan || !m_check || !shown || !shown->views || !shown->result ||
-      !shown->result->trainable)
-    return false;
-  const store::PlanFile& m = *m_measuredPlan;
-  // What is at hand first: the plan file is made only for a plan of the run's budget and k.
-  if (shown->request.budget != m.budget || policyName(shown->request.policy) != m.policy ||
-      shown->result->best.k != m.k)
-    return false;
-  // The plan shown is the plan the run ran: the same network, budget, policy, k and swap set.
-  const std::optional<store::PlanFile> file = shown->planFile();
-  return file && file->structure_hash == m.structure_hash && file->swap_set == m.swap_set;
-}
-
-void RunController::applyMeasurement() {
-  if (!m_measuredRun) return;
-  const store::RunData& run = *m_measuredRun;
-  const bool same = showsMeasuredPlan();
-  auto overlay = std::make_shared<MeasuredOverlay>();
-  if (same) {
-    const PlanViews& views = *m_window->shownPlan()->views;
-    // The measured series and iteration are checked against, and added to, copies of the plan
-    // shown's: made once, while the plan shown stays the run's.
-    MemoryChartData chart = views.memory;
-    if (addMeasuredMemory(chart, run, m_check->k)) overlay->memory = std::move(chart.series.back());
-    StreamsData streams = views.streams;
-    if (addMeasuredStreams(streams, run, m_check->k)) {
-      streams.bars.clear();  // only the measured iteration is the overlay's
-      streams.stalls.clear();
-      overlay->streams = std::move(streams);
-    }
-    addMeasuredSummary(overlay->summary, *m_check, run);
-  } else if (!m_measuredPlan || !m_check) {
-    overlay->summary.warnings.push_back(
-        run.path + " recorded no plan with a measured iteration: " + "nothing to overlay");
-  } else {
-    const store::PlanFile& p = *m_measuredPlan;
-    overlay->summary.warnings.push_back("the measurement in " + run.path + " is of another plan (" +
-                                        p.network_name + ", " + p.policy + ", " +
-                                        formatBytes(p.budget) + ", k = " + std::to_string(p.k) +
-                                        "): plan that to overlay it");
-  }
-  // Another device than the plan's is said whichever plan is shown (addMeasuredSummary says it
-  // with the measurement).
-  if (!same && m_check && !m_check->device_mismatch.empty())
-    overlay->summary.warnings.push_back("device: " + m_check->device_mismatch);
-  // One value, shared by the three views.
-  m_window->memoryView()->setOverlay(overlay);
-  m_window->streamsView()->setOverlay(overlay);
-  m_window->summaryView()->setOverlay(std::move(overlay));
-  m_overlayShown = same;
-  emit measurementApplied();
 }
 
 bool RunController::eventFilter(QObject* watched, QEvent* event) {
