@@ -214,9 +214,13 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
     });
     Candidate* chosen = nullptr;
     double chosenObj = std::numeric_limits<double>::infinity();
+    // No plan above the least `most` can be the best: the plan it belongs to places within it.
+    double limit = std::numeric_limits<double>::infinity();
+    for (const Candidate* c : order)
+      limit = std::min(limit, c->most);
     for (Candidate* c : order) {
       if (c->least > chosenObj) break;
-      const std::optional<double> placed = placedObjective(*c, chosenObj);
+      const std::optional<double> placed = placedObjective(*c, std::min(chosenObj, limit));
       if (!placed) continue;  // above the best: cannot win
       const double obj = *placed;
       if (obj < chosenObj || (obj == chosenObj && c->plan.plan->k < chosen->plan.plan->k)) {

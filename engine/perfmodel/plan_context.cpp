@@ -204,6 +204,8 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
 std::optional<ScheduleTime> executorSchedule(
     const Context& ctx, const Prepared& p, std::int64_t budget, const Evaluation& e,
     const std::function<bool(int delay, bool hoisted)>& matters) {
+  // Without a delay or moves, every attempt and the fallback run the same schedule.
+  if (e.reuse_delay == 0 && e.hoisted == 0) return ScheduleTime{0, false, 0};
   const auto schedule = ctx.scheduleAt(p, e.k);
   const std::vector<int> none;
   const AheadOfTime ahead =
@@ -265,6 +267,14 @@ std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
                                  const std::vector<ScheduleTime>& schedules, std::int64_t budget,
                                  double limit) {
   if (schedules.empty()) return e.sim.t_iter;
+  // Where every schedule takes the same time, the decision cannot change it.
+  const bool same = std::all_of(schedules.begin(), schedules.end(), [&](const ScheduleTime& s) {
+    return s.t_iter == schedules.front().t_iter;
+  });
+  if (same) {
+    if (schedules.front().t_iter > limit) return std::nullopt;
+    return schedules.front().t_iter;
+  }
   const auto timeOf = [&](int delay, bool hoisted) {
     for (const ScheduleTime& s : schedules) {
       if (s.delay == delay && s.hoisted == hoisted) return s.t_iter;
