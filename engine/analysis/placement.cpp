@@ -197,11 +197,14 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   const auto key = [&](int kind, std::size_t i) -> Key {
     const auto start = static_cast<std::int64_t>(inst[i].start);
     switch (kind) {
-      case 0: return {-inst[i].size, 0, start, i};
-      case 1: return {-life(i), 0, -inst[i].size, i};
+      case 0:
+        return {-inst[i].size, 0, start, i};
+      case 1:
+        return {-life(i), 0, -inst[i].size, i};
       case 2:
         return {0, -static_cast<double>(inst[i].size) * static_cast<double>(life(i)), start, i};
-      default: return {start, 0, 0, i};
+      default:
+        return {start, 0, 0, i};
     }
   };
   Placement p;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// accudnn (AccUDNN §4, Algorithm 2's pinning): at k, pin the FMs whose prefetches stall, then keep what fits.
+// accudnn (AccUDNN §4, Algorithm 2's pinning): at k, pin the FMs whose prefetches stall, then keep
+// what fits.
 #include <set>
 
 #include "perfmodel/plan_context.h"
@@ -67,7 +68,6 @@ class StepMax {
   int m_n, m_size;
   std::vector<std::int64_t> m_max, m_add;
 };
-
 
 }  // namespace
 

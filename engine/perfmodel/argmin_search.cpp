@@ -45,7 +45,8 @@ Context::KPlan kPlanAt(const Context& ctx, const PlanRequest& req, const Prepare
   if (fixed) {
     BudgetWindow window(req.budget);
     auto e = evaluatePrepared(ctx, *fixed, times, window, req.reuse_delay);
-    Context::KPlan p{e ? std::make_shared<const Evaluation>(std::move(*e)) : nullptr, window, 1, {}};
+    Context::KPlan p{
+        e ? std::make_shared<const Evaluation>(std::move(*e)) : nullptr, window, 1, {}};
     if (p.plan && req.reuse_delay < 0) p.schedules = scheduleTimes(ctx, *p.plan, &p.simulations);
     *evaluated += p.simulations;
     return p;

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "analysis/placement.h"
-#include "perfmodel/bounded_cache.h"
 #include "common/error.h"
+#include "perfmodel/bounded_cache.h"
 #include "perfmodel/planner.h"
 
 namespace swapscope::perf::planning {

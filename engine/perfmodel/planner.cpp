@@ -235,4 +235,3 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
 }
 
 }  // namespace swapscope::perf
-
