@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/args.h"
-#include "cli/network_options.h"
 #include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "fuzz_common.h"
+#include "options/args.h"
+#include "options/network_options.h"
 
 using namespace swapscope;
 

@@ -6,17 +6,17 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/network_analysis.h"
-#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/file_options.h"
-#include "cli/network_options.h"
 #include "cli/sub_batch_options.h"
-#include "cli/table.h"
 #include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
 #include "graph/network_json.h"
+#include "options/args.h"
+#include "options/file_options.h"
+#include "options/network_options.h"
+#include "options/table.h"
 #include "runtime/host_memory.h"
 
 namespace swapscope::cli {

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/table.h"
 #include "common/bytes.h"
 #include "common/format.h"
+#include "options/args.h"
+#include "options/table.h"
 #include "perfmodel/compare.h"
 #include "store/run_db.h"
 

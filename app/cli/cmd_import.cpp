@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /// @brief `swapscope import FILE.onnx --out net.json`: the network JSON an ONNX model maps to.
-#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/file_options.h"
-#include "cli/network_options.h"
 #include "common/error.h"
 #include "graph/network_json.h"
 #include "importer/onnx_import.h"
+#include "options/args.h"
+#include "options/file_options.h"
+#include "options/network_options.h"
 
 namespace swapscope::cli {
 

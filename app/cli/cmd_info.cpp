@@ -6,12 +6,12 @@
 #include <optional>
 #include <sstream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/run_output.h"
-#include "cli/table.h"
 #include "common/bytes.h"
 #include "common/format.h"
+#include "options/args.h"
+#include "options/run_output.h"
+#include "options/table.h"
 #include "perfmodel/stability.h"
 #include "store/run_db.h"
 #include "store/run_summary.h"

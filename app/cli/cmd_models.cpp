@@ -3,11 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/layer_cost.h"
-#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/table.h"
 #include "common/format.h"
 #include "graph/zoo.h"
+#include "options/args.h"
+#include "options/table.h"
 
 namespace swapscope::cli {
 

@@ -9,18 +9,18 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/device_options.h"
-#include "cli/file_options.h"
 #include "cli/interrupt.h"
-#include "cli/network_options.h"
 #include "cli/recording.h"
-#include "cli/run_output.h"
 #include "collectors/profiler.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
+#include "options/args.h"
+#include "options/file_options.h"
+#include "options/network_options.h"
+#include "options/run_output.h"
 #include "store/run_db.h"
 #include "store/run_summary.h"
 

@@ -3,11 +3,11 @@
 /// Perfetto (ui.perfetto.dev) or chrome://tracing.
 #include <nlohmann/json.hpp>
 
-#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/file_options.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "options/args.h"
+#include "options/file_options.h"
 #include "store/chrome_trace.h"
 #include "store/run_db.h"
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <ostream>
 
-#include "cli/args.h"
+#include "options/args.h"
 #include "runtime/device.h"
 
 namespace swapscope::cli {

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "cli/args.h"
+#include "options/args.h"
 
 namespace swapscope::cli {
 

@@ -4,12 +4,12 @@
 #include <QCommandLineParser>
 #include <cmath>
 
-#include "cli/args.h"
-#include "cli/network_options.h"
-#include "cli/plan_options.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "gui/view_registry.h"
+#include "options/args.h"
+#include "options/network_options.h"
+#include "options/plan_options.h"
 
 namespace swapscope::gui {
 

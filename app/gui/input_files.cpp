@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "cli/file_options.h"
+#include "options/file_options.h"
 
 namespace swapscope::gui {
 

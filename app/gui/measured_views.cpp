@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <utility>
 
-#include "cli/file_options.h"
 #include "common/error.h"
 #include "gui/off_thread.h"
+#include "options/file_options.h"
 #include "store/chrome_trace.h"
 #include "views/compare_data.h"
 #include "views/compare_view.h"

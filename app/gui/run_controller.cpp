@@ -20,7 +20,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "cli/run_output.h"
 #include "common/batch_limit.h"
 #include "common/bytes.h"
 #include "common/error.h"
@@ -30,6 +29,7 @@
 #include "gui/main_window.h"
 #include "gui/off_thread.h"
 #include "gui/run_form.h"
+#include "options/run_output.h"
 
 namespace swapscope::gui {
 namespace {

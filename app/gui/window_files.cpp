@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "cli/file_options.h"
 #include "common/error.h"
 #include "common/files.h"
 #include "common/resolved_path.h"
@@ -23,6 +22,7 @@
 #include "gui/measured_views.h"
 #include "gui/run_document.h"
 #include "gui/view_registry.h"
+#include "options/file_options.h"
 #include "store/plan_file.h"
 
 namespace swapscope::gui {

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/args.h"
 #include "common/batch_limit.h"
 #include "common/error.h"
+#include "options/args.h"
 #include "run_cli.h"
 #include "sample_runs.h"
 

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/args.h"
 #include "common/error.h"
+#include "options/args.h"
 #include "run_cli.h"
 #include "sample_runs.h"
 

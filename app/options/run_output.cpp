@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "cli/run_output.h"
+#include "options/run_output.h"
 
-#include "cli/table.h"
 #include "common/bytes.h"
 #include "common/format.h"
+#include "options/table.h"
 
 namespace swapscope::cli {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli/network_options.h"
+#include "options/network_options.h"
 
 #include <charconv>
 #include <sstream>
@@ -84,7 +84,8 @@ Network loadNetwork(const ArgParser& args) {
 }
 
 void checkZooOptions(const ArgParser& args, const std::string& otherwise) {
-  if (args.has("--model") || args.has("--net") || args.has("--onnx")) return;  // loadNetwork checks these
+  if (args.has("--model") || args.has("--net") || args.has("--onnx"))
+    return;  // loadNetwork checks these
   for (const char* option : {"--input", "--classes"}) {
     if (args.has(option)) {
       throwBadInput(std::string(option) + " " + *args.value(option) +

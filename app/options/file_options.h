@@ -5,8 +5,8 @@
 #include <initializer_list>
 #include <string>
 
-#include "cli/args.h"
 #include "common/files.h"
+#include "options/args.h"
 
 namespace swapscope::cli {
 

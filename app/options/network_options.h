@@ -4,8 +4,8 @@
 #pragma once
 
 #include "analysis/swap_policy.h"
-#include "cli/args.h"
 #include "graph/network.h"
+#include "options/args.h"
 
 namespace swapscope::cli {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli/args.h"
+#include "options/args.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli/file_options.h"
+#include "options/file_options.h"
 
 #include "common/resolved_path.h"
 #include "store/run_db.h"

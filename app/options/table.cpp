@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli/table.h"
+#include "options/table.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli/plan_options.h"
+#include "options/plan_options.h"
 
 #include "common/error.h"
 
