@@ -131,9 +131,9 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
 // per sample on the simulated schedule does not pack it, and the placed search chooses another k.
 TEST(PlacementAgreement, TheSearchComparesEveryKOnItsPlacedSchedule) {
   const Network net = buildZooModel("resnet20");
-  const PerfModel model = PerfModel::fit(
-      store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb")
-          .load());
+  const std::string profile =
+      std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) + "/resnet56-32x32-cpu-profile.swapdb";
+  const PerfModel model = PerfModel::fit(store::RunReader(profile).load());
   const Planner planner(model, net);
   const std::vector<LayerCost> costs = computeLayerCosts(net);
   int budgets = 0, changed = 0;
@@ -166,8 +166,8 @@ TEST(PlacementAgreement, TheSearchComparesEveryKOnItsPlacedSchedule) {
         }
         const std::vector<int> moveTo =
             hoistPrefetches(plan.gmap, plan.curve, k, plan.curve.peak(k)).move_to;
-        const int delay = chooseReuseDelay(plan.gmap, executionOrder(plan.gmap, moveTo), k,
-                                           budget, model.poolAlignment());
+        const int delay = chooseReuseDelay(plan.gmap, executionOrder(plan.gmap, moveTo), k, budget,
+                                           model.poolAlignment());
         const std::optional<Evaluation> simulated =
             planner.evaluate(k, plan.gmap.swapped, budget, delay);
         ASSERT_TRUE(simulated.has_value());
