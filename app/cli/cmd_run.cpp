@@ -198,11 +198,14 @@ collect::PlanRunConfig planRunConfig(const ArgParser& args, const RunRequest& q,
   cfg.warmup = q.warmup;
   cfg.iterations = static_cast<int>(q.iters);
   cfg.seed = q.seed;
-  cfg.collector = args.value("--collector").value_or("auto");
-  if (cfg.collector == "auto") cfg.collector = device.backendName() == "cuda" ? "cupti" : "off";
-  if (cfg.collector != "cupti" && cfg.collector != "cupti-all-api" && cfg.collector != "events" &&
-      cfg.collector != "off") {
-    throwBadInput("--collector: unknown collector '" + cfg.collector +
+  const std::string collector = args.value("--collector").value_or("auto");
+  if (collector == "auto") {
+    cfg.collector = device.backendName() == "cuda" ? collect::CollectorMode::Cupti
+                                                   : collect::CollectorMode::Off;
+  } else if (const auto mode = collect::collectorModeFromName(collector)) {
+    cfg.collector = *mode;
+  } else {
+    throwBadInput("--collector: unknown collector '" + collector +
                   "' (choose auto, cupti, cupti-all-api, events or off)");
   }
   const std::string dataName = args.value("--data").value_or("synthetic");
