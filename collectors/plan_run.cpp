@@ -257,7 +257,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
                          .k = k,
                          .iteration = recorded,
                          .run_start_ns = runStart,
-                         .pinned = device.hostMemoryPinned(),
+                         .page_locked = device.hostMemoryPageLocked(),
                          .memory = recorded == 0};
           rows = commitIteration(*db, rec, ctx, static_cast<bool>(progress));
         }

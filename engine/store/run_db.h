@@ -167,7 +167,7 @@ struct TransferRow {
   int step = 0;
   std::int64_t bytes = 0;
   std::int64_t start_ns = 0, end_ns = 0;
-  bool pinned = false;
+  bool pinned = false;          ///< the host side was page-locked (the column keeps its name)
   std::int64_t overlap_ns = 0;  ///< time it ran while the compute stream was busy
   friend bool operator==(const TransferRow&, const TransferRow&) = default;
 };
