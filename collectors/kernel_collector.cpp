@@ -22,17 +22,17 @@ namespace {
 class TimelineCollector final : public KernelCollector {
  public:
   TimelineCollector(rt::Device& device, std::string source)
-      : KernelCollector(false, std::move(source)), m_pinned(device.hostMemoryPinned()) {}
+      : KernelCollector(false, std::move(source)), m_page_locked(device.hostMemoryPageLocked()) {}
   void attach() override {}
   void detach() override {}
   void taskBegin(rt::StreamKind, const rt::TaskTag&) override {}
   void taskEnd(rt::StreamKind, const rt::TaskTag&) override {}
   KernelProfile take(const rt::IterationRecord& rec) override {
-    return profileFromTimeline(rec, m_pinned);
+    return profileFromTimeline(rec, m_page_locked);
   }
 
  private:
-  bool m_pinned;
+  bool m_page_locked;
 };
 
 }  // namespace
@@ -46,7 +46,7 @@ bool overlapsAny(const std::vector<std::pair<std::int64_t, std::int64_t>>& busy,
   return false;
 }
 
-KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned) {
+KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pageLocked) {
   KernelProfile p;
   std::map<int, std::int64_t> perStep;
   std::vector<std::pair<std::int64_t, std::int64_t>> busy;
@@ -64,7 +64,7 @@ KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned) {
   for (const rt::TimelineOp& op : rec.ops) {
     if (op.kind != rt::TaskKind::Offload && op.kind != rt::TaskKind::Prefetch) continue;
     p.transfers.push_back({op.kind, op.step, op.buffer, op.kind == rt::TaskKind::Prefetch, op.bytes,
-                           op.start_ns, op.end_ns, pinned,
+                           op.start_ns, op.end_ns, pageLocked,
                            overlapsAny(busy, op.start_ns, op.end_ns)});
   }
   return p;

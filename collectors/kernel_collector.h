@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief The kernel collector: per step, the time the GPU spent in that step's kernels and how
 /// many ran; per swap transfer, its direction, bytes, start, end, whether the host side was
-/// pinned and whether it overlapped compute.
+/// page-locked and whether it overlapped compute.
 ///
 /// On a CUDA device it uses CUPTI's Activity API (CONCURRENT_KERNEL and MEMCPY records, joined to
 /// the engine's tasks by an external correlation id pushed around every task). Where CUPTI is
@@ -35,7 +35,7 @@ struct TransferRecord {
   bool to_device = false;
   std::int64_t bytes = 0;
   std::int64_t start_ns = 0, end_ns = 0;  ///< from the iteration's first record
-  bool pinned = false;                    ///< the host side was page-locked
+  bool page_locked = false;               ///< the host side was page-locked
   bool overlapped_compute = false;        ///< a kernel (compute task) ran during it
 };
 
@@ -84,7 +84,7 @@ bool overlapsAny(const std::vector<std::pair<std::int64_t, std::int64_t>>& busy,
                  std::int64_t end);
 
 /// The fallback's profile, from an iteration's task timeline alone (exposed for tests).
-KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pinned);
+KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pageLocked);
 
 /// The check that a profile covers the whole iteration: every step 1..2N+1 (2N+1: the SGD
 /// update) must have run. With kernel counts (CUPTI), a step passes with a kernel; a step of a

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "analysis/gmap.h"
 #include "analysis/memory.h"
@@ -32,6 +33,31 @@
 #include "store/sqlite.h"
 
 namespace swapscope::collect {
+
+namespace {
+
+/// The collector modes' names (`run --collector`): the one table both directions read.
+constexpr std::pair<CollectorMode, std::string_view> kCollectorModes[] = {
+    {CollectorMode::Off, "off"},
+    {CollectorMode::Events, "events"},
+    {CollectorMode::Cupti, "cupti"},
+    {CollectorMode::CuptiAllApi, "cupti-all-api"}};
+
+}  // namespace
+
+std::string_view collectorModeName(CollectorMode m) {
+  for (const auto& [mode, name] : kCollectorModes) {
+    if (mode == m) return name;
+  }
+  return "?";
+}
+
+std::optional<CollectorMode> collectorModeFromName(std::string_view name) {
+  for (const auto& [mode, n] : kCollectorModes) {
+    if (n == name) return mode;
+  }
+  return std::nullopt;
+}
 
 namespace {
 
@@ -141,10 +167,6 @@ PlanRun::PlanRun(rt::Device& device, const Network& net, const store::PlanFile& 
     : m_net(net), m_plan(plan), m_config(config), m_costs(computeLayerCosts(net)) {
   if (config.iterations < 1) throwBadInput("a plan's run needs at least one measured iteration");
   if (config.warmup < 0) throwBadInput("the number of warm-up iterations cannot be negative");
-  const std::string& c = config.collector;
-  if (c != "off" && c != "events" && c != "cupti" && c != "cupti-all-api") {
-    throwBadInput("unknown collector '" + c + "' (choose cupti, cupti-all-api, events or off)");
-  }
   const std::int64_t k = plan.k;
   rt::ExecutorOptions options;
   options.seed = config.seed;
@@ -188,7 +210,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
   const std::int64_t batches = data.size() / k;  // whole minibatches, used in turn
   const std::int64_t sampleValues = net.sampleShape().numel();
   const int measuredEnd = cfg.warmup + cfg.iterations;
-  const int total = measuredEnd + (cfg.collector == "off" ? 0 : cfg.iterations);
+  const int total = measuredEnd + (cfg.collector == CollectorMode::Off ? 0 : cfg.iterations);
   auto stopped = [&] { return cancel && cancel->load(); };
 
   PlanRunResult result;
@@ -229,24 +251,25 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
         gaps.push_back(dispatchGaps(rec));
         if (db) {
           const int recorded = static_cast<int>(result.t_iter.size()) - 1;
-          RowContext ctx{&net,
-                         &ex.gmap(),
-                         &run.costs(),
-                         k,
-                         recorded,
-                         runStart,
-                         device.hostMemoryPinned(),
-                         recorded == 0};
+          RowContext ctx{.net = &net,
+                         .gmap = &ex.gmap(),
+                         .costs = &run.costs(),
+                         .k = k,
+                         .iteration = recorded,
+                         .run_start_ns = runStart,
+                         .page_locked = device.hostMemoryPageLocked(),
+                         .memory = recorded == 0};
           rows = commitIteration(*db, rec, ctx, static_cast<bool>(progress));
         }
       }
       report(it < cfg.warmup ? RunStage::Warmup : RunStage::Recorded, it, rec, std::move(rows));
     }
     // The collector's pass: the measured iterations again, profiled.
-    if (cfg.collector != "off" && !stopped()) {
+    if (cfg.collector != CollectorMode::Off && !stopped()) {
       std::unique_ptr<KernelCollector> collector = KernelCollector::create(
-          device, cfg.collector != "events",
-          cfg.collector == "cupti-all-api" ? CuptiApiRecords::All : CuptiApiRecords::Launches);
+          device, cfg.collector != CollectorMode::Events,
+          cfg.collector == CollectorMode::CuptiAllApi ? CuptiApiRecords::All
+                                                      : CuptiApiRecords::Launches);
       collector->attach();
       try {
         for (; it < total && !stopped(); ++it) {

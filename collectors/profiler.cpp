@@ -168,9 +168,14 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
                               static_cast<std::uint64_t>(it), cfg.sgd, cancel);
         if (rec.cancelled) break;  // stopped within the iteration: nothing of it is recorded
         if (it >= cfg.warmup) {
-          RowContext ctx{
-              &net,         &ex.gmap(), &costs, k, recorded, runStart, device.hostMemoryPinned(),
-              recorded == 0};
+          RowContext ctx{.net = &net,
+                         .gmap = &ex.gmap(),
+                         .costs = &costs,
+                         .k = k,
+                         .iteration = recorded,
+                         .run_start_ns = runStart,
+                         .page_locked = device.hostMemoryPageLocked(),
+                         .memory = recorded == 0};
           rows = commitIteration(db, rec, ctx, static_cast<bool>(progress));
           gaps.push_back(dispatchGaps(rec));
           ++recorded;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectors/kernel_collector.h"
@@ -137,15 +138,24 @@ SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::
 RecomputeSet planRecomputeSet(const Network& net, const store::PlanFile& plan,
                               const std::string& planName);
 
+/// The kernel collector a plan's run passes its measured iterations through once more.
+enum class CollectorMode {
+  Off,          ///< no collector pass
+  Events,       ///< the device's task timings
+  Cupti,        ///< CUPTI (CuptiApiRecords::Launches), else task timings with the reason
+  CuptiAllApi,  ///< CUPTI recording every runtime and driver API call (CuptiApiRecords::All)
+};
+std::string_view collectorModeName(CollectorMode m);  ///< "off", "events", "cupti", "cupti-all-api"
+std::optional<CollectorMode> collectorModeFromName(std::string_view name);
+
 struct PlanRunConfig {
   int warmup = 1;      ///< unmeasured iterations first
   int iterations = 5;  ///< measured iterations (and as many again under a collector)
   std::uint64_t seed = 1;
   PlanData data = PlanData::Synthetic;
   std::string data_dir = rt::kFashionMnistDir;  ///< where Fashion-MNIST is
-  /// "off", "events" (task timings), "cupti" or "cupti-all-api" (every API call recorded):
-  /// with a collector, the measured iterations run once more under it.
-  std::string collector = "off";
+  /// With a collector, the measured iterations run once more under it.
+  CollectorMode collector = CollectorMode::Off;
 };
 
 /// A plan made ready to run: the plan checked against the budget, the device and the host

@@ -151,7 +151,7 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
         t.bytes = op.bytes;
         t.start_ns = origin + op.start_ns;
         t.end_ns = origin + op.end_ns;
-        t.pinned = ctx.pinned;
+        t.pinned = ctx.page_locked;
         // A copy on the compute stream itself never runs beside compute.
         t.overlap_ns =
             op.stream == rt::StreamKind::Compute ? 0 : covered(busy, op.start_ns, op.end_ns);

@@ -21,7 +21,7 @@ struct RowContext {
   std::int64_t k = 0;
   int iteration = 0;
   std::int64_t run_start_ns = 0;  ///< device clock at the run's start: every time is relative
-  bool pinned = false;            ///< whether host memory is pinned
+  bool page_locked = false;       ///< whether host memory is page-locked
   bool memory = true;             ///< also record the pool bytes over time
 };
 

@@ -81,10 +81,10 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
            {"plans", json::array()}};
     for (const auto& f : run.fits) {
       j["fits"].push_back({{"id", f.id},
-                           {"scope", f.scope},
+                           {"scope", store::fitScopeName(f.scope)},
                            {"target", f.target},
-                           {"direction", f.direction},
-                           {"form", f.form},
+                           {"direction", store::fitDirectionName(f.direction)},
+                           {"form", store::fitRowFormName(f.form)},
                            {"points", f.points},
                            {"rmse", f.rmse},
                            {"max_rel_error", f.max_rel_error},
@@ -150,7 +150,9 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
          {"scope", "target", "direction", "form", "points", "rmse", "max rel err", "chosen"})
       t.column(h);
     for (const auto& f : run.fits) {
-      t.row({f.scope, f.target, f.direction, f.form, std::to_string(f.points),
+      t.row({std::string(store::fitScopeName(f.scope)), f.target,
+             std::string(store::fitDirectionName(f.direction)),
+             std::string(store::fitRowFormName(f.form)), std::to_string(f.points),
              formatFixed(f.rmse, 6), formatFixed(100.0 * f.max_rel_error, 1) + " %",
              f.chosen ? "yes" : ""});
     }

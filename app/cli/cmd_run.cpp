@@ -41,7 +41,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct TransferSummary {
-  std::int64_t bytes = 0, busy_ns = 0, overlapped = 0, count = 0, pinned = 0;
+  std::int64_t bytes = 0, busy_ns = 0, overlapped = 0, count = 0, page_locked = 0;
 };
 
 std::pair<TransferSummary, TransferSummary> summarize(const collect::KernelProfile& p) {
@@ -51,7 +51,7 @@ std::pair<TransferSummary, TransferSummary> summarize(const collect::KernelProfi
     s.bytes += t.bytes;
     s.busy_ns += t.end_ns - t.start_ns;
     s.overlapped += t.overlapped_compute ? 1 : 0;
-    s.pinned += t.pinned ? 1 : 0;
+    s.page_locked += t.page_locked ? 1 : 0;
     ++s.count;
   }
   return {h2d, d2h};
@@ -69,7 +69,7 @@ json profileJson(const collect::KernelProfile& p, const std::string& source, dou
                        {"bytes", t.bytes},
                        {"busy_ns", t.busy_ns},
                        {"overlapped", t.overlapped},
-                       {"pinned", t.pinned}};
+                       {"pinned", t.page_locked}};  // the JSON key keeps its name
   }
   return {{"source", source},
           {"iterations", iterations},
@@ -109,7 +109,7 @@ void printProfile(std::ostream& out, const collect::KernelProfile& p, const std:
       out << " at " << formatFixed(static_cast<double>(t.bytes) / static_cast<double>(t.busy_ns), 1)
           << " GB/s";
     }
-    out << ", " << t.overlapped << " overlapped compute, " << t.pinned << " pinned\n";
+    out << ", " << t.overlapped << " overlapped compute, " << t.page_locked << " page-locked\n";
   }
 }
 
@@ -198,11 +198,14 @@ collect::PlanRunConfig planRunConfig(const ArgParser& args, const RunRequest& q,
   cfg.warmup = q.warmup;
   cfg.iterations = static_cast<int>(q.iters);
   cfg.seed = q.seed;
-  cfg.collector = args.value("--collector").value_or("auto");
-  if (cfg.collector == "auto") cfg.collector = device.backendName() == "cuda" ? "cupti" : "off";
-  if (cfg.collector != "cupti" && cfg.collector != "cupti-all-api" && cfg.collector != "events" &&
-      cfg.collector != "off") {
-    throwBadInput("--collector: unknown collector '" + cfg.collector +
+  const std::string collector = args.value("--collector").value_or("auto");
+  if (collector == "auto") {
+    cfg.collector = device.backendName() == "cuda" ? collect::CollectorMode::Cupti
+                                                   : collect::CollectorMode::Off;
+  } else if (const auto mode = collect::collectorModeFromName(collector)) {
+    cfg.collector = *mode;
+  } else {
+    throwBadInput("--collector: unknown collector '" + collector +
                   "' (choose auto, cupti, cupti-all-api, events or off)");
   }
   const std::string dataName = args.value("--data").value_or("synthetic");

@@ -10,19 +10,24 @@
 
 #include "common/error.h"
 #include "common/stats.h"
+#include "store/run_db.h"
 
 namespace swapscope::perf {
 
-std::string_view fitFormName(FitForm f) {
+store::FitRowForm storedForm(FitForm f) {
   switch (f) {
     case FitForm::Affine:
-      return "affine";
+      return store::FitRowForm::Affine;
     case FitForm::Saturating:
-      return "saturating";
+      return store::FitRowForm::Saturating;
     case FitForm::LogLog:
-      return "loglog";
+      return store::FitRowForm::LogLog;
   }
-  return "?";
+  return store::FitRowForm::Affine;
+}
+
+std::string_view fitFormName(FitForm f) {
+  return store::fitRowFormName(storedForm(f));
 }
 
 namespace {

@@ -14,9 +14,14 @@
 #include <utility>
 #include <vector>
 
+namespace swapscope::store {
+enum class FitRowForm : int;  // store/run_db.h: the forms a stored fit names
+}
+
 namespace swapscope::perf {
 
 enum class FitForm { Affine, Saturating, LogLog };
+store::FitRowForm storedForm(FitForm f);  ///< the form the run database's fits name
 std::string_view fitFormName(FitForm f);  ///< "affine", "saturating", "loglog"
 
 struct FitPoint {

@@ -672,31 +672,53 @@ double PerfModel::transfer(std::int64_t bytes, bool to_host, bool beside_compute
   return f.seconds(static_cast<double>(bytes));
 }
 
+namespace {
+
+store::FitDirection storedDirection(StepKind k) {
+  switch (k) {
+    case StepKind::Forward:
+      return store::FitDirection::Forward;
+    case StepKind::Backward:
+      return store::FitDirection::Backward;
+    case StepKind::Update:
+      return store::FitDirection::Update;
+  }
+  return store::FitDirection::Forward;
+}
+
+}  // namespace
+
 std::vector<store::FitRow> PerfModel::fitRows() const {
+  using store::FitDirection;
+  using store::FitRowForm;
+  using store::FitScope;
   std::vector<store::FitRow> rows;
   for (const GroupFit& g : m_groups) {
+    const FitScope scope = store::fitScopeFromName(g.scope).value();  // "type" or "layer"
     for (std::size_t i = 0; i < g.fit.curves.size(); ++i) {
       const Curve& c = g.fit.curves[i];
-      rows.push_back({0, g.scope, g.target, std::string(stepKindName(g.kind)),
-                      std::string(fitFormName(c.form)), c.paramsJson(), c.points, c.rmse,
-                      c.max_rel_error, static_cast<int>(i) == g.fit.best});
+      rows.push_back({0, scope, g.target, storedDirection(g.kind), storedForm(c.form),
+                      c.paramsJson(), c.points, c.rmse, c.max_rel_error,
+                      static_cast<int>(i) == g.fit.best});
     }
   }
   for (const bool toHost : {false, true}) {
     const LinkFit& f = link(toHost);
+    const FitDirection direction = toHost ? FitDirection::DeviceToHost : FitDirection::HostToDevice;
     const std::string params = "{\"latency_s\":" + std::to_string(f.latency) +
                                ",\"bytes_per_s\":" + std::to_string(f.bandwidth) +
                                ",\"duplex_factor\":" + std::to_string(m_duplex) + "}";
-    rows.push_back({0, "pcie", toHost ? "d2h" : "h2d", toHost ? "d2h" : "h2d", "affine", params,
-                    f.points, f.rmse, f.max_rel_error, true});
+    rows.push_back({0, FitScope::Pcie, toHost ? "d2h" : "h2d", direction, FitRowForm::Affine,
+                    params, f.points, f.rmse, f.max_rel_error, true});
     const LinkFit& b = linkBesideCompute(toHost);
     const std::string besideParams = "{\"latency_s\":" + std::to_string(b.latency) +
                                      ",\"bytes_per_s\":" + std::to_string(b.bandwidth) + "}";
-    rows.push_back({0, "pcie", toHost ? "d2h+compute" : "h2d+compute", toHost ? "d2h" : "h2d",
-                    "affine", besideParams, b.points, b.rmse, b.max_rel_error, true});
+    rows.push_back({0, FitScope::Pcie, toHost ? "d2h+compute" : "h2d+compute", direction,
+                    FitRowForm::Affine, besideParams, b.points, b.rmse, b.max_rel_error, true});
   }
   if (m_dispatch.present) {
-    rows.push_back({0, "dispatch", "compute", "-", "mean-of-step-medians",
+    rows.push_back({0, FitScope::Dispatch, "compute", FitDirection::None,
+                    FitRowForm::MeanOfStepMedians,
                     "{\"seconds\":" + std::to_string(m_dispatch.seconds) +
                         ",\"median_seconds\":" + std::to_string(m_dispatch.median) +
                         ",\"woken_seconds\":" + std::to_string(m_dispatch.woken_seconds) +
@@ -704,16 +726,18 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
                     m_dispatch.points, m_dispatch.rmse, 0, true});
   }
   if (m_contention.present) {
-    rows.push_back({0, "contention", "compute-slowdown", "-", "proportional",
+    rows.push_back({0, FitScope::Contention, "compute-slowdown", FitDirection::None,
+                    FitRowForm::Proportional,
                     "{\"slowdown\":" + std::to_string(m_contention.slowdown.slope) +
                         ",\"outliers\":" + std::to_string(m_contention.slowdown.outliers) + "}",
                     m_contention.slowdown.points, m_contention.slowdown.rmse, 0, true});
-    rows.push_back({0, "contention", "start-block", "-", "proportional",
+    rows.push_back({0, FitScope::Contention, "start-block", FitDirection::None,
+                    FitRowForm::Proportional,
                     "{\"start_block\":" + std::to_string(m_contention.start_block.slope) +
                         ",\"outliers\":" + std::to_string(m_contention.start_block.outliers) + "}",
                     m_contention.start_block.points, m_contention.start_block.rmse, 0, true});
     rows.push_back(
-        {0, "contention", "copy-start-block", "-", "line",
+        {0, FitScope::Contention, "copy-start-block", FitDirection::None, FitRowForm::Line,
          "{\"copy_start_block\":" + std::to_string(m_contention.copy_start_block.slope) +
              ",\"intercept_seconds\":" + std::to_string(m_contention.copy_start_block.intercept) +
              ",\"outliers\":" + std::to_string(m_contention.copy_start_block.outliers) + "}",

@@ -100,7 +100,7 @@ struct DeviceOptions {
 void checkDeviceBudget(const std::string& device, std::int64_t free, std::int64_t total,
                        std::int64_t headroom, std::int64_t budget);
 
-/// Memory the host can read and write; pinned on the CUDA backend.
+/// Memory the host can read and write; page-locked on the CUDA backend.
 struct HostMemoryDeleter {
   std::function<void(std::byte*)> free;
   void operator()(std::byte* p) const {
@@ -186,7 +186,7 @@ class Device {
   /// The libraries the backend computes with and their versions, e.g. {"oneDNN", "2.6.3"}.
   virtual std::vector<std::pair<std::string, std::string>> libraryVersions() const = 0;
   /// Whether allocateHost() gives page-locked memory that the device copies from directly.
-  virtual bool hostMemoryPinned() const = 0;
+  virtual bool hostMemoryPageLocked() const = 0;
   /// The options the device was opened with.
   virtual const DeviceOptions& options() const = 0;
   /// Installs (or, with nullptr, removes) the observer of task submission. Not owned.

@@ -193,8 +193,8 @@ struct SwapExecutor::Impl {
   std::vector<Fence> lastUse;
   std::vector<Fence> pending;  // per buffer: what its memory's previous users must finish
   std::vector<std::uint64_t> offloadSeq;
-  // The host copies of the swapped FMs: one (pinned) arena at planned offsets, so that pinning
-  // is one call however many FMs are swapped.
+  // The host copies of the swapped FMs: one (page-locked) arena at planned offsets, so that
+  // page-locking is one call however many FMs are swapped.
   HostMemory hostArena;
   std::vector<std::byte*> hostStore;  // per buffer: its place in the arena, or null
   // Per layer: buffer indices (-1 where none).
@@ -204,7 +204,7 @@ struct SwapExecutor::Impl {
   std::vector<std::unique_ptr<LayerKernel>> kernels;
   HostMemory hostScalars;  // the loss value read back
   HostMemory hostLogits;
-  HostMemory hostImages, hostLabels;  // the minibatch, staged in (pinned) host memory
+  HostMemory hostImages, hostLabels;  // the minibatch, staged in (page-locked) host memory
 
   float* ptr(int buffer) const {
     if (buffer < 0) return nullptr;
@@ -824,8 +824,8 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   rec.pass_stall_ns.assign(static_cast<std::size_t>(passes * (2 * n + 1)), 0);
   rec.start_ns = m_device.nowNs();
   const int input = net.inputLayer();
-  // The minibatch goes through (pinned) staging memory, so that its copies run asynchronously and
-  // never read the caller's memory after the call.
+  // The minibatch goes through (page-locked) staging memory, so that its copies run asynchronously
+  // and never read the caller's memory after the call.
   const std::int64_t sampleBytes = net.sampleShape().numel() * std::int64_t{sizeof(float)};
   convertImages(m_device.imageLayout(), net.sampleShape(),
                 im.bytesOf(im.fm[input]) / sampleBytes * passes, images,

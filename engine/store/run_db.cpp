@@ -53,6 +53,71 @@ std::string_view transferKindName(TransferKind k) {
   return "?";
 }
 
+namespace {
+
+/// An enumeration's stored names: the one table each name function and its reader use.
+template <typename E>
+struct StoredName {
+  E value;
+  std::string_view name;
+};
+
+template <typename E, std::size_t N>
+std::string_view nameIn(const StoredName<E> (&table)[N], E value) {
+  for (const StoredName<E>& n : table) {
+    if (n.value == value) return n.name;
+  }
+  return "?";
+}
+
+template <typename E, std::size_t N>
+std::optional<E> valueIn(const StoredName<E> (&table)[N], std::string_view name) {
+  for (const StoredName<E>& n : table) {
+    if (n.name == name) return n.value;
+  }
+  return std::nullopt;
+}
+
+constexpr StoredName<FitScope> kFitScopes[] = {{FitScope::Type, "type"},
+                                               {FitScope::Layer, "layer"},
+                                               {FitScope::Pcie, "pcie"},
+                                               {FitScope::Dispatch, "dispatch"},
+                                               {FitScope::Contention, "contention"}};
+constexpr StoredName<FitDirection> kFitDirections[] = {
+    {FitDirection::Forward, "fwd"},      {FitDirection::Backward, "bwd"},
+    {FitDirection::Update, "update"},    {FitDirection::HostToDevice, "h2d"},
+    {FitDirection::DeviceToHost, "d2h"}, {FitDirection::None, "-"}};
+constexpr StoredName<FitRowForm> kFitRowForms[] = {
+    {FitRowForm::Affine, "affine"},
+    {FitRowForm::Saturating, "saturating"},
+    {FitRowForm::LogLog, "loglog"},
+    {FitRowForm::MeanOfStepMedians, "mean-of-step-medians"},
+    {FitRowForm::Proportional, "proportional"},
+    {FitRowForm::Line, "line"},
+    {FitRowForm::Mean, "mean"},
+    {FitRowForm::Median, "median"}};
+
+}  // namespace
+
+std::string_view fitScopeName(FitScope s) {
+  return nameIn(kFitScopes, s);
+}
+std::optional<FitScope> fitScopeFromName(std::string_view name) {
+  return valueIn(kFitScopes, name);
+}
+std::string_view fitDirectionName(FitDirection d) {
+  return nameIn(kFitDirections, d);
+}
+std::optional<FitDirection> fitDirectionFromName(std::string_view name) {
+  return valueIn(kFitDirections, name);
+}
+std::string_view fitRowFormName(FitRowForm f) {
+  return nameIn(kFitRowForms, f);
+}
+std::optional<FitRowForm> fitRowFormFromName(std::string_view name) {
+  return valueIn(kFitRowForms, name);
+}
+
 std::optional<LiveWriter> liveWriter(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return std::nullopt;

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/gmap.h"
@@ -166,7 +167,7 @@ struct TransferRow {
   int step = 0;
   std::int64_t bytes = 0;
   std::int64_t start_ns = 0, end_ns = 0;
-  bool pinned = false;
+  bool pinned = false;          ///< the host side was page-locked (the column keeps its name)
   std::int64_t overlap_ns = 0;  ///< time it ran while the compute stream was busy
   friend bool operator==(const TransferRow&, const TransferRow&) = default;
 };
@@ -180,13 +181,45 @@ struct MemoryRow {
   friend bool operator==(const MemoryRow&, const MemoryRow&) = default;
 };
 
+/// What a fit times (fits.scope): the steps of a layer kind or of one layer, the copies, the
+/// compute stream's hand-off from one task to the next, or the contention between copies and
+/// compute.
+enum class FitScope { Type, Layer, Pcie, Dispatch, Contention };
+std::string_view fitScopeName(FitScope s);  ///< "type", "layer", "pcie", "dispatch", "contention"
+std::optional<FitScope> fitScopeFromName(std::string_view name);
+
+/// The steps or copies a fit times (fits.direction); None ("-") for the timeline fits.
+enum class FitDirection { Forward, Backward, Update, HostToDevice, DeviceToHost, None };
+/// "fwd", "bwd", "update", "h2d", "d2h", "-"
+std::string_view fitDirectionName(FitDirection d);
+std::optional<FitDirection> fitDirectionFromName(std::string_view name);
+
+/// The fitted form (fits.form): the step curves' three (perf::FitForm), the timeline fits' mean
+/// of per-step medians, line through the origin and line, and the hand-off's earlier forms, the
+/// mean and the median of its gaps, which files profiled before the mean of per-step medians
+/// hold.
+enum class FitRowForm : int {
+  Affine,
+  Saturating,
+  LogLog,
+  MeanOfStepMedians,
+  Proportional,
+  Line,
+  Mean,
+  Median
+};
+/// "affine", "saturating", "loglog", "mean-of-step-medians", "proportional", "line", "mean",
+/// "median"
+std::string_view fitRowFormName(FitRowForm f);
+std::optional<FitRowForm> fitRowFormFromName(std::string_view name);
+
 /// A fitted curve (issue: performance model). params is a JSON object.
 struct FitRow {
   std::int64_t id = 0;
-  std::string scope;   ///< "type", "layer", "pcie"
-  std::string target;  ///< layer kind, layer name or "h2d"/"d2h"
-  std::string direction;
-  std::string form;  ///< "affine", "saturating", "loglog"
+  FitScope scope = FitScope::Type;
+  std::string target;  ///< layer kind, layer name, "h2d"/"d2h" (+"+compute"), the timeline fit
+  FitDirection direction = FitDirection::Forward;
+  FitRowForm form = FitRowForm::Affine;
   std::string params;
   int points = 0;
   double rmse = 0;

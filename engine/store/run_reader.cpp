@@ -354,9 +354,9 @@ void loadFits(LoadState& s) {
                   "max_rel_error", "chosen"},
                  "id");
   while (rows.next()) {
-    d.fits.push_back({rows.integer(0), rows.text(1), rows.text(2), rows.text(3), rows.text(4),
-                      rows.jsonText(5), rows.int32(6), rows.real(7, true), rows.real(8, true),
-                      rows.flag(9)});
+    d.fits.push_back({rows.integer(0), fitScopeFromName(rows, 1), rows.text(2),
+                      fitDirectionFromName(rows, 3), fitRowFormFromName(rows, 4), rows.jsonText(5),
+                      rows.int32(6), rows.real(7, true), rows.real(8, true), rows.flag(9)});
   }
 }
 

@@ -280,7 +280,8 @@ std::int64_t RunWriter::addFit(const FitRow& f) {
   Statement st(*m_db,
                "INSERT INTO fits(scope, target, direction, form, params, points, rmse, "
                "max_rel_error, chosen) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) RETURNING id");
-  st.bind(1, f.scope).bind(2, f.target).bind(3, f.direction).bind(4, f.form).bind(5, f.params);
+  st.bind(1, fitScopeName(f.scope)).bind(2, f.target).bind(3, fitDirectionName(f.direction));
+  st.bind(4, fitRowFormName(f.form)).bind(5, f.params);
   st.bind(6, f.points).bind(7, f.rmse).bind(8, f.max_rel_error).bind(9, f.chosen ? 1 : 0);
   if (!st.step()) m_db->fail(1, "inserting a fit");
   const std::int64_t id = st.integer(0);

@@ -24,4 +24,24 @@ TransferKind transferKindFromName(const TableRows& rows, int c) {
   rows.bad(c, "is " + quoteBounded(s) + ", not offload, prefetch, load or readback");
 }
 
+FitScope fitScopeFromName(const TableRows& rows, int c) {
+  const std::string s = rows.text(c);
+  if (const std::optional<FitScope> v = fitScopeFromName(s)) return *v;
+  rows.bad(c, "is " + quoteBounded(s) + ", not type, layer, pcie, dispatch or contention");
+}
+
+FitDirection fitDirectionFromName(const TableRows& rows, int c) {
+  const std::string s = rows.text(c);
+  if (const std::optional<FitDirection> v = fitDirectionFromName(s)) return *v;
+  rows.bad(c, "is " + quoteBounded(s) + ", not fwd, bwd, update, h2d, d2h or -");
+}
+
+FitRowForm fitRowFormFromName(const TableRows& rows, int c) {
+  const std::string s = rows.text(c);
+  if (const std::optional<FitRowForm> v = fitRowFormFromName(s)) return *v;
+  rows.bad(c, "is " + quoteBounded(s) +
+                  ", not affine, saturating, loglog, mean-of-step-medians, proportional, line, "
+                  "mean or median");
+}
+
 }  // namespace swapscope::store

@@ -118,5 +118,9 @@ std::vector<T> parseArray(const TableRows& rows, int c) {
 Direction directionFromName(const TableRows& rows, int c, bool update);
 /// Column `c` as a transfer kind.
 TransferKind transferKindFromName(const TableRows& rows, int c);
+/// Column `c` as a fit's scope, direction or form.
+FitScope fitScopeFromName(const TableRows& rows, int c);
+FitDirection fitDirectionFromName(const TableRows& rows, int c);
+FitRowForm fitRowFormFromName(const TableRows& rows, int c);
 
 }  // namespace swapscope::store

@@ -69,11 +69,11 @@ TEST(KernelCollector, OnTheCpuFallsBackToTaskTimersAndSaysWhy) {
   for (const StepKernels& s : p.steps)
     EXPECT_EQ(s.kernels, -1);  // task timers cannot count kernels
 
-  // The transfers are the swap traffic plus the minibatch: direction by kind, host not pinned.
+  // The transfers are the swap traffic plus the minibatch: direction by kind, host not page-locked.
   std::int64_t toDevice = 0, toHost = 0;
   for (const TransferRecord& t : p.transfers) {
     EXPECT_EQ(t.to_device, t.kind == rt::TaskKind::Prefetch);
-    EXPECT_FALSE(t.pinned);
+    EXPECT_FALSE(t.page_locked);
     EXPECT_LE(t.start_ns, t.end_ns);
     (t.to_device ? toDevice : toHost) += t.bytes;
   }
@@ -287,7 +287,7 @@ TEST(KernelCollectorGpu, CuptiRecordsEveryStepOfTheIteration) {
     std::int64_t toHost = 0;
     for (const TransferRecord& t : p.transfers) {
       if (!t.to_device) toHost += t.bytes;
-      EXPECT_TRUE(t.pinned);
+      EXPECT_TRUE(t.page_locked);
     }
     EXPECT_EQ(toHost, rec.offload_bytes);
   }

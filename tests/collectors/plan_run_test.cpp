@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include "analysis/gmap.h"
 #include "analysis/network_analysis.h"
@@ -78,6 +80,23 @@ class PlanRunTest : public ::testing::Test {
   SwapSet m_swapped;
   std::string m_path;
 };
+
+// The collector modes are `run --collector`'s choices (less "auto", which the CLI resolves by
+// device), each name naming its mode and no other name any.
+TEST(CollectorMode, EachModeIsNamedByItsCollectorChoice) {
+  const std::pair<CollectorMode, std::string_view> modes[] = {
+      {CollectorMode::Off, "off"},
+      {CollectorMode::Events, "events"},
+      {CollectorMode::Cupti, "cupti"},
+      {CollectorMode::CuptiAllApi, "cupti-all-api"}};
+  for (const auto& [mode, name] : modes) {
+    EXPECT_EQ(collectorModeName(mode), name);
+    EXPECT_EQ(collectorModeFromName(name), mode) << name;
+  }
+  EXPECT_FALSE(collectorModeFromName("auto").has_value());
+  EXPECT_FALSE(collectorModeFromName("CUPTI").has_value());
+  EXPECT_FALSE(collectorModeFromName("nvprof").has_value());
+}
 
 TEST_F(PlanRunTest, RecordsThePlanEveryMeasuredIterationAndTheBatch) {
   PlanRunConfig cfg;
@@ -153,7 +172,7 @@ TEST_F(PlanRunTest, CancellingStopsAfterTheIterationAndLeavesAnIncompleteReadabl
   PlanRunConfig cfg;
   cfg.warmup = 0;
   cfg.iterations = 10;
-  cfg.collector = "events";  // the collector's pass is skipped too
+  cfg.collector = CollectorMode::Events;  // the collector's pass is skipped too
   int calls = 0;
   const PlanRunResult result = runCancellingAt(cfg, 3, calls);
   EXPECT_EQ(calls, 3);
@@ -176,7 +195,7 @@ TEST_F(PlanRunTest, ACancelDuringTheLastIterationLeavesTheRunComplete) {
   PlanRunConfig cfg;
   cfg.warmup = 0;
   cfg.iterations = 3;
-  cfg.collector = "off";
+  cfg.collector = CollectorMode::Off;
   int calls = 0;
   const PlanRunResult result = runCancellingAt(cfg, 3, calls);
   EXPECT_EQ(calls, 3);
@@ -213,7 +232,7 @@ TEST_F(PlanRunTest, WithoutADatabaseItMeasuresAndReportsTheCollectorsPass) {
   PlanRunConfig cfg;
   cfg.warmup = 0;
   cfg.iterations = 2;
-  cfg.collector = "events";
+  cfg.collector = CollectorMode::Events;
   PlanRun run(*m_device, m_net, m_plan, "swap-all.json", m_swapped, cfg);
   std::vector<RunStage> stages;
   const PlanRunResult result =

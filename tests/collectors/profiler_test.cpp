@@ -178,15 +178,16 @@ TEST_F(ProfilerTest, AFinishedProfileStoresTheFitsOfTheModelFittedToIt) {
     store::FitRow got = run.fits[i];
     EXPECT_GT(got.id, 0);
     got.id = expected[i].id;
-    EXPECT_EQ(got, expected[i]) << "row " << i << ": " << expected[i].scope << " "
-                                << expected[i].target;
+    EXPECT_EQ(got, expected[i]) << "row " << i << ": " << store::fitScopeName(expected[i].scope)
+                                << " " << expected[i].target;
   }
   // Among them the timeline fits: the hand-off and the contention between copies and compute.
-  std::set<std::string> scopes;
+  std::set<store::FitScope> scopes;
   for (const store::FitRow& f : run.fits)
     scopes.insert(f.scope);
-  for (const char* scope : {"type", "pcie", "dispatch", "contention"})
-    EXPECT_TRUE(scopes.count(scope)) << scope;
+  for (const store::FitScope scope : {store::FitScope::Type, store::FitScope::Pcie,
+                                      store::FitScope::Dispatch, store::FitScope::Contention})
+    EXPECT_TRUE(scopes.count(scope)) << store::fitScopeName(scope);
 }
 
 TEST_F(ProfilerTest, CancellingLeavesAnIncompleteReadableDatabase) {

@@ -126,7 +126,7 @@ class WrappedCpuDevice : public Device {
   std::vector<std::pair<std::string, std::string>> libraryVersions() const override {
     return m_cpu->libraryVersions();
   }
-  bool hostMemoryPinned() const override { return m_cpu->hostMemoryPinned(); }
+  bool hostMemoryPageLocked() const override { return m_cpu->hostMemoryPageLocked(); }
   const DeviceOptions& options() const override { return m_cpu->options(); }
   void setTaskObserver(TaskObserver* o) override { m_cpu->setTaskObserver(o); }
 

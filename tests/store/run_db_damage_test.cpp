@@ -194,6 +194,13 @@ TEST_F(RunDbDamage, ImpossibleValuesAreRefusedNamingTableRowAndValue) {
        "table 'fits' row 1: rmse is -0.5; it cannot be negative"},
       {"fit parameters that are not JSON", "UPDATE fits SET params = '{\"a\": ' WHERE id = 1",
        nullptr, "table 'fits' row 1: params is not valid JSON"},
+      {"fit of an unknown scope", "UPDATE fits SET scope = 'kernel' WHERE id = 1", nullptr,
+       "table 'fits' row 1: scope is 'kernel', not type, layer, pcie, dispatch or contention"},
+      {"fit of an unknown direction", "UPDATE fits SET direction = 'forward' WHERE id = 1", nullptr,
+       "table 'fits' row 1: direction is 'forward', not fwd, bwd, update, h2d, d2h or -"},
+      {"fit of an unknown form", "UPDATE fits SET form = 'cubic' WHERE id = 1", nullptr,
+       "table 'fits' row 1: form is 'cubic', not affine, saturating, loglog, "
+       "mean-of-step-medians, proportional, line, mean or median"},
       {"plan that is not JSON", "UPDATE plans SET json = 'plan' WHERE id = 1", nullptr,
        "table 'plans' row 1: json is not valid JSON"},
       {"text in an integer column", "UPDATE iterations SET duration_ns = 'abc' WHERE rowid = 1",

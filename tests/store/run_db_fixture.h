@@ -82,7 +82,16 @@ class RunDbTest : public ::testing::Test {
       d.transfers.insert(d.transfers.end(), rows.transfers.begin(), rows.transfers.end());
       d.memory.insert(d.memory.end(), rows.memory.begin(), rows.memory.end());
     }
-    FitRow fit{0, "type", "conv", "fwd", "affine", R"({"a":1e-5,"P":2e12})", 5, 1e-6, 0.04, true};
+    FitRow fit{0,
+               FitScope::Type,
+               "conv",
+               FitDirection::Forward,
+               FitRowForm::Affine,
+               R"({"a":1e-5,"P":2e12})",
+               5,
+               1e-6,
+               0.04,
+               true};
     fit.id = w.addFit(fit);
     d.fits = {fit};
     // A recorded plan is a plan file's JSON: the reader checks it as one.

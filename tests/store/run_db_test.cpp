@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -71,6 +72,60 @@ TEST_F(RunDbTest, EveryTableRoundTrips) {
   EXPECT_EQ(c.fits, 1);
   EXPECT_EQ(c.plans, 1);
   EXPECT_EQ(c.layers, net.size());
+}
+
+// The fits table names a fit's scope, direction and form in text (docs/run-database.md): the
+// writer stores each value by its name, and the reader takes every name back to its value.
+TEST_F(RunDbTest, AFitsScopeDirectionAndFormAreStoredByName) {
+  const std::string path = file("run.swapdb");
+  writeSample(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::string stored;
+  sqlite3_exec(
+      db, "SELECT scope || ' ' || direction || ' ' || form FROM fits",
+      [](void* out, int, char** values, char**) {
+        *static_cast<std::string*>(out) = values[0];
+        return 0;
+      },
+      &stored, nullptr);
+  sqlite3_close(db);
+  EXPECT_EQ(stored, "type fwd affine");  // the sample's fit: Type, Forward, Affine
+
+  // One row per name, in each enumeration's order (the forms "mean" and "median": the hand-off
+  // of files profiled before "mean-of-step-medians"); a shorter list repeats its last name.
+  const std::vector<std::string> scopes{"type", "layer", "pcie", "dispatch", "contention"};
+  const std::vector<std::string> directions{"fwd", "bwd", "update", "h2d", "d2h", "-"};
+  const std::vector<std::string> forms{
+      "affine",       "saturating", "loglog", "mean-of-step-medians",
+      "proportional", "line",       "mean",   "median"};
+  const auto nth = [](const std::vector<std::string>& names, std::size_t i) {
+    return names[std::min(i, names.size() - 1)];
+  };
+  std::string sql = "DELETE FROM fits;";
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    sql +=
+        "INSERT INTO fits(scope, target, direction, form, params, points, rmse, "
+        "max_rel_error, chosen) VALUES ('" +
+        nth(scopes, i) + "', 't', '" + nth(directions, i) + "', '" + forms[i] +
+        "', '{}', 1, 0, 0, 1);";
+  }
+  execSql(path, sql.c_str());
+  const RunData read = RunReader(path).load();
+  ASSERT_EQ(read.fits.size(), forms.size());
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    SCOPED_TRACE(i);
+    const FitRow& f = read.fits[i];
+    EXPECT_EQ(f.scope, static_cast<FitScope>(std::min(i, scopes.size() - 1)));
+    EXPECT_EQ(f.direction, static_cast<FitDirection>(std::min(i, directions.size() - 1)));
+    EXPECT_EQ(f.form, static_cast<FitRowForm>(i));
+    EXPECT_EQ(fitScopeName(f.scope), nth(scopes, i));
+    EXPECT_EQ(fitDirectionName(f.direction), nth(directions, i));
+    EXPECT_EQ(fitRowFormName(f.form), forms[i]);
+  }
+  EXPECT_FALSE(fitScopeFromName("Type").has_value());  // names are exact
+  EXPECT_FALSE(fitDirectionFromName("").has_value());
+  EXPECT_FALSE(fitRowFormFromName("log-log").has_value());
 }
 
 TEST_F(RunDbTest, AFinishedFileIsOneFileWithTheHeaderMarks) {

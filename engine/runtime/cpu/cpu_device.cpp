@@ -203,8 +203,8 @@ class CpuDevice final : public Device {
     return {{"oneDNN", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                            std::to_string(v->patch)}};
   }
-  /// Host memory is ordinary memory: there is no separate device to pin it for.
-  bool hostMemoryPinned() const override { return false; }
+  /// Host memory is ordinary memory: there is no separate device to page-lock it for.
+  bool hostMemoryPageLocked() const override { return false; }
   std::int64_t totalMemory() const override {
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long size = sysconf(_SC_PAGE_SIZE);

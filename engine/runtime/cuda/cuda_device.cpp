@@ -111,7 +111,7 @@ class CudaDevice final : public Device {
             {"cuBLAS", std::to_string(blasMajor) + "." + std::to_string(blasMinor) + "." +
                            std::to_string(blasPatch)}};
   }
-  bool hostMemoryPinned() const override { return true; }
+  bool hostMemoryPageLocked() const override { return true; }
   const DeviceOptions& options() const override { return m_ctx.options; }
   void setTaskObserver(TaskObserver* observer) override { m_observer = observer; }
 
@@ -153,7 +153,7 @@ class CudaDevice final : public Device {
       if (status != cudaSuccess) {
         (void)cudaGetLastError();
         throw Error(ErrorKind::Runtime,
-                    "cannot pin " + formatBytes(bytes) +
+                    "cannot page-lock " + formatBytes(bytes) +
                         " of host memory (cudaHostAlloc: " + cudaGetErrorString(status) + ")");
       }
     }
@@ -354,7 +354,7 @@ class CudaDevice final : public Device {
     return m_refNs + static_cast<std::int64_t>(static_cast<double>(ms) * 1e6);
   }
 
-  /// Pins the event clock to the host clock again; call only with every stream idle.
+  /// Ties the event clock to the host clock again; call only with every stream idle.
   void calibrate() {
     SWAPSCOPE_CUDA_CHECK(cudaEventRecord(m_ref.get(), m_ctx.compute));
     SWAPSCOPE_CUDA_CHECK(cudaEventSynchronize(m_ref.get()));

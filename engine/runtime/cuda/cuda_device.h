@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/// @brief The CUDA backend: the pool is one cudaMalloc of the budget, host memory is pinned
+/// @brief The CUDA backend: the pool is one cudaMalloc of the budget, host memory is page-locked
 /// (cudaHostAlloc), the three streams are CUDA streams ordered by CUDA events, and the kernels
 /// run on cuDNN 9 (convolution, batch norm, ReLU, pooling), cuBLAS (linear) and small CUDA
 /// kernels (the rest). Built only where the CUDA toolkit and cuDNN are found

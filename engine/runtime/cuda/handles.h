@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief RAII owners for every CUDA, cuDNN and cuBLAS object the backend creates: streams,
-/// events, device and pinned buffers, library handles and descriptors. Each owner is move-only
-/// and destroys its object exactly once; creation goes through the checked-call macros.
+/// events, device and page-locked host buffers, library handles and descriptors. Each owner is
+/// move-only and destroys its object exactly once; creation goes through the checked-call macros.
 #pragma once
 
 #include <utility>
@@ -48,7 +48,7 @@ class Unique {
 using Stream = Unique<cudaStream_t, &cudaStreamDestroy>;
 using Event = Unique<cudaEvent_t, &cudaEventDestroy>;
 using DeviceBuffer = Unique<void*, &cudaFree>;
-using PinnedBuffer = Unique<void*, &cudaFreeHost>;
+using PageLockedBuffer = Unique<void*, &cudaFreeHost>;
 using CudnnHandle = Unique<cudnnHandle_t, &cudnnDestroy>;
 using CublasHandle = Unique<cublasHandle_t, &cublasDestroy>;
 using TensorDesc = Unique<cudnnTensorDescriptor_t, &cudnnDestroyTensorDescriptor>;
