@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /// @brief The size and option parsers: parseByteSize (common/bytes.h), the CLI's ArgParser
-/// (cli/args.h) and parseShape, parseNumber and the option helpers of cli/network_options.h.
+/// (options/args.h) and parseShape, parseNumber and the option helpers of options/network_options.h.
 /// The first byte picks the parser ('b' parseByteSize, 's' parseShape, 'n' parseNumber, 'a'
 /// ArgParser, 'p' ArgParser with two positionals; any other byte by its value modulo 5, in that
 /// order), the rest is its text; for ArgParser the text is the argument words, one per line.
