@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /// @brief The size and option parsers: parseByteSize (common/bytes.h), the CLI's ArgParser
-/// (options/args.h) and parseShape, parseNumber and the option helpers of options/network_options.h.
-/// The first byte picks the parser ('b' parseByteSize, 's' parseShape, 'n' parseNumber, 'a'
-/// ArgParser, 'p' ArgParser with two positionals; any other byte by its value modulo 5, in that
-/// order), the rest is its text; for ArgParser the text is the argument words, one per line.
-/// Invariants: what a parser accepts is in the range it promises.
+/// (options/args.h) and parseShape, parseNumber and the option helpers of
+/// options/network_options.h. The first byte picks the parser ('b' parseByteSize, 's' parseShape,
+/// 'n' parseNumber, 'a' ArgParser, 'p' ArgParser with two positionals; any other byte by its value
+/// modulo 5, in that order), the rest is its text; for ArgParser the text is the argument words,
+/// one per line. Invariants: what a parser accepts is in the range it promises.
 #include <cmath>
 #include <string>
 #include <vector>
