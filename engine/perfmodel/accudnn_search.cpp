@@ -343,4 +343,12 @@ Context::KPlan accudnnKept(const Context& ctx, const StepTimes& times, std::int6
   return made;
 }
 
+Context::KPlan noSlowerPlaced(const Context& ctx, std::int64_t budget, const Context::KPlan& phase1,
+                              const Context::KPlan& phase2) {
+  if (!phase2.plan) return phase1;
+  const double t1 = *placedTime(ctx, *phase1.plan, phase1.schedules, budget);
+  const auto t2 = placedTime(ctx, *phase2.plan, phase2.schedules, budget, t1 * (1 + 1e-9) + 1e-12);
+  return t2 && noWorse(*t2, t1) ? phase2 : phase1;
+}
+
 }  // namespace swapscope::perf::planning

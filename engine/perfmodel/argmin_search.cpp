@@ -254,11 +254,8 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
   // phase-2 plan is taken only where its placed time is no worse than phase 1's.
   const auto withPhase2 = [&](const Context::KPlan& phase1) {
     if (fixed) return phase1;
-    auto p = at(*ctx.timesAt(phase1.plan->k), Stage::FromPhase1, &phase1);
-    if (!p.plan) return phase1;
-    const double t1 = *placedTime(ctx, *phase1.plan, phase1.schedules, req.budget);
-    const auto t2 = placedTime(ctx, *p.plan, p.schedules, req.budget, t1 * (1 + 1e-9) + 1e-12);
-    return t2 && noWorse(*t2, t1) ? p : phase1;
+    return noSlowerPlaced(ctx, req.budget, phase1,
+                          at(*ctx.timesAt(phase1.plan->k), Stage::FromPhase1, &phase1));
   };
   // A plan that keeps every FM (accudnn where the budget holds keep-all at k) is valued as it
   // will run, the others by phase 1, which phase 2 can only make faster: where a keep-all plan

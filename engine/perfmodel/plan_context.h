@@ -296,6 +296,12 @@ Context::KPlan accudnnKept(const Context& ctx, const StepTimes& times, std::int6
                            int reuseDelay, Context::Stage stage, const Context::KPlan* phase1,
                            bool* reused);
 
+/// `phase2` where the schedule the executor places for it at `budget` is no slower than the one
+/// it places for `phase1` (phase 2 fills the budget, where the pool may no longer pack the
+/// schedule phase 1 was valued on), else `phase1`.
+Context::KPlan noSlowerPlaced(const Context& ctx, std::int64_t budget, const Context::KPlan& phase1,
+                              const Context::KPlan& phase2);
+
 // ito_search.cpp
 
 /// ito's stage 2 on its stage-1 plan: which swapped FMs to recompute instead.

@@ -132,16 +132,11 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     const auto times = ctx.timesAt(*req.batch);
     auto p = kPlanAt(ctx, req, fixed, *times, Context::Stage::Whole, nullptr, &out.evaluated,
                      &out.reused);
-    // Phase 2 is kept only where the schedule the executor places is no slower than phase 1's
-    // (argmin_search.cpp).
+    // Phase 2 is kept only where the schedule the executor places is no slower than phase 1's.
     if (p.plan && !fixed && !p.schedules.empty()) {
       auto phase1 = kPlanAt(ctx, req, fixed, *times, Context::Stage::Phase1, nullptr,
                             &out.evaluated, &out.reused);
-      if (phase1.plan) {
-        const double t1 = *placedTime(ctx, *phase1.plan, phase1.schedules, req.budget);
-        const auto t2 = placedTime(ctx, *p.plan, p.schedules, req.budget, t1 * (1 + 1e-9) + 1e-12);
-        if (!t2 || !noWorse(*t2, t1)) p = std::move(phase1);
-      }
+      if (phase1.plan) p = noSlowerPlaced(ctx, req.budget, phase1, p);
     }
     if (p.plan) best = *p.plan;
   } else if (req.mode == PlanMode::Argmin) {
