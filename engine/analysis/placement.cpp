@@ -48,21 +48,26 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   // The buffers in one order, each into a gap left by the placed buffers whose lifetimes overlap
   // its own: the smallest that holds it (best fit, lowest offset on ties) or the lowest (first
   // fit). The gaps are those of the union of the overlapping buffers' byte ranges, so how the
-  // overlapping buffers are found does not change the answer; two structures find them without
-  // looking at every placed buffer:
+  // overlapping buffers are found does not change the answer. Structures that find them without
+  // looking at every placed buffer, each a union of byte ranges where every buffer in it is
+  // known to overlap the one being placed, or a short list checked buffer by buffer:
   // - a buffer that overlaps every buffer to be placed (the weights and the other persistent
   //   buffers, alive from the setup on) joins `always`, the union of such byte ranges kept as
   //   disjoint ranges in offset order, so that a thousand weights packed side by side are one
   //   range; `occupied` is the union of every buffer placed, all of which such a buffer overlaps;
-  // - any other buffer joins the time buckets its lifetime meets (a bucket is a run of op
-  //   indices), each kept in (offset, end) order. A buffer that lives within one bucket (most of
-  //   them: a step's outputs, gradients and workspaces) finds the buffers it overlaps in its
-  //   bucket, or in the few buckets it meets, merged; one whose lifetime meets more looks
-  //   through all the placed buffers outside `always`, kept in the same order.
+  // - the op indices are cut into time buckets. Any other buffer joins `edges` of the first and
+  //   the last bucket its lifetime meets (checked one by one), and `covered` of each bucket in
+  //   between, the union of the buffers alive through all of that bucket (a buffer alive in a
+  //   bucket overlaps every one alive through all of it). A buffer that meets a few buckets
+  //   gathers those of its buckets;
+  // - one that meets more overlaps those alive with it in its first and last bucket and every
+  //   buffer that starts in a bucket between them (after its start, before its end):
+  //   `startTree`, a segment tree over the buckets, keeps for each node the union of the buffers
+  //   that start in its buckets, so that a few unions hold them all.
+  // The ranges a buffer gathers are sorted by offset, and the gaps read off in one pass.
   struct Span {
     std::size_t start, end;  // lifetime, op indices
     std::int64_t lo, hi;     // [offset, offset + size)
-    bool operator<(const Span& o) const { return std::tie(lo, hi) < std::tie(o.lo, o.hi); }
   };
   const std::size_t horizon = std::max<std::size_t>(1, ops.size());
   std::size_t firstEnd = std::numeric_limits<std::size_t>::max(), lastStart = 0;
@@ -98,69 +103,87 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
     it = ranges.erase(it, last);
     ranges.insert(it, {lo, hi});
   };
-  std::vector<std::vector<Span>> timeBuckets(buckets);
-  std::vector<Span> placed;  // every span not in `always`, for buffers that meet several buckets
+  std::vector<std::vector<Span>> edges(buckets);
+  std::vector<Ranges> covered(buckets);
+  std::size_t leaves = 1;
+  while (leaves < buckets)
+    leaves *= 2;
+  std::vector<Ranges> startTree(2 * leaves);  // node i: children 2i, 2i + 1; leaf b: leaves + b
+  Ranges gathered;                            // the ranges one buffer overlaps
+  constexpr std::size_t kFewBuckets = 4;
   auto place = [&](const std::vector<std::size_t>& order, bool firstFit) {
     Placement p;
     p.offsets.assign(allocs, -1);
     always.clear();
     occupied.clear();
-    placed.clear();
-    for (std::vector<Span>& b : timeBuckets)
-      b.clear();
+    for (std::size_t b = 0; b < buckets; ++b) {
+      edges[b].clear();
+      covered[b].clear();
+    }
+    for (Ranges& node : startTree)
+      node.clear();
     for (std::size_t idx : order) {
       Instance& a = inst[idx];
       if (a.size == 0) continue;
       const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
       const auto [b0, b1] = bucketRange(a);
-      // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
-      // `occupied`. Any other's are those of `always` and of the spans alive with it in the
-      // buckets its lifetime meets, or in all of `placed` where it meets more than a few.
-      const bool universal = overlapsEveryone(a);
-      const Ranges& ranges = universal ? occupied : always;
-      constexpr std::size_t kMergedBuckets = 4;
-      std::array<std::pair<const Span*, const Span*>, kMergedBuckets> heads;
-      std::size_t lists = 0;
-      if (!universal && b1 - b0 < kMergedBuckets) {
-        for (std::size_t b = b0; b <= b1; ++b) {
-          const std::vector<Span>& list = timeBuckets[b];
-          heads[lists++] = {list.data(), list.data() + list.size()};
+      const auto append = [&](const Ranges& r) {
+        gathered.insert(gathered.end(), r.begin(), r.end());
+      };
+      const auto appendAlive = [&](std::size_t b) {
+        for (const Span& s : edges[b]) {
+          if (a.start < s.end && s.start < a.end) gathered.emplace_back(s.lo, s.hi);
         }
-      } else if (!universal) {
-        heads[lists++] = {placed.data(), placed.data() + placed.size()};
+      };
+      // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
+      // `occupied`.
+      const bool universal = overlapsEveryone(a);
+      const Ranges* ranges = &occupied;
+      if (!universal) {
+        gathered.clear();
+        if (b1 - b0 < kFewBuckets) {
+          for (std::size_t b = b0; b <= b1; ++b) {
+            appendAlive(b);
+            append(covered[b]);
+          }
+        } else {
+          for (const std::size_t b : {b0, b1}) {
+            appendAlive(b);
+            append(covered[b]);
+          }
+          // The nodes that cover the buckets b0 + 1 .. b1 - 1, bottom up.
+          for (std::size_t l = leaves + b0 + 1, r = leaves + b1; l < r; l /= 2, r /= 2) {
+            if (l & 1) append(startTree[l++]);
+            if (r & 1) append(startTree[--r]);
+          }
+        }
+        append(always);
+        if (gathered.size() <= 32) {  // insertion sort: a few ranges, most of them in order
+          for (std::size_t i = 1; i < gathered.size(); ++i) {
+            const auto v = gathered[i];
+            std::size_t j = i;
+            for (; j > 0 && v < gathered[j - 1]; --j)
+              gathered[j] = gathered[j - 1];
+            gathered[j] = v;
+          }
+        } else {
+          std::sort(gathered.begin(), gathered.end());
+        }
+        ranges = &gathered;
       }
-      // The gaps of the union, the lists merged in offset order.
+      // The gaps of the union, in offset order.
       std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
-      bool done = false;
-      const auto visit = [&](std::int64_t lo, std::int64_t hi) {
+      for (const auto& [lo, hi] : *ranges) {
         if (lo > cursor) {
           const std::int64_t gap = lo - cursor;
           if (aligned(cursor) + a.size <= lo && gap < bestGap) {
             best = aligned(cursor);
             bestGap = gap;
-            if (firstFit) done = true;
+            if (firstFit) break;
           }
         }
         cursor = std::max(cursor, hi);
-      };
-      auto u = ranges.begin();
-      while (!done) {
-        std::size_t pick = lists;
-        for (std::size_t h = 0; h < lists; ++h) {
-          if (heads[h].first != heads[h].second &&
-              (pick == lists || heads[h].first->lo < heads[pick].first->lo)) {
-            pick = h;
-          }
-        }
-        if (pick == lists) break;
-        const Span& b = *heads[pick].first++;
-        if (!(a.start < b.end && b.start < a.end)) continue;  // not alive at the same time
-        for (; u != ranges.end() && u->first < b.lo && !done; ++u)
-          visit(u->first, u->second);
-        if (!done) visit(b.lo, b.hi);
       }
-      for (; u != ranges.end() && !done; ++u)
-        visit(u->first, u->second);
       a.offset = best >= 0 ? best : aligned(cursor);
       p.offsets[a.allocIndex] = a.offset;
       p.extent = std::max(p.extent, a.offset + a.size);
@@ -169,13 +192,14 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       join(occupied, span.lo, span.hi);
       if (universal) {
         join(always, span.lo, span.hi);
-      } else {
-        placed.insert(std::upper_bound(placed.begin(), placed.end(), span), span);
-        for (std::size_t b = b0; b <= b1; ++b) {
-          std::vector<Span>& list = timeBuckets[b];
-          list.insert(std::upper_bound(list.begin(), list.end(), span), span);
-        }
+        continue;
       }
+      edges[b0].push_back(span);
+      if (b1 != b0) edges[b1].push_back(span);
+      for (std::size_t b = b0 + 1; b < b1; ++b)
+        join(covered[b], span.lo, span.hi);
+      for (std::size_t node = leaves + b0; node >= 1; node /= 2)
+        join(startTree[node], span.lo, span.hi);
     }
     return p;
   };
