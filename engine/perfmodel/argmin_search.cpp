@@ -260,14 +260,25 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
   // A plan that keeps every FM (accudnn where the budget holds keep-all at k) is valued as it
   // will run, the others by phase 1, which phase 2 can only make faster: where a keep-all plan
   // wins, the best of the others is taken through phase 2 as well, and the faster one returned.
+  // The best of the others does not beat the keep-all plan in phase 1 (best() chose over it),
+  // so only its phase 2 can: that is placed only where its fastest schedule could, and placing
+  // stops once no outcome still can. A phase 2 that beats the keep-all plan also beats its own
+  // phase 1, as noSlowerPlaced asks.
   Context::KPlan bestPlan = keepsAll(*chosen) ? chosen->plan : withPhase2(chosen->plan);
   if (!fixed && keepsAll(*chosen)) {
     if (Candidate* other = best(false)) {
-      const Context::KPlan p = withPhase2(other->plan);
       const double mine = *chosen->placed;
-      const auto theirs = placedTime(ctx, *p.plan, p.schedules, req.budget);
-      const double obj = objectiveOf(*p.plan, *theirs);
-      if (obj < mine || (obj == mine && p.plan->k < bestPlan.plan->k)) bestPlan = p;
+      Context::KPlan p = at(*ctx.timesAt(other->plan.plan->k), Stage::FromPhase1, &other->plan);
+      if (p.plan) {
+        Candidate phase2 = candidateOf(std::move(p));
+        const auto beats = [&](double obj) {
+          return obj < mine || (obj == mine && phase2.plan.plan->k < bestPlan.plan->k);
+        };
+        if (beats(phase2.least)) {
+          const std::optional<double> obj = placedObjective(phase2, mine);
+          if (obj && beats(*obj)) bestPlan = phase2.plan;
+        }
+      }
     }
   }
   if (!bestPlan.plan) return std::nullopt;
