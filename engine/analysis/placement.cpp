@@ -79,7 +79,7 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   const auto overlapsEveryone = [&](const Instance& in) {
     return in.start < firstEnd && lastStart < in.end;
   };
-  constexpr std::size_t kOpsPerBucket = 32;
+  constexpr std::size_t kOpsPerBucket = 64;
   const std::size_t buckets =
       std::min<std::size_t>(1024, (horizon + kOpsPerBucket - 1) / kOpsPerBucket);
   const std::size_t width = (horizon + buckets - 1) / buckets;
@@ -111,6 +111,11 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   std::vector<Ranges> startTree(2 * leaves);  // node i: children 2i, 2i + 1; leaf b: leaves + b
   Ranges gathered;                            // the ranges one buffer overlaps
   constexpr std::size_t kFewBuckets = 4;
+  std::vector<char> longLived(inst.size(), 0);  // meets more than a few buckets, not universal
+  for (std::size_t i = 0; i < inst.size(); ++i) {
+    const auto [b0, b1] = bucketRange(inst[i]);
+    longLived[i] = inst[i].size > 0 && !overlapsEveryone(inst[i]) && b1 - b0 >= kFewBuckets;
+  }
   auto place = [&](const std::vector<std::size_t>& order, bool firstFit) {
     Placement p;
     p.offsets.assign(allocs, -1);
@@ -122,8 +127,13 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
     }
     for (Ranges& node : startTree)
       node.clear();
+    // Only long-lived buffers read `startTree`: it is kept up to the last of them in the order.
+    std::size_t longLeft = 0;
+    for (std::size_t idx : order)
+      longLeft += longLived[idx];
     for (std::size_t idx : order) {
       Instance& a = inst[idx];
+      longLeft -= longLived[idx];
       if (a.size == 0) continue;
       const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
       const auto [b0, b1] = bucketRange(a);
@@ -198,6 +208,7 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       if (b1 != b0) edges[b1].push_back(span);
       for (std::size_t b = b0 + 1; b < b1; ++b)
         join(covered[b], span.lo, span.hi);
+      if (longLeft == 0) continue;
       for (std::size_t node = leaves + b0; node >= 1; node /= 2)
         join(startTree[node], span.lo, span.hi);
     }
@@ -237,7 +248,8 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   for (int kind = 0; kind < 4; ++kind) {
     for (std::size_t i = 0; i < inst.size(); ++i)
       keys[i] = key(kind, i);
-    std::sort(keys.begin(), keys.end());
+    // Allocation order is the buffers' own: they are listed in op order, one per op.
+    if (kind != 3) std::sort(keys.begin(), keys.end());
     for (std::size_t i = 0; i < order.size(); ++i)
       order[i] = keys[i].index;
     for (const bool firstFit : {false, true}) {
