@@ -168,16 +168,19 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
           }
         }
         append(always);
+        const auto before = [](const auto& x, const auto& y) {  // no synthesized <=>: faster
+          return x.first != y.first ? x.first < y.first : x.second < y.second;
+        };
         if (gathered.size() <= 32) {  // insertion sort: a few ranges, most of them in order
           for (std::size_t i = 1; i < gathered.size(); ++i) {
             const auto v = gathered[i];
             std::size_t j = i;
-            for (; j > 0 && v < gathered[j - 1]; --j)
+            for (; j > 0 && before(v, gathered[j - 1]); --j)
               gathered[j] = gathered[j - 1];
             gathered[j] = v;
           }
         } else {
-          std::sort(gathered.begin(), gathered.end());
+          std::sort(gathered.begin(), gathered.end(), before);
         }
         ranges = &gathered;
       }
@@ -225,8 +228,11 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
     double area;
     std::int64_t second;
     std::size_t index;
-    bool operator<(const Key& o) const {
-      return std::tie(first, area, second, index) < std::tie(o.first, o.area, o.second, o.index);
+    bool operator<(const Key& o) const {  // written out: std::tie's synthesized <=> is slower
+      if (first != o.first) return first < o.first;
+      if (area != o.area) return area < o.area;
+      if (second != o.second) return second < o.second;
+      return index < o.index;
     }
   };
   const auto key = [&](int kind, std::size_t i) -> Key {
