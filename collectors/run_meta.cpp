@@ -73,6 +73,9 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
   m.policy = policy;
   m.host_cpu = hostCpu();
   m.extra["pool_alignment"] = std::to_string(device.poolAlignment());
+  const PoolPadding padding = device.poolPadding();
+  m.extra["pool_padding"] = std::to_string(padding.buffer);
+  m.extra["workspace_padding"] = std::to_string(padding.workspace);
   if (device.backendName() == "cuda") {
     const rt::DeviceOptions& o = device.options();
     m.extra["conv_algo"] = std::string(rt::convAlgoPolicyName(o.conv_algo));

@@ -109,11 +109,12 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   int count = 1;
 
   // Per swapped FM buffer: forward release step, backward prefetch step (0 when it is offloaded
-  // but never leaves the device), size. The minibatch is one too: it is loaded at step 1 whatever
-  // the set, so only phase 2 keeps it (its backward prefetch is then dropped).
+  // but never leaves the device), the bytes it takes in the pool and the bytes its copies move.
+  // The minibatch is one too: it is loaded at step 1 whatever the set, so only phase 2 keeps it
+  // (its backward prefetch is then dropped).
   struct Fm {
     int buffer, layer, release = 0, prefetch = 0;
-    std::int64_t bytes;
+    std::int64_t bytes, copied;
     bool minibatch = false;
   };
   std::vector<Fm> fms;
@@ -125,8 +126,8 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
       continue;
     }
     fmOfBuffer[b] = static_cast<int>(fms.size());
-    fms.push_back(
-        {static_cast<int>(b), buf.layer, 0, 0, buf.size.at(k), buf.layer == net.inputLayer()});
+    fms.push_back({static_cast<int>(b), buf.layer, 0, 0, swapAll.pool().buffers[b].size.at(k),
+                   buf.size.at(k), buf.layer == net.inputLayer()});
   }
   std::vector<std::vector<int>> readsAt(static_cast<std::size_t>(2 * n + 2));
   for (const GmapOp& op : g.ops) {
@@ -154,10 +155,10 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
   auto setPinned = [&](SimInput& x, const Fm& f, bool pinned) {
     if (f.minibatch) return;  // its buffer's time is also the step-1 load
     const auto b = static_cast<std::size_t>(f.buffer);
-    x.offload_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, true);
-    x.prefetch_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, false);
-    x.offload_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, true, true);
-    x.prefetch_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.bytes, false, true);
+    x.offload_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, true);
+    x.prefetch_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, false);
+    x.offload_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, true, true);
+    x.prefetch_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, false, true);
   };
 
   std::vector<bool> pinned(fms.size(), false);

@@ -382,21 +382,29 @@ std::map<std::pair<std::int64_t, int>, std::int64_t> subBatchesOf(const store::R
 
 namespace {
 
-/// The pool alignment the run recorded; 1 where it recorded none.
-std::int64_t recordedPoolAlignment(const store::RunData& run) {
-  if (const auto it = run.meta.extra.find("pool_alignment"); it != run.meta.extra.end()) {
-    // A power of two of bytes, as every pool aligns; anything else is damage.
-    std::int64_t a = 0;
-    const auto [end, ec] =
-        std::from_chars(it->second.data(), it->second.data() + it->second.size(), a);
-    if (ec != std::errc() || end != it->second.data() + it->second.size() || a < 1 ||
-        a > (std::int64_t{1} << 30) || (a & (a - 1)) != 0) {
-      throwBadInput("'" + run.path + "': meta 'pool_alignment' is '" + echoText(it->second) +
-                    "', not a power of two of bytes up to 1 GiB");
-    }
-    return a;
+/// A power of two of bytes, up to 1 GiB, that the run recorded in meta `key` (as every pool
+/// aligns and pads); `fallback` where it recorded none; anything else is damage.
+std::int64_t recordedPowerOfTwo(const store::RunData& run, const std::string& key,
+                                std::int64_t fallback) {
+  const auto it = run.meta.extra.find(key);
+  if (it == run.meta.extra.end()) return fallback;
+  std::int64_t a = 0;
+  const auto [end, ec] =
+      std::from_chars(it->second.data(), it->second.data() + it->second.size(), a);
+  if (ec != std::errc() || end != it->second.data() + it->second.size() || a < 1 ||
+      a > (std::int64_t{1} << 30) || (a & (a - 1)) != 0) {
+    throwBadInput("'" + run.path + "': meta '" + key + "' is '" + echoText(it->second) +
+                  "', not a power of two of bytes up to 1 GiB");
   }
-  return 1;
+  return a;
+}
+
+/// How the profiled device's pool pads buffers. A CUDA run that did not record it padded as the
+/// CUDA backend does (16 bytes, workspaces 256); any other backend pads nothing.
+PoolPadding recordedPoolPadding(const store::RunData& run) {
+  const bool cuda = run.meta.backend == "cuda";
+  return {recordedPowerOfTwo(run, "pool_padding", cuda ? 16 : 1),
+          recordedPowerOfTwo(run, "workspace_padding", cuda ? 256 : 1)};
 }
 
 /// The samples each step of iteration (k, iteration) ran on: k, or k/S in S sub-batches.
@@ -429,7 +437,8 @@ PerfModel PerfModel::fit(const store::RunData& run) {
   PerfModel m;
   m.m_hash = run.network.structure_hash;
   m.m_device = run.meta.device;
-  m.m_poolAlignment = recordedPoolAlignment(run);
+  m.m_poolAlignment = recordedPowerOfTwo(run, "pool_alignment", 1);
+  m.m_poolPadding = recordedPoolPadding(run);
   // The samples each step ran on: k, or k/S in an iteration run in S sub-batches.
   const PassSamples perPass = samplesPerPass(run);
   m.m_minK = samplesOf(perPass, run.iterations.front().k, run.iterations.front().iteration);

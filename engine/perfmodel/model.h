@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/gmap.h"
 #include "analysis/layer_cost.h"
 #include "graph/network.h"
 #include "perfmodel/fit.h"
@@ -135,6 +136,10 @@ class PerfModel {
   /// The byte alignment of the profiled device's pool (meta 'pool_alignment'; 1 where the run
   /// did not record it): the planner places buffers as that pool does.
   std::int64_t poolAlignment() const { return m_poolAlignment; }
+  /// How the profiled device's pool pads buffers (meta 'pool_padding' and 'workspace_padding';
+  /// where the run did not record them, the CUDA backend's padding for a CUDA run, else none):
+  /// the planner sizes buffers as that pool does.
+  PoolPadding poolPadding() const { return m_poolPadding; }
   std::int64_t minK() const { return m_minK; }
   std::int64_t maxK() const { return m_maxK; }
   /// The fits as run-database rows (store::RunWriter::addFit).
@@ -163,6 +168,7 @@ class PerfModel {
   std::string m_hash, m_device;
   std::int64_t m_minK = 0, m_maxK = 0;
   std::int64_t m_poolAlignment = 1;
+  PoolPadding m_poolPadding;
 };
 
 /// A PerfModel resolved for one network: per layer and step kind, the curve to use and its

@@ -54,7 +54,7 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
   // holds keep-all at k, every FM can stay (keep-all's exact peak fits), and the area is no
   // limit.
   const Prepared& base = fixed ? *fixed : ctx.swapAll;
-  const Gmap& g = base.gmap;
+  const Gmap& g = base.pool();  // the bytes the pool holds; copy times are simInput's
   const int n = g.forward_steps;
   const auto steps = static_cast<std::size_t>(2 * n + 1);
   // Per buffer: the backward step it is prefetched for (0: none).
@@ -141,8 +141,7 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
                formatBytes(peak) + " (M_peak(k)) until " + stepName(pr.waited_for[js]) +
                " releases memory";
       } else {
-        why +=
-            "the swap-in stream reaches it at " + formatMilliseconds(pr.t_ready[js - 1]) + " ms";
+        why += "the swap-in stream reaches it at " + formatMilliseconds(pr.t_ready[js - 1]) + " ms";
       }
       if (pin.prefetch[js] > 0) {
         why += ", and its prefetches take " + formatMilliseconds(pin.prefetch[js]) + " ms";
@@ -188,8 +187,8 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
     ++out.evaluated;
     // A fixed policy's own plan: its recompute set is not in `set`.
     BudgetWindow window(req.budget);
-    auto e = evaluatePrepared(ctx, fixed ? *fixed : *ctx.prepared(set), times, window,
-                              req.reuse_delay);
+    auto e =
+        evaluatePrepared(ctx, fixed ? *fixed : *ctx.prepared(set), times, window, req.reuse_delay);
     if (e) timelines[k] = {std::move(pr), fixed ? 0 : req.budget - peak};
     return e;
   };
@@ -200,12 +199,12 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
     out.pinned_area = area;
   } else {
     out.infeasible = true;
-    out.reason = "Algorithm 2 found no feasible k: " +
-                 (top == 1 ? std::string("k = 1, the only k that fits,") +
-                                 " does not satisfy constraint (6) in "
-                           : "no k from " + std::to_string(top) +
-                                 " down to 1 satisfies constraint (6) in ") +
-                 formatBytes(req.budget) + "; " + failure;
+    out.reason =
+        "Algorithm 2 found no feasible k: " +
+        (top == 1
+             ? std::string("k = 1, the only k that fits,") + " does not satisfy constraint (6) in "
+             : "no k from " + std::to_string(top) + " down to 1 satisfies constraint (6) in ") +
+        formatBytes(req.budget) + "; " + failure;
   }
   return best;
 }

@@ -8,21 +8,23 @@
 namespace swapscope::perf::planning {
 
 Prepared prepare(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& set,
-                 const RecomputeSet& recomputed) {
+                 const RecomputeSet& recomputed, const PoolPadding& padding) {
   const RecomputeSet none(set.size(), false);
   const RecomputeSet& r = recomputed.empty() ? none : recomputed;
-  Prepared p{set, buildGmap(net, costs, set, r), {}, r != none};
-  p.curve = computeMemoryCurve(p.gmap);
+  Prepared p{set, buildGmap(net, costs, set, r), std::nullopt, {}, r != none};
+  if (padding != PoolPadding{}) p.padded = padGmap(p.gmap, padding);
+  p.curve = computeMemoryCurve(p.pool());
   return p;
 }
 
 std::vector<std::pair<Policy, Prepared>> prepareFixed(const Network& net,
-                                                      const std::vector<LayerCost>& costs) {
+                                                      const std::vector<LayerCost>& costs,
+                                                      const PoolPadding& padding) {
   std::vector<std::pair<Policy, Prepared>> plans;
   for (const PolicyInfo& info : policyTable()) {
     if (info.fixed()) {
       plans.emplace_back(info.id, prepare(net, costs, makeSwapSet(info.id, net, costs),
-                                          makeRecomputeSet(info.id, net, costs)));
+                                          makeRecomputeSet(info.id, net, costs), padding));
     }
   }
   return plans;
@@ -114,9 +116,9 @@ std::shared_ptr<const Context::Schedule> Context::scheduleAt(const Prepared& p,
   const ScheduleKey key{p.set, k, p.recomputes ? p.gmap.recomputed : RecomputeSet{}};
   return scheduleCache.getOrMake(key, [&] {
     auto s = std::make_shared<Schedule>();
-    s->move_to = hoistPrefetches(p.gmap, p.curve, k, p.curve.peak(k)).move_to;
+    s->move_to = hoistPrefetches(p.pool(), p.curve, k, p.curve.peak(k)).move_to;
     s->delayed_peaks =
-        delayedPeaks(p.gmap, executionOrder(p.gmap, s->move_to), k, model.poolAlignment());
+        delayedPeaks(p.pool(), executionOrder(p.pool(), s->move_to), k, model.poolAlignment());
     return std::shared_ptr<const Schedule>(std::move(s));
   });
 }
@@ -208,16 +210,20 @@ std::optional<ScheduleTime> executorSchedule(
   if (e.reuse_delay == 0 && e.hoisted == 0) return ScheduleTime{0, false, 0};
   const auto schedule = ctx.scheduleAt(p, e.k);
   const std::vector<int> none;
-  const AheadOfTime ahead =
-      placeAhead(p.gmap, e.hoisted > 0 ? schedule->move_to : none, e.k, budget, e.reuse_delay,
-                 {ctx.model.poolAlignment(), kFloatBytes}, 0, &schedule->placements, matters);
+  // As the executor places: buffers never below fp32's alignment or the pool's padding.
+  const PoolPadding padding = ctx.model.poolPadding();
+  const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
+  const AheadOfTime ahead = placeAhead(p.pool(), e.hoisted > 0 ? schedule->move_to : none, e.k,
+                                       budget, e.reuse_delay, {ctx.model.poolAlignment(), minAlign},
+                                       padding.workspace, &schedule->placements, matters);
   if (ahead.undecided) return std::nullopt;
   // Where nothing packs ahead, the executor places at run time with delay 0 (moves kept if a
   // dry run fits them, which the planner does not replay: the plan is then returned, and the
-  // executor may still refuse it, naming the shortfall). The planner places its own GMAP, at the
-  // model's pool alignment and fp32's, without workspaces: the executor's inputs on the CPU;
-  // on CUDA, whose pool pads buffers and holds kernel workspaces, the decisions can differ, and
-  // `run` warns where they do.
+  // executor may still refuse it, naming the shortfall). The planner places its own GMAP padded
+  // as the profiled pool pads, at that pool's alignment and then fp32's (or the padding's): the
+  // executor's inputs on the CPU. It holds no kernel workspaces, which the CUDA backend adds to
+  // the pool (per convolution, under --conv-algo): there the decisions can differ, and `run`
+  // warns where they do.
   if (ahead.placed) return ScheduleTime{ahead.placed->delay, ahead.placed->hoisted, 0};
   return ScheduleTime{0, e.hoisted > 0, 0};
 }

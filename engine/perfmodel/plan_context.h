@@ -28,17 +28,23 @@ namespace swapscope::perf::planning {
 /// A swap set's GMAP and memory curve (with the FMs a fixed policy recomputes, if any).
 struct Prepared {
   SwapSet set;
-  Gmap gmap;
-  MemoryCurve curve;
+  Gmap gmap;  ///< the bytes copies move
+  /// The GMAP with the sizes the profiled device's pool holds (analysis/gmap.h's padGmap); empty
+  /// where its pool pads nothing (then `gmap`'s).
+  std::optional<Gmap> padded;
+  MemoryCurve curve;  ///< of pool()
   bool recomputes = false;
+  /// The GMAP whose sizes the pool holds: what peaks, placements and k_max count.
+  const Gmap& pool() const { return padded ? *padded : gmap; }
 };
 
 Prepared prepare(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& set,
-                 const RecomputeSet& recomputed = {});
+                 const RecomputeSet& recomputed = {}, const PoolPadding& padding = {});
 
 /// Every fixed policy's plan (analysis/policy.h), in table order.
 std::vector<std::pair<Policy, Prepared>> prepareFixed(const Network& net,
-                                                      const std::vector<LayerCost>& costs);
+                                                      const std::vector<LayerCost>& costs,
+                                                      const PoolPadding& padding);
 
 struct StepTimes;
 
@@ -78,7 +84,7 @@ struct Context {
         net(n),
         costs(computeLayerCosts(net)),
         bound(m.bind(net, costs)),
-        fixedPlans(prepareFixed(net, costs)),
+        fixedPlans(prepareFixed(net, costs, m.poolPadding())),
         swapAll(fixedPlan(Policy::SwapAll)),
         keepAll(fixedPlan(Policy::KeepAll)) {
     for (const auto& c : costs) {
@@ -156,7 +162,8 @@ struct Context {
     return preparedCache.getOrMake(key, [&]() -> std::shared_ptr<const Prepared> {
       ++gmapsBuilt;
       try {
-        return std::make_shared<const Prepared>(prepare(net, costs, set, key.recomputed));
+        return std::make_shared<const Prepared>(
+            prepare(net, costs, set, key.recomputed, model.poolPadding()));
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::BadInput || !remakes) throw;
         return nullptr;  // the refusal is kept

@@ -527,22 +527,40 @@ TEST(Fit, NoCopyEitherWayNamesTheDatabaseInsteadOfFreeCopies) {
                             "copy times cannot be fitted");
 }
 
-TEST(Fit, APoolAlignmentThatIsNoPowerOfTwoIsDamage) {
-  store::RunData run = fmnistSample();
-  for (const std::string bad : {"3", "256abc", "0", "-64", "\x1b[2J"}) {
-    run.meta.extra["pool_alignment"] = bad;
-    try {
-      PerfModel::fit(run);
-      FAIL() << "accepted pool_alignment '" << bad << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
-      EXPECT_NE(std::string(e.what()).find("meta 'pool_alignment' is '"), std::string::npos)
-          << e.what();
-      EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << e.what();
+TEST(Fit, APoolAlignmentOrPaddingThatIsNoPowerOfTwoIsDamage) {
+  for (const std::string key : {"pool_alignment", "pool_padding", "workspace_padding"}) {
+    store::RunData run = fmnistSample();
+    for (const std::string bad : {"3", "256abc", "0", "-64", "\x1b[2J"}) {
+      run.meta.extra[key] = bad;
+      try {
+        PerfModel::fit(run);
+        FAIL() << "accepted " << key << " '" << bad << "'";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+        EXPECT_NE(std::string(e.what()).find("meta '" + key + "' is '"), std::string::npos)
+            << e.what();
+        EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << e.what();
+      }
     }
   }
+  store::RunData run = fmnistSample();
   run.meta.extra["pool_alignment"] = "256";
-  EXPECT_EQ(PerfModel::fit(run).poolAlignment(), 256);
+  run.meta.extra["pool_padding"] = "32";
+  run.meta.extra["workspace_padding"] = "512";
+  const PerfModel model = PerfModel::fit(run);
+  EXPECT_EQ(model.poolAlignment(), 256);
+  EXPECT_EQ(model.poolPadding(), (PoolPadding{32, 512}));
+}
+
+// A profile that recorded no padding: a CUDA run's pool padded as the CUDA backend pads, any
+// other's padded nothing.
+TEST(Fit, AnUnrecordedPaddingIsTheBackendsOwn) {
+  store::RunData run = fmnistSample();
+  run.meta.extra.erase("pool_padding");
+  run.meta.extra.erase("workspace_padding");
+  EXPECT_EQ(PerfModel::fit(run).poolPadding(), (PoolPadding{1, 1}));
+  run.meta.backend = "cuda";
+  EXPECT_EQ(PerfModel::fit(run).poolPadding(), (PoolPadding{16, 256}));
 }
 
 class PlannerOnSampleRun : public ::testing::Test {

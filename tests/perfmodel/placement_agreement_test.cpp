@@ -124,6 +124,110 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
   EXPECT_GT(unmoved, 0) << "no case where the moved schedule does not pack: the test shows nothing";
 }
 
+/// The CPU backend with the CUDA backend's pool: aligned to 256 bytes, buffers padded to 16 and
+/// kernel workspaces to 256. Everything else is the CPU device's.
+class CudaShapedPool final : public rt::Device {
+ public:
+  CudaShapedPool() : m_cpu(rt::createCpuDevice()) {}
+  std::string backendName() const override { return m_cpu->backendName(); }
+  std::string deviceName() const override { return m_cpu->deviceName(); }
+  std::int64_t totalMemory() const override { return m_cpu->totalMemory(); }
+  std::byte* reservePool(std::int64_t bytes) override { return m_cpu->reservePool(bytes); }
+  void releasePool() override { m_cpu->releasePool(); }
+  std::int64_t poolAlignment() const override { return 256; }
+  PoolPadding poolPadding() const override { return {16, 256}; }
+  rt::HostMemory allocateHost(std::int64_t bytes) override { return m_cpu->allocateHost(bytes); }
+  bool poolInHostMemory() const override { return m_cpu->poolInHostMemory(); }
+  rt::ImageLayout imageLayout() const override { return m_cpu->imageLayout(); }
+  std::int64_t freeMemory() const override { return m_cpu->freeMemory(); }
+  std::int64_t pendingHostBytes() const override { return m_cpu->pendingHostBytes(); }
+  std::uint64_t submit(rt::StreamKind s, const rt::Fence& waitFor, std::function<void()> work,
+                       const rt::TaskTag& tag) override {
+    return m_cpu->submit(s, waitFor, std::move(work), tag);
+  }
+  std::uint64_t copy(rt::StreamKind s, void* dst, const void* src, std::int64_t bytes,
+                     const rt::Fence& waitFor, const rt::TaskTag& tag) override {
+    return m_cpu->copy(s, dst, src, bytes, waitFor, tag);
+  }
+  void hostWait(const rt::Fence& fence) override { m_cpu->hostWait(fence); }
+  void synchronize() override { m_cpu->synchronize(); }
+  std::int64_t drainedNs() const override { return m_cpu->drainedNs(); }
+  std::vector<rt::TaskTiming> takeTimings() override { return m_cpu->takeTimings(); }
+  std::int64_t nowNs() const override { return m_cpu->nowNs(); }
+  std::unique_ptr<rt::LayerKernel> createKernel(const Network& net,
+                                                const std::vector<LayerCost>& costs, int layer,
+                                                std::int64_t k) override {
+    return m_cpu->createKernel(net, costs, layer, k);
+  }
+  void fillZero(void* dst, std::int64_t bytes) override { m_cpu->fillZero(dst, bytes); }
+  void sgdStep(const rt::SgdArgs& a) override { m_cpu->sgdStep(a); }
+  void sgdSteps(const std::vector<rt::SgdArgs>& tensors) override { m_cpu->sgdSteps(tensors); }
+  std::int64_t otherBytes() const override { return m_cpu->otherBytes(); }
+  std::vector<std::pair<std::string, std::string>> libraryVersions() const override {
+    return m_cpu->libraryVersions();
+  }
+  bool hostMemoryPageLocked() const override { return m_cpu->hostMemoryPageLocked(); }
+  const rt::DeviceOptions& options() const override { return m_cpu->options(); }
+  void setTaskObserver(rt::TaskObserver* observer) override { m_cpu->setTaskObserver(observer); }
+
+ private:
+  std::unique_ptr<rt::Device> m_cpu;
+};
+
+// A profile made on a device whose pool pads and aligns as the CUDA backend's does (its run
+// metadata says so) gives plans sized as that pool holds them: the peak the executor predicts,
+// and the schedule its placement decision runs. The same plans made from the CPU's unpadded
+// profile do not agree with that executor, so the padding is what the test checks.
+TEST(PlacementAgreement, APaddedPoolsPlanIsPlacedAsThatPoolPlacesIt) {
+  const Network net = buildZooModel("resnet20");
+  store::RunData run = flatRun(net);
+  const PerfModel unpadded = PerfModel::fit(run);
+  run.meta.extra["pool_alignment"] = "256";
+  run.meta.extra["pool_padding"] = "16";
+  run.meta.extra["workspace_padding"] = "256";
+  const PerfModel model = PerfModel::fit(run);
+  ASSERT_EQ(model.poolPadding(), (PoolPadding{16, 256}));
+  const Planner planner(model, net), cpuPlanner(unpadded, net);
+  CudaShapedPool device;
+  const std::int64_t k = 32;
+  const std::vector<LayerCost> costs = computeLayerCosts(net);
+  const auto paddedPeak = [&](Policy policy) {
+    return computeMemoryCurve(
+               padGmap(planMemory(net, costs, makeSwapSet(policy, net, costs)).gmap, {16, 256}))
+        .peak(k);
+  };
+  const std::int64_t swapAllPeak = paddedPeak(Policy::SwapAll),
+                     vdnnPeak = paddedPeak(Policy::VdnnConv);
+  const auto scaled = [](double f, std::int64_t bytes) {
+    return static_cast<std::int64_t>(std::floor(f * static_cast<double>(bytes)));
+  };
+  int planned = 0, cpuDisagrees = 0;
+  for (const Policy policy : {Policy::SwapAll, Policy::VdnnConv, Policy::AccUdnn}) {
+    for (const std::int64_t budget :
+         {swapAllPeak, scaled(1.02, swapAllPeak), scaled(1.25, swapAllPeak), vdnnPeak,
+          scaled(1.02, vdnnPeak)}) {
+      SCOPED_TRACE(std::string(policyName(policy)) + " at " + std::to_string(budget) + " bytes");
+      PlanRequest req;
+      req.policy = policy;
+      req.budget = budget;
+      req.batch = k;
+      const PlanResult r = planner.plan(req);
+      if (!r.trainable) continue;  // vdnn-conv does not fit below its peak
+      ++planned;
+      const rt::SwapExecutor ex(device, net, k, r.best.swapped, budget);
+      EXPECT_EQ(r.best.peak, ex.predictedPeak());
+      EXPECT_EQ(r.best.reuse_delay, ex.reuseDelay());
+      EXPECT_EQ(r.best.hoisted, ex.hoistedPrefetches());
+      const std::optional<Evaluation> cpu = cpuPlanner.evaluate(k, r.best.swapped, budget);
+      if (!cpu || cpu->peak != ex.predictedPeak() || cpu->reuse_delay != ex.reuseDelay() ||
+          cpu->hoisted != ex.hoistedPrefetches())
+        ++cpuDisagrees;
+    }
+  }
+  EXPECT_GE(planned, 10);
+  EXPECT_EQ(cpuDisagrees, planned) << "the unpadded plans agree: the test shows nothing";
+}
+
 // The argmin search values every k on the schedule the executor will run, not just the plan it
 // returns: its choice is the k of least time per sample among the placed evaluations of every
 // k (planner.evaluate places). resnet20 under the resnet56 sample's model, fixed policies, over
