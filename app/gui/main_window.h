@@ -157,7 +157,7 @@ class MainWindow : public QMainWindow {
   void onLoaded();
   /// For a run of a plan: planning shows the plan it ran (unless `keepRequest`: the command
   /// line's budget or k).
-  void showRecordedPlan(const RunData& run, bool keepRequest);
+  void showRecordedPlan(const LoadedRun& run, bool keepRequest);
   void onContextReady();
   void onPlanReady(const PlanOutcome& outcome);
   void onBatchCurve(const BatchCurveOutcome& curve);
