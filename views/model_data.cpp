@@ -94,17 +94,18 @@ ModelData makeModelData(const store::RunData& run, const perf::PerfModel& model)
     points[modelGroupKey("layer", row->name, kind)].push_back(p);
   }
 
-  for (const std::string scope : {"type", "layer"}) {
+  for (const store::FitScope scope : {store::FitScope::Type, store::FitScope::Layer}) {
     std::vector<ModelGroupData> scoped;
     for (const perf::GroupFit& g : model.groups()) {
       if (g.scope != scope) continue;
       ModelGroupData m;
-      m.scope = g.scope;
+      m.scope = store::fitScopeName(g.scope);
       m.target = g.target;
       m.kind = g.kind;
       m.bytes_axis = g.bytes_axis;
-      m.key = modelGroupKey(g.scope, g.target, g.kind);
-      m.label = g.target + ", " + kindWord(g.kind) + (scope == "type" ? " (per type)" : " (layer)");
+      m.key = modelGroupKey(m.scope, g.target, g.kind);
+      m.label = g.target + ", " + kindWord(g.kind) +
+                (scope == store::FitScope::Type ? " (per type)" : " (layer)");
       m.curves = g.fit.curves;
       m.best = g.fit.best;
       const auto it = points.find(m.key);
