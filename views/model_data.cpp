@@ -87,7 +87,8 @@ ModelData makeModelData(const store::RunData& run, const perf::PerfModel& model)
     const auto& [layer, kind, k] = id;
     bool bytesAxis = false;
     const double x = perf::stepWork(costs[static_cast<std::size_t>(layer)], kind, k, bytesAxis);
-    const MeasuredPoint p{x, median(ts), k, layer, static_cast<int>(ts.size())};
+    const MeasuredPoint p{
+        .x = x, .t = median(ts), .k = k, .layer = layer, .samples = static_cast<int>(ts.size())};
     const store::LayerRow* row = rows[static_cast<std::size_t>(layer)];
     if (!row) continue;
     points[modelGroupKey("type", row->kind + (bytesAxis ? "@bytes" : ""), kind)].push_back(p);
@@ -164,9 +165,10 @@ ModelData makeModelData(const store::RunData& run, const perf::PerfModel& model)
       }
     }
     (t->to_host ? d.d2h : d.h2d)
-        .transfers.push_back({static_cast<double>(t->bytes),
-                              static_cast<double>(t->end_ns - t->start_ns) * 1e-9, t->k,
-                              overlapped});
+        .transfers.push_back({.bytes = static_cast<double>(t->bytes),
+                              .seconds = static_cast<double>(t->end_ns - t->start_ns) * 1e-9,
+                              .k = t->k,
+                              .overlapped = overlapped});
   }
   return d;
 }

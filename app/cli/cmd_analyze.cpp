@@ -339,7 +339,14 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
                   formatSi(static_cast<double>(perSample)) +
                   " FLOPs or bytes per sample times k do not fit in 64-bit counts");
   }
-  const Context c{net, a, a.plan(policy), policy, k, budget, args.has("--gmap"), subBatches};
+  const Context c{.net = net,
+                  .a = a,
+                  .chosen = a.plan(policy),
+                  .policy = policy,
+                  .k = k,
+                  .budget = budget,
+                  .withGmap = args.has("--gmap"),
+                  .sub_batches = subBatches};
   if (args.has("--json")) {
     printJson(c, out);
   } else {

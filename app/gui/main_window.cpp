@@ -206,7 +206,13 @@ void MainWindow::onContextReady() {
 }
 
 MainWindow::SweepKey MainWindow::SweepKey::of(const perf::PlanRequest& r) {
-  return {r.policy, r.mode, r.batch, r.gpus, r.link_bandwidth, r.epochs, r.dataset_size};
+  return {.policy = r.policy,
+          .mode = r.mode,
+          .batch = r.batch,
+          .gpus = r.gpus,
+          .link_bandwidth = r.link_bandwidth,
+          .epochs = r.epochs,
+          .dataset_size = r.dataset_size};
 }
 
 void MainWindow::restartSweepIfChanged(const perf::PlanRequest& r) {
