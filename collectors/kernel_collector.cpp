@@ -22,17 +22,17 @@ namespace {
 class TimelineCollector final : public KernelCollector {
  public:
   TimelineCollector(rt::Device& device, std::string source)
-      : KernelCollector(false, std::move(source)), m_page_locked(device.hostMemoryPageLocked()) {}
+      : KernelCollector(false, std::move(source)), m_pageLocked(device.hostMemoryPageLocked()) {}
   void attach() override {}
   void detach() override {}
   void taskBegin(rt::StreamKind, const rt::TaskTag&) override {}
   void taskEnd(rt::StreamKind, const rt::TaskTag&) override {}
   KernelProfile take(const rt::IterationRecord& rec) override {
-    return profileFromTimeline(rec, m_page_locked);
+    return profileFromTimeline(rec, m_pageLocked);
   }
 
  private:
-  bool m_page_locked;
+  bool m_pageLocked;
 };
 
 }  // namespace

@@ -132,10 +132,10 @@ class MainWindow : public QMainWindow {
   void buildControls();
   /// The dock's buttons, made with the controls and connected after.
   struct ControlButtons {
-    QPushButton* openDb = nullptr;
-    QPushButton* openNet = nullptr;
-    QPushButton* exportPlan = nullptr;
-    QPushButton* saveFigure = nullptr;
+    QPushButton* open_db = nullptr;
+    QPushButton* open_net = nullptr;
+    QPushButton* export_plan = nullptr;
+    QPushButton* save_figure = nullptr;
   };
   /// The run database and network rows.
   void makeNetworkControls(ControlButtons& buttons);
