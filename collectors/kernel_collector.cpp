@@ -22,17 +22,17 @@ namespace {
 class TimelineCollector final : public KernelCollector {
  public:
   TimelineCollector(rt::Device& device, std::string source)
-      : KernelCollector(false, std::move(source)), m_page_locked(device.hostMemoryPageLocked()) {}
+      : KernelCollector(false, std::move(source)), m_pageLocked(device.hostMemoryPageLocked()) {}
   void attach() override {}
   void detach() override {}
   void taskBegin(rt::StreamKind, const rt::TaskTag&) override {}
   void taskEnd(rt::StreamKind, const rt::TaskTag&) override {}
   KernelProfile take(const rt::IterationRecord& rec) override {
-    return profileFromTimeline(rec, m_page_locked);
+    return profileFromTimeline(rec, m_pageLocked);
   }
 
  private:
-  bool m_page_locked;
+  bool m_pageLocked;
 };
 
 }  // namespace
@@ -63,9 +63,15 @@ KernelProfile profileFromTimeline(const rt::IterationRecord& rec, bool pageLocke
   std::sort(busy.begin(), busy.end());
   for (const rt::TimelineOp& op : rec.ops) {
     if (op.kind != rt::TaskKind::Offload && op.kind != rt::TaskKind::Prefetch) continue;
-    p.transfers.push_back({op.kind, op.step, op.buffer, op.kind == rt::TaskKind::Prefetch, op.bytes,
-                           op.start_ns, op.end_ns, pageLocked,
-                           overlapsAny(busy, op.start_ns, op.end_ns)});
+    p.transfers.push_back({.kind = op.kind,
+                           .step = op.step,
+                           .buffer = op.buffer,
+                           .to_device = op.kind == rt::TaskKind::Prefetch,
+                           .bytes = op.bytes,
+                           .start_ns = op.start_ns,
+                           .end_ns = op.end_ns,
+                           .page_locked = pageLocked,
+                           .overlapped_compute = overlapsAny(busy, op.start_ns, op.end_ns)});
   }
   return p;
 }

@@ -72,15 +72,15 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
   const std::int64_t pass = ctx.k / std::max(1, rec.sub_batches);
 
   store::IterationRows rows;
-  rows.iteration = {ctx.k,
-                    ctx.iteration,
-                    origin,
-                    rec.duration_ns,
-                    static_cast<double>(rec.loss),
-                    rec.stall_total_ns,
-                    rec.offload_bytes,
-                    rec.prefetch_bytes,
-                    rec.load_bytes};
+  rows.iteration = {.k = ctx.k,
+                    .iteration = ctx.iteration,
+                    .start_ns = origin,
+                    .duration_ns = rec.duration_ns,
+                    .loss = static_cast<double>(rec.loss),
+                    .stall_ns = rec.stall_total_ns,
+                    .offload_bytes = rec.offload_bytes,
+                    .prefetch_bytes = rec.prefetch_bytes,
+                    .load_bytes = rec.load_bytes};
 
   std::vector<Interval> busy;
   for (const rt::TimelineOp& op : rec.ops) {
@@ -106,22 +106,32 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
         const bool bwd = gmap.isBackwardStep(op.step);
         // This pass's own stall and t_ready (each pass of a sub-batched iteration is a row).
         const std::size_t at = rec.passStep(op.sub_batch, op.step);
-        rows.samples.push_back({ctx.k, ctx.iteration, op.step, layer,
-                                bwd ? store::Direction::Backward : store::Direction::Forward,
-                                pass * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
-                                origin + op.start_ns, op.end_ns - op.start_ns,
-                                rec.pass_stall_ns.at(at),
-                                origin + (at < rec.ready_ns.size() ? rec.ready_ns[at] : 0),
-                                covered(copies, op.start_ns, op.end_ns)});
+        rows.samples.push_back(
+            {.k = ctx.k,
+             .iteration = ctx.iteration,
+             .step = op.step,
+             .layer = layer,
+             .direction = bwd ? store::Direction::Backward : store::Direction::Forward,
+             .flops = pass * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
+             .start_ns = origin + op.start_ns,
+             .time_ns = op.end_ns - op.start_ns,
+             .stall_ns = rec.pass_stall_ns.at(at),
+             .ready_ns = origin + (at < rec.ready_ns.size() ? rec.ready_ns[at] : 0),
+             .copy_overlap_ns = covered(copies, op.start_ns, op.end_ns)});
         break;
       }
       case rt::TaskKind::Recompute: {
         // A layer run forward again inside a backward step: its own row, never a step's sample.
         if (op.step <= n || op.step > 2 * n || op.buffer < 0) break;
         const int layer = gmap.buffers.at(static_cast<std::size_t>(op.buffer)).layer;
-        rows.recomputes.push_back({ctx.k, ctx.iteration, op.step, layer,
-                                   pass * costs.at(static_cast<std::size_t>(layer)).fwd_flops,
-                                   origin + op.start_ns, op.end_ns - op.start_ns});
+        rows.recomputes.push_back(
+            {.k = ctx.k,
+             .iteration = ctx.iteration,
+             .step = op.step,
+             .layer = layer,
+             .flops = pass * costs.at(static_cast<std::size_t>(layer)).fwd_flops,
+             .start_ns = origin + op.start_ns,
+             .time_ns = op.end_ns - op.start_ns});
         break;
       }
       case rt::TaskKind::Update: {
@@ -129,10 +139,17 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
         const int layer = gmap.buffers.at(static_cast<std::size_t>(op.buffer)).layer;
         const std::int64_t params =
             layer >= 0 ? costs.at(static_cast<std::size_t>(layer)).params : 0;
-        rows.samples.push_back({ctx.k, ctx.iteration, op.step, layer, store::Direction::Update,
-                                params * kSgdFlopsPerParam, origin + op.start_ns,
-                                op.end_ns - op.start_ns, 0, origin,
-                                covered(copies, op.start_ns, op.end_ns)});
+        rows.samples.push_back({.k = ctx.k,
+                                .iteration = ctx.iteration,
+                                .step = op.step,
+                                .layer = layer,
+                                .direction = store::Direction::Update,
+                                .flops = params * kSgdFlopsPerParam,
+                                .start_ns = origin + op.start_ns,
+                                .time_ns = op.end_ns - op.start_ns,
+                                .stall_ns = 0,
+                                .ready_ns = origin,
+                                .copy_overlap_ns = covered(copies, op.start_ns, op.end_ns)});
         break;
       }
       case rt::TaskKind::Offload:
@@ -162,7 +179,10 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
   }
   if (ctx.memory) {
     for (const rt::PoolSample& p : rec.pool) {
-      rows.memory.push_back({ctx.k, ctx.iteration, origin + p.time_ns, p.in_use});
+      rows.memory.push_back({.k = ctx.k,
+                             .iteration = ctx.iteration,
+                             .time_ns = origin + p.time_ns,
+                             .in_use = p.in_use});
     }
   }
   return rows;

@@ -85,8 +85,12 @@ MemoryChartData makePlanMemoryChartData(const Network& net, const NetworkAnalysi
     for (std::size_t b = 0; b < plan.gmap.buffers.size(); ++b) {
       if (remade[b].recompute <= 0) continue;  // not recomputed (as the plan file counts)
       const GmapBuffer& buffer = plan.gmap.buffers[b];
-      d.spans.push_back({buffer.name, buffer.layer, remade[b].release, remade[b].recompute,
-                         buffer.size.at(d.k), true});
+      d.spans.push_back({.fm = buffer.name,
+                         .layer = buffer.layer,
+                         .release_step = remade[b].release,
+                         .prefetch_step = remade[b].recompute,
+                         .bytes = buffer.size.at(d.k),
+                         .recomputed = true});
     }
   }
   d.series.push_back(seriesOf("keep-all", analysis.keep_all.curve, steps, d.k, true));

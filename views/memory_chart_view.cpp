@@ -60,7 +60,7 @@ class MemoryChartView::SpanLayer : public QCPLayerable {
  public:
   SpanLayer(QCustomPlot* plot, const std::vector<SwapSpan>* spans, const int* selected)
       : QCPLayerable(plot, QStringLiteral("background")), m_spans(spans), m_selected(selected) {}
-  int drawn = 0, drawnSelected = 0, drawnRecomputed = 0;  ///< what the last draw drew
+  int m_drawn = 0, m_drawnSelected = 0, m_drawnRecomputed = 0;  ///< what the last draw drew
 
  protected:
   void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
@@ -94,9 +94,9 @@ class MemoryChartView::SpanLayer : public QCPLayerable {
     painter->setPen(QPen(kSpanOutline, 0));
     painter->setBrush(kSpanSelected);
     painter->drawRects(selected);
-    drawn = static_cast<int>(rects.size() + remade.size() + selected.size());
-    drawnRecomputed = static_cast<int>(remade.size());
-    drawnSelected = static_cast<int>(selected.size());
+    m_drawn = static_cast<int>(rects.size() + remade.size() + selected.size());
+    m_drawnRecomputed = static_cast<int>(remade.size());
+    m_drawnSelected = static_cast<int>(selected.size());
   }
 
  private:
@@ -105,11 +105,11 @@ class MemoryChartView::SpanLayer : public QCPLayerable {
 };
 
 int MemoryChartView::drawnSpans() const {
-  return m_spanLayer->drawn;
+  return m_spanLayer->m_drawn;
 }
 
 int MemoryChartView::drawnSelectedSpans() const {
-  return m_spanLayer->drawnSelected;
+  return m_spanLayer->m_drawnSelected;
 }
 
 QString MemoryChartView::noteText() const {
@@ -117,7 +117,7 @@ QString MemoryChartView::noteText() const {
 }
 
 int MemoryChartView::drawnRecomputedSpans() const {
-  return m_spanLayer->drawnRecomputed;
+  return m_spanLayer->m_drawnRecomputed;
 }
 
 MemoryChartView::MemoryChartView(QWidget* parent)

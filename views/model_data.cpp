@@ -87,24 +87,26 @@ ModelData makeModelData(const store::RunData& run, const perf::PerfModel& model)
     const auto& [layer, kind, k] = id;
     bool bytesAxis = false;
     const double x = perf::stepWork(costs[static_cast<std::size_t>(layer)], kind, k, bytesAxis);
-    const MeasuredPoint p{x, median(ts), k, layer, static_cast<int>(ts.size())};
+    const MeasuredPoint p{
+        .x = x, .t = median(ts), .k = k, .layer = layer, .samples = static_cast<int>(ts.size())};
     const store::LayerRow* row = rows[static_cast<std::size_t>(layer)];
     if (!row) continue;
     points[modelGroupKey("type", row->kind + (bytesAxis ? "@bytes" : ""), kind)].push_back(p);
     points[modelGroupKey("layer", row->name, kind)].push_back(p);
   }
 
-  for (const std::string scope : {"type", "layer"}) {
+  for (const store::FitScope scope : {store::FitScope::Type, store::FitScope::Layer}) {
     std::vector<ModelGroupData> scoped;
     for (const perf::GroupFit& g : model.groups()) {
       if (g.scope != scope) continue;
       ModelGroupData m;
-      m.scope = g.scope;
+      m.scope = store::fitScopeName(g.scope);
       m.target = g.target;
       m.kind = g.kind;
       m.bytes_axis = g.bytes_axis;
-      m.key = modelGroupKey(g.scope, g.target, g.kind);
-      m.label = g.target + ", " + kindWord(g.kind) + (scope == "type" ? " (per type)" : " (layer)");
+      m.key = modelGroupKey(m.scope, g.target, g.kind);
+      m.label = g.target + ", " + kindWord(g.kind) +
+                (scope == store::FitScope::Type ? " (per type)" : " (layer)");
       m.curves = g.fit.curves;
       m.best = g.fit.best;
       const auto it = points.find(m.key);
@@ -163,9 +165,10 @@ ModelData makeModelData(const store::RunData& run, const perf::PerfModel& model)
       }
     }
     (t->to_host ? d.d2h : d.h2d)
-        .transfers.push_back({static_cast<double>(t->bytes),
-                              static_cast<double>(t->end_ns - t->start_ns) * 1e-9, t->k,
-                              overlapped});
+        .transfers.push_back({.bytes = static_cast<double>(t->bytes),
+                              .seconds = static_cast<double>(t->end_ns - t->start_ns) * 1e-9,
+                              .k = t->k,
+                              .overlapped = overlapped});
   }
   return d;
 }

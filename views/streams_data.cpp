@@ -111,7 +111,11 @@ StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
     d.bars.push_back(b);
     // The plan file's stalls (perf::toPlanFile): every stalled step, marked with its idle time.
     if (const double idle = t.stalledIdle(); idle > 0) {
-      d.stalls.push_back({step, layer, b.label, t.start - idle, t.start});
+      d.stalls.push_back({.step = step,
+                          .layer = layer,
+                          .label = b.label,
+                          .start = t.start - idle,
+                          .end = t.start});
     }
     lastFinish = t.finish;
   }
@@ -184,7 +188,11 @@ bool addMeasuredStreams(StreamsData& d, const store::RunData& run, std::int64_t 
     if (b.step < 1 || b.step > steps) return false;
     // Stalled as the CLI counts it (perf::compareStalls): above threshold x t_iter.
     if (b.stall > threshold * tIter)
-      stalls.push_back({b.step, b.layer, b.label, b.start - b.stall, b.start});
+      stalls.push_back({.step = b.step,
+                        .layer = b.layer,
+                        .label = b.label,
+                        .start = b.start - b.stall,
+                        .end = b.start});
   }
   if (measured.lanes.bars.empty()) return false;
   std::sort(stalls.begin(), stalls.end(),

@@ -75,7 +75,7 @@ class BarLayer : public QCPLayerable {
       : QCPLayerable(plot), m_data(data), m_overlay(overlay), m_selected(selected) {}
   /// What the last draw drew: stall markers, and offload + prefetch bars; of the measured
   /// iteration, its bars (every kind) and its stall markers.
-  int drawnStalls = 0, drawnTransfers = 0, drawnMeasuredBars = 0, drawnMeasuredStalls = 0;
+  int m_drawnStalls = 0, m_drawnTransfers = 0, m_drawnMeasuredBars = 0, m_drawnMeasuredStalls = 0;
 
  protected:
   void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
@@ -115,7 +115,7 @@ class BarLayer : public QCPLayerable {
     }
     // The measured iteration: a thinner, lighter row beneath each lane.
     std::array<QVector<QRectF>, kBarKinds> measuredRects;
-    drawnMeasuredBars = 0;
+    m_drawnMeasuredBars = 0;
     for (const StreamBar& b : m.measured_bars) {
       if (b.finish * kMs < range.lower || b.start * kMs > range.upper) continue;
       const double lane = laneY(b.lane);
@@ -124,7 +124,7 @@ class BarLayer : public QCPLayerable {
       r = r.normalized();
       measuredRects[static_cast<std::size_t>(b.kind)].push_back(r);
       if (*m_selected >= 0 && b.layer == *m_selected) selected.push_back(r);
-      ++drawnMeasuredBars;
+      ++m_drawnMeasuredBars;
     }
     for (int k = 0; k < kBarKinds; ++k) {
       const auto kind = static_cast<StreamBarKind>(k);
@@ -157,7 +157,7 @@ class BarLayer : public QCPLayerable {
     painter->setBrush(QColor(0xd0, 0x18, 0x18));
     painter->setPen(Qt::NoPen);
     painter->drawRects(stalls);
-    drawnStalls = static_cast<int>(stalls.size());
+    m_drawnStalls = static_cast<int>(stalls.size());
     // The measured stalls in the measured row, a darker red.
     QVector<QRectF> measuredStalls;
     for (const StallMarker& s : m.measured_stalls) {
@@ -170,8 +170,8 @@ class BarLayer : public QCPLayerable {
     }
     painter->setBrush(QColor(0x80, 0x00, 0x00));
     painter->drawRects(measuredStalls);
-    drawnMeasuredStalls = static_cast<int>(measuredStalls.size());
-    drawnTransfers =
+    m_drawnMeasuredStalls = static_cast<int>(measuredStalls.size());
+    m_drawnTransfers =
         static_cast<int>(rects[static_cast<std::size_t>(StreamBarKind::Offload)].size() +
                          rects[static_cast<std::size_t>(StreamBarKind::Prefetch)].size());
   }
@@ -339,19 +339,19 @@ void StreamsView::placeStallLabels() {
 }
 
 int StreamsView::stallMarkerCount() const {
-  return static_cast<const BarLayer*>(m_bars)->drawnStalls;
+  return static_cast<const BarLayer*>(m_bars)->m_drawnStalls;
 }
 
 int StreamsView::transferBarCount() const {
-  return static_cast<const BarLayer*>(m_bars)->drawnTransfers;
+  return static_cast<const BarLayer*>(m_bars)->m_drawnTransfers;
 }
 
 int StreamsView::measuredBarCount() const {
-  return static_cast<const BarLayer*>(m_bars)->drawnMeasuredBars;
+  return static_cast<const BarLayer*>(m_bars)->m_drawnMeasuredBars;
 }
 
 int StreamsView::measuredStallCount() const {
-  return static_cast<const BarLayer*>(m_bars)->drawnMeasuredStalls;
+  return static_cast<const BarLayer*>(m_bars)->m_drawnMeasuredStalls;
 }
 
 QString StreamsView::toolTipAt(double timeMs, double laneValue, double slackMs) const {

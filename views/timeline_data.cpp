@@ -74,8 +74,11 @@ TimelineData makeTimelineData(const store::RunData& run, std::int64_t k, int ite
     b.stall = seconds(r->stall_ns);
     s.bars.push_back(b);
     if (r->stall_ns > 0) {
-      s.stalls.push_back({r->step, r->layer, b.label, seconds(r->start_ns - r->stall_ns - t0),
-                          seconds(r->start_ns - t0)});
+      s.stalls.push_back({.step = r->step,
+                          .layer = r->layer,
+                          .label = b.label,
+                          .start = seconds(r->start_ns - r->stall_ns - t0),
+                          .end = seconds(r->start_ns - t0)});
       s.total_stall += b.stall;
     }
   }

@@ -60,7 +60,7 @@ struct Context {
   Policy policy;
   std::int64_t k;
   std::optional<std::int64_t> budget;
-  bool withGmap;
+  bool with_gmap;
   std::int64_t sub_batches = 1;  ///< S: the memory, the GMAP and k_max are one sub-batch's
   /// The samples the memory is counted at: one sub-batch, k / S.
   std::int64_t mk() const { return k / sub_batches; }
@@ -205,7 +205,7 @@ void printJson(const Context& c, std::ostream& out) {
            {"memory", memoryJson(c)},
            {"host_memory", hostMemoryJson(c)},
            {"k_max", kMaxJson(c)}};
-  if (c.withGmap) doc["gmap"] = gmapJson(c);
+  if (c.with_gmap) doc["gmap"] = gmapJson(c);
   out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
 }
 
@@ -288,7 +288,7 @@ void printText(const Context& c, std::ostream& out) {
           << formatBytes(c.a.swap_all.curve.peak(1)) << '\n';
     }
   }
-  if (c.withGmap) printGmapText(c, out);
+  if (c.with_gmap) printGmapText(c, out);
 }
 
 }  // namespace
@@ -339,7 +339,14 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
                   formatSi(static_cast<double>(perSample)) +
                   " FLOPs or bytes per sample times k do not fit in 64-bit counts");
   }
-  const Context c{net, a, a.plan(policy), policy, k, budget, args.has("--gmap"), subBatches};
+  const Context c{.net = net,
+                  .a = a,
+                  .chosen = a.plan(policy),
+                  .policy = policy,
+                  .k = k,
+                  .budget = budget,
+                  .with_gmap = args.has("--gmap"),
+                  .sub_batches = subBatches};
   if (args.has("--json")) {
     printJson(c, out);
   } else {

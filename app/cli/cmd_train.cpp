@@ -375,7 +375,14 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
   // The per-iteration median after the warm-up: the first iterations include one-off costs
   // (lazily loaded kernels, first touches of host memory).
-  TrainReport report{q, *device, ex, options, data, r, test, std::nullopt};
+  TrainReport report{.q = q,
+                     .device = *device,
+                     .ex = ex,
+                     .options = options,
+                     .data = data,
+                     .r = r,
+                     .test = test,
+                     .medianIter = std::nullopt};
   if (r.iteration_seconds.size() > static_cast<std::size_t>(q.warmup)) {
     report.medianIter = median(
         std::vector<double>(r.iteration_seconds.begin() + q.warmup, r.iteration_seconds.end()));

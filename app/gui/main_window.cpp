@@ -142,7 +142,7 @@ void MainWindow::onLoaded() {
   m_dbLabel->setText(
       qs(run->path + "\n" + run->network->name() + " profiled on " + run->model->device()));
   setWindowTitle("Swapscope: " + QFileInfo(qs(run->path)).fileName());
-  m_measured->setPrimary(run->run);
+  m_measured->setPrimary(run->rows);
   if (run->model_view) view<ModelView>()->setData(*run->model_view);
   showRecordedPlan(*run, std::exchange(m_requestGiven, false));
   if (networkSource() == NetworkSource::Profiled) {
@@ -152,10 +152,10 @@ void MainWindow::onLoaded() {
   }
 }
 
-void MainWindow::showRecordedPlan(const RunData& run, bool keepRequest) {
+void MainWindow::showRecordedPlan(const LoadedRun& run, bool keepRequest) {
   // A run of a plan (`swapscope run --plan`, Run plan...): the plan it ran, as planCheck takes it.
   std::shared_ptr<const store::PlanFile> recorded;
-  const store::RunData& rows = *run.run;
+  const store::RunData& rows = *run.rows;
   if (rows.meta.kind == "run" && !rows.plans.empty()) {
     try {
       recorded = std::make_shared<const store::PlanFile>(store::planFromJson(
@@ -206,7 +206,13 @@ void MainWindow::onContextReady() {
 }
 
 MainWindow::SweepKey MainWindow::SweepKey::of(const perf::PlanRequest& r) {
-  return {r.policy, r.mode, r.batch, r.gpus, r.link_bandwidth, r.epochs, r.dataset_size};
+  return {.policy = r.policy,
+          .mode = r.mode,
+          .batch = r.batch,
+          .gpus = r.gpus,
+          .link_bandwidth = r.link_bandwidth,
+          .epochs = r.epochs,
+          .dataset_size = r.dataset_size};
 }
 
 void MainWindow::restartSweepIfChanged(const perf::PlanRequest& r) {

@@ -132,10 +132,10 @@ class MainWindow : public QMainWindow {
   void buildControls();
   /// The dock's buttons, made with the controls and connected after.
   struct ControlButtons {
-    QPushButton* openDb = nullptr;
-    QPushButton* openNet = nullptr;
-    QPushButton* exportPlan = nullptr;
-    QPushButton* saveFigure = nullptr;
+    QPushButton* open_db = nullptr;
+    QPushButton* open_net = nullptr;
+    QPushButton* export_plan = nullptr;
+    QPushButton* save_figure = nullptr;
   };
   /// The run database and network rows.
   void makeNetworkControls(ControlButtons& buttons);
@@ -157,7 +157,7 @@ class MainWindow : public QMainWindow {
   void onLoaded();
   /// For a run of a plan: planning shows the plan it ran (unless `keepRequest`: the command
   /// line's budget or k).
-  void showRecordedPlan(const RunData& run, bool keepRequest);
+  void showRecordedPlan(const LoadedRun& run, bool keepRequest);
   void onContextReady();
   void onPlanReady(const PlanOutcome& outcome);
   void onBatchCurve(const BatchCurveOutcome& curve);

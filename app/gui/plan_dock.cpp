@@ -56,8 +56,8 @@ void MainWindow::buildControls() {
   makeNetworkControls(buttons);
   makeRequestControls();
   makeBudgetControls();
-  buttons.exportPlan = new QPushButton("Export plan...");
-  buttons.saveFigure = new QPushButton("Save figure...");
+  buttons.export_plan = new QPushButton("Export plan...");
+  buttons.save_figure = new QPushButton("Save figure...");
   addControlsDock(buttons);
   connectNetworkControls(buttons);
   connectRequestControls();
@@ -68,7 +68,7 @@ void MainWindow::buildControls() {
 void MainWindow::makeNetworkControls(ControlButtons& buttons) {
   m_dbLabel = new QLabel("no run database");
   m_dbLabel->setWordWrap(true);
-  buttons.openDb = new QPushButton("Open run database...");
+  buttons.open_db = new QPushButton("Open run database...");
   m_netSource = new QComboBox;
   // In NetworkSource's order.
   m_netSource->addItems({"profiled network", "zoo model", "network JSON", "ONNX model"});
@@ -79,7 +79,7 @@ void MainWindow::makeNetworkControls(ControlButtons& buttons) {
   m_input->setPlaceholderText("default, e.g. 3x224x224");
   m_classes = new QLineEdit;
   m_classes->setPlaceholderText("default");
-  buttons.openNet = new QPushButton("Open network JSON...");
+  buttons.open_net = new QPushButton("Open network JSON...");
   m_netLabel = new QLabel;
   m_netLabel->setWordWrap(true);
 }
@@ -129,13 +129,13 @@ void MainWindow::addControlsDock(const ControlButtons& buttons) {
   kRow->addWidget(m_autoK);
   kRow->addWidget(m_k);
   auto* form = new QFormLayout;
-  form->addRow(buttons.openDb);
+  form->addRow(buttons.open_db);
   form->addRow(m_dbLabel);
   form->addRow("Network", m_netSource);
   form->addRow("Zoo model", m_zoo);
   form->addRow("Input", m_input);
   form->addRow("Classes", m_classes);
-  form->addRow(buttons.openNet);
+  form->addRow(buttons.open_net);
   form->addRow(m_netLabel);
   form->addRow("Policy", m_policy);
   form->addRow("Mode", m_mode);
@@ -147,8 +147,8 @@ void MainWindow::addControlsDock(const ControlButtons& buttons) {
   form->addRow("Budget", m_budgetEntry);
   form->addRow(m_slider);
   form->addRow(m_budgetRange);
-  form->addRow(buttons.exportPlan);
-  form->addRow(buttons.saveFigure);
+  form->addRow(buttons.export_plan);
+  form->addRow(buttons.save_figure);
   form->addRow(m_status);
   auto* panel = new QWidget;
   panel->setLayout(form);
@@ -164,8 +164,8 @@ void MainWindow::addControlsDock(const ControlButtons& buttons) {
 }
 
 void MainWindow::connectNetworkControls(const ControlButtons& buttons) {
-  connect(buttons.openDb, &QPushButton::clicked, this, &MainWindow::askOpenDatabase);
-  connect(buttons.openNet, &QPushButton::clicked, this, [this] {
+  connect(buttons.open_db, &QPushButton::clicked, this, &MainWindow::askOpenDatabase);
+  connect(buttons.open_net, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, "Open network JSON", {},
                                                       "Network JSON (*.json);;All files (*)");
     if (path.isEmpty()) return;
@@ -224,7 +224,7 @@ void MainWindow::connectBudgetControls() {
 }
 
 void MainWindow::connectOutputButtons(const ControlButtons& buttons) {
-  connect(buttons.exportPlan, &QPushButton::clicked, this, [this] {
+  connect(buttons.export_plan, &QPushButton::clicked, this, [this] {
     const QString path =
         QFileDialog::getSaveFileName(this, "Export plan", "plan.json", "Plan JSON (*.json)");
     if (path.isEmpty()) return;
@@ -235,7 +235,7 @@ void MainWindow::connectOutputButtons(const ControlButtons& buttons) {
       showError("Cannot export the plan", qs(e.what()));
     }
   });
-  connect(buttons.saveFigure, &QPushButton::clicked, this, [this] {
+  connect(buttons.save_figure, &QPushButton::clicked, this, [this] {
 #ifdef SWAPSCOPE_HAVE_QT_SVG
     const QString filter = "PNG (*.png);;SVG (*.svg);;PDF (*.pdf)";
 #else

@@ -18,12 +18,12 @@
 
 namespace swapscope::gui {
 
-std::shared_ptr<const PlanContext> PlanContext::make(std::shared_ptr<const RunData> run,
+std::shared_ptr<const PlanContext> PlanContext::make(std::shared_ptr<const LoadedRun> run,
                                                      std::shared_ptr<const Network> network) {
   auto c = std::make_shared<PlanContext>();
   c->transferred = network != nullptr;
   c->network = network ? std::move(network) : run->network;
-  c->device_memory = run->run->meta.device_memory;
+  c->device_memory = run->rows->meta.device_memory;
   c->analysis = analyzeNetwork(*c->network);
   c->planner = std::make_unique<const perf::Planner>(*run->model, *c->network);
   c->run = std::move(run);
@@ -41,7 +41,7 @@ PlanViews makePlanViews(const PlanContext& c, const perf::PlanRequest& request,
 std::optional<store::PlanFile> PlanOutcome::planFile() const {
   if (!result || !result->trainable || !context) return std::nullopt;
   return perf::toPlanFile(*result, request, *context->run->model, *context->network,
-                          context->run->run->meta.backend, context->run->path);
+                          context->run->rows->meta.backend, context->run->path);
 }
 
 std::optional<perf::PlanResult> planRecorded(const PlanContext& c, const perf::PlanRequest& r,
@@ -97,7 +97,7 @@ PlanService::~PlanService() {
   m_curvePool->waitForDone();
 }
 
-void PlanService::setNetwork(std::shared_ptr<const RunData> run,
+void PlanService::setNetwork(std::shared_ptr<const LoadedRun> run,
                              std::shared_ptr<const Network> network) {
   cancelSweep();
   const quint64 generation = ++m_contextGeneration;

@@ -46,7 +46,7 @@ class PlanService : public QObject {
 
   /// Builds the context for (run, network) on the worker; contextReady() or contextFailed().
   /// Plans asked for meanwhile wait for it. `network` null: the profiled network.
-  void setNetwork(std::shared_ptr<const RunData> run, std::shared_ptr<const Network> network);
+  void setNetwork(std::shared_ptr<const LoadedRun> run, std::shared_ptr<const Network> network);
   std::shared_ptr<const PlanContext> context() const { return m_context; }
 
   /// Plans `request` with the current context; returns its sequence number.

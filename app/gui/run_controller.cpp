@@ -81,8 +81,8 @@ RunController::RunController(MainWindow* window)
   connect(window, &MainWindow::planShown, this, [this] {
     // A run of a plan opened to plan: its own measurement.
     const PlanOutcome* shown = m_window->shownPlan();
-    if (shown && shown->context && shown->context->run && shown->context->run->run) {
-      const auto& run = shown->context->run->run;
+    if (shown && shown->context && shown->context->run && shown->context->run->rows) {
+      const auto& run = shown->context->run->rows;
       if (run != m_measuredRun && run->meta.kind == "run" && !run->plans.empty()) {
         setMeasurement(run);
         return;

@@ -11,7 +11,7 @@
 namespace swapscope::gui {
 
 RunDocument::RunDocument(QObject* parent) : QObject(parent), m_pool(new QThreadPool(this)) {
-  qRegisterMetaType<RunData>();
+  qRegisterMetaType<LoadedRun>();
   m_pool->setMaxThreadCount(1);
 }
 
@@ -19,19 +19,19 @@ RunDocument::~RunDocument() {
   m_pool->waitForDone();
 }
 
-RunData RunDocument::read(const std::string& path) {
+LoadedRun RunDocument::read(const std::string& path) {
   store::RunReader reader(path);
-  auto run = std::make_shared<store::RunData>(reader.load());
-  store::requireNetwork(path, run->network, "plan");
-  RunData d;
+  auto rows = std::make_shared<store::RunData>(reader.load());
+  store::requireNetwork(path, rows->network, "plan");
+  LoadedRun d;
   d.path = path;
   d.network =
-      std::make_shared<const Network>(networkFromText(run->network.json, path + " (network)"));
-  d.model = std::make_shared<const perf::PerfModel>(perf::PerfModel::fit(*run));
-  d.model_view = std::make_shared<const ModelData>(makeModelData(*run, *d.model));
-  if (const auto stability = perf::readStability(*run))
+      std::make_shared<const Network>(networkFromText(rows->network.json, path + " (network)"));
+  d.model = std::make_shared<const perf::PerfModel>(perf::PerfModel::fit(*rows));
+  d.model_view = std::make_shared<const ModelData>(makeModelData(*rows, *d.model));
+  if (const auto stability = perf::readStability(*rows))
     d.profile_warning = perf::stabilityWarning(*stability);
-  d.run = std::move(run);
+  d.rows = std::move(rows);
   return d;
 }
 
@@ -39,7 +39,7 @@ void RunDocument::open(const QString& path) {
   const quint64 generation = ++m_generation;
   runOffGuiThread(
       m_pool, this, [file = path.toStdString()] { return read(file); },
-      [generation](RunDocument& self, std::shared_ptr<const RunData> data, const QString& error) {
+      [generation](RunDocument& self, std::shared_ptr<const LoadedRun> data, const QString& error) {
         if (generation != self.m_generation) return;  // a newer open() won
         if (!data) {
           emit self.loadFailed(error);

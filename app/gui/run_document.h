@@ -24,18 +24,18 @@ class RunDocument : public QObject {
   /// answer of an older one stale: it is dropped.
   void open(const QString& path);
   /// The last database loaded, or null.
-  std::shared_ptr<const RunData> current() const { return m_current; }
+  std::shared_ptr<const LoadedRun> current() const { return m_current; }
 
   /// Reads and fits on the calling thread (what the worker runs); Error as the reader throws it.
-  static RunData read(const std::string& path);
+  static LoadedRun read(const std::string& path);
 
  signals:
-  void loaded(const swapscope::gui::RunData& data);
+  void loaded(const swapscope::gui::LoadedRun& data);
   void loadFailed(const QString& message);
 
  private:
   QThreadPool* m_pool;
-  std::shared_ptr<const RunData> m_current;
+  std::shared_ptr<const LoadedRun> m_current;
   quint64 m_generation = 0;
 };
 

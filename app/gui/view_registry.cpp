@@ -43,7 +43,7 @@ std::any summaryData(const PlanContext& c, const perf::PlanRequest& request,
   sc.policy = std::string(policyName(request.policy));
   sc.mode = request.batch ? "fixed k" : std::string(perf::planModeName(request.mode));
   sc.profile_device = c.run->model->device();
-  sc.backend = c.run->run->meta.backend;
+  sc.backend = c.run->rows->meta.backend;
   sc.source_db = c.run->path;
   sc.network_transferred = c.transferred;
   sc.profile_warning = c.run->profile_warning;

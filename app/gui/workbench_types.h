@@ -27,9 +27,9 @@ namespace swapscope::gui {
 
 /// A run database read on a worker thread: its rows, the performance model fitted to them and
 /// the network it profiled.
-struct RunData {
-  std::string path;  ///< as the user named it (the plan file's source_db)
-  std::shared_ptr<const store::RunData> run;
+struct LoadedRun {
+  std::string path;                            ///< as the user named it (the plan file's source_db)
+  std::shared_ptr<const store::RunData> rows;  ///< the database's tables
   std::shared_ptr<const perf::PerfModel> model;
   std::shared_ptr<const Network> network;
   /// What the Model view draws: the model's fit to the run (it does not move with the budget).
@@ -41,7 +41,7 @@ struct RunData {
 /// One fitted model and one network, with what every plan for them shares: the planner (whose
 /// methods are const and re-entrant) and the analyzer's keep-all and swap-all plans.
 struct PlanContext {
-  std::shared_ptr<const RunData> run;
+  std::shared_ptr<const LoadedRun> run;
   std::shared_ptr<const Network> network;
   bool transferred = false;  ///< the network is not the one the database profiled
   NetworkAnalysis analysis;
@@ -49,7 +49,7 @@ struct PlanContext {
   std::int64_t device_memory = 0;                ///< the profile's device, or 0 when unknown
 
   /// Builds the planner and the analysis; Error as the engine throws it.
-  static std::shared_ptr<const PlanContext> make(std::shared_ptr<const RunData> run,
+  static std::shared_ptr<const PlanContext> make(std::shared_ptr<const LoadedRun> run,
                                                  std::shared_ptr<const Network> network);
 };
 
@@ -100,7 +100,7 @@ PlanViews makePlanViews(const PlanContext& context, const perf::PlanRequest& req
 
 }  // namespace swapscope::gui
 
-Q_DECLARE_METATYPE(swapscope::gui::RunData)
+Q_DECLARE_METATYPE(swapscope::gui::LoadedRun)
 Q_DECLARE_METATYPE(swapscope::gui::PlanOutcome)
 Q_DECLARE_METATYPE(swapscope::gui::SweepPoint)
 Q_DECLARE_METATYPE(swapscope::gui::BatchCurveOutcome)

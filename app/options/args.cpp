@@ -17,12 +17,12 @@ ArgParser::ArgParser(std::string usage, std::string summary)
 }
 
 void ArgParser::flag(const std::string& name, const std::string& help) {
-  m_specs.push_back({name, "", help, false});
+  m_specs.push_back({.name = name, .metavar = "", .help = help, .takesValue = false});
 }
 
 void ArgParser::option(const std::string& name, const std::string& metavar,
                        const std::string& help) {
-  m_specs.push_back({name, metavar, help, true});
+  m_specs.push_back({.name = name, .metavar = metavar, .help = help, .takesValue = true});
 }
 
 void ArgParser::positionals(std::vector<std::string> metavars, const std::string& help) {

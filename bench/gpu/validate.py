@@ -34,14 +34,14 @@ keeps the others. The sections:
                 (--deterministic)
   throughput    resnet50, k = 64, fp32: median iteration after the same warm-up, Swapscope
                 keep-all (the SGD update in one launch) against PyTorch, both copying the
-                batch through pinned staging memory to the GPU in each step; no ratio unless
+                batch through page-locked staging memory to the GPU in each step; no ratio unless
                 both warm-ups match
-  pcie          pinned copies (PyTorch, in a child) against the swap executor's transfers
+  pcie          page-locked copies (PyTorch, in a child) against the swap executor's transfers
                 (CUPTI), the collector's overhead with launch-only and with all API records,
                 step coverage
   trainability  the largest k of resnet152 at 224x224 under 8 GiB, Swapscope against PyTorch:
                 bisection on k from analyze's k_max, within half the host memory for the
-                swapped FMs' pinned copies (analyze's host bytes and 20 %)
+                swapped FMs' page-locked copies (analyze's host bytes and 20 %)
   memory        the predicted pool peak against the measured one, from the runs above
 
 validate.py itself never loads CUDA: every GPU figure comes from a child process, one at a
@@ -540,7 +540,7 @@ class Validation:
                 f"Both sides: {sw['warmup']} warm-up iterations left out, then the median of "
                 f"{s_timed} iterations, each timed from the host with the device synchronised "
                 "before and after. The input of every timed step: Swapscope's `train` copies the "
-                "minibatch from the caller's memory into pinned staging memory and from there "
+                "minibatch from the caller's memory into page-locked staging memory and from there "
                 "to the GPU; the peer: " + pt.get("input", "not stated") + ". Swapscope chose "
                 "its algorithms when the executor was built (cuDNN's heuristics); PyTorch runs "
                 "with `cudnn.benchmark = False` (heuristics) and builds its plans in the "
@@ -578,16 +578,16 @@ class Validation:
         for d in ("h2d", "d2h"):
             t = c["transfers"][d]
             ex[d] = t["bytes"] / t["busy_ns"] if t["busy_ns"] else float("nan")
-        lines = ["## PCIe: pinned copies against the swap executor", "",
+        lines = ["## PCIe: page-locked copies against the swap executor", "",
                  "| | h2d GB/s | d2h GB/s |", "|---|---|---|"]
         copies = None
         try:  # PyTorch's copies, in a child process: this one never holds a CUDA context
             copies = self.r.peer("pcie-pytorch", "pcie", "--mib", "256", "--reps", "10")
-            lines += [f"| pinned memcpy of 256 MiB, alone (median of 10) | {copies['h2d_gbps']:.1f}"
+            lines += [f"| page-locked memcpy of 256 MiB, alone (median of 10) | {copies['h2d_gbps']:.1f}"
                       f" | {copies['d2h_gbps']:.1f} |",
                       f"| both directions at once (sum {copies['duplex_gbps']:.1f} GB/s) | - | - |"]
         except (CommandFailed, ValueError, KeyError) as e:
-            lines.append(f"| pinned memcpy (PyTorch) | failed: {str(e).splitlines()[0]} | - |")
+            lines.append(f"| page-locked memcpy (PyTorch) | failed: {str(e).splitlines()[0]} | - |")
             copies = e
         lines += [f"| swap executor, resnet50 swap-all k = 128 | {ex['h2d']:.1f} | "
                   f"{ex['d2h']:.1f} |",
@@ -627,14 +627,14 @@ class Validation:
         per_k = (hk - h1) / (k_max - 1) if k_max > 1 else 0.0
         fixed = h1 - per_k
 
-        def pinned(k):  # what a run at k may pin, with the margin
+        def page_locked(k):  # what a run at k may page-lock, with the margin
             return HOST_MARGIN * (fixed + per_k * k)
         half = self.host_memory // 2
         if not self.host_memory:
             raise Skipped("this machine's host memory is unknown (/proc/meminfo has no "
-                          "MemTotal): nothing is pinned without knowing half of it")
-        if pinned(1) > half:
-            raise Skipped(f"even k = 1 would pin {gib(pinned(1))} (analyze's {h1} bytes and "
+                          "MemTotal): nothing is page-locked without knowing half of it")
+        if page_locked(1) > half:
+            raise Skipped(f"even k = 1 would page-lock {gib(page_locked(1))} (analyze's {h1} bytes and "
                           f"{100 * (HOST_MARGIN - 1):.0f} %), more than half of this machine's "
                           f"{gib(self.host_memory)} of host memory")
         k_hi = k_max
@@ -679,7 +679,7 @@ class Validation:
                        "tried": sorted(tried)}, f)
         host_cap = ("" if k_hi == k_max else
                     f"; at most {k_hi} by host memory (half of {gib(self.host_memory)}, "
-                    f"{gib(pinned(k_hi))} pinned with the margin)")
+                    f"{gib(page_locked(k_hi))} page-locked with the margin)")
         lines = ["## Trainability: resnet152, 224x224, 8 GiB", "",
                  "| | largest k | how |", "|---|---|---|",
                  f"| Swapscope swap-all | {k or 'none'} | analyzer k_max {k_max}{host_cap}; "

@@ -9,11 +9,11 @@ with the optimizer Swapscope uses (SGD, lr 0.01, momentum 0.9, weight decay 5e-4
   torch_train.py info
 
 `throughput` prints JSON with the median iteration time after --warmup iterations and images/s;
-each timed step first copies the minibatch from pageable host memory into a pinned staging
+each timed step first copies the minibatch from pageable host memory into a page-locked staging
 buffer and from there to the GPU, as Swapscope's `train` does in every timed iteration.
 `largest-k` caps the process with torch.cuda.set_per_process_memory_fraction and bisects the
 largest minibatch whose training iteration runs without running out of memory. `pcie` times
-pinned host-to-device and device-to-host copies of --mib MiB (the median of --reps), alone and
+page-locked host-to-device and device-to-host copies of --mib MiB (the median of --reps), alone and
 both directions at once on two streams. `info` names PyTorch's, CUDA's and cuDNN's versions and
 the GPU. Each prints one JSON object; bench/gpu/validate.py runs them as child processes, so
 that it never holds a CUDA context itself.
@@ -53,7 +53,7 @@ def throughput(args):
     set_math(args.math)
     net, opt = make(args.model)
     # Swapscope's timed iteration copies the minibatch from the caller's (pageable) memory into
-    # pinned staging memory and from there to the GPU; every timed step here does the same.
+    # page-locked staging memory and from there to the GPU; every timed step here does the same.
     x_src = torch.randn(args.batch, 3, args.size, args.size)
     y_src = torch.randint(0, 1000, (args.batch,))
     x_pin, y_pin = torch.empty_like(x_src).pin_memory(), torch.empty_like(y_src).pin_memory()
@@ -71,7 +71,7 @@ def throughput(args):
     med = statistics.median(times[args.warmup:])
     return {"framework": "pytorch " + torch.__version__, "model": args.model, "batch": args.batch,
             "math": args.math, "iterations": args.iters, "warmup": args.warmup,
-            "input": "pageable host batch copied to pinned staging memory, then to the GPU, "
+            "input": "pageable host batch copied to page-locked staging memory, then to the GPU, "
                      "in every timed step",
             "t_iter_median_s": med, "images_per_s": args.batch / med,
             "gpu": torch.cuda.get_device_name(0),

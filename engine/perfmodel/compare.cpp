@@ -132,9 +132,10 @@ RunComparison compareRuns(const store::RunData& a, const store::RunData& b, std:
   // ranges (or of the two ranges when they do not overlap, flagged as extrapolated).
   if (ma && mb) {
     for (const GroupFit& ga : ma->groups()) {
-      if (ga.scope != "type") continue;
+      if (ga.scope != store::FitScope::Type) continue;
       for (const GroupFit& gb : mb->groups()) {
-        if (gb.scope != "type" || gb.target != ga.target || gb.kind != ga.kind) continue;
+        if (gb.scope != store::FitScope::Type || gb.target != ga.target || gb.kind != ga.kind)
+          continue;
         const Curve& ca = ga.fit.chosen();
         const Curve& cb = gb.fit.chosen();
         const double lo = std::max(ca.x_min, cb.x_min), hi = std::min(ca.x_max, cb.x_max);

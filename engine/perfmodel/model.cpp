@@ -58,8 +58,9 @@ StepKind kindOf(store::Direction d) {
   return StepKind::Forward;
 }
 
-std::string key(const std::string& scope, const std::string& target, StepKind kind) {
-  return scope + "/" + target + "/" + std::string(stepKindName(kind));
+std::string key(store::FitScope scope, const std::string& target, StepKind kind) {
+  return std::string(store::fitScopeName(scope)) + "/" + target + "/" +
+         std::string(stepKindName(kind));
 }
 
 using Interval = std::pair<std::int64_t, std::int64_t>;
@@ -473,7 +474,8 @@ void PerfModel::fitStepCurves(const store::RunData& run, const PassSamples& perP
     const auto& row = run.layers[static_cast<std::size_t>(layer)];
     const std::string type = row.kind + (bytesAxis ? "@bytes" : "");
     for (const auto& [scope, target] :
-         {std::pair<std::string, std::string>{"type", type}, {"layer", row.name}}) {
+         {std::pair<store::FitScope, std::string>{store::FitScope::Type, type},
+          {store::FitScope::Layer, row.name}}) {
       const std::string kk = key(scope, target, kind);
       points[kk].push_back(p);
       meta[kk] = {scope, target, kind, bytesAxis, {}};
@@ -591,7 +593,7 @@ void PerfModel::fitCopyLines(const store::RunData& run) {
   m_duplex = ratios.empty() ? 1.0 : std::max(1.0, median(ratios));
 }
 
-const GroupFit* PerfModel::find(const std::string& scope, const std::string& target,
+const GroupFit* PerfModel::find(store::FitScope scope, const std::string& target,
                                 StepKind kind) const {
   const auto it = m_index.find(key(scope, target, kind));
   return it == m_index.end() ? nullptr : &m_groups[it->second];
@@ -600,11 +602,11 @@ const GroupFit* PerfModel::find(const std::string& scope, const std::string& tar
 const GroupFit* PerfModel::resolve(const Network& net, bool same, int layer, StepKind kind,
                                    bool bytesAxis, bool& transferred) const {
   transferred = false;
-  const GroupFit* g = same ? find("layer", net.layer(layer).name, kind) : nullptr;
+  const GroupFit* g = same ? find(store::FitScope::Layer, net.layer(layer).name, kind) : nullptr;
   if (!g) {
     const std::string type =
         std::string(layerKindName(net.layer(layer).kind)) + (bytesAxis ? "@bytes" : "");
-    g = find("type", type, kind);
+    g = find(store::FitScope::Type, type, kind);
     transferred = !same;
   }
   return g;
@@ -703,10 +705,9 @@ std::vector<store::FitRow> PerfModel::fitRows() const {
   using store::FitScope;
   std::vector<store::FitRow> rows;
   for (const GroupFit& g : m_groups) {
-    const FitScope scope = store::fitScopeFromName(g.scope).value();  // "type" or "layer"
     for (std::size_t i = 0; i < g.fit.curves.size(); ++i) {
       const Curve& c = g.fit.curves[i];
-      rows.push_back({0, scope, g.target, storedDirection(g.kind), storedForm(c.form),
+      rows.push_back({0, g.scope, g.target, storedDirection(g.kind), storedForm(c.form),
                       c.paramsJson(), c.points, c.rmse, c.max_rel_error,
                       static_cast<int>(i) == g.fit.best});
     }

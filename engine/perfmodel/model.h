@@ -22,8 +22,8 @@ enum class StepKind { Forward, Backward, Update };
 
 /// A fitted group: one layer type (or one layer) in one direction.
 struct GroupFit {
-  std::string scope;   ///< "type" or "layer"
-  std::string target;  ///< layer kind or layer name
+  store::FitScope scope = store::FitScope::Type;  ///< Type or Layer
+  std::string target;                             ///< layer kind or layer name
   StepKind kind = StepKind::Forward;
   bool bytes_axis = false;  ///< x is the output FM's bytes (layers without FLOPs)
   FitChoice fit;
@@ -155,7 +155,7 @@ class PerfModel {
   /// taken out), and the copy lines per direction with the duplex factor.
   void fitStepCurves(const store::RunData& run, const PassSamples& perPass);
   void fitCopyLines(const store::RunData& run);
-  const GroupFit* find(const std::string& scope, const std::string& target, StepKind kind) const;
+  const GroupFit* find(store::FitScope scope, const std::string& target, StepKind kind) const;
   const GroupFit* resolve(const Network& net, bool same, int layer, StepKind kind, bool bytesAxis,
                           bool& transferred) const;
 

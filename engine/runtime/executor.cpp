@@ -49,7 +49,10 @@ std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>&
       blocks[static_cast<std::size_t>(op.buffer)] =
           alloc.allocate(bytes, buf.kind == BufferKind::Workspace ? workspaceAlignment : 0);
       if (!blocks[static_cast<std::size_t>(op.buffer)]) {
-        return DryRunFailure{op.step, op.buffer, bytes, alloc.stats().largest_free};
+        return DryRunFailure{.step = op.step,
+                             .buffer = op.buffer,
+                             .bytes = bytes,
+                             .largest_free = alloc.stats().largest_free};
       }
     } else if (op.kind == GmapOpKind::Release) {
       auto& b = blocks[static_cast<std::size_t>(op.buffer)];
@@ -566,8 +569,11 @@ std::vector<KernelChoice> SwapExecutor::kernelChoices() const {
   for (std::size_t i = 0; i < m_impl->kernels.size(); ++i) {
     const LayerKernel* kernel = m_impl->kernels[i].get();
     if (!kernel) continue;
-    KernelChoice c{static_cast<int>(i), kernel->algorithms(), kernel->workspaceBytes(false),
-                   m_impl->costs[i].backward_active ? kernel->workspaceBytes(true) : 0};
+    KernelChoice c{
+        .layer = static_cast<int>(i),
+        .algorithms = kernel->algorithms(),
+        .forward_workspace = kernel->workspaceBytes(false),
+        .backward_workspace = m_impl->costs[i].backward_active ? kernel->workspaceBytes(true) : 0};
     if (!c.algorithms.empty() || c.forward_workspace > 0 || c.backward_workspace > 0)
       out.push_back(std::move(c));
   }
@@ -776,8 +782,13 @@ void SwapExecutor::Impl::update(const SgdConfig& sgd, IterationRun& run) {
   std::vector<int> updated;  // the layers with weights
   for (int i = 0; i < net.size() && !run.outcome->isAbandoned(); ++i) {
     if (weights[i] < 0) continue;
-    update.push_back({ptr(weights[i]), ptr(weightGrad[i]), ptr(momentum[i]),
-                      bytesOf(weights[i]) / kFloatBytes, sgd.lr, sgd.momentum, sgd.weight_decay});
+    update.push_back({.weights = ptr(weights[i]),
+                      .grad = ptr(weightGrad[i]),
+                      .momentum = ptr(momentum[i]),
+                      .count = bytesOf(weights[i]) / kFloatBytes,
+                      .lr = sgd.lr,
+                      .momentum_factor = sgd.momentum,
+                      .weight_decay = sgd.weight_decay});
     updated.push_back(i);
   }
   const int lastPass = static_cast<int>(options.sub_batches - 1);
@@ -833,8 +844,14 @@ IterationRecord SwapExecutor::trainIteration(const float* images, const std::int
   std::memcpy(im.hostLabels.get(), labels,
               static_cast<std::size_t>(im.bytesOf(im.labels) * passes));
 
-  IterationRun run{rec, outcome, iteration, 0, reinterpret_cast<float*>(im.hostScalars.get()),
-                   {},  0,       {}};
+  IterationRun run{.rec = rec,
+                   .outcome = outcome,
+                   .iteration = iteration,
+                   .pass = 0,
+                   .lossHost = reinterpret_cast<float*>(im.hostScalars.get()),
+                   .gradWritten = {},
+                   .lastCompute = 0,
+                   .timings = {}};
   run.gradWritten.assign(static_cast<std::size_t>(net.size()), false);
   run.timings.step_wait.assign(rec.pass_stall_ns.size(), Fence{});  // per pass and step: t_ready
 

@@ -18,9 +18,14 @@ void fillTimeline(IterationRecord& rec, int forwardSteps, IterationTimings t) {
   std::size_t nextSample = 0;
   std::sort(inUse.begin(), inUse.end());
   for (const TaskTiming& task : timings) {
-    rec.ops.push_back({task.stream, task.tag.kind, task.tag.step, task.tag.buffer, task.tag.bytes,
-                       task.start_ns - rec.start_ns, task.end_ns - rec.start_ns,
-                       task.tag.sub_batch});
+    rec.ops.push_back({.stream = task.stream,
+                       .kind = task.tag.kind,
+                       .step = task.tag.step,
+                       .buffer = task.tag.buffer,
+                       .bytes = task.tag.bytes,
+                       .start_ns = task.start_ns - rec.start_ns,
+                       .end_ns = task.end_ns - rec.start_ns,
+                       .sub_batch = task.tag.sub_batch});
     if (task.stream != StreamKind::Compute) continue;
     if ((task.tag.kind == TaskKind::Compute || task.tag.kind == TaskKind::Recompute) &&
         task.tag.step >= 1 && task.tag.step <= 2 * n) {

@@ -29,8 +29,10 @@ std::vector<SgdChunk> packSgdChunks(const std::vector<SgdArgs>& tensors, std::in
                       std::to_string(first.weight_decay) + ")");
     }
     for (std::int64_t begin = 0; begin < a.count; begin += chunk) {
-      out.push_back({a.weights + begin, a.grad + begin, a.momentum + begin,
-                     std::min(chunk, a.count - begin)});
+      out.push_back({.weights = a.weights + begin,
+                     .grad = a.grad + begin,
+                     .momentum = a.momentum + begin,
+                     .count = std::min(chunk, a.count - begin)});
     }
   }
   return out;

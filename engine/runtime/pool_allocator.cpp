@@ -77,7 +77,7 @@ PoolBlock PoolAllocator::carve(std::int64_t offset, std::int64_t bytes, std::int
       break;
     }
   }
-  PoolBlock block{offset, bytes, need, fence};
+  PoolBlock block{.offset = offset, .bytes = bytes, .reserved = need, .fence = fence};
   m_live.emplace(offset, need);
   m_stats.in_use += bytes;
   m_stats.reserved += need;

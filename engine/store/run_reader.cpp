@@ -166,9 +166,14 @@ void loadBatches(LoadState& s) {
   if (v2) columns.push_back("dispatch_ns");
   TableRows rows(s.db, "batches", std::move(columns), "k");
   while (rows.next()) {
-    d.batches.push_back({rows.integer(0, 1, kMaxRecordedK), rows.text(1), rows.int32(2),
-                         rows.nonNegative(3), rows.nonNegative(4), rows.int32(5), rows.int32(6),
-                         v2 ? rows.integer(7, -1) : -1});
+    d.batches.push_back({.k = rows.integer(0, 1, kMaxRecordedK),
+                         .policy = rows.text(1),
+                         .warmup = rows.int32(2),
+                         .predicted_peak = rows.nonNegative(3),
+                         .measured_peak = rows.nonNegative(4),
+                         .reuse_delay = rows.int32(5),
+                         .hoisted_prefetches = rows.int32(6),
+                         .dispatch_ns = v2 ? rows.integer(7, -1) : -1});
   }
 }
 
@@ -180,15 +185,15 @@ void loadIterations(LoadState& s) {
                   "prefetch_bytes", "load_bytes"},
                  "k, iteration");
   while (rows.next()) {
-    const IterationRow r{rows.integer(0, 1, kMaxRecordedK),
-                         rows.int32(1),
-                         rows.nonNegative(2),
-                         rows.integer(3, 1),
-                         rows.real(4),
-                         rows.nonNegative(5),
-                         rows.nonNegative(6),
-                         rows.nonNegative(7),
-                         rows.nonNegative(8)};
+    const IterationRow r{.k = rows.integer(0, 1, kMaxRecordedK),
+                         .iteration = rows.int32(1),
+                         .start_ns = rows.nonNegative(2),
+                         .duration_ns = rows.integer(3, 1),
+                         .loss = rows.real(4),
+                         .stall_ns = rows.nonNegative(5),
+                         .offload_bytes = rows.nonNegative(6),
+                         .prefetch_bytes = rows.nonNegative(7),
+                         .load_bytes = rows.nonNegative(8)};
     if (!s.recorded.insert({r.k, r.iteration}).second) {
       rows.badRow("k " + std::to_string(r.k) + " iteration " + std::to_string(r.iteration) +
                   " is recorded twice");
@@ -339,8 +344,10 @@ void loadMemory(LoadState& s) {
   TableRows rows(s.db, "memory", {"k", "iteration", "time_ns", "in_use"},
                  "k, iteration, time_ns, rowid");
   while (rows.next()) {
-    MemoryRow r{rows.integer(0, 1, kMaxRecordedK), rows.int32(1), rows.nonNegative(2),
-                rows.nonNegative(3)};
+    MemoryRow r{.k = rows.integer(0, 1, kMaxRecordedK),
+                .iteration = rows.int32(1),
+                .time_ns = rows.nonNegative(2),
+                .in_use = rows.nonNegative(3)};
     s.requireIteration(rows, r.k, r.iteration);
     d.memory.push_back(r);
   }
@@ -354,9 +361,16 @@ void loadFits(LoadState& s) {
                   "max_rel_error", "chosen"},
                  "id");
   while (rows.next()) {
-    d.fits.push_back({rows.integer(0), fitScopeFromName(rows, 1), rows.text(2),
-                      fitDirectionFromName(rows, 3), fitRowFormFromName(rows, 4), rows.jsonText(5),
-                      rows.int32(6), rows.real(7, true), rows.real(8, true), rows.flag(9)});
+    d.fits.push_back({.id = rows.integer(0),
+                      .scope = fitScopeFromName(rows, 1),
+                      .target = rows.text(2),
+                      .direction = fitDirectionFromName(rows, 3),
+                      .form = fitRowFormFromName(rows, 4),
+                      .params = rows.jsonText(5),
+                      .points = rows.int32(6),
+                      .rmse = rows.real(7, true),
+                      .max_rel_error = rows.real(8, true),
+                      .chosen = rows.flag(9)});
   }
 }
 
@@ -367,9 +381,14 @@ void loadPlans(LoadState& s) {
       s.db, "plans",
       {"id", "created_utc", "policy", "mode", "budget", "k", "predicted_iter_ns", "json"}, "id");
   while (rows.next()) {
-    d.plans.push_back({rows.integer(0), rows.text(1), rows.text(2), rows.text(3),
-                       rows.nonNegative(4), rows.integer(5, 1), rows.nonNegative(6),
-                       rows.jsonText(7)});
+    d.plans.push_back({.id = rows.integer(0),
+                       .created_utc = rows.text(1),
+                       .policy = rows.text(2),
+                       .mode = rows.text(3),
+                       .budget = rows.nonNegative(4),
+                       .k = rows.integer(5, 1),
+                       .predicted_iter_ns = rows.nonNegative(6),
+                       .json = rows.jsonText(7)});
     // A recorded plan is read as a plan file is: compare and the app take its predictions.
     try {
       planFromJson(json::parse(d.plans.back().json), "plan");
@@ -542,7 +561,15 @@ RunData RunReader::load() {
   d.path = path();
   d.schema_version = m_version;
   d.meta = meta();
-  LoadState s{*m_db, d, false, {}, 0, 0, {}, {}, {0, -1}};
+  LoadState s{.db = *m_db,
+              .d = d,
+              .v2 = false,
+              .networkLayers = {},
+              .layerCount = 0,
+              .updateStep = 0,
+              .recorded = {},
+              .durationOf = {},
+              .lastFound = {0, -1}};
   s.v2 = m_version >= 2;
   d.network = readNetwork(&s.networkLayers);
   loadLayers(s);

@@ -33,7 +33,7 @@ def main():
         took = START_S + (args.warmup + args.iters) * 0.075 * args.batch / 64
         warmup = int(os.environ.get("FAKE_PEER_WARMUP", args.warmup))
         out = {"framework": fake, "model": args.model, "batch": args.batch,
-               "iterations": args.iters, "warmup": warmup, "input": "a fake pinned batch",
+               "iterations": args.iters, "warmup": warmup, "input": "a fake page-locked batch",
                "t_iter_median_s": 0.1, "images_per_s": args.batch / 0.1}
     elif args.mode == "largest-k":
         took = START_S + 11 * 4.0

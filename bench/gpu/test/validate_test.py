@@ -152,7 +152,7 @@ class PartialReport(unittest.TestCase):
         self.assertIn("## Memory fidelity", report)
         self.assertIn("| resnet152 swap-all k=8 | 1008 | 1008 | +0.00e+00 |", report)
         # PyTorch's copies come from the peer, a child process.
-        self.assertIn("| pinned memcpy of 256 MiB, alone (median of 10) | 25.0 | 24.0 |", report)
+        self.assertIn("| page-locked memcpy of 256 MiB, alone (median of 10) | 25.0 | 24.0 |", report)
         self.assertIn("## Throughput: resnet50", report)
         for name in validate.SECTIONS:
             self.assertTrue(os.path.exists(os.path.join(self.out, "sections", name + ".md")), name)
@@ -192,7 +192,7 @@ class PartialReport(unittest.TestCase):
         p, report = self.validate("--sections", "trainability", host_memory=2 << 30)
         self.assertEqual(p.returncode, 0, p.stderr + report)
         self.assertIn("validate.py: trainability: skipped", p.stdout)
-        self.assertIn("**Skipped**: even k = 1 would pin 1.4 GiB (analyze's 1273741824 bytes and "
+        self.assertIn("**Skipped**: even k = 1 would page-lock 1.4 GiB (analyze's 1273741824 bytes and "
                       "20 %), more than half of this machine's 2.0 GiB of host memory", report)
         self.assertEqual(self.tried_k(), [])
 
@@ -219,7 +219,7 @@ class PartialReport(unittest.TestCase):
         self.assertIn(f"| Swapscope keep-all | {w} | 5 | 50.00 ms | 1280.0 |", report)
         self.assertIn(f"| pytorch 0.0-fake | {w} | 5 | 100.00 ms | 640.0 |", report)
         self.assertIn("Ratio Swapscope / PyTorch (images/s): **2.000**.", report)
-        self.assertIn("the peer: a fake pinned batch.", report)  # the peer's input, stated
+        self.assertIn("the peer: a fake page-locked batch.", report)  # the peer's input, stated
         log = self.log()
         self.assertIn(f"train --model resnet50 --data synthetic --batch 64 --iters {w + 5} "
                       f"--warmup {w}", log)

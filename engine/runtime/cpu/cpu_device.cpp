@@ -100,7 +100,8 @@ class CpuStreams {
     {
       std::lock_guard lock(m_mutex);
       seq = ++m_submitted[i];
-      m_queues[i].push_back(Task{seq, waitFor, std::move(work), tag});
+      m_queues[i].push_back(
+          Task{.seq = seq, .waitFor = waitFor, .work = std::move(work), .tag = tag});
     }
     m_changed.notify_all();
     return seq;
@@ -174,7 +175,11 @@ class CpuStreams {
       lock.lock();
       if (failure && !m_failure) m_failure = failure;
       m_completed[i] = task.seq;
-      m_timings.push_back({static_cast<StreamKind>(i), task.seq, task.tag, start, end});
+      m_timings.push_back({.stream = static_cast<StreamKind>(i),
+                           .seq = task.seq,
+                           .tag = task.tag,
+                           .start_ns = start,
+                           .end_ns = end});
       m_changed.notify_all();
     }
   }
