@@ -4,6 +4,7 @@
 # (SWAPSCOPE_CUDA=AUTO) and builds everything else without it.
 set -euo pipefail
 
+# ninja-build: the generator of the default, asan and release CMake presets.
 # python3: the tests of bench/gpu/validate.py (skipped, and said so, without it).
 # clang-format: the formatting check (scripts/format-check.sh) CI runs.
 # qt6-svg-dev: the app's SVG figures and the icon renderer; appstream: the metainfo check.
@@ -11,7 +12,7 @@ set -euo pipefail
 # ocl-icd-opencl-dev: Debian's oneDNN is built with an OpenCL GPU runtime, and its CMake package
 # requires OpenCL; apt only recommends it, and recommendations are not installed here.
 packages=(
-  build-essential cmake pkg-config clang-format
+  build-essential cmake ninja-build pkg-config clang-format
   nlohmann-json3-dev libsqlite3-dev
   qt6-base-dev qt6-svg-dev libqcustomplot-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures, builds with all cores, runs ctest.
-# Usage: scripts/test.sh [preset]     (preset: default | asan | release; default: default)
+# Usage: scripts/test.sh [preset]     (preset: default | asan | release | ci; default: default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-default}"
