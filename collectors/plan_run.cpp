@@ -302,7 +302,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
       db->setMeta("kernel_choices", kernelChoicesJson(net, ex).dump());
       if (!result.t_iter.empty()) {
         db->addBatch({k, plan.policy, cfg.warmup, ex.predictedPeak(), result.peak, ex.reuseDelay(),
-                      ex.hoistedPrefetches(), result.dispatch_ns});
+                      ex.prefetchesMoved(), result.dispatch_ns});
       }
       db->finish(result.status, result.cancelled
                                     ? "interrupted after " + std::to_string(result.t_iter.size()) +

@@ -198,7 +198,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
       }
       if (recorded > 0) {
         db.addBatch({k, std::string(policyName(Policy::SwapAll)), cfg.warmup, ex.predictedPeak(),
-                     ex.poolStats().high_water, ex.reuseDelay(), ex.hoistedPrefetches(),
+                     ex.poolStats().high_water, ex.reuseDelay(), ex.prefetchesMoved(),
                      medianDispatch(gaps)});
       }
     }

@@ -287,7 +287,7 @@ void printRunJson(const RunReport& t, const store::RunWriter* db, const Interrup
            {"reuse_delay", {{"planned", plan.reuse_delay}, {"run", ex.reuseDelay()}}},
            {"prefetches_moved",
             {{"planned", plan.prefetches_moved >= 0 ? json(plan.prefetches_moved) : json()},
-             {"run", ex.hoistedPrefetches()}}},
+             {"run", ex.prefetchesMoved()}}},
            {"kernel_choices", collect::kernelChoicesJson(t.q.net, ex)}};
   if (t.deviceWarning) doc["warnings"] = json::array({*t.deviceWarning});
   if (result.cancelled) doc["interrupted"] = interrupt.signalName();
@@ -352,8 +352,8 @@ void printRunText(const RunReport& t, const store::RunWriter* db, const Interrup
         << " steps, the plan for " << plan.reuse_delay
         << ": the schedule differs from the predicted one\n";
   }
-  if (plan.prefetches_moved >= 0 && ex.hoistedPrefetches() != plan.prefetches_moved) {
-    out << "  the run opens " << ex.hoistedPrefetches() << " prefetches early, the plan "
+  if (plan.prefetches_moved >= 0 && ex.prefetchesMoved() != plan.prefetches_moved) {
+    out << "  the run opens " << ex.prefetchesMoved() << " prefetches early, the plan "
         << plan.prefetches_moved << ": the schedule differs from the predicted one\n";
   }
   if (ex.predictedPeak() != peak) {

@@ -295,27 +295,27 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
   if (delay > 0 && !alignments.empty()) attempts.push_back({delay, alignments.front()});
   for (const std::int64_t a : alignments)
     attempts.push_back({0, a});
-  // Whether an outcome from attempt `from` (hoisted first) on, or none packing, matters.
-  const auto stillMatters = [&](std::size_t from, bool hoistFirst) {
+  // Whether an outcome from attempt `from` (moved first) on, or none packing, matters.
+  const auto stillMatters = [&](std::size_t from, bool movedFirst) {
     if (matters(0, moves)) return true;
     for (std::size_t i = from; i < attempts.size(); ++i) {
-      for (const bool hoist : {true, false}) {
-        if ((hoist && !moves) || (i == from && hoist && !hoistFirst)) continue;
-        if (matters(attempts[i].delay, hoist)) return true;
+      for (const bool moved : {true, false}) {
+        if ((moved && !moves) || (i == from && moved && !movedFirst)) continue;
+        if (matters(attempts[i].delay, moved)) return true;
       }
     }
     return false;
   };
   for (std::size_t ai = 0; ai < attempts.size(); ++ai) {
     const Attempt& a = attempts[ai];
-    for (const bool hoist : {true, false}) {
-      if (hoist && !moves) continue;
-      std::vector<GmapOp>& ops = orders[hoist ? 1 : 0];
-      if (ops.empty()) ops = executionOrder(gmap, hoist ? move_to : std::vector<int>{});
+    for (const bool moved : {true, false}) {
+      if (moved && !moves) continue;
+      std::vector<GmapOp>& ops = orders[moved ? 1 : 0];
+      if (ops.empty()) ops = executionOrder(gmap, moved ? move_to : std::vector<int>{});
       std::int64_t extent = 0;
       std::vector<std::int64_t> offsets;
       if (memo) {
-        PlacementMemo::Known known = memo->get(a.delay, hoist, a.alignment);
+        PlacementMemo::Known known = memo->get(a.delay, moved, a.alignment);
         if (known.fitted > 0 && known.fitted <= budget) {
           extent = known.fitted;
         } else if (known.least > budget) {
@@ -324,7 +324,7 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
                    bound > budget) {
           extent = bound;  // no order packs below it: not placed
         } else {
-          if (matters && !stillMatters(ai, hoist)) {
+          if (matters && !stillMatters(ai, moved)) {
             out.undecided = true;
             return out;
           }
@@ -338,10 +338,10 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
           } else {
             known.least = std::max(known.least, extent);
           }
-          memo->put(a.delay, hoist, a.alignment, known);
+          memo->put(a.delay, moved, a.alignment, known);
         }
       } else {
-        if (matters && !stillMatters(ai, hoist)) {
+        if (matters && !stillMatters(ai, moved)) {
           out.undecided = true;
           return out;
         }
@@ -350,7 +350,7 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
         offsets = std::move(p.offsets);
       }
       if (extent <= budget) {
-        out.placed = PlacedSchedule{a.delay, hoist, a.alignment, std::move(offsets)};
+        out.placed = PlacedSchedule{a.delay, moved, a.alignment, std::move(offsets)};
         return out;
       }
       if (a.delay == 0)

@@ -46,7 +46,7 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
 /// A placement made ahead of time, and the schedule it fixes.
 struct PlacedSchedule {
   int delay = 0;                      ///< the reuse delay it keeps offloaded memory for
-  bool hoisted = false;               ///< whether the moved prefetches open at their new step
+  bool moved = false;                 ///< whether the moved prefetches open at their new step
   std::int64_t alignment = 0;         ///< of the pool
   std::vector<std::int64_t> offsets;  ///< per Allocate op of executionOrder(gmap, move_to or {})
 };

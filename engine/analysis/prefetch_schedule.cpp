@@ -5,10 +5,10 @@
 
 namespace swapscope {
 
-PrefetchHoisting hoistPrefetches(const Gmap& gmap, const MemoryCurve& curve, std::int64_t k,
-                                 std::int64_t cap) {
+PrefetchMoves movePrefetches(const Gmap& gmap, const MemoryCurve& curve, std::int64_t k,
+                             std::int64_t cap) {
   const int n = gmap.forward_steps;
-  PrefetchHoisting h;
+  PrefetchMoves h;
   h.move_to.assign(gmap.buffers.size(), 0);
   std::vector<int> releasedAt(gmap.buffers.size(), 0);
   for (const GmapOp& op : gmap.ops) {

@@ -13,7 +13,7 @@
 
 namespace swapscope {
 
-struct PrefetchHoisting {
+struct PrefetchMoves {
   std::vector<int> move_to;  ///< per GMAP buffer: the step its prefetch opens, 0 if not moved
   int moved = 0;             ///< prefetches moved
 };
@@ -22,7 +22,7 @@ struct PrefetchHoisting {
 /// bytes there plus those already moved plus this FM stay within `cap`. A prefetch never moves
 /// before the step after its FM's forward release, nor before the previous prefetch's new step
 /// (the swap-in stream keeps GMAP order). With cap = the plan's peak, the peak does not change.
-PrefetchHoisting hoistPrefetches(const Gmap& gmap, const MemoryCurve& curve, std::int64_t k,
-                                 std::int64_t cap);
+PrefetchMoves movePrefetches(const Gmap& gmap, const MemoryCurve& curve, std::int64_t k,
+                             std::int64_t cap);
 
 }  // namespace swapscope

@@ -12,7 +12,7 @@ std::vector<GmapOp> executionOrder(const Gmap& gmap, const std::vector<int>& mov
            move_to[static_cast<std::size_t>(buffer)] != 0;
   };
   // Per step s, the prefetches moved to it, in backward (GMAP) order:
-  // hoisted[first[s] .. first[s + 1]) (a stable counting sort by step).
+  // opened[first[s] .. first[s + 1]) (a stable counting sort by step).
   auto movedPrefetch = [&](const GmapOp& op) {
     return op.kind == GmapOpKind::Prefetch && op.step > n && moved(op.buffer);
   };
@@ -25,10 +25,10 @@ std::vector<GmapOp> executionOrder(const Gmap& gmap, const std::vector<int>& mov
   }
   for (std::size_t s = 1; s < first.size(); ++s)
     first[s] += first[s - 1];
-  std::vector<int> hoisted(first.back());
+  std::vector<int> opened(first.back());
   std::vector<std::size_t> fill(first.begin(), first.end() - 1);
   for (const GmapOp& op : gmap.ops) {
-    if (movedPrefetch(op)) hoisted[fill[target(op)]++] = op.buffer;
+    if (movedPrefetch(op)) opened[fill[target(op)]++] = op.buffer;
   }
   std::vector<GmapOp> out;
   out.reserve(gmap.ops.size());
@@ -42,8 +42,8 @@ std::vector<GmapOp> executionOrder(const Gmap& gmap, const std::vector<int>& mov
       current = op.step;
       const auto s = static_cast<std::size_t>(current);
       for (std::size_t i = first[s]; i < first[s + 1]; ++i) {
-        out.push_back({GmapOpKind::Allocate, current, hoisted[i]});
-        out.push_back({GmapOpKind::Prefetch, current, hoisted[i]});
+        out.push_back({GmapOpKind::Allocate, current, opened[i]});
+        out.push_back({GmapOpKind::Prefetch, current, opened[i]});
       }
     }
     const bool isMoved = op.step > n && moved(op.buffer) &&

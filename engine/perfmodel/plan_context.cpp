@@ -116,7 +116,7 @@ std::shared_ptr<const Context::Schedule> Context::scheduleAt(const Prepared& p,
   const ScheduleKey key{p.set, k, p.recomputes ? p.gmap.recomputed : RecomputeSet{}};
   return scheduleCache.getOrMake(key, [&] {
     auto s = std::make_shared<Schedule>();
-    s->move_to = hoistPrefetches(p.pool(), p.curve, k, p.curve.peak(k)).move_to;
+    s->move_to = movePrefetches(p.pool(), p.curve, k, p.curve.peak(k)).move_to;
     s->delayed_peaks =
         delayedPeaks(p.pool(), executionOrder(p.pool(), s->move_to), k, model.poolAlignment());
     return std::shared_ptr<const Schedule>(std::move(s));
@@ -196,7 +196,7 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
     }
   }
   for (int v : in.prefetch_issue)
-    e.hoisted += v > 0;
+    e.prefetches_moved += v > 0;
   e.extrapolated = times.extrapolated;
   e.transferred = times.transferred;
   e.missing = times.missing;
@@ -205,17 +205,17 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
 
 std::optional<ScheduleTime> executorSchedule(
     const Context& ctx, const Prepared& p, std::int64_t budget, const Evaluation& e,
-    const std::function<bool(int delay, bool hoisted)>& matters) {
+    const std::function<bool(int delay, bool moved)>& matters) {
   // Without a delay or moves, every attempt and the fallback run the same schedule.
-  if (e.reuse_delay == 0 && e.hoisted == 0) return ScheduleTime{0, false, 0};
+  if (e.reuse_delay == 0 && e.prefetches_moved == 0) return ScheduleTime{0, false, 0};
   const auto schedule = ctx.scheduleAt(p, e.k);
   const std::vector<int> none;
   // As the executor places: buffers never below fp32's alignment or the pool's padding.
   const PoolPadding padding = ctx.model.poolPadding();
   const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
-  const AheadOfTime ahead = placeAhead(p.pool(), e.hoisted > 0 ? schedule->move_to : none, e.k,
-                                       budget, e.reuse_delay, {ctx.model.poolAlignment(), minAlign},
-                                       padding.workspace, &schedule->placements, matters);
+  const AheadOfTime ahead = placeAhead(
+      p.pool(), e.prefetches_moved > 0 ? schedule->move_to : none, e.k, budget, e.reuse_delay,
+      {ctx.model.poolAlignment(), minAlign}, padding.workspace, &schedule->placements, matters);
   if (ahead.undecided) return std::nullopt;
   // Where nothing packs ahead, the executor places at run time with delay 0 (moves kept if a
   // dry run fits them, which the planner does not replay: the plan is then returned, and the
@@ -224,8 +224,8 @@ std::optional<ScheduleTime> executorSchedule(
   // executor's inputs on the CPU. It holds no kernel workspaces, which the CUDA backend adds to
   // the pool (per convolution, under --conv-algo): there the decisions can differ, and `run`
   // warns where they do.
-  if (ahead.placed) return ScheduleTime{ahead.placed->delay, ahead.placed->hoisted, 0};
-  return ScheduleTime{0, e.hoisted > 0, 0};
+  if (ahead.placed) return ScheduleTime{ahead.placed->delay, ahead.placed->moved, 0};
+  return ScheduleTime{0, e.prefetches_moved > 0, 0};
 }
 
 /// The schedule the swap executor will run `e` with: its placement decision
@@ -234,13 +234,13 @@ std::optional<ScheduleTime> executorSchedule(
 /// simulated again with the one that packs, so that the prediction models the schedule that runs.
 void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e) {
   const ScheduleTime runs = *executorSchedule(ctx, p, budget, e);
-  if (runs.delay == e.reuse_delay && runs.hoisted == (e.hoisted > 0)) return;
+  if (runs.delay == e.reuse_delay && runs.moved == (e.prefetches_moved > 0)) return;
   const auto schedule = ctx.scheduleAt(p, e.k);
   Context::Schedule placed;
-  if (runs.hoisted) placed.move_to = schedule->move_to;
+  if (runs.moved) placed.move_to = schedule->move_to;
   e.sim = simulate(simInput(ctx, p, *ctx.timesAt(e.k), placed, runs.delay));
   e.reuse_delay = runs.delay;
-  if (!runs.hoisted) e.hoisted = 0;
+  if (!runs.moved) e.prefetches_moved = 0;
 }
 
 namespace {
@@ -250,19 +250,19 @@ std::shared_ptr<const Prepared> preparedOf(const Context& ctx, const Evaluation&
 }  // namespace
 
 std::vector<ScheduleTime> scheduleTimes(const Context& ctx, const Evaluation& e, int* simulations) {
-  std::vector<ScheduleTime> out{{e.reuse_delay, e.hoisted > 0, e.sim.t_iter}};
+  std::vector<ScheduleTime> out{{e.reuse_delay, e.prefetches_moved > 0, e.sim.t_iter}};
   const auto p = preparedOf(ctx, e);
   const auto schedule = ctx.scheduleAt(*p, e.k);
   const auto times = ctx.timesAt(e.k);
   for (const int delay : {e.reuse_delay, 0}) {
-    for (const bool hoisted : {e.hoisted > 0, false}) {
+    for (const bool moved : {e.prefetches_moved > 0, false}) {
       const bool seen = std::any_of(out.begin(), out.end(), [&](const ScheduleTime& s) {
-        return s.delay == delay && s.hoisted == hoisted;
+        return s.delay == delay && s.moved == moved;
       });
       if (seen) continue;
       Context::Schedule placed;
-      if (hoisted) placed.move_to = schedule->move_to;
-      out.push_back({delay, hoisted, simulate(simInput(ctx, *p, *times, placed, delay)).t_iter});
+      if (moved) placed.move_to = schedule->move_to;
+      out.push_back({delay, moved, simulate(simInput(ctx, *p, *times, placed, delay)).t_iter});
       if (simulations) ++*simulations;
     }
   }
@@ -281,17 +281,17 @@ std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
     if (schedules.front().t_iter > limit) return std::nullopt;
     return schedules.front().t_iter;
   }
-  const auto timeOf = [&](int delay, bool hoisted) {
+  const auto timeOf = [&](int delay, bool moved) {
     for (const ScheduleTime& s : schedules) {
-      if (s.delay == delay && s.hoisted == hoisted) return s.t_iter;
+      if (s.delay == delay && s.moved == moved) return s.t_iter;
     }
     throw Error(ErrorKind::Runtime, "placedTime: the executor's schedule was not simulated");
   };
   const auto runs =
       executorSchedule(ctx, *preparedOf(ctx, e), budget, e,
-                       [&](int delay, bool hoisted) { return timeOf(delay, hoisted) <= limit; });
+                       [&](int delay, bool moved) { return timeOf(delay, moved) <= limit; });
   if (!runs) return std::nullopt;
-  return timeOf(runs->delay, runs->hoisted);
+  return timeOf(runs->delay, runs->moved);
 }
 
 }  // namespace swapscope::perf::planning

@@ -71,8 +71,8 @@ struct BudgetWindow {
 
 /// One schedule the swap executor can run a plan with, and the plan's iteration time under it.
 struct ScheduleTime {
-  int delay = 0;         ///< the reuse delay (analysis/reuse_delay.h)
-  bool hoisted = false;  ///< whether the moved prefetches open at their new step
+  int delay = 0;       ///< the reuse delay (analysis/reuse_delay.h)
+  bool moved = false;  ///< whether the moved prefetches open at their new step
   double t_iter = 0;
 };
 
@@ -272,7 +272,7 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
 /// With `matters`, none where no outcome still possible is one it asks for (placeAhead).
 std::optional<ScheduleTime> executorSchedule(
     const Context& ctx, const Prepared& p, std::int64_t budget, const Evaluation& e,
-    const std::function<bool(int delay, bool hoisted)>& matters = {});
+    const std::function<bool(int delay, bool moved)>& matters = {});
 
 /// `e` simulated again on the schedule the swap executor's placement decision runs.
 void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e);

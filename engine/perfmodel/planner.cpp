@@ -192,7 +192,7 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
   p.k = e.k;
   p.learning_rate = r.lr;
   p.reuse_delay = e.reuse_delay;
-  p.prefetches_moved = e.hoisted;
+  p.prefetches_moved = e.prefetches_moved;
   const Gmap& g = r.gmap;
   const std::vector<SwapSteps> steps = swapSteps(g);
   for (std::size_t b = 0; b < g.buffers.size(); ++b) {

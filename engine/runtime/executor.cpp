@@ -426,27 +426,27 @@ void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
     if (op.step == 0) im.setup.push_back(op);
   }
   std::vector<int> moveTo(m_gmap.buffers.size(), 0);
-  if (options.hoist_prefetches) {
-    PrefetchHoisting h = hoistPrefetches(im.poolGmap, m_curve, k, peak);
+  if (options.move_prefetches) {
+    PrefetchMoves h = movePrefetches(im.poolGmap, m_curve, k, peak);
     moveTo = std::move(h.move_to);
-    m_hoisted = h.moved;
+    m_prefetchesMoved = h.moved;
   }
-  // Steps 1..2N in GMAP order; with `hoist`, moved prefetches open the step they moved to.
-  auto buildSchedule = [&](bool hoist) {
-    std::vector<GmapOp> out = executionOrder(m_gmap, hoist ? moveTo : std::vector<int>{});
+  // Steps 1..2N in GMAP order; with `move`, moved prefetches open the step they moved to.
+  auto buildSchedule = [&](bool move) {
+    std::vector<GmapOp> out = executionOrder(m_gmap, move ? moveTo : std::vector<int>{});
     out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(im.setup.size()));
     return out;
   };
   // Where the buffers go: placed ahead with the schedule analysis/placement.h's placeAhead
   // decides (the planner simulates the one it decides), else at run time (best fit) with delay 0,
   // the prefetches moved and then not, if a dry run shows it fits.
-  const std::vector<int> moves = m_hoisted > 0 ? moveTo : std::vector<int>{};
+  const std::vector<int> moves = m_prefetchesMoved > 0 ? moveTo : std::vector<int>{};
   m_plannedReuseDelay = chooseReuseDelay(im.poolGmap, executionOrder(m_gmap, moves), k, budget,
                                          device.poolAlignment());
   const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
   AheadOfTime ahead = placeAhead(im.poolGmap, moves, k, budget, m_plannedReuseDelay,
                                  {device.poolAlignment(), minAlign}, padding.workspace);
-  const int hoisted = m_hoisted;
+  const int movable = m_prefetchesMoved;
   std::optional<DryRunFailure> failure;
   struct Chosen {
     int delay;
@@ -454,15 +454,15 @@ void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
   };
   std::optional<Chosen> chosen;
   if (ahead.placed) {
-    im.schedule = buildSchedule(ahead.placed->hoisted);
-    m_hoisted = ahead.placed->hoisted ? hoisted : 0;
+    im.schedule = buildSchedule(ahead.placed->moved);
+    m_prefetchesMoved = ahead.placed->moved ? movable : 0;
     im.offsets = std::move(ahead.placed->offsets);
     chosen = Chosen{ahead.placed->delay, ahead.placed->alignment};
   } else {
-    for (const bool hoist : {true, false}) {
-      if (chosen || (hoist && hoisted == 0)) continue;
-      im.schedule = buildSchedule(hoist);
-      m_hoisted = hoist ? hoisted : 0;
+    for (const bool move : {true, false}) {
+      if (chosen || (move && movable == 0)) continue;
+      im.schedule = buildSchedule(move);
+      m_prefetchesMoved = move ? movable : 0;
       std::vector<GmapOp> all = im.setup;
       all.insert(all.end(), im.schedule.begin(), im.schedule.end());
       failure = dryRun(im.poolGmap, all, k, budget, minAlign, padding.workspace);

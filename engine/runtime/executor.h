@@ -113,8 +113,8 @@ struct KernelChoice {
 };
 
 struct ExecutorOptions {
-  bool hoist_prefetches = true;  ///< move prefetches earlier where the pool allows
-  std::uint64_t seed = 1;        ///< initialisation and dropout
+  bool move_prefetches = true;  ///< move prefetches earlier where the pool allows
+  std::uint64_t seed = 1;       ///< initialisation and dropout
   /// What the caller will hold in host memory beside the executor (data sets, its own buffers):
   /// checked together with the executor's host memory before anything is allocated.
   std::vector<HostMemoryItem> host_extra;
@@ -167,7 +167,7 @@ class SwapExecutor {
   const MemoryCurve& curve() const { return m_curve; }
   std::int64_t predictedPeak() const { return m_curve.peak(subBatch()); }
   /// Steps each prefetch was moved to (GMAP step -> executed step), for docs and tests.
-  int hoistedPrefetches() const { return m_hoisted; }
+  int prefetchesMoved() const { return m_prefetchesMoved; }
   /// Steps an offloaded FM's memory is kept from reuse after its release (0 at a tight budget).
   int reuseDelay() const { return m_reuseDelay; }
   /// The delay analysis/reuse_delay.h chose for this plan, which the planner also simulates.
@@ -217,7 +217,7 @@ class SwapExecutor {
   std::int64_t m_k;
   Gmap m_gmap;
   MemoryCurve m_curve;
-  int m_hoisted = 0;
+  int m_prefetchesMoved = 0;
   int m_reuseDelay = 0;
   int m_plannedReuseDelay = 0;
 };

@@ -149,9 +149,9 @@ TEST(Placement, EqualsThePlainDefinitionOnZooNetworksAndRandomSwapSets) {
       for (const std::int64_t k : {1, 13, 32}) {
         const std::vector<GmapOp> plain = executionOrder(plan.gmap, {});
         const std::int64_t peak = plan.curve.peak(k);
-        const PrefetchHoisting moved = hoistPrefetches(plan.gmap, plan.curve, k, peak);
-        const std::vector<GmapOp> hoisted = executionOrder(plan.gmap, moved.move_to);
-        for (const std::vector<GmapOp>* ops : {&plain, &hoisted}) {
+        const PrefetchMoves moved = movePrefetches(plan.gmap, plan.curve, k, peak);
+        const std::vector<GmapOp> movedOps = executionOrder(plan.gmap, moved.move_to);
+        for (const std::vector<GmapOp>* ops : {&plain, &movedOps}) {
           expectSamePlacement(plan.gmap, *ops, k, 64, 0, 0, 0);
           expectSamePlacement(plan.gmap, *ops, k, 4, 2, 256, 0);
           expectSamePlacement(plan.gmap, *ops, k, 1, 1, 0, peak);

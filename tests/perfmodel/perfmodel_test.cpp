@@ -185,10 +185,10 @@ TEST(Simulator, APrefetchThatCannotFinishStallsForItsRemainder) {
   for (const GmapOp& op : c.gmap.ops)
     ownPrefetch = ownPrefetch || (op.kind == GmapOpKind::Prefetch && op.step == j - 2);
   ASSERT_TRUE(ownPrefetch);
-  const SimResult hoisted = simulate(in);
-  EXPECT_DOUBLE_EQ(hoisted.steps[static_cast<std::size_t>(j - 2)].stall, 10.0);
-  EXPECT_DOUBLE_EQ(hoisted.steps[static_cast<std::size_t>(j)].stall, 0.0);
-  EXPECT_DOUBLE_EQ(hoisted.stall, 10.0);
+  const SimResult early = simulate(in);
+  EXPECT_DOUBLE_EQ(early.steps[static_cast<std::size_t>(j - 2)].stall, 10.0);
+  EXPECT_DOUBLE_EQ(early.steps[static_cast<std::size_t>(j)].stall, 0.0);
+  EXPECT_DOUBLE_EQ(early.stall, 10.0);
 }
 
 TEST(Simulator, ATightBudgetStallsOnAnUnfinishedOffload) {
@@ -217,7 +217,7 @@ TEST(Algorithm1, AgreesWithTheSimulatorWhereThePapersAssumptionsHold) {
   // Prefetches go as early as memory allows (no cap), as the paper's swap-in stream does.
   const Chain c;
   SimInput in = c.input(1.0, 0.25);
-  in.prefetch_issue = hoistPrefetches(c.gmap, c.curve, 1, INT64_MAX).move_to;
+  in.prefetch_issue = movePrefetches(c.gmap, c.curve, 1, INT64_MAX).move_to;
   const SimResult sim = simulate(in);
   PaperInput p;
   const std::size_t steps = static_cast<std::size_t>(c.gmap.steps() + 1);

@@ -66,7 +66,7 @@ TEST(PlacementAgreement, PlannerAndExecutorChooseTheSameReuseDelayAndMovedPrefet
       const rt::SwapExecutor ex(*device, net, k, e->swapped, budget);
       EXPECT_EQ(e->reuse_delay, ex.plannedReuseDelay());
       EXPECT_EQ(e->reuse_delay, ex.reuseDelay()) << "the planned delay's placement did not pack";
-      EXPECT_EQ(e->hoisted, ex.hoistedPrefetches());
+      EXPECT_EQ(e->prefetches_moved, ex.prefetchesMoved());
       EXPECT_EQ(e->peak, ex.predictedPeak());
       delaysSeen.insert(ex.reuseDelay());
     }
@@ -107,16 +107,16 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
       ++planned;
       const rt::SwapExecutor ex(*device, net, k, r.best.swapped, budget);
       EXPECT_EQ(r.best.reuse_delay, ex.reuseDelay());
-      EXPECT_EQ(r.best.hoisted, ex.hoistedPrefetches());
+      EXPECT_EQ(r.best.prefetches_moved, ex.prefetchesMoved());
       // The plan's set simulated on its own (the app's view of a recorded plan) too.
       const std::optional<Evaluation> alone = planner.evaluate(k, r.best.swapped, budget);
       ASSERT_TRUE(alone.has_value());
       EXPECT_EQ(alone->reuse_delay, ex.reuseDelay());
-      EXPECT_EQ(alone->hoisted, ex.hoistedPrefetches());
+      EXPECT_EQ(alone->prefetches_moved, ex.prefetchesMoved());
       EXPECT_EQ(alone->sim.t_iter, r.best.sim.t_iter);
       const MemoryPlan moved = planMemory(net, costs, r.best.swapped);
-      if (hoistPrefetches(moved.gmap, moved.curve, k, moved.curve.peak(k)).moved > 0 &&
-          ex.hoistedPrefetches() == 0)
+      if (movePrefetches(moved.gmap, moved.curve, k, moved.curve.peak(k)).moved > 0 &&
+          ex.prefetchesMoved() == 0)
         ++unmoved;
     }
   }
@@ -217,10 +217,10 @@ TEST(PlacementAgreement, APaddedPoolsPlanIsPlacedAsThatPoolPlacesIt) {
       const rt::SwapExecutor ex(device, net, k, r.best.swapped, budget);
       EXPECT_EQ(r.best.peak, ex.predictedPeak());
       EXPECT_EQ(r.best.reuse_delay, ex.reuseDelay());
-      EXPECT_EQ(r.best.hoisted, ex.hoistedPrefetches());
+      EXPECT_EQ(r.best.prefetches_moved, ex.prefetchesMoved());
       const std::optional<Evaluation> cpu = cpuPlanner.evaluate(k, r.best.swapped, budget);
       if (!cpu || cpu->peak != ex.predictedPeak() || cpu->reuse_delay != ex.reuseDelay() ||
-          cpu->hoisted != ex.hoistedPrefetches())
+          cpu->prefetches_moved != ex.prefetchesMoved())
         ++cpuDisagrees;
     }
   }
@@ -269,7 +269,7 @@ TEST(PlacementAgreement, TheSearchComparesEveryKOnItsPlacedSchedule) {
           placedTime = placed->sim.t_iter;
         }
         const std::vector<int> moveTo =
-            hoistPrefetches(plan.gmap, plan.curve, k, plan.curve.peak(k)).move_to;
+            movePrefetches(plan.gmap, plan.curve, k, plan.curve.peak(k)).move_to;
         const int delay = chooseReuseDelay(plan.gmap, executionOrder(plan.gmap, moveTo), k, budget,
                                            model.poolAlignment());
         const std::optional<Evaluation> simulated =
@@ -301,7 +301,7 @@ TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
   // (1, unmoved), (1, moved).
   const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::VdnnConv, net, costs));
   const std::int64_t k = 32, peak = plan.curve.peak(k);
-  const std::vector<int> moveTo = hoistPrefetches(plan.gmap, plan.curve, k, peak).move_to;
+  const std::vector<int> moveTo = movePrefetches(plan.gmap, plan.curve, k, peak).move_to;
   const std::vector<GmapOp> order = executionOrder(plan.gmap, moveTo);
   const std::int64_t least = planPlacement(plan.gmap, order, k, 64, 1).extent;
   std::vector<std::int64_t> budgets;  // high and low in turn: the memo answers both ways
@@ -318,9 +318,9 @@ TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
     ASSERT_EQ(placed.placed.has_value(), remembered.placed.has_value());
     if (placed.placed) {
       EXPECT_EQ(placed.placed->delay, remembered.placed->delay);
-      EXPECT_EQ(placed.placed->hoisted, remembered.placed->hoisted);
+      EXPECT_EQ(placed.placed->moved, remembered.placed->moved);
       EXPECT_EQ(placed.placed->alignment, remembered.placed->alignment);
-      decisions.insert({placed.placed->delay, placed.placed->hoisted});
+      decisions.insert({placed.placed->delay, placed.placed->moved});
     }
     EXPECT_EQ(planPlacement(plan.gmap, order, k, 64, 1, 0, budget).extent <= budget,
               least <= budget);

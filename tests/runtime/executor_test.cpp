@@ -220,7 +220,7 @@ TEST(SwapExecutor, ResNetHighWaterEqualsTheAnalyzersPeakUnderSwapAll) {
   const std::int64_t peak = analyzerPeak(net, Policy::SwapAll, k);
   auto device = createCpuDevice();
   SwapExecutor ex(*device, net, k, swapSet(net, Policy::SwapAll), 2 * peak);
-  EXPECT_GT(ex.hoistedPrefetches(), 0) << "with room to spare, prefetches move earlier";
+  EXPECT_GT(ex.prefetchesMoved(), 0) << "with room to spare, prefetches move earlier";
   const Dataset data = syntheticDataset(net.sampleShape(), 10, k, 3);
   ex.trainIteration(data.images.data(), data.labels.data(), 0, {});
   EXPECT_EQ(ex.poolStats().high_water, peak);
