@@ -9,20 +9,25 @@
 #include "analysis/reuse_delay.h"
 
 namespace swapscope {
+namespace {
 
-Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                        std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
-                        std::int64_t target) {
-  struct Instance {
-    std::int64_t size;
-    std::int64_t align;
-    std::size_t start, end;  // op indices; end exclusive (the release), max when never released
-    std::size_t allocIndex;  // index among the Allocate ops
-    std::int64_t offset = -1;
-  };
+/// One allocation of the ops being placed.
+struct Instance {
+  std::int64_t size;
+  std::int64_t align;
+  std::size_t start, end;  // op indices; end exclusive (the release), max when never released
+  std::size_t allocIndex;  // index among the Allocate ops
+  std::int64_t offset = -1;
+};
+
+/// The Allocate ops of `ops` as instances, sizes at k rounded to their alignment, lifetimes to
+/// their Release (delayed by `delay` for offloaded FMs); `allocs` is the count of Allocate ops.
+std::vector<Instance> instancesOf(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                                  std::int64_t alignment, int delay,
+                                  std::int64_t workspaceAlignment, std::size_t& allocs) {
   std::vector<Instance> inst;
   std::vector<std::size_t> open(gmap.buffers.size(), std::numeric_limits<std::size_t>::max());
-  std::size_t allocs = 0;
+  allocs = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const GmapOp& op = ops[i];
     if (op.kind == GmapOpKind::Allocate) {
@@ -45,53 +50,74 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       if (in.end < ops.size()) in.end = ends[in.end];
     }
   }
-  // The buffers in one order, each into a gap left by the placed buffers whose lifetimes overlap
-  // its own: the smallest that holds it (best fit, lowest offset on ties) or the lowest (first
-  // fit). The gaps are those of the union of the overlapping buffers' byte ranges, so how the
-  // overlapping buffers are found does not change the answer. Structures that find them without
-  // looking at every placed buffer, each a union of byte ranges where every buffer in it is
-  // known to overlap the one being placed, or a short list checked buffer by buffer:
-  // - a buffer that overlaps every buffer to be placed (the weights and the other persistent
-  //   buffers, alive from the setup on) joins `always`, the union of such byte ranges kept as
-  //   disjoint ranges in offset order, so that a thousand weights packed side by side are one
-  //   range; `occupied` is the union of every buffer placed, all of which such a buffer overlaps;
-  // - the op indices are cut into time buckets. Any other buffer joins `edges` of the first and
-  //   the last bucket its lifetime meets (checked one by one), and `covered` of each bucket in
-  //   between, the union of the buffers alive through all of that bucket (a buffer alive in a
-  //   bucket overlaps every one alive through all of it). A buffer that meets a few buckets
-  //   gathers those of its buckets;
-  // - one that meets more overlaps those alive with it in its first and last bucket and every
-  //   buffer that starts in a bucket between them (after its start, before its end):
-  //   `startTree`, a segment tree over the buckets, keeps for each node the union of the buffers
-  //   that start in its buckets, so that a few unions hold them all.
-  // The ranges a buffer gathers are sorted by offset, and the gaps read off in one pass.
+  return inst;
+}
+
+// The buffers in one order, each into a gap left by the placed buffers whose lifetimes overlap
+// its own: the smallest that holds it (best fit, lowest offset on ties) or the lowest (first
+// fit). The gaps are those of the union of the overlapping buffers' byte ranges, so how the
+// overlapping buffers are found does not change the answer. Structures that find them without
+// looking at every placed buffer, each a union of byte ranges where every buffer in it is
+// known to overlap the one being placed, or a short list checked buffer by buffer:
+// - a buffer that overlaps every buffer to be placed (the weights and the other persistent
+//   buffers, alive from the setup on) joins `always`, the union of such byte ranges kept as
+//   disjoint ranges in offset order, so that a thousand weights packed side by side are one
+//   range; `occupied` is the union of every buffer placed, all of which such a buffer overlaps;
+// - the op indices are cut into time buckets. Any other buffer joins `edges` of the first and
+//   the last bucket its lifetime meets (checked one by one), and `covered` of each bucket in
+//   between, the union of the buffers alive through all of that bucket (a buffer alive in a
+//   bucket overlaps every one alive through all of it). A buffer that meets a few buckets
+//   gathers those of its buckets;
+// - one that meets more overlaps those alive with it in its first and last bucket and every
+//   buffer that starts in a bucket between them (after its start, before its end):
+//   `startTree`, a segment tree over the buckets, keeps for each node the union of the buffers
+//   that start in its buckets, so that a few unions hold them all.
+// The ranges a buffer gathers are sorted by offset, and the gaps read off in one pass.
+class Packer {
+ public:
+  Packer(std::vector<Instance>& inst, std::size_t allocs, std::size_t ops)
+      : m_inst(inst), m_allocs(allocs), m_horizon(std::max<std::size_t>(1, ops)) {
+    for (const Instance& in : m_inst) {
+      if (in.size == 0) continue;
+      m_firstEnd = std::min(m_firstEnd, in.end);
+      m_lastStart = std::max(m_lastStart, in.start);
+    }
+    m_buckets = std::min<std::size_t>(1024, (m_horizon + kOpsPerBucket - 1) / kOpsPerBucket);
+    m_width = (m_horizon + m_buckets - 1) / m_buckets;
+    while (m_leaves < m_buckets)
+      m_leaves *= 2;
+    m_edges.resize(m_buckets);
+    m_covered.resize(m_buckets);
+    m_startTree.resize(2 * m_leaves);
+    m_longLived.assign(m_inst.size(), 0);
+    for (std::size_t i = 0; i < m_inst.size(); ++i) {
+      const auto [b0, b1] = bucketRange(m_inst[i]);
+      m_longLived[i] = m_inst[i].size > 0 && !overlapsEveryone(m_inst[i]) && b1 - b0 >= kFewBuckets;
+    }
+  }
+
+  /// The instances in `order`, each at the best (or first) fit; stops an order once its extent
+  /// passes `target` (0: never).
+  Placement place(const std::vector<std::size_t>& order, bool firstFit, std::int64_t target);
+
+ private:
+  using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // disjoint, in offset order
   struct Span {
     std::size_t start, end;  // lifetime, op indices
     std::int64_t lo, hi;     // [offset, offset + size)
   };
-  const std::size_t horizon = std::max<std::size_t>(1, ops.size());
-  std::size_t firstEnd = std::numeric_limits<std::size_t>::max(), lastStart = 0;
-  for (const Instance& in : inst) {
-    if (in.size == 0) continue;
-    firstEnd = std::min(firstEnd, in.end);
-    lastStart = std::max(lastStart, in.start);
+  static constexpr std::size_t kOpsPerBucket = 64;
+  static constexpr std::size_t kFewBuckets = 4;
+
+  bool overlapsEveryone(const Instance& in) const {
+    return in.start < m_firstEnd && m_lastStart < in.end;
   }
-  const auto overlapsEveryone = [&](const Instance& in) {
-    return in.start < firstEnd && lastStart < in.end;
-  };
-  constexpr std::size_t kOpsPerBucket = 64;
-  const std::size_t buckets =
-      std::min<std::size_t>(1024, (horizon + kOpsPerBucket - 1) / kOpsPerBucket);
-  const std::size_t width = (horizon + buckets - 1) / buckets;
-  const auto bucketRange = [&](const Instance& in) {
-    const std::size_t last = std::max(in.start, std::min(in.end, horizon) - 1);  // last op alive
-    return std::pair<std::size_t, std::size_t>{in.start / width, last / width};
-  };
-  using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // disjoint, in offset order
-  Ranges always;    // the union of the spans that overlap every buffer
-  Ranges occupied;  // the union of every span placed
-  // Adds [lo, hi) to `ranges`, joined to the ranges it touches or overlaps.
-  const auto join = [](Ranges& ranges, std::int64_t lo, std::int64_t hi) {
+  std::pair<std::size_t, std::size_t> bucketRange(const Instance& in) const {
+    const std::size_t last = std::max(in.start, std::min(in.end, m_horizon) - 1);  // alive last
+    return {in.start / m_width, last / m_width};
+  }
+  /// Adds [lo, hi) to `ranges`, joined to the ranges it touches or overlaps.
+  static void join(Ranges& ranges, std::int64_t lo, std::int64_t hi) {
     auto it = std::lower_bound(ranges.begin(), ranges.end(), lo,
                                [](const auto& r, std::int64_t v) { return r.second < v; });
     auto last = it;
@@ -102,127 +128,145 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
     }
     it = ranges.erase(it, last);
     ranges.insert(it, {lo, hi});
-  };
-  std::vector<std::vector<Span>> edges(buckets);
-  std::vector<Ranges> covered(buckets);
-  std::size_t leaves = 1;
-  while (leaves < buckets)
-    leaves *= 2;
-  std::vector<Ranges> startTree(2 * leaves);  // node i: children 2i, 2i + 1; leaf b: leaves + b
-  Ranges gathered;                            // the ranges one buffer overlaps
-  constexpr std::size_t kFewBuckets = 4;
-  std::vector<char> longLived(inst.size(), 0);  // meets more than a few buckets, not universal
-  for (std::size_t i = 0; i < inst.size(); ++i) {
-    const auto [b0, b1] = bucketRange(inst[i]);
-    longLived[i] = inst[i].size > 0 && !overlapsEveryone(inst[i]) && b1 - b0 >= kFewBuckets;
   }
-  auto place = [&](const std::vector<std::size_t>& order, bool firstFit) {
-    Placement p;
-    p.offsets.assign(allocs, -1);
-    always.clear();
-    occupied.clear();
-    for (std::size_t b = 0; b < buckets; ++b) {
-      edges[b].clear();
-      covered[b].clear();
-    }
-    for (Ranges& node : startTree)
-      node.clear();
-    // Only long-lived buffers read `startTree`: it is kept up to the last of them in the order.
-    std::size_t longLeft = 0;
-    for (std::size_t idx : order)
-      longLeft += longLived[idx];
-    for (std::size_t idx : order) {
-      Instance& a = inst[idx];
-      longLeft -= longLived[idx];
-      if (a.size == 0) continue;
-      const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
-      const auto [b0, b1] = bucketRange(a);
-      const auto append = [&](const Ranges& r) {
-        gathered.insert(gathered.end(), r.begin(), r.end());
-      };
-      const auto appendAlive = [&](std::size_t b) {
-        for (const Span& s : edges[b]) {
-          if (a.start < s.end && s.start < a.end) gathered.emplace_back(s.lo, s.hi);
-        }
-      };
-      // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
-      // `occupied`.
-      const bool universal = overlapsEveryone(a);
-      const Ranges* ranges = &occupied;
-      if (!universal) {
-        gathered.clear();
-        if (b1 - b0 < kFewBuckets) {
-          for (std::size_t b = b0; b <= b1; ++b) {
-            appendAlive(b);
-            append(covered[b]);
-          }
-        } else {
-          for (const std::size_t b : {b0, b1}) {
-            appendAlive(b);
-            append(covered[b]);
-          }
-          // The nodes that cover the buckets b0 + 1 .. b1 - 1, bottom up.
-          for (std::size_t l = leaves + b0 + 1, r = leaves + b1; l < r; l /= 2, r /= 2) {
-            if (l & 1) append(startTree[l++]);
-            if (r & 1) append(startTree[--r]);
-          }
-        }
-        append(always);
-        const auto before = [](const auto& x, const auto& y) {  // no synthesized <=>: faster
-          return x.first != y.first ? x.first < y.first : x.second < y.second;
-        };
-        if (gathered.size() <= 32) {  // insertion sort: a few ranges, most of them in order
-          for (std::size_t i = 1; i < gathered.size(); ++i) {
-            const auto v = gathered[i];
-            std::size_t j = i;
-            for (; j > 0 && before(v, gathered[j - 1]); --j)
-              gathered[j] = gathered[j - 1];
-            gathered[j] = v;
-          }
-        } else {
-          std::sort(gathered.begin(), gathered.end(), before);
-        }
-        ranges = &gathered;
-      }
-      // The gaps of the union, in offset order.
-      std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
-      for (const auto& [lo, hi] : *ranges) {
-        if (lo > cursor) {
-          const std::int64_t gap = lo - cursor;
-          if (aligned(cursor) + a.size <= lo && gap < bestGap) {
-            best = aligned(cursor);
-            bestGap = gap;
-            if (firstFit) break;
-          }
-        }
-        cursor = std::max(cursor, hi);
-      }
-      a.offset = best >= 0 ? best : aligned(cursor);
-      p.offsets[a.allocIndex] = a.offset;
-      p.extent = std::max(p.extent, a.offset + a.size);
-      if (target > 0 && p.extent > target) return p;  // this order cannot fit: stop it here
-      const Span span{a.start, a.end, a.offset, a.offset + a.size};
-      join(occupied, span.lo, span.hi);
-      if (universal) {
-        join(always, span.lo, span.hi);
-        continue;
-      }
-      edges[b0].push_back(span);
-      if (b1 != b0) edges[b1].push_back(span);
-      for (std::size_t b = b0 + 1; b < b1; ++b)
-        join(covered[b], span.lo, span.hi);
-      if (longLeft == 0) continue;
-      for (std::size_t node = leaves + b0; node >= 1; node /= 2)
-        join(startTree[node], span.lo, span.hi);
-    }
-    return p;
+  /// The byte ranges `a` overlaps (not universal), in offset order, into m_gathered.
+  void gather(const Instance& a, std::size_t b0, std::size_t b1);
+  /// Records `a`, placed, in the structures.
+  void add(const Instance& a, std::size_t b0, std::size_t b1, bool universal, bool keepStarts);
+
+  std::vector<Instance>& m_inst;
+  std::size_t m_allocs, m_horizon;
+  std::size_t m_firstEnd = std::numeric_limits<std::size_t>::max(), m_lastStart = 0;
+  std::size_t m_buckets = 1, m_width = 1, m_leaves = 1;
+  Ranges m_always;    // the union of the spans that overlap every buffer
+  Ranges m_occupied;  // the union of every span placed
+  std::vector<std::vector<Span>> m_edges;
+  std::vector<Ranges> m_covered;
+  std::vector<Ranges> m_startTree;  // node i: children 2i, 2i + 1; leaf b: leaves + b
+  Ranges m_gathered;                // the ranges one buffer overlaps
+  std::vector<char> m_longLived;    // meets more than a few buckets, not universal
+};
+
+void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
+  m_gathered.clear();
+  const auto append = [&](const Ranges& r) {
+    m_gathered.insert(m_gathered.end(), r.begin(), r.end());
   };
-  // The orders tried, until one fits `target`: largest first (ties: earliest), then longest-lived
-  // first, then largest area (bytes x ops alive), then in allocation order, as the run time would.
+  const auto appendAlive = [&](std::size_t b) {
+    for (const Span& s : m_edges[b]) {
+      if (a.start < s.end && s.start < a.end) m_gathered.emplace_back(s.lo, s.hi);
+    }
+  };
+  if (b1 - b0 < kFewBuckets) {
+    for (std::size_t b = b0; b <= b1; ++b) {
+      appendAlive(b);
+      append(m_covered[b]);
+    }
+  } else {
+    for (const std::size_t b : {b0, b1}) {
+      appendAlive(b);
+      append(m_covered[b]);
+    }
+    // The nodes that cover the buckets b0 + 1 .. b1 - 1, bottom up.
+    for (std::size_t l = m_leaves + b0 + 1, r = m_leaves + b1; l < r; l /= 2, r /= 2) {
+      if (l & 1) append(m_startTree[l++]);
+      if (r & 1) append(m_startTree[--r]);
+    }
+  }
+  append(m_always);
+  const auto before = [](const auto& x, const auto& y) {  // no synthesized <=>: faster
+    return x.first != y.first ? x.first < y.first : x.second < y.second;
+  };
+  if (m_gathered.size() <= 32) {  // insertion sort: a few ranges, most of them in order
+    for (std::size_t i = 1; i < m_gathered.size(); ++i) {
+      const auto v = m_gathered[i];
+      std::size_t j = i;
+      for (; j > 0 && before(v, m_gathered[j - 1]); --j)
+        m_gathered[j] = m_gathered[j - 1];
+      m_gathered[j] = v;
+    }
+  } else {
+    std::sort(m_gathered.begin(), m_gathered.end(), before);
+  }
+}
+
+void Packer::add(const Instance& a, std::size_t b0, std::size_t b1, bool universal,
+                 bool keepStarts) {
+  const Span span{a.start, a.end, a.offset, a.offset + a.size};
+  join(m_occupied, span.lo, span.hi);
+  if (universal) {
+    join(m_always, span.lo, span.hi);
+    return;
+  }
+  m_edges[b0].push_back(span);
+  if (b1 != b0) m_edges[b1].push_back(span);
+  for (std::size_t b = b0 + 1; b < b1; ++b)
+    join(m_covered[b], span.lo, span.hi);
+  if (!keepStarts) return;
+  for (std::size_t node = m_leaves + b0; node >= 1; node /= 2)
+    join(m_startTree[node], span.lo, span.hi);
+}
+
+Placement Packer::place(const std::vector<std::size_t>& order, bool firstFit, std::int64_t target) {
+  Placement p;
+  p.offsets.assign(m_allocs, -1);
+  m_always.clear();
+  m_occupied.clear();
+  for (std::size_t b = 0; b < m_buckets; ++b) {
+    m_edges[b].clear();
+    m_covered[b].clear();
+  }
+  for (Ranges& node : m_startTree)
+    node.clear();
+  // Only long-lived buffers read `startTree`: it is kept up to the last of them in the order.
+  std::size_t longLeft = 0;
+  for (std::size_t idx : order)
+    longLeft += m_longLived[idx];
+  for (std::size_t idx : order) {
+    Instance& a = m_inst[idx];
+    longLeft -= m_longLived[idx];
+    if (a.size == 0) continue;
+    const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
+    const auto [b0, b1] = bucketRange(a);
+    // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
+    // `occupied`.
+    const bool universal = overlapsEveryone(a);
+    if (!universal) gather(a, b0, b1);
+    // The gaps of the union, in offset order.
+    std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
+    for (const auto& [lo, hi] : universal ? m_occupied : m_gathered) {
+      if (lo > cursor) {
+        const std::int64_t gap = lo - cursor;
+        if (aligned(cursor) + a.size <= lo && gap < bestGap) {
+          best = aligned(cursor);
+          bestGap = gap;
+          if (firstFit) break;
+        }
+      }
+      cursor = std::max(cursor, hi);
+    }
+    a.offset = best >= 0 ? best : aligned(cursor);
+    p.offsets[a.allocIndex] = a.offset;
+    p.extent = std::max(p.extent, a.offset + a.size);
+    if (target > 0 && p.extent > target) return p;  // this order cannot fit: stop it here
+    add(a, b0, b1, universal, longLeft > 0);
+  }
+  return p;
+}
+
+/// The orders tried, until one fits: largest first (ties: earliest), then longest-lived first,
+/// then largest area (bytes x ops alive), then in allocation order, as the run time would.
+/// `kind` 0..3; ties broken by the instance's index (a stable sort).
+std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, std::size_t ops) {
+  std::vector<std::size_t> order(inst.size());
+  if (kind == 3) {  // allocation order is the instances' own: they are listed in op order
+    for (std::size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    return order;
+  }
   const auto life = [&](std::size_t i) {
-    return static_cast<std::int64_t>(std::min(inst[i].end, ops.size()) - inst[i].start);
+    return static_cast<std::int64_t>(std::min(inst[i].end, ops) - inst[i].start);
   };
-  // Each order as a sort key per buffer, ties broken by the buffer's index (a stable sort).
   struct Key {
     std::int64_t first;
     double area;
@@ -235,31 +279,41 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
       return index < o.index;
     }
   };
-  const auto key = [&](int kind, std::size_t i) -> Key {
+  std::vector<Key> keys(inst.size());
+  for (std::size_t i = 0; i < inst.size(); ++i) {
     const auto start = static_cast<std::int64_t>(inst[i].start);
     switch (kind) {
       case 0:
-        return {-inst[i].size, 0, start, i};
+        keys[i] = {-inst[i].size, 0, start, i};
+        break;
       case 1:
-        return {-life(i), 0, -inst[i].size, i};
-      case 2:
-        return {0, -static_cast<double>(inst[i].size) * static_cast<double>(life(i)), start, i};
+        keys[i] = {-life(i), 0, -inst[i].size, i};
+        break;
       default:
-        return {start, 0, 0, i};
+        keys[i] = {0, -static_cast<double>(inst[i].size) * static_cast<double>(life(i)), start, i};
+        break;
     }
-  };
+  }
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = keys[i].index;
+  return order;
+}
+
+}  // namespace
+
+Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                        std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
+                        std::int64_t target) {
+  std::size_t allocs = 0;
+  std::vector<Instance> inst =
+      instancesOf(gmap, ops, k, alignment, delay, workspaceAlignment, allocs);
+  Packer packer(inst, allocs, ops.size());
   Placement p;
-  std::vector<Key> keys(inst.size());
-  std::vector<std::size_t> order(inst.size());
   for (int kind = 0; kind < 4; ++kind) {
-    for (std::size_t i = 0; i < inst.size(); ++i)
-      keys[i] = key(kind, i);
-    // Allocation order is the buffers' own: they are listed in op order, one per op.
-    if (kind != 3) std::sort(keys.begin(), keys.end());
-    for (std::size_t i = 0; i < order.size(); ++i)
-      order[i] = keys[i].index;
+    const std::vector<std::size_t> order = orderOf(kind, inst, ops.size());
     for (const bool firstFit : {false, true}) {
-      Placement q = place(order, firstFit);
+      Placement q = packer.place(order, firstFit, target);
       if (p.offsets.empty() || q.extent < p.extent) p = std::move(q);
       if (p.extent <= target) return p;
     }
