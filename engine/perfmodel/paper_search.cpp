@@ -2,6 +2,8 @@
 // Paper mode: AccUDNN §4's Algorithm 2, the largest k whose stall-free timeline meets
 // constraint (6) after pinning (Algorithm 1, perfmodel/paper.h).
 #include <map>
+#include <string>
+#include <vector>
 
 #include "common/format.h"
 #include "perfmodel/plan_context.h"
@@ -43,6 +45,58 @@ std::optional<Evaluation> largestFeasibleK(std::int64_t top, bool scanAll, Feasi
   }
   return found;
 }
+
+/// Why a k fails constraint (6) after pinning: the first violating step, what made it late, and
+/// why no pin moves it.
+struct Infeasible {
+  const Context& ctx;
+  const PlanRequest& req;
+  const Gmap& g;  ///< the pool's GMAP
+  std::int64_t k, peak;
+  bool fixed;
+
+  std::string stepName(int s) const {
+    return "step " + std::to_string(s) + " (" +
+           ctx.net.layer(g.step_layer[static_cast<std::size_t>(s)]).name + ", " +
+           (g.isBackwardStep(s) ? "bwd" : "fwd") + ")";
+  }
+
+  std::string why(const PaperResult& pr, const PaperInput& pin,
+                  const std::vector<std::vector<int>>& prefetchedAt, const SwapSet& set,
+                  std::int64_t area) const {
+    const int j = pr.violations.front();
+    const auto js = static_cast<std::size_t>(j);
+    std::string why = "at k = " + std::to_string(k) + ", " + stepName(j) + " is ready at " +
+                      formatMilliseconds(pr.t_ready[js]) + " ms, after " + stepName(j - 1) +
+                      " ends at " + formatMilliseconds(pr.finish[js - 1]) +
+                      " ms on the stall-free timeline: ";
+    if (pr.waited_for[js] > 0) {
+      why += "its " + formatBytes(pin.allocate[js]) + " do not fit the active area of " +
+             formatBytes(peak) + " (M_peak(k)) until " + stepName(pr.waited_for[js]) +
+             " releases memory";
+    } else {
+      why += "the swap-in stream reaches it at " + formatMilliseconds(pr.t_ready[js - 1]) + " ms";
+    }
+    if (pin.prefetch[js] > 0) {
+      why += ", and its prefetches take " + formatMilliseconds(pin.prefetch[js]) + " ms";
+    }
+    std::string blocked;
+    for (const int b : prefetchedAt[js]) {
+      const GmapBuffer& buf = g.buffers[static_cast<std::size_t>(b)];
+      if (buf.layer >= 0 && !set[static_cast<std::size_t>(buf.layer)]) continue;  // pinned
+      blocked += (blocked.empty() ? "" : "; ") + buf.name + " needs " + formatBytes(buf.size.at(k));
+    }
+    if (fixed) {
+      why += "; " + std::string(policyName(req.policy)) + " pins nothing";
+    } else if (!blocked.empty()) {
+      why += "; no pin fits the pinned area (budget - M_peak(k)), " +
+             formatBytes(std::max<std::int64_t>(0, area)) + " left: " + blocked;
+    } else if (pin.prefetch[js] <= 0) {
+      why += "; it prefetches nothing, so no pin can move it";
+    }
+    return why;
+  }
+};
 
 }  // namespace
 
@@ -124,43 +178,8 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
       ++out.evaluated;
     }
     if (!pr.violations.empty()) {
-      // Why: the first violating step, what made it late, and why no pin moves it.
-      const int j = pr.violations.front();
-      const auto js = static_cast<std::size_t>(j);
-      auto stepName = [&](int s) {
-        return "step " + std::to_string(s) + " (" +
-               ctx.net.layer(g.step_layer[static_cast<std::size_t>(s)]).name + ", " +
-               (g.isBackwardStep(s) ? "bwd" : "fwd") + ")";
-      };
-      std::string why = "at k = " + std::to_string(k) + ", " + stepName(j) + " is ready at " +
-                        formatMilliseconds(pr.t_ready[js]) + " ms, after " + stepName(j - 1) +
-                        " ends at " + formatMilliseconds(pr.finish[js - 1]) +
-                        " ms on the stall-free timeline: ";
-      if (pr.waited_for[js] > 0) {
-        why += "its " + formatBytes(pin.allocate[js]) + " do not fit the active area of " +
-               formatBytes(peak) + " (M_peak(k)) until " + stepName(pr.waited_for[js]) +
-               " releases memory";
-      } else {
-        why += "the swap-in stream reaches it at " + formatMilliseconds(pr.t_ready[js - 1]) + " ms";
-      }
-      if (pin.prefetch[js] > 0) {
-        why += ", and its prefetches take " + formatMilliseconds(pin.prefetch[js]) + " ms";
-      }
-      std::string blocked;
-      for (const int b : prefetchedAt[js]) {
-        const GmapBuffer& buf = g.buffers[static_cast<std::size_t>(b)];
-        if (buf.layer >= 0 && !set[static_cast<std::size_t>(buf.layer)]) continue;  // pinned
-        blocked += (blocked.empty() ? "" : "; ") + buf.name + " needs " + formatBytes(bytesOf(b));
-      }
-      if (fixed) {
-        why += "; " + std::string(policyName(req.policy)) + " pins nothing";
-      } else if (!blocked.empty()) {
-        why += "; no pin fits the pinned area (budget - M_peak(k)), " +
-               formatBytes(std::max<std::int64_t>(0, area)) + " left: " + blocked;
-      } else if (pin.prefetch[js] <= 0) {
-        why += "; it prefetches nothing, so no pin can move it";
-      }
-      failure = why;
+      failure =
+          Infeasible{ctx, req, g, k, peak, fixed != nullptr}.why(pr, pin, prefetchedAt, set, area);
       return std::nullopt;
     }
     if (!fixed) {
