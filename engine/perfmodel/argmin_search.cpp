@@ -58,32 +58,34 @@ Context::KPlan kPlanAt(const Context& ctx, const PlanRequest& req, const Prepare
   return p;
 }
 
-std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& req,
-                                       const Prepared* fixed, std::int64_t top, PlanResult& out) {
-  const Prepared& swapAll = ctx.swapAll;
-  using Stage = Context::Stage;
-  // A k evaluated on another thread counts into its own `evaluated` and `reused`.
-  auto atCounted = [&](const StepTimes& times, Stage stage, const Context::KPlan* phase1,
-                       int* evaluated, int* reused) {
-    return kPlanAt(ctx, req, fixed, times, stage, phase1, evaluated, reused);
-  };
-  auto at = [&](const StepTimes& times, Stage stage, const Context::KPlan* phase1 = nullptr) {
-    return atCounted(times, stage, phase1, &out.evaluated, &out.reused);
-  };
-  const std::size_t lanes = req.threads > 0
-                                ? static_cast<std::size_t>(req.threads)
-                                : std::max<std::size_t>(1, std::thread::hardware_concurrency());
-  // Branch and bound over k: no plan at k beats the minibatch's load followed by its compute
-  // time (step 1 waits for the load whatever the swap set, the compute stream then runs every
-  // step and the update, and stalls only add), so k values are simulated in order of that
-  // bound and the search stops once the bound reaches the best simulated objective. Same
-  // answer as simulating every k, in a fraction of the simulations.
-  std::vector<std::size_t> loads;  // the buffers loaded before step 1: minibatch, labels
-  for (const GmapOp& op : swapAll.gmap.ops) {
-    if (op.kind == GmapOpKind::Prefetch && op.step == 1 && op.buffer >= 0) {
-      loads.push_back(static_cast<std::size_t>(op.buffer));
+namespace {
+
+/// The argmin search's state: the plans simulated so far and the best bound seen.
+class ArgminSearch {
+ public:
+  ArgminSearch(const Context& ctx, const PlanRequest& req, const Prepared* fixed, PlanResult& out)
+      : m_ctx(ctx),
+        m_req(req),
+        m_fixed(fixed),
+        m_out(out),
+        m_lanes(m_req.threads > 0 ? static_cast<std::size_t>(m_req.threads)
+                                  : std::max<std::size_t>(1, std::thread::hardware_concurrency())) {
+    // Branch and bound over k: no plan at k beats the minibatch's load followed by its compute
+    // time (step 1 waits for the load whatever the swap set, the compute stream then runs every
+    // step and the update, and stalls only add), so k values are simulated in order of that
+    // bound and the search stops once the bound reaches the best simulated objective. Same
+    // answer as simulating every k, in a fraction of the simulations.
+    for (const GmapOp& op : ctx.swapAll.gmap.ops) {
+      if (op.kind == GmapOpKind::Prefetch && op.step == 1 && op.buffer >= 0) {
+        m_loads.push_back(static_cast<std::size_t>(op.buffer));
+      }
     }
   }
+
+  std::optional<Evaluation> run(std::int64_t top);
+
+ private:
+  using Stage = Context::Stage;
   // Every plan the search compares is valued on the schedule the executor will run it with
   // (its placement decision, executorSchedule), not only the plan returned. A plan's times under
   // the schedules the decision can choose (KPlan::schedules) bound that value: the bound search
@@ -96,10 +98,20 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
     double least = 0, most = 0;  ///< the objective under the fastest and slowest schedule
     std::optional<double> placed;
   };
-  const auto objectiveOf = [&](const Evaluation& e, double tIter) {
-    return objective(e.k, tIter, req, out.delta);
-  };
-  const auto candidateOf = [&](Context::KPlan plan) {
+
+  /// One k's plan at `stage`; a k evaluated on another thread counts into its own `evaluated`
+  /// and `reused`.
+  Context::KPlan at(const StepTimes& times, Stage stage, const Context::KPlan* phase1,
+                    int* evaluated, int* reused) const {
+    return kPlanAt(m_ctx, m_req, m_fixed, times, stage, phase1, evaluated, reused);
+  }
+  Context::KPlan at(const StepTimes& times, Stage stage, const Context::KPlan* phase1 = nullptr) {
+    return at(times, stage, phase1, &m_out.evaluated, &m_out.reused);
+  }
+  double objectiveOf(const Evaluation& e, double tIter) const {
+    return objective(e.k, tIter, m_req, m_out.delta);
+  }
+  Candidate candidateOf(Context::KPlan plan) const {
     Candidate c{std::move(plan), 0, 0, std::nullopt};
     double lo = c.plan.plan->sim.t_iter, hi = lo;
     for (const ScheduleTime& s : c.plan.schedules) {
@@ -110,10 +122,10 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
     c.most = objectiveOf(*c.plan.plan, hi);
     if (c.plan.schedules.empty()) c.placed = c.least;
     return c;
-  };
-  // The placed objective, or none where it is known to be above `limit` (a time per sample or
-  // for the whole training): the decision then stops placing.
-  const auto placedObjective = [&](Candidate& c, double limit) -> std::optional<double> {
+  }
+  /// The placed objective, or none where it is known to be above `limit` (a time per sample or
+  /// for the whole training): the decision then stops placing.
+  std::optional<double> placedObjective(Candidate& c, double limit) const {
     if (c.placed) return c.placed;
     // The objective grows with t_iter: the limit on it as a limit on t_iter, the slowest
     // schedule whose objective is within it.
@@ -125,112 +137,134 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
       }
       if (!std::isfinite(tLimit)) return std::nullopt;
     }
-    const auto t = placedTime(ctx, *c.plan.plan, c.plan.schedules, req.budget, tLimit);
+    const auto t = placedTime(m_ctx, *c.plan.plan, c.plan.schedules, m_req.budget, tLimit);
     if (!t) return std::nullopt;
     c.placed = objectiveOf(*c.plan.plan, *t);
     return c.placed;
+  }
+  /// Simulates the k values of `ks` in bound order, adding their plans to the m_pool.
+  void search(const std::vector<std::int64_t>& ks);
+  bool keepsAll(const Candidate& c) const { return c.plan.plan->swapped == m_ctx.keepAll.set; }
+  /// The plan of least placed objective (ties: the smaller k), placing plans in order of their
+  /// least objective until the next one's cannot beat it. Only the plans `keepsAll` names where
+  /// it is given.
+  Candidate* best(std::optional<bool> keepingAll = std::nullopt);
+  /// At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved. Phase 2 keeps FMs
+  /// up to the budget, where the m_pool may no longer pack the schedule phase 1 was valued on: the
+  /// phase-2 plan is taken only where its placed time is no worse than phase 1's.
+  Context::KPlan withPhase2(const Context::KPlan& phase1) {
+    if (m_fixed) return phase1;
+    return noSlowerPlaced(m_ctx, m_req.budget, phase1,
+                          at(*m_ctx.timesAt(phase1.plan->k), Stage::FromPhase1, &phase1));
+  }
+
+  const Context& m_ctx;
+  const PlanRequest& m_req;
+  const Prepared* m_fixed;
+  PlanResult& m_out;
+  const std::size_t m_lanes;
+  std::vector<std::size_t> m_loads;  // the buffers loaded before step 1: minibatch, labels
+  std::vector<Candidate> m_pool;     // every plan simulated, in the order one thread takes them
+  double m_bestMost = std::numeric_limits<double>::infinity();
+};
+
+void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
+  struct Bound {
+    double bound;
+    std::shared_ptr<const StepTimes> times;
   };
-  std::vector<Candidate> pool;  // every plan simulated, in the order one thread takes them
-  double bestMost = std::numeric_limits<double>::infinity();
-  auto search = [&](const std::vector<std::int64_t>& ks) {
-    struct Bound {
-      double bound;
-      std::shared_ptr<const StepTimes> times;
-    };
-    std::vector<Bound> candidates;
-    candidates.reserve(ks.size());
-    for (const std::int64_t k : ks) {
-      std::shared_ptr<const StepTimes> t = ctx.timesAt(k);
-      double compute = t->update_seconds;
-      for (const double v : t->step_seconds)
-        compute += v;
-      for (const std::size_t b : loads)
-        compute += ctx.model.transfer(swapAll.gmap.buffers[b].size.at(k), false);
-      candidates.push_back({objective(k, compute, req, out.delta), std::move(t)});
-    }
-    std::sort(candidates.begin(), candidates.end(), [](const Bound& x, const Bound& y) {
-      return std::tie(x.bound, x.times->k) < std::tie(y.bound, y.times->k);
-    });
-    // `lanes` threads take the k values in bound order. A thread skips k (and so every later
-    // one) when its bound exceeds the least `most` of the k values before it that are done:
-    // one thread would have stopped there too, since that can only be lower once the rest are
-    // done. The results are then taken in order as one thread would have made them, and those
-    // it would not have simulated are dropped, counts included: the same plan, and the same
-    // count, on any number of threads.
-    const std::size_t n = candidates.size();
-    std::vector<Context::KPlan> results(n);
-    std::vector<int> counts(n, 0), reused(n, 0);
-    std::vector<double> mosts(n, std::numeric_limits<double>::infinity());
-    const auto done = std::make_unique<std::atomic<bool>[]>(n);
-    std::atomic<std::size_t> next{0};
-    std::atomic<std::size_t> stopAt{n};  // the first index found past the bound
-    const double entryBest = bestMost;
-    auto work = [&] {
-      for (;;) {
-        const std::size_t i = next.fetch_add(1);
-        // An index below the one that stopped is still evaluated: one thread reaches it.
-        if (i >= n || i > stopAt.load()) return;
-        double threshold = entryBest;
-        for (std::size_t j = 0; j < i; ++j) {
-          if (done[j].load(std::memory_order_acquire)) threshold = std::min(threshold, mosts[j]);
-        }
-        if (candidates[i].bound > threshold) {
-          std::size_t seen = stopAt.load();
-          while (i < seen && !stopAt.compare_exchange_weak(seen, i)) {
-          }
-          return;
-        }
-        results[i] =
-            atCounted(*candidates[i].times, Stage::Phase1, nullptr, &counts[i], &reused[i]);
-        if (results[i].plan) mosts[i] = candidateOf(results[i]).most;
-        done[i].store(true, std::memory_order_release);
+  std::vector<Bound> candidates;
+  candidates.reserve(ks.size());
+  for (const std::int64_t k : ks) {
+    std::shared_ptr<const StepTimes> t = m_ctx.timesAt(k);
+    double compute = t->update_seconds;
+    for (const double v : t->step_seconds)
+      compute += v;
+    for (const std::size_t b : m_loads)
+      compute += m_ctx.model.transfer(m_ctx.swapAll.gmap.buffers[b].size.at(k), false);
+    candidates.push_back({objective(k, compute, m_req, m_out.delta), std::move(t)});
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Bound& x, const Bound& y) {
+    return std::tie(x.bound, x.times->k) < std::tie(y.bound, y.times->k);
+  });
+  // `m_lanes` threads take the k values in bound order. A thread skips k (and so every later
+  // one) when its bound exceeds the least `most` of the k values before it that are done:
+  // one thread would have stopped there too, since that can only be lower once the rest are
+  // done. The results are then taken in order as one thread would have made them, and those
+  // it would not have simulated are dropped, counts included: the same plan, and the same
+  // count, on any number of threads.
+  const std::size_t n = candidates.size();
+  std::vector<Context::KPlan> results(n);
+  std::vector<int> counts(n, 0), reused(n, 0);
+  std::vector<double> mosts(n, std::numeric_limits<double>::infinity());
+  const auto done = std::make_unique<std::atomic<bool>[]>(n);
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> stopAt{n};  // the first index found past the bound
+  const double entryBest = m_bestMost;
+  auto work = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      // An index below the one that stopped is still evaluated: one thread reaches it.
+      if (i >= n || i > stopAt.load()) return;
+      double threshold = entryBest;
+      for (std::size_t j = 0; j < i; ++j) {
+        if (done[j].load(std::memory_order_acquire)) threshold = std::min(threshold, mosts[j]);
       }
-    };
-    std::vector<std::future<void>> others;
-    for (std::size_t t = 1; t < std::min(lanes, n); ++t)
-      others.push_back(std::async(std::launch::async, work));
-    work();
-    for (auto& f : others)
-      f.get();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (candidates[i].bound > bestMost || !done[i].load()) break;  // one thread stops here
-      out.evaluated += counts[i];
-      out.reused += reused[i];
-      if (!results[i].plan) continue;
-      pool.push_back(candidateOf(std::move(results[i])));
-      bestMost = std::min(bestMost, pool.back().most);
-    }
-  };
-  // The plan of least placed objective (ties: the smaller k), placing plans in order of their
-  // least objective until the next one's cannot beat it.
-  // Only the plans `keepsAll` names where it is given.
-  const auto keepsAll = [&](const Candidate& c) { return c.plan.plan->swapped == ctx.keepAll.set; };
-  auto best = [&](std::optional<bool> keepingAll = std::nullopt) -> Candidate* {
-    std::vector<Candidate*> order;
-    for (Candidate& c : pool) {
-      if (!keepingAll || keepsAll(c) == *keepingAll) order.push_back(&c);
-    }
-    std::sort(order.begin(), order.end(), [](const Candidate* x, const Candidate* y) {
-      return std::tie(x->least, x->plan.plan->k) < std::tie(y->least, y->plan.plan->k);
-    });
-    Candidate* chosen = nullptr;
-    double chosenObj = std::numeric_limits<double>::infinity();
-    // No plan above the least `most` can be the best: the plan it belongs to places within it.
-    double limit = std::numeric_limits<double>::infinity();
-    for (const Candidate* c : order)
-      limit = std::min(limit, c->most);
-    for (Candidate* c : order) {
-      if (c->least > chosenObj) break;
-      const std::optional<double> placed = placedObjective(*c, std::min(chosenObj, limit));
-      if (!placed) continue;  // above the best: cannot win
-      const double obj = *placed;
-      if (obj < chosenObj || (obj == chosenObj && c->plan.plan->k < chosen->plan.plan->k)) {
-        chosen = c;
-        chosenObj = obj;
+      if (candidates[i].bound > threshold) {
+        std::size_t seen = stopAt.load();
+        while (i < seen && !stopAt.compare_exchange_weak(seen, i)) {
+        }
+        return;
       }
+      results[i] = at(*candidates[i].times, Stage::Phase1, nullptr, &counts[i], &reused[i]);
+      if (results[i].plan) mosts[i] = candidateOf(results[i]).most;
+      done[i].store(true, std::memory_order_release);
     }
-    return chosen;
   };
+  std::vector<std::future<void>> others;
+  for (std::size_t t = 1; t < std::min(m_lanes, n); ++t)
+    others.push_back(std::async(std::launch::async, work));
+  work();
+  for (auto& f : others)
+    f.get();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (candidates[i].bound > m_bestMost || !done[i].load()) break;  // one thread stops here
+    m_out.evaluated += counts[i];
+    m_out.reused += reused[i];
+    if (!results[i].plan) continue;
+    m_pool.push_back(candidateOf(std::move(results[i])));
+    m_bestMost = std::min(m_bestMost, m_pool.back().most);
+  }
+}
+
+ArgminSearch::Candidate* ArgminSearch::best(std::optional<bool> keepingAll) {
+  std::vector<Candidate*> order;
+  for (Candidate& c : m_pool) {
+    if (!keepingAll || keepsAll(c) == *keepingAll) order.push_back(&c);
+  }
+  std::sort(order.begin(), order.end(), [](const Candidate* x, const Candidate* y) {
+    return std::tie(x->least, x->plan.plan->k) < std::tie(y->least, y->plan.plan->k);
+  });
+  Candidate* chosen = nullptr;
+  double chosenObj = std::numeric_limits<double>::infinity();
+  // No plan above the least `most` can be the best: the plan it belongs to places within it.
+  double limit = std::numeric_limits<double>::infinity();
+  for (const Candidate* c : order)
+    limit = std::min(limit, c->most);
+  for (Candidate* c : order) {
+    if (c->least > chosenObj) break;
+    const std::optional<double> placed = placedObjective(*c, std::min(chosenObj, limit));
+    if (!placed) continue;  // above the best: cannot win
+    const double obj = *placed;
+    if (obj < chosenObj || (obj == chosenObj && c->plan.plan->k < chosen->plan.plan->k)) {
+      chosen = c;
+      chosenObj = obj;
+    }
+  }
+  return chosen;
+}
+
+std::optional<Evaluation> ArgminSearch::run(std::int64_t top) {
   const auto ks = grid(top);
   search(ks);
   Candidate* chosen = best();
@@ -249,14 +283,6 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
     chosen = best();
   }
   if (!chosen) return std::nullopt;
-  // At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved. Phase 2 keeps FMs
-  // up to the budget, where the pool may no longer pack the schedule phase 1 was valued on: the
-  // phase-2 plan is taken only where its placed time is no worse than phase 1's.
-  const auto withPhase2 = [&](const Context::KPlan& phase1) {
-    if (fixed) return phase1;
-    return noSlowerPlaced(ctx, req.budget, phase1,
-                          at(*ctx.timesAt(phase1.plan->k), Stage::FromPhase1, &phase1));
-  };
   // A plan that keeps every FM (accudnn where the budget holds keep-all at k) is valued as it
   // will run, the others by phase 1, which phase 2 can only make faster: where a keep-all plan
   // wins, the best of the others is taken through phase 2 as well, and the faster one returned.
@@ -265,10 +291,10 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
   // stops once no outcome still can. A phase 2 that beats the keep-all plan also beats its own
   // phase 1, as noSlowerPlaced asks.
   Context::KPlan bestPlan = keepsAll(*chosen) ? chosen->plan : withPhase2(chosen->plan);
-  if (!fixed && keepsAll(*chosen)) {
+  if (!m_fixed && keepsAll(*chosen)) {
     if (Candidate* other = best(false)) {
       const double mine = *chosen->placed;
-      Context::KPlan p = at(*ctx.timesAt(other->plan.plan->k), Stage::FromPhase1, &other->plan);
+      Context::KPlan p = at(*m_ctx.timesAt(other->plan.plan->k), Stage::FromPhase1, &other->plan);
       if (p.plan) {
         Candidate phase2 = candidateOf(std::move(p));
         const auto beats = [&](double obj) {
@@ -283,6 +309,13 @@ std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& re
   }
   if (!bestPlan.plan) return std::nullopt;
   return *bestPlan.plan;
+}
+
+}  // namespace
+
+std::optional<Evaluation> argminSearch(const Context& ctx, const PlanRequest& req,
+                                       const Prepared* fixed, std::int64_t top, PlanResult& out) {
+  return ArgminSearch(ctx, req, fixed, out).run(top);
 }
 
 }  // namespace swapscope::perf::planning
