@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job, for now: build the CLI and show what the static analyzer says about the zoo.
+# The main job: builds the CLI, then lists the zoo, analyses networks, trains on Fashion-MNIST,
+# profiles into a run database and exports a Perfetto trace, each command printed before its output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -4,7 +4,7 @@
 # (SWAPSCOPE_CUDA=AUTO) and builds everything else without it.
 set -euo pipefail
 
-# ninja-build: the generator of the default, asan and release CMake presets.
+# ninja-build: the generator of every CMake preset but fuzz (default, ci, asan, release).
 # python3: the tests of bench/gpu/validate.py (skipped, and said so, without it).
 # clang-format: the formatting check (scripts/format-check.sh) CI runs.
 # qt6-svg-dev: the app's SVG figures and the icon renderer; appstream: the metainfo check.
