@@ -24,6 +24,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
+#include "common/name_table.h"
 #include "common/stats.h"
 #include "graph/network_json.h"
 #include "perfmodel/model.h"
@@ -37,7 +38,7 @@ namespace swapscope::collect {
 namespace {
 
 /// The collector modes' names (`run --collector`): the one table both directions read.
-constexpr std::pair<CollectorMode, std::string_view> kCollectorModes[] = {
+constexpr NamedValue<CollectorMode> kCollectorModes[] = {
     {CollectorMode::Off, "off"},
     {CollectorMode::Events, "events"},
     {CollectorMode::Cupti, "cupti"},
@@ -46,17 +47,11 @@ constexpr std::pair<CollectorMode, std::string_view> kCollectorModes[] = {
 }  // namespace
 
 std::string_view collectorModeName(CollectorMode m) {
-  for (const auto& [mode, name] : kCollectorModes) {
-    if (mode == m) return name;
-  }
-  return "?";
+  return nameIn(kCollectorModes, m);
 }
 
 std::optional<CollectorMode> collectorModeFromName(std::string_view name) {
-  for (const auto& [mode, n] : kCollectorModes) {
-    if (n == name) return mode;
-  }
-  return std::nullopt;
+  return valueIn(kCollectorModes, name);
 }
 
 namespace {

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "graph/layer.h"
 
-#include <array>
-#include <utility>
+#include "common/name_table.h"
 
 namespace swapscope {
 namespace {
 
-constexpr std::array<std::pair<LayerKind, std::string_view>, 18> kNames{{
+constexpr NamedValue<LayerKind> kNames[] = {
     {LayerKind::Input, "input"},
     {LayerKind::Conv2d, "conv2d"},
     {LayerKind::BatchNorm2d, "batchnorm2d"},
@@ -26,22 +25,16 @@ constexpr std::array<std::pair<LayerKind, std::string_view>, 18> kNames{{
     {LayerKind::HardSigmoid, "hardsigmoid"},
     {LayerKind::HardSwish, "hardswish"},
     {LayerKind::Mul, "mul"},
-}};
+};
 
 }  // namespace
 
 std::string_view layerKindName(LayerKind kind) {
-  for (const auto& [k, name] : kNames) {
-    if (k == kind) return name;
-  }
-  return "?";
+  return nameIn(kNames, kind);
 }
 
 std::optional<LayerKind> layerKindFromName(std::string_view name) {
-  for (const auto& [k, n] : kNames) {
-    if (n == name) return k;
-  }
-  return std::nullopt;
+  return valueIn(kNames, name);
 }
 
 std::string allLayerKindNames() {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/name_table.h"
 #include "store/process_identity.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
@@ -55,39 +56,16 @@ std::string_view transferKindName(TransferKind k) {
 
 namespace {
 
-/// An enumeration's stored names: the one table each name function and its reader use.
-template <typename E>
-struct StoredName {
-  E value;
-  std::string_view name;
-};
-
-template <typename E, std::size_t N>
-std::string_view nameIn(const StoredName<E> (&table)[N], E value) {
-  for (const StoredName<E>& n : table) {
-    if (n.value == value) return n.name;
-  }
-  return "?";
-}
-
-template <typename E, std::size_t N>
-std::optional<E> valueIn(const StoredName<E> (&table)[N], std::string_view name) {
-  for (const StoredName<E>& n : table) {
-    if (n.name == name) return n.value;
-  }
-  return std::nullopt;
-}
-
-constexpr StoredName<FitScope> kFitScopes[] = {{FitScope::Type, "type"},
+constexpr NamedValue<FitScope> kFitScopes[] = {{FitScope::Type, "type"},
                                                {FitScope::Layer, "layer"},
                                                {FitScope::Pcie, "pcie"},
                                                {FitScope::Dispatch, "dispatch"},
                                                {FitScope::Contention, "contention"}};
-constexpr StoredName<FitDirection> kFitDirections[] = {
+constexpr NamedValue<FitDirection> kFitDirections[] = {
     {FitDirection::Forward, "fwd"},      {FitDirection::Backward, "bwd"},
     {FitDirection::Update, "update"},    {FitDirection::HostToDevice, "h2d"},
     {FitDirection::DeviceToHost, "d2h"}, {FitDirection::None, "-"}};
-constexpr StoredName<FitRowForm> kFitRowForms[] = {
+constexpr NamedValue<FitRowForm> kFitRowForms[] = {
     {FitRowForm::Affine, "affine"},
     {FitRowForm::Saturating, "saturating"},
     {FitRowForm::LogLog, "loglog"},
