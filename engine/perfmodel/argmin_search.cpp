@@ -142,7 +142,7 @@ class ArgminSearch {
     c.placed = objectiveOf(*c.plan.plan, *t);
     return c.placed;
   }
-  /// Simulates the k values of `ks` in bound order, adding their plans to the m_pool.
+  /// Simulates the k values of `ks` in bound order, adding their plans to the pool.
   void search(const std::vector<std::int64_t>& ks);
   bool keepsAll(const Candidate& c) const { return c.plan.plan->swapped == m_ctx.keepAll.set; }
   /// The plan of least placed objective (ties: the smaller k), placing plans in order of their
@@ -150,7 +150,7 @@ class ArgminSearch {
   /// it is given.
   Candidate* best(std::optional<bool> keepingAll = std::nullopt);
   /// At the chosen k, keep what fits (phase 2): no slower, fewer bytes moved. Phase 2 keeps FMs
-  /// up to the budget, where the m_pool may no longer pack the schedule phase 1 was valued on: the
+  /// up to the budget, where the pool may no longer pack the schedule phase 1 was valued on: the
   /// phase-2 plan is taken only where its placed time is no worse than phase 1's.
   Context::KPlan withPhase2(const Context::KPlan& phase1) {
     if (m_fixed) return phase1;

@@ -18,6 +18,7 @@
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/executor.h"
 #include "runtime/test_networks.h"
+#include "runtime/wrapped_cpu_device.h"
 #include "store/run_db.h"
 
 namespace swapscope::perf {
@@ -40,6 +41,20 @@ store::RunData flatRun(const Network& net) {
   return run;
 }
 
+/// `policy`'s plan at minibatch k within `budget`.
+PlanResult planAtBatch(const Planner& planner, Policy policy, std::int64_t budget, std::int64_t k) {
+  PlanRequest req;
+  req.policy = policy;
+  req.budget = budget;
+  req.batch = k;
+  return planner.plan(req);
+}
+
+/// f times `bytes`, rounded down.
+std::int64_t scaled(double f, std::int64_t bytes) {
+  return static_cast<std::int64_t>(std::floor(f * static_cast<double>(bytes)));
+}
+
 TEST(PlacementAgreement, PlannerAndExecutorChooseTheSameReuseDelayAndMovedPrefetches) {
   const Network net = rt::everyKind();
   const PerfModel model = PerfModel::fit(flatRun(net));
@@ -56,8 +71,7 @@ TEST(PlacementAgreement, PlannerAndExecutorChooseTheSameReuseDelayAndMovedPrefet
     const SwapSet fixedSet = makeSwapSet(policy, net, costs);
     const std::int64_t basePeak = planMemory(net, costs, fixedSet).curve.peak(k);
     for (const double factor : {1.0, 1.02, 1.5}) {
-      const auto budget =
-          static_cast<std::int64_t>(std::floor(factor * static_cast<double>(basePeak)));
+      const std::int64_t budget = scaled(factor, basePeak);
       SCOPED_TRACE((accudnn ? std::string("accudnn") : std::string(policyName(policy))) + " at " +
                    std::to_string(factor) + " x the peak (" + std::to_string(budget) + " bytes)");
       const std::optional<Evaluation> e =
@@ -90,19 +104,12 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
   const std::int64_t swapAllPeak = swapAll.curve.peak(k);
   const std::int64_t vdnnPeak =
       planMemory(net, costs, makeSwapSet(Policy::VdnnConv, net, costs)).curve.peak(k);
-  const auto scaled = [](double f, std::int64_t bytes) {
-    return static_cast<std::int64_t>(std::floor(f * static_cast<double>(bytes)));
-  };
   int unmoved = 0, planned = 0;  // plans whose moved prefetches did not pack; plans made
   for (const Policy policy : {Policy::SwapAll, Policy::VdnnConv, Policy::AccUdnn}) {
     for (const std::int64_t budget :
          {scaled(1.02, swapAllPeak), scaled(1.25, swapAllPeak), vdnnPeak, scaled(1.02, vdnnPeak)}) {
       SCOPED_TRACE(std::string(policyName(policy)) + " at " + std::to_string(budget) + " bytes");
-      PlanRequest req;
-      req.policy = policy;
-      req.budget = budget;
-      req.batch = k;
-      const PlanResult r = planner.plan(req);
+      const PlanResult r = planAtBatch(planner, policy, budget, k);
       if (!r.trainable) continue;  // vdnn-conv does not fit below its peak
       ++planned;
       const rt::SwapExecutor ex(*device, net, k, r.best.swapped, budget);
@@ -124,56 +131,6 @@ TEST(PlacementAgreement, APlanPredictsTheScheduleThatPacksWhereTheMovedOneDoesNo
   EXPECT_GT(unmoved, 0) << "no case where the moved schedule does not pack: the test shows nothing";
 }
 
-/// The CPU backend with the CUDA backend's pool: aligned to 256 bytes, buffers padded to 16 and
-/// kernel workspaces to 256. Everything else is the CPU device's.
-class CudaShapedPool final : public rt::Device {
- public:
-  CudaShapedPool() : m_cpu(rt::createCpuDevice()) {}
-  std::string backendName() const override { return m_cpu->backendName(); }
-  std::string deviceName() const override { return m_cpu->deviceName(); }
-  std::int64_t totalMemory() const override { return m_cpu->totalMemory(); }
-  std::byte* reservePool(std::int64_t bytes) override { return m_cpu->reservePool(bytes); }
-  void releasePool() override { m_cpu->releasePool(); }
-  std::int64_t poolAlignment() const override { return 256; }
-  PoolPadding poolPadding() const override { return {16, 256}; }
-  rt::HostMemory allocateHost(std::int64_t bytes) override { return m_cpu->allocateHost(bytes); }
-  bool poolInHostMemory() const override { return m_cpu->poolInHostMemory(); }
-  rt::ImageLayout imageLayout() const override { return m_cpu->imageLayout(); }
-  std::int64_t freeMemory() const override { return m_cpu->freeMemory(); }
-  std::int64_t pendingHostBytes() const override { return m_cpu->pendingHostBytes(); }
-  std::uint64_t submit(rt::StreamKind s, const rt::Fence& waitFor, std::function<void()> work,
-                       const rt::TaskTag& tag) override {
-    return m_cpu->submit(s, waitFor, std::move(work), tag);
-  }
-  std::uint64_t copy(rt::StreamKind s, void* dst, const void* src, std::int64_t bytes,
-                     const rt::Fence& waitFor, const rt::TaskTag& tag) override {
-    return m_cpu->copy(s, dst, src, bytes, waitFor, tag);
-  }
-  void hostWait(const rt::Fence& fence) override { m_cpu->hostWait(fence); }
-  void synchronize() override { m_cpu->synchronize(); }
-  std::int64_t drainedNs() const override { return m_cpu->drainedNs(); }
-  std::vector<rt::TaskTiming> takeTimings() override { return m_cpu->takeTimings(); }
-  std::int64_t nowNs() const override { return m_cpu->nowNs(); }
-  std::unique_ptr<rt::LayerKernel> createKernel(const Network& net,
-                                                const std::vector<LayerCost>& costs, int layer,
-                                                std::int64_t k) override {
-    return m_cpu->createKernel(net, costs, layer, k);
-  }
-  void fillZero(void* dst, std::int64_t bytes) override { m_cpu->fillZero(dst, bytes); }
-  void sgdStep(const rt::SgdArgs& a) override { m_cpu->sgdStep(a); }
-  void sgdSteps(const std::vector<rt::SgdArgs>& tensors) override { m_cpu->sgdSteps(tensors); }
-  std::int64_t otherBytes() const override { return m_cpu->otherBytes(); }
-  std::vector<std::pair<std::string, std::string>> libraryVersions() const override {
-    return m_cpu->libraryVersions();
-  }
-  bool hostMemoryPageLocked() const override { return m_cpu->hostMemoryPageLocked(); }
-  const rt::DeviceOptions& options() const override { return m_cpu->options(); }
-  void setTaskObserver(rt::TaskObserver* observer) override { m_cpu->setTaskObserver(observer); }
-
- private:
-  std::unique_ptr<rt::Device> m_cpu;
-};
-
 // A profile made on a device whose pool pads and aligns as the CUDA backend's does (its run
 // metadata says so) gives plans sized as that pool holds them: the peak the executor predicts,
 // and the schedule its placement decision runs. The same plans made from the CPU's unpadded
@@ -188,7 +145,9 @@ TEST(PlacementAgreement, APaddedPoolsPlanIsPlacedAsThatPoolPlacesIt) {
   const PerfModel model = PerfModel::fit(run);
   ASSERT_EQ(model.poolPadding(), (PoolPadding{16, 256}));
   const Planner planner(model, net), cpuPlanner(unpadded, net);
-  CudaShapedPool device;
+  // The CPU backend with the CUDA backend's pool: aligned to 256 bytes, buffers padded to 16
+  // and kernel workspaces to 256.
+  rt::WrappedCpuDevice device({16, 256}, 256);
   const std::int64_t k = 32;
   const std::vector<LayerCost> costs = computeLayerCosts(net);
   const auto paddedPeak = [&](Policy policy) {
@@ -198,20 +157,13 @@ TEST(PlacementAgreement, APaddedPoolsPlanIsPlacedAsThatPoolPlacesIt) {
   };
   const std::int64_t swapAllPeak = paddedPeak(Policy::SwapAll),
                      vdnnPeak = paddedPeak(Policy::VdnnConv);
-  const auto scaled = [](double f, std::int64_t bytes) {
-    return static_cast<std::int64_t>(std::floor(f * static_cast<double>(bytes)));
-  };
   int planned = 0, cpuDisagrees = 0;
   for (const Policy policy : {Policy::SwapAll, Policy::VdnnConv, Policy::AccUdnn}) {
     for (const std::int64_t budget :
          {swapAllPeak, scaled(1.02, swapAllPeak), scaled(1.25, swapAllPeak), vdnnPeak,
           scaled(1.02, vdnnPeak)}) {
       SCOPED_TRACE(std::string(policyName(policy)) + " at " + std::to_string(budget) + " bytes");
-      PlanRequest req;
-      req.policy = policy;
-      req.budget = budget;
-      req.batch = k;
-      const PlanResult r = planner.plan(req);
+      const PlanResult r = planAtBatch(planner, policy, budget, k);
       if (!r.trainable) continue;  // vdnn-conv does not fit below its peak
       ++planned;
       const rt::SwapExecutor ex(device, net, k, r.best.swapped, budget);

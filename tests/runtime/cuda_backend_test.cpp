@@ -17,6 +17,7 @@
 #include "runtime/executor.h"
 #include "runtime/gpu_inventory.h"
 #include "runtime/test_networks.h"
+#include "runtime/wrapped_cpu_device.h"
 
 namespace swapscope::rt {
 namespace {
@@ -78,68 +79,6 @@ class ScratchKernel final : public LayerKernel {
   std::int64_t m_bytes;
   const std::byte** m_pool;
   const std::int64_t* m_poolBytes;
-  PoolPadding m_padding;
-};
-
-/// The CPU device behind the Device interface, with hooks: tests override wrap() to change what
-/// a layer's kernel does, and can give the pool a padding as the CUDA backend's.
-class WrappedCpuDevice : public Device {
- public:
-  explicit WrappedCpuDevice(PoolPadding padding = {})
-      : m_cpu(createCpuDevice()), m_padding(padding) {}
-  std::string backendName() const override { return m_cpu->backendName(); }
-  std::string deviceName() const override { return m_cpu->deviceName(); }
-  std::int64_t totalMemory() const override { return m_cpu->totalMemory(); }
-  std::byte* reservePool(std::int64_t bytes) override {
-    std::byte* p = m_cpu->reservePool(bytes);
-    m_pool = p;
-    m_poolBytes = bytes;
-    return p;
-  }
-  void releasePool() override { m_cpu->releasePool(); }
-  std::int64_t poolAlignment() const override { return m_cpu->poolAlignment(); }
-  ImageLayout imageLayout() const override { return m_cpu->imageLayout(); }
-  PoolPadding poolPadding() const override { return m_padding; }
-  HostMemory allocateHost(std::int64_t bytes) override { return m_cpu->allocateHost(bytes); }
-  bool poolInHostMemory() const override { return m_cpu->poolInHostMemory(); }
-  std::int64_t freeMemory() const override { return m_cpu->freeMemory(); }
-  std::int64_t pendingHostBytes() const override { return m_cpu->pendingHostBytes(); }
-  std::uint64_t submit(StreamKind s, const Fence& w, std::function<void()> work,
-                       const TaskTag& t) override {
-    return m_cpu->submit(s, w, std::move(work), t);
-  }
-  std::uint64_t copy(StreamKind s, void* d, const void* src, std::int64_t n, const Fence& w,
-                     const TaskTag& t) override {
-    return m_cpu->copy(s, d, src, n, w, t);
-  }
-  void hostWait(const Fence& f) override { m_cpu->hostWait(f); }
-  void synchronize() override { m_cpu->synchronize(); }
-  std::vector<TaskTiming> takeTimings() override { return m_cpu->takeTimings(); }
-  std::int64_t nowNs() const override { return m_cpu->nowNs(); }
-  std::unique_ptr<LayerKernel> createKernel(const Network& net, const std::vector<LayerCost>& costs,
-                                            int layer, std::int64_t k) override {
-    return wrap(m_cpu->createKernel(net, costs, layer, k), net, costs, layer);
-  }
-  void fillZero(void* dst, std::int64_t bytes) override { m_cpu->fillZero(dst, bytes); }
-  void sgdStep(const SgdArgs& a) override { m_cpu->sgdStep(a); }
-  std::int64_t otherBytes() const override { return m_cpu->otherBytes(); }
-  std::vector<std::pair<std::string, std::string>> libraryVersions() const override {
-    return m_cpu->libraryVersions();
-  }
-  bool hostMemoryPageLocked() const override { return m_cpu->hostMemoryPageLocked(); }
-  const DeviceOptions& options() const override { return m_cpu->options(); }
-  void setTaskObserver(TaskObserver* o) override { m_cpu->setTaskObserver(o); }
-
- protected:
-  virtual std::unique_ptr<LayerKernel> wrap(std::unique_ptr<LayerKernel> kernel, const Network&,
-                                            const std::vector<LayerCost>&, int) {
-    return kernel;
-  }
-  const std::byte* m_pool = nullptr;
-  std::int64_t m_poolBytes = 0;
-
- private:
-  std::unique_ptr<Device> m_cpu;
   PoolPadding m_padding;
 };
 
