@@ -332,6 +332,7 @@ void PlacementMemo::put(int delay, bool moved, std::int64_t alignment, const Kno
   Known& known = m_known[{delay, moved, alignment}];  // merged: another thread may have put too
   if (k.fitted > 0) known.fitted = known.fitted > 0 ? std::min(known.fitted, k.fitted) : k.fitted;
   known.least = std::max(known.least, k.least);
+  known.placed += k.placed;
 }
 
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
@@ -382,17 +383,23 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
             out.undecided = true;
             return out;
           }
-          Placement p =
-              planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment, budget);
+          // The first time, the orders stop at the first that fits or once past the budget. The
+          // budgets of a drag or a sweep meet a key again and again, each just beyond the last:
+          // the third time, every order is placed in full, and the least extent is exact.
+          const bool full = known.placed > 1;
+          Placement p = planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment,
+                                      full ? 0 : budget);
           extent = p.extent;
           // None fitted: every order stopped beyond the budget, each at an extent its full
           // placement cannot be below; the least of them is returned.
-          if (extent <= budget) {
+          if (full) {
+            known.fitted = known.least = extent;
+          } else if (extent <= budget) {
             known.fitted = extent;
           } else {
             known.least = std::max(known.least, extent);
           }
-          memo->put(a.delay, moved, a.alignment, known);
+          memo->put(a.delay, moved, a.alignment, {known.fitted, known.least, 1});
         }
       } else {
         if (matters && !stillMatters(ai, moved)) {

@@ -70,9 +70,11 @@ class PlacementMemo {
   struct Known {
     std::int64_t fitted = 0;  ///< an extent reached (0: none known); fits any budget >= it
     std::int64_t least = 0;   ///< no order fits a budget below it (0: not known)
+    int placed = 0;           ///< how often it was placed (a put adds its own)
   };
   Known get(int delay, bool moved, std::int64_t alignment) const;
-  /// Adds what `k` knows to what is known (the least fitted extent, the largest bound).
+  /// Adds what `k` knows to what is known (the least fitted extent, the largest bound, the
+  /// placements).
   void put(int delay, bool moved, std::int64_t alignment, const Known& k);
 
  private:
@@ -94,7 +96,9 @@ class PlacementMemo {
 /// not placed, the memo answers what it knows, and the result's offsets are then empty: the
 /// decision is the same, for callers that need the decision only. The delayed peak bounds every
 /// placement's extent from below where `workspaceAlignment` is 0 or a multiple of the alignment
-/// (no rounding then makes a buffer smaller than the bound counts it).
+/// (no rounding then makes a buffer smaller than the bound counts it). An attempt the memo
+/// cannot answer a third time is placed in every order in full: the least extent it then knows
+/// answers every later budget.
 ///
 /// `matters` (delay, moved), where given, says which outcomes the caller needs to tell apart
 /// (the planner: those whose predicted time could still beat its best). Before it places an

@@ -278,6 +278,12 @@ TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
               least <= budget);
   }
   EXPECT_EQ(decisions.size(), 3u) << "the budgets do not reach the three decisions";
+  // Asked often enough, the memo places the delayed moved schedule in every order in full, and
+  // then knows its least extent exactly.
+  const PlacementMemo::Known known = memo.get(1, true, 64);
+  EXPECT_GE(known.placed, 3);
+  EXPECT_EQ(known.least, least);
+  EXPECT_EQ(known.fitted, least);
 }
 
 TEST(PlacementAgreement, DelayedPeakWithoutDelayIsTheAnalyzersPeak) {
