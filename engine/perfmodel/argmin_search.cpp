@@ -123,6 +123,14 @@ class ArgminSearch {
     if (c.plan.schedules.empty()) c.placed = c.least;
     return c;
   }
+  /// The placed objective where the placements made before answer it, without placing.
+  std::optional<double> knownObjective(Candidate& c) const {
+    if (c.placed) return c.placed;
+    const auto t = placedTime(m_ctx, *c.plan.plan, c.plan.schedules, m_req.budget,
+                              std::numeric_limits<double>::infinity(), true);
+    if (t) c.placed = objectiveOf(*c.plan.plan, *t);
+    return c.placed;
+  }
   /// The placed objective, or none where it is known to be above `limit` (a time per sample or
   /// for the whole training): the decision then stops placing.
   std::optional<double> placedObjective(Candidate& c, double limit) const {
@@ -247,6 +255,19 @@ ArgminSearch::Candidate* ArgminSearch::best(std::optional<bool> keepingAll) {
   });
   Candidate* chosen = nullptr;
   double chosenObj = std::numeric_limits<double>::infinity();
+  const auto consider = [&](Candidate* c, double obj) {
+    if (obj < chosenObj || (obj == chosenObj && c->plan.plan->k < chosen->plan.plan->k)) {
+      chosen = c;
+      chosenObj = obj;
+    }
+  };
+  // First the plans whose placed value is known without placing (their schedules take one time,
+  // or the memo of earlier placements answers): a best found there spares the placements of
+  // the plans it beats (most of a drag's, whose new plans are those of new k values).
+  for (Candidate* c : order) {
+    if (c->least > chosenObj) break;
+    if (const std::optional<double> known = knownObjective(*c)) consider(c, *known);
+  }
   // No plan above the least `most` can be the best: the plan it belongs to places within it.
   double limit = std::numeric_limits<double>::infinity();
   for (const Candidate* c : order)
@@ -254,12 +275,7 @@ ArgminSearch::Candidate* ArgminSearch::best(std::optional<bool> keepingAll) {
   for (Candidate* c : order) {
     if (c->least > chosenObj) break;
     const std::optional<double> placed = placedObjective(*c, std::min(chosenObj, limit));
-    if (!placed) continue;  // above the best: cannot win
-    const double obj = *placed;
-    if (obj < chosenObj || (obj == chosenObj && c->plan.plan->k < chosen->plan.plan->k)) {
-      chosen = c;
-      chosenObj = obj;
-    }
+    if (placed) consider(c, *placed);  // else above the best: cannot win
   }
   return chosen;
 }

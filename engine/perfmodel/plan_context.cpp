@@ -271,7 +271,7 @@ std::vector<ScheduleTime> scheduleTimes(const Context& ctx, const Evaluation& e,
 
 std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
                                  const std::vector<ScheduleTime>& schedules, std::int64_t budget,
-                                 double limit) {
+                                 double limit, bool knownOnly) {
   if (schedules.empty()) return e.sim.t_iter;
   // Where every schedule takes the same time, the decision cannot change it.
   const bool same = std::all_of(schedules.begin(), schedules.end(), [&](const ScheduleTime& s) {
@@ -287,9 +287,11 @@ std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
     }
     throw Error(ErrorKind::Runtime, "placedTime: the executor's schedule was not simulated");
   };
-  const auto runs =
-      executorSchedule(ctx, *preparedOf(ctx, e), budget, e,
-                       [&](int delay, bool moved) { return timeOf(delay, moved) <= limit; });
+  // No outcome matters to a caller that asks for what is known: placeAhead then stops before
+  // it would place.
+  const auto runs = executorSchedule(
+      ctx, *preparedOf(ctx, e), budget, e,
+      [&](int delay, bool moved) { return !knownOnly && timeOf(delay, moved) <= limit; });
   if (!runs) return std::nullopt;
   return timeOf(runs->delay, runs->moved);
 }

@@ -285,10 +285,12 @@ std::vector<ScheduleTime> scheduleTimes(const Context& ctx, const Evaluation& e,
 
 /// The time of `e` under the schedule the executor picks at `budget`, from `schedules`
 /// (scheduleTimes of `e`); e's own where `schedules` is empty. None where it is above `limit`:
-/// the decision stops placing once every outcome still possible would be.
+/// the decision stops placing once every outcome still possible would be. With `knownOnly`,
+/// nothing is placed: none where the decision needs a placement that its memo cannot answer.
 std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
                                  const std::vector<ScheduleTime>& schedules, std::int64_t budget,
-                                 double limit = std::numeric_limits<double>::infinity());
+                                 double limit = std::numeric_limits<double>::infinity(),
+                                 bool knownOnly = false);
 
 // accudnn_search.cpp
 
