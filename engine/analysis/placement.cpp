@@ -333,6 +333,7 @@ void PlacementMemo::put(int delay, bool moved, std::int64_t alignment, const Kno
   if (k.fitted > 0) known.fitted = known.fitted > 0 ? std::min(known.fitted, k.fitted) : k.fitted;
   known.least = std::max(known.least, k.least);
   known.placed += k.placed;
+  known.bound = std::max(known.bound, k.bound);
 }
 
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
@@ -365,19 +366,25 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     const Attempt& a = attempts[ai];
     for (const bool moved : {true, false}) {
       if (moved && !moves) continue;
-      std::vector<GmapOp>& ops = orders[moved ? 1 : 0];
-      if (ops.empty()) ops = executionOrder(gmap, moved ? move_to : std::vector<int>{});
+      const auto ops = [&]() -> const std::vector<GmapOp>& {
+        std::vector<GmapOp>& o = orders[moved ? 1 : 0];
+        if (o.empty()) o = executionOrder(gmap, moved ? move_to : std::vector<int>{});
+        return o;
+      };
       std::int64_t extent = 0;
       std::vector<std::int64_t> offsets;
       if (memo) {
         PlacementMemo::Known known = memo->get(a.delay, moved, a.alignment);
+        if (known.bound == 0) {
+          known.bound = delayedPeak(gmap, ops(), k, a.delay, a.alignment);
+          memo->put(a.delay, moved, a.alignment, {.bound = known.bound});
+        }
         if (known.fitted > 0 && known.fitted <= budget) {
           extent = known.fitted;
         } else if (known.least > budget) {
           extent = known.least;
-        } else if (const std::int64_t bound = delayedPeak(gmap, ops, k, a.delay, a.alignment);
-                   bound > budget) {
-          extent = bound;  // no order packs below it: not placed
+        } else if (known.bound > budget) {
+          extent = known.bound;  // no order packs below it: not placed
         } else {
           if (matters && !stillMatters(ai, moved)) {
             out.undecided = true;
@@ -387,7 +394,7 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
           // budgets of a drag or a sweep meet a key again and again, each just beyond the last:
           // the third time, every order is placed in full, and the least extent is exact.
           const bool full = known.placed > 1;
-          Placement p = planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment,
+          Placement p = planPlacement(gmap, ops(), k, a.alignment, a.delay, workspaceAlignment,
                                       full ? 0 : budget);
           extent = p.extent;
           // None fitted: every order stopped beyond the budget, each at an extent its full
@@ -399,14 +406,16 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
           } else {
             known.least = std::max(known.least, extent);
           }
-          memo->put(a.delay, moved, a.alignment, {known.fitted, known.least, 1});
+          memo->put(a.delay, moved, a.alignment,
+                    {.fitted = known.fitted, .least = known.least, .placed = 1});
         }
       } else {
         if (matters && !stillMatters(ai, moved)) {
           out.undecided = true;
           return out;
         }
-        Placement p = planPlacement(gmap, ops, k, a.alignment, a.delay, workspaceAlignment, budget);
+        Placement p =
+            planPlacement(gmap, ops(), k, a.alignment, a.delay, workspaceAlignment, budget);
         extent = p.extent;
         offsets = std::move(p.offsets);
       }

@@ -71,9 +71,10 @@ class PlacementMemo {
     std::int64_t fitted = 0;  ///< an extent reached (0: none known); fits any budget >= it
     std::int64_t least = 0;   ///< no order fits a budget below it (0: not known)
     int placed = 0;           ///< how often it was placed (a put adds its own)
+    std::int64_t bound = 0;   ///< the delayed peak at the alignment (0: not known)
   };
   Known get(int delay, bool moved, std::int64_t alignment) const;
-  /// Adds what `k` knows to what is known (the least fitted extent, the largest bound, the
+  /// Adds what `k` knows to what is known (the least fitted extent, the largest lower bounds, the
   /// placements).
   void put(int delay, bool moved, std::int64_t alignment, const Known& k);
 
