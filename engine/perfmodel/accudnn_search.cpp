@@ -69,6 +69,277 @@ class StepMax {
   std::vector<std::int64_t> m_max, m_add;
 };
 
+/// accudnn at one k from a prepared swap-all plan: the pins of phase 1 and phase 2 (see
+/// accudnnPrepared), made on the simulator's inputs in place, then the exact plan of the pins.
+class AccudnnAtK {
+ public:
+  AccudnnAtK(const Context& ctx, const Prepared& swapAll, const StepTimes& times,
+             BudgetWindow& window, int reuseDelay)
+      : m_ctx(ctx),
+        m_swapAll(swapAll),
+        m_times(times),
+        m_window(window),
+        m_reuseDelay(reuseDelay),
+        m_placement(ctx.scheduleAt(swapAll, times.k)),
+        m_in(simInput(ctx, swapAll, times, *m_placement,
+                      chooseDelay(reuseDelay, *m_placement, window))),
+        m_schedule(m_in),  // pins change durations only
+        m_sim(simulate(m_schedule, m_in)),
+        m_resident(residentSteps(swapAll, times.k)) {
+    findFms();
+  }
+
+  /// Phase 1: pin while a pin removes stall, or take the pins of `phase1Plan`.
+  void removeStall(const Evaluation* phase1Plan);
+  /// Phase 2: keep what fits, largest first, while the predicted time stays.
+  void keepWhatFits();
+  /// The exact plan of the pins made, with pins given back where the exact plan needs it.
+  std::optional<Evaluation> exactPlan(const Evaluation* phase1Plan);
+  int simulations() const { return m_count; }
+
+ private:
+  /// A swapped FM buffer: forward release step, backward prefetch step (0 when it is offloaded
+  /// but never leaves the device), the bytes it takes in the pool and the bytes its copies move.
+  /// The minibatch is one too: it is loaded at step 1 whatever the set, so only phase 2 keeps it
+  /// (its backward prefetch is then dropped).
+  struct Fm {
+    int buffer, layer, release = 0, prefetch = 0;
+    std::int64_t bytes, copied;
+    bool minibatch = false;
+  };
+  static StepMax residentSteps(const Prepared& swapAll, std::int64_t k) {
+    const int n = swapAll.gmap.forward_steps;
+    std::vector<std::int64_t> residentAt(static_cast<std::size_t>(2 * n + 2), 0);
+    for (int s = 1; s <= 2 * n; ++s)
+      residentAt[static_cast<std::size_t>(s)] =
+          swapAll.curve.resident[static_cast<std::size_t>(s)].at(k);
+    return StepMax(residentAt);
+  }
+  void findFms();
+  const Fm& fm(int f) const { return m_fms[static_cast<std::size_t>(f)]; }
+  /// An FM kept on the device occupies its bytes from after its release to before its prefetch.
+  bool fits(const Fm& f) {
+    if (f.prefetch == 0) return !f.minibatch;  // never leaves: keeping it costs nothing
+    const auto m = m_resident.max(f.release + 1, f.prefetch);
+    return !m || m_window.fits(*m + f.bytes);
+  }
+  /// A pinned FM moves nothing: its copies take no time, beside compute or not.
+  void setPinned(const Fm& f, bool pinned) {
+    if (f.minibatch) return;  // its buffer's time is also the step-1 load
+    const PerfModel& model = m_ctx.model;
+    const auto b = static_cast<std::size_t>(f.buffer);
+    m_in.offload_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, true);
+    m_in.prefetch_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, false);
+    m_in.offload_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, true, true);
+    m_in.prefetch_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, false, true);
+  }
+  void pin(int f) {
+    const Fm& x = fm(f);
+    m_pinned[static_cast<std::size_t>(f)] = true;
+    m_order.push_back(f);
+    setPinned(x, true);
+    if (x.prefetch > 0) m_resident.add(x.release + 1, x.prefetch, x.bytes);
+  }
+  void unpinLast() {
+    const int f = m_order.back();
+    const Fm& x = fm(f);
+    m_pinned[static_cast<std::size_t>(f)] = false;
+    m_order.pop_back();
+    setPinned(x, false);
+    if (x.prefetch > 0) m_resident.add(x.release + 1, x.prefetch, -x.bytes);
+  }
+  /// The unpinned FMs prefetched for the first stalled steps and the two steps after each (a
+  /// prefetch stalls the steps after it too: the swap-in queue ahead of it matters).
+  std::vector<int> stallCandidates() const;
+  /// The exact plan of the first `pins` pins.
+  std::optional<Evaluation> exact(std::size_t pins);
+
+  const Context& m_ctx;
+  const Prepared& m_swapAll;
+  const StepTimes& m_times;
+  BudgetWindow& m_window;
+  const int m_reuseDelay;
+  const std::shared_ptr<const Context::Schedule> m_placement;
+  SimInput m_in;
+  const SimSchedule m_schedule;
+  SimResult m_sim;
+  StepMax m_resident;  // resident bytes per step under the pins
+  int m_count = 1;     // simulations
+  std::vector<Fm> m_fms;
+  std::vector<std::vector<int>> m_readsAt;  // per backward step: the FMs prefetched for it
+  std::vector<bool> m_pinned;
+  std::vector<int> m_order;  // the pins, in the order made
+  std::size_t m_phase1 = 0;  // pins made by phase 1
+};
+
+void AccudnnAtK::findFms() {
+  const Gmap& g = m_swapAll.gmap;
+  const std::int64_t k = m_times.k;
+  std::vector<int> fmOfBuffer(g.buffers.size(), -1);
+  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+    const GmapBuffer& buf = g.buffers[b];
+    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 ||
+        !m_swapAll.set[static_cast<std::size_t>(buf.layer)]) {
+      continue;
+    }
+    fmOfBuffer[b] = static_cast<int>(m_fms.size());
+    m_fms.push_back({static_cast<int>(b), buf.layer, 0, 0, m_swapAll.pool().buffers[b].size.at(k),
+                     buf.size.at(k), buf.layer == m_ctx.net.inputLayer()});
+  }
+  const int n = g.forward_steps;
+  m_readsAt.resize(static_cast<std::size_t>(2 * n + 2));
+  for (const GmapOp& op : g.ops) {
+    const int f = op.buffer >= 0 ? fmOfBuffer[static_cast<std::size_t>(op.buffer)] : -1;
+    if (f < 0) continue;
+    Fm& x = m_fms[static_cast<std::size_t>(f)];
+    if (op.kind == GmapOpKind::Release && op.step <= n) x.release = op.step;
+    if (op.kind == GmapOpKind::Prefetch && op.step > n) {
+      x.prefetch = op.step;
+      if (!x.minibatch) m_readsAt[static_cast<std::size_t>(op.step)].push_back(f);
+    }
+  }
+  m_pinned.assign(m_fms.size(), false);
+}
+
+std::vector<int> AccudnnAtK::stallCandidates() const {
+  constexpr double kEps = 1e-9;
+  std::vector<int> candidates;
+  const auto add = [&](std::size_t step) {
+    for (const int f : m_readsAt[step]) {
+      if (!m_pinned[static_cast<std::size_t>(f)]) candidates.push_back(f);
+    }
+  };
+  for (std::size_t j = 2; j < m_sim.steps.size() && candidates.size() < 8; ++j) {
+    if (m_sim.steps[j].stall <= kEps) continue;
+    add(j);
+    for (std::size_t q = j + 1; q < std::min(m_sim.steps.size(), j + 3); ++q)
+      add(q);
+  }
+  return candidates;
+}
+
+void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
+  if (phase1Plan) {
+    for (std::size_t f = 0; f < m_fms.size(); ++f) {
+      if (!phase1Plan->swapped[static_cast<std::size_t>(m_fms[f].layer)]) pin(static_cast<int>(f));
+    }
+    simulate(m_schedule, m_in, m_sim);
+    ++m_count;
+    m_phase1 = m_order.size();
+    return;
+  }
+  SimResult trial, bestSim;  // reused: trials allocate nothing once warm
+  constexpr double kEps = 1e-9;
+  // A pin must remove more than kMinPinGain of the iteration: the model cannot tell smaller
+  // differences apart (a run's t_iter varies by several per cent), and on ResNet-152 a greedy
+  // of such pins took 25,000 simulations per plan for 0.25 % of predicted time per sample.
+  constexpr double kMinPinGain = 1e-5;
+  const double minGain = std::max(kEps, kMinPinGain * m_sim.t_iter);
+  while (m_sim.removableStall() > minGain) {
+    const double before = m_sim.removableStall();
+    int best = -1;
+    double bestScore = 0;
+    std::set<int> tried;
+    for (const int f : stallCandidates()) {
+      if (!tried.insert(f).second) continue;
+      const Fm& x = fm(f);
+      if (x.prefetch == 0 || !fits(x)) continue;
+      // No pin removes more than all the stall: skip a candidate that could at best tie.
+      if (before / static_cast<double>(std::max<std::int64_t>(1, x.bytes)) <= bestScore) continue;
+      setPinned(x, true);
+      // The steps before the pin's first transfer are the current plan's; and once the stall
+      // exceeds what could still beat the best pin (with a margin far above rounding), the
+      // candidate cannot win.
+      const double needed =
+          std::max(minGain, bestScore * static_cast<double>(std::max<std::int64_t>(1, x.bytes)));
+      const double limit = before - needed + 1e-12 + 1e-9 * before;
+      const bool complete = simulateFrom(
+          m_schedule, m_in, m_sim, static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
+          limit, trial);
+      ++m_count;
+      setPinned(x, false);
+      if (!complete) continue;
+      const double gain = before - trial.removableStall();
+      const double score = gain / static_cast<double>(std::max<std::int64_t>(1, x.bytes));
+      if (gain > minGain && score > bestScore) {
+        bestScore = score;
+        best = f;
+        std::swap(bestSim, trial);
+      }
+    }
+    if (best < 0) break;
+    pin(best);
+    std::swap(m_sim, bestSim);
+  }
+  m_phase1 = m_order.size();
+}
+
+void AccudnnAtK::keepWhatFits() {
+  // Largest first (ties: the earlier buffer). Where the budget holds keep-all at k, that is
+  // every FM. Usually one simulation checks them all; one at a time only if that one is slower.
+  const double phase1Time = m_sim.t_iter;
+  std::vector<int> rest;
+  for (std::size_t f = 0; f < m_fms.size(); ++f) {
+    if (!m_pinned[f]) rest.push_back(static_cast<int>(f));
+  }
+  std::sort(rest.begin(), rest.end(), [&](int x, int y) {
+    const Fm& a = fm(x);
+    const Fm& b = fm(y);
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.buffer < b.buffer;
+  });
+  for (const int f : rest) {
+    if (fits(fm(f))) pin(f);
+  }
+  if (m_order.size() == m_phase1) return;
+  SimResult trial;
+  simulate(m_schedule, m_in, trial);
+  ++m_count;
+  if (noWorse(trial.t_iter, phase1Time)) return;
+  while (m_order.size() > m_phase1)
+    unpinLast();
+  for (const int f : rest) {
+    if (!fits(fm(f))) continue;
+    pin(f);
+    simulate(m_schedule, m_in, trial);
+    ++m_count;
+    if (!noWorse(trial.t_iter, phase1Time)) unpinLast();
+  }
+}
+
+std::optional<Evaluation> AccudnnAtK::exact(std::size_t pins) {
+  SwapSet set = m_swapAll.set;
+  for (std::size_t i = 0; i < pins; ++i)
+    set[static_cast<std::size_t>(fm(m_order[i]).layer)] = false;
+  ++m_count;
+  return evaluatePrepared(m_ctx, *m_ctx.prepared(set), m_times, m_window, m_reuseDelay);
+}
+
+std::optional<Evaluation> AccudnnAtK::exactPlan(const Evaluation* phase1Plan) {
+  // Pins are dropped, last first, if the exact peak is over.
+  std::size_t pins = m_order.size();
+  std::optional<Evaluation> e = exact(pins);
+  while (!e && pins > 0)
+    e = exact(--pins);
+  // Phase 2 must not cost time in the exact plan either (a higher peak can shorten the reuse
+  // delay, for one): if it does, the most phase-2 pins that do not, by bisection.
+  if (!e || pins <= m_phase1) return e;
+  std::optional<Evaluation> base = phase1Plan ? *phase1Plan : exact(m_phase1);
+  if (!base || noWorse(e->sim.t_iter, base->sim.t_iter)) return e;
+  const double reference = base->sim.t_iter;
+  std::size_t lo = m_phase1, hi = pins;
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    auto m = exact(mid);
+    if (m && noWorse(m->sim.t_iter, reference)) {
+      lo = mid;
+      base = std::move(m);
+    } else {
+      hi = mid;
+    }
+  }
+  return base;
+}
+
 }  // namespace
 
 /// accudnn at k from a prepared swap-all plan, in two phases:
@@ -88,230 +359,19 @@ std::optional<Evaluation> accudnnPrepared(const Context& ctx, const Prepared& sw
                                           const StepTimes& times, BudgetWindow& window,
                                           int reuseDelay, int* evaluated, bool keepWhatFits,
                                           const Evaluation* phase1Plan) {
-  const PerfModel& model = ctx.model;
-  const Network& net = ctx.net;
   const std::int64_t k = times.k;
-  const std::int64_t peak = swapAll.curve.peak(k);
-  if (!window.fits(peak)) return std::nullopt;
+  if (!window.fits(swapAll.curve.peak(k))) return std::nullopt;
   // Where the budget holds keep-all at k, the plan keeps every FM (what phase 2 would end with,
   // after phase 1 had pinned its way there one FM at a time).
   if (window.fits(ctx.keepAll.curve.peak(k))) {
     if (evaluated) ++*evaluated;
     return evaluatePrepared(ctx, ctx.keepAll, times, window, reuseDelay);
   }
-  const Gmap& g = swapAll.gmap;
-  const int n = g.forward_steps;
-  const auto placement = ctx.scheduleAt(swapAll, k);
-  const int delay = chooseDelay(reuseDelay, *placement, window);
-  SimInput in = simInput(ctx, swapAll, times, *placement, delay);
-  const SimSchedule schedule(in);  // pins change durations only
-  SimResult sim = simulate(schedule, in);
-  int count = 1;
-
-  // Per swapped FM buffer: forward release step, backward prefetch step (0 when it is offloaded
-  // but never leaves the device), the bytes it takes in the pool and the bytes its copies move.
-  // The minibatch is one too: it is loaded at step 1 whatever the set, so only phase 2 keeps it
-  // (its backward prefetch is then dropped).
-  struct Fm {
-    int buffer, layer, release = 0, prefetch = 0;
-    std::int64_t bytes, copied;
-    bool minibatch = false;
-  };
-  std::vector<Fm> fms;
-  std::vector<int> fmOfBuffer(g.buffers.size(), -1);
-  for (std::size_t b = 0; b < g.buffers.size(); ++b) {
-    const GmapBuffer& buf = g.buffers[b];
-    if (buf.kind != BufferKind::FeatureMap || buf.layer < 0 ||
-        !swapAll.set[static_cast<std::size_t>(buf.layer)]) {
-      continue;
-    }
-    fmOfBuffer[b] = static_cast<int>(fms.size());
-    fms.push_back({static_cast<int>(b), buf.layer, 0, 0, swapAll.pool().buffers[b].size.at(k),
-                   buf.size.at(k), buf.layer == net.inputLayer()});
-  }
-  std::vector<std::vector<int>> readsAt(static_cast<std::size_t>(2 * n + 2));
-  for (const GmapOp& op : g.ops) {
-    const int f = op.buffer >= 0 ? fmOfBuffer[static_cast<std::size_t>(op.buffer)] : -1;
-    if (f < 0) continue;
-    Fm& fm = fms[static_cast<std::size_t>(f)];
-    if (op.kind == GmapOpKind::Release && op.step <= n) fm.release = op.step;
-    if (op.kind == GmapOpKind::Prefetch && op.step > n) {
-      fm.prefetch = op.step;
-      if (!fm.minibatch) readsAt[static_cast<std::size_t>(op.step)].push_back(f);
-    }
-  }
-  std::vector<std::int64_t> residentAt(static_cast<std::size_t>(2 * n + 2), 0);
-  for (int s = 1; s <= 2 * n; ++s)
-    residentAt[static_cast<std::size_t>(s)] =
-        swapAll.curve.resident[static_cast<std::size_t>(s)].at(k);
-  StepMax resident(residentAt);
-  // An FM kept on the device occupies its bytes from after its release to before its prefetch.
-  auto fits = [&](const Fm& f) {
-    if (f.prefetch == 0) return !f.minibatch;  // never leaves: keeping it costs nothing
-    const auto m = resident.max(f.release + 1, f.prefetch);
-    return !m || window.fits(*m + f.bytes);
-  };
-  // A pinned FM moves nothing: its copies take no time, beside compute or not.
-  auto setPinned = [&](SimInput& x, const Fm& f, bool pinned) {
-    if (f.minibatch) return;  // its buffer's time is also the step-1 load
-    const auto b = static_cast<std::size_t>(f.buffer);
-    x.offload_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, true);
-    x.prefetch_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, false);
-    x.offload_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, true, true);
-    x.prefetch_beside_seconds[b] = pinned ? 0.0 : model.transfer(f.copied, false, true);
-  };
-
-  std::vector<bool> pinned(fms.size(), false);
-  std::vector<int> order;
-  auto pin = [&](int f) {
-    const Fm& fm = fms[static_cast<std::size_t>(f)];
-    pinned[static_cast<std::size_t>(f)] = true;
-    order.push_back(f);
-    setPinned(in, fm, true);
-    if (fm.prefetch > 0) resident.add(fm.release + 1, fm.prefetch, fm.bytes);
-  };
-  auto unpinLast = [&] {
-    const int f = order.back();
-    const Fm& fm = fms[static_cast<std::size_t>(f)];
-    pinned[static_cast<std::size_t>(f)] = false;
-    order.pop_back();
-    setPinned(in, fm, false);
-    if (fm.prefetch > 0) resident.add(fm.release + 1, fm.prefetch, -fm.bytes);
-  };
-
-  // Phase 1: remove stall, or take the pins of a phase-1 plan made before at this k.
-  SimResult trial, bestSim;  // reused: trials allocate nothing once warm
-  constexpr double kEps = 1e-9;
-  if (phase1Plan) {
-    for (std::size_t f = 0; f < fms.size(); ++f) {
-      if (!phase1Plan->swapped[static_cast<std::size_t>(fms[f].layer)]) pin(static_cast<int>(f));
-    }
-    simulate(schedule, in, sim);
-    ++count;
-  }
-  // A pin must remove more than kMinPinGain of the iteration: the model cannot tell smaller
-  // differences apart (a run's t_iter varies by several per cent), and on ResNet-152 a greedy
-  // of such pins took 25,000 simulations per plan for 0.25 % of predicted time per sample.
-  constexpr double kMinPinGain = 1e-5;
-  const double minGain = std::max(kEps, kMinPinGain * sim.t_iter);
-  while (!phase1Plan && sim.removableStall() > minGain) {
-    // Candidates: FMs prefetched for the stalled steps, the earliest stalls first.
-    std::vector<int> candidates;
-    for (std::size_t j = 2; j < sim.steps.size() && candidates.size() < 8; ++j) {
-      if (sim.steps[j].stall <= kEps) continue;
-      for (const int f : readsAt[j]) {
-        if (!pinned[static_cast<std::size_t>(f)]) candidates.push_back(f);
-      }
-      // A prefetch stalls the steps after it too: the swap-in queue ahead of it matters.
-      for (std::size_t q = j + 1; q < std::min(sim.steps.size(), j + 3); ++q) {
-        for (const int f : readsAt[q]) {
-          if (!pinned[static_cast<std::size_t>(f)]) candidates.push_back(f);
-        }
-      }
-    }
-    const double before = sim.removableStall();
-    int best = -1;
-    double bestScore = 0;
-    std::set<int> tried;
-    for (const int f : candidates) {
-      if (!tried.insert(f).second) continue;
-      const Fm& fm = fms[static_cast<std::size_t>(f)];
-      if (fm.prefetch == 0 || !fits(fm)) continue;
-      // No pin removes more than all the stall: skip a candidate that could at best tie.
-      if (before / static_cast<double>(std::max<std::int64_t>(1, fm.bytes)) <= bestScore) continue;
-      setPinned(in, fm, true);
-      // The steps before the pin's first transfer are the current plan's; and once the stall
-      // exceeds what could still beat the best pin (with a margin far above rounding), the
-      // candidate cannot win.
-      const double needed =
-          std::max(minGain, bestScore * static_cast<double>(std::max<std::int64_t>(1, fm.bytes)));
-      const double limit = before - needed + 1e-12 + 1e-9 * before;
-      const bool complete = simulateFrom(
-          schedule, in, sim, static_cast<std::size_t>(schedule.firstTransferStep(fm.buffer)), limit,
-          trial);
-      ++count;
-      setPinned(in, fm, false);
-      if (!complete) continue;
-      const double gain = before - trial.removableStall();
-      const double score = gain / static_cast<double>(std::max<std::int64_t>(1, fm.bytes));
-      if (gain > minGain && score > bestScore) {
-        bestScore = score;
-        best = f;
-        std::swap(bestSim, trial);
-      }
-    }
-    if (best < 0) break;
-    pin(best);
-    std::swap(sim, bestSim);
-  }
-
-  // Phase 2: keep what fits, largest first (ties: the earlier buffer), while the predicted time
-  // stays. Where the budget holds keep-all at k, that is every FM. Usually one simulation checks
-  // them all; one at a time only if that one is slower.
-  const std::size_t phase1 = order.size();
-  const double phase1Time = sim.t_iter;
-  std::vector<int> rest;
-  for (std::size_t f = 0; f < fms.size(); ++f) {
-    if (!pinned[f]) rest.push_back(static_cast<int>(f));
-  }
-  std::sort(rest.begin(), rest.end(), [&](int x, int y) {
-    const Fm& a = fms[static_cast<std::size_t>(x)];
-    const Fm& b = fms[static_cast<std::size_t>(y)];
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.buffer < b.buffer;
-  });
-  for (const int f : rest) {
-    if (keepWhatFits && fits(fms[static_cast<std::size_t>(f)])) pin(f);
-  }
-  if (order.size() > phase1) {
-    simulate(schedule, in, trial);
-    ++count;
-    if (!noWorse(trial.t_iter, phase1Time)) {
-      while (order.size() > phase1)
-        unpinLast();
-      for (const int f : rest) {
-        if (!fits(fms[static_cast<std::size_t>(f)])) continue;
-        pin(f);
-        simulate(schedule, in, trial);
-        ++count;
-        if (!noWorse(trial.t_iter, phase1Time)) unpinLast();
-      }
-    }
-  }
-
-  // The exact plan of the first `pins` pins.
-  auto exact = [&](std::size_t pins) {
-    SwapSet set = swapAll.set;
-    for (std::size_t i = 0; i < pins; ++i)
-      set[static_cast<std::size_t>(fms[static_cast<std::size_t>(order[i])].layer)] = false;
-    ++count;
-    return evaluatePrepared(ctx, *ctx.prepared(set), times, window, reuseDelay);
-  };
-  // Pins are dropped, last first, if the exact peak is over.
-  std::size_t pins = order.size();
-  std::optional<Evaluation> e = exact(pins);
-  while (!e && pins > 0)
-    e = exact(--pins);
-  // Phase 2 must not cost time in the exact plan either (a higher peak can shorten the reuse
-  // delay, for one): if it does, the most phase-2 pins that do not, by bisection.
-  if (e && pins > phase1) {
-    std::optional<Evaluation> base = phase1Plan ? *phase1Plan : exact(phase1);
-    if (base && !noWorse(e->sim.t_iter, base->sim.t_iter)) {
-      const double reference = base->sim.t_iter;
-      std::size_t lo = phase1, hi = pins;
-      while (hi - lo > 1) {
-        const std::size_t mid = lo + (hi - lo) / 2;
-        auto m = exact(mid);
-        if (m && noWorse(m->sim.t_iter, reference)) {
-          lo = mid;
-          base = std::move(m);
-        } else {
-          hi = mid;
-        }
-      }
-      e = std::move(base);
-    }
-  }
-  if (evaluated) *evaluated += count;
+  AccudnnAtK at(ctx, swapAll, times, window, reuseDelay);
+  at.removeStall(phase1Plan);
+  if (keepWhatFits) at.keepWhatFits();
+  std::optional<Evaluation> e = at.exactPlan(phase1Plan);
+  if (evaluated) *evaluated += at.simulations();
   return e;
 }
 
