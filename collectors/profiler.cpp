@@ -87,8 +87,39 @@ rt::ExecutorOptions executorOptions(const Network& net, const ProfileConfig& cfg
   return options;
 }
 
-/// Commits one recorded iteration's rows to `db`. With `share` it returns them for the progress
+/// The executor of the profile at minibatch k, or null with the refusal in `refusal` where it
+/// refuses the plan (PlanDoesNotFit). A refused executor has allocated nothing; an accepted one
+/// holds the device's pool until it is destroyed.
+std::unique_ptr<rt::SwapExecutor> openExecutor(rt::Device& device, const Network& net,
+                                               const ProfileConfig& cfg, const SwapSet& swapAll,
+                                               std::int64_t k,
+                                               std::optional<rt::PlanDoesNotFit>* refusal) {
+  try {
+    return std::make_unique<rt::SwapExecutor>(device, net, k, swapAll, cfg.budget,
+                                              executorOptions(net, cfg, k, -1));
+  } catch (const rt::PlanDoesNotFit& e) {
+    if (refusal) refusal->emplace(e);
+    return nullptr;
+  }
+}
 }  // namespace
+
+std::string refusedBatchesMeta(const std::vector<RefusedBatch>& refused) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const RefusedBatch& r : refused)
+    j.push_back({{"k", r.k}, {"ran", r.ran}, {"reason", r.reason}});
+  return j.dump();
+}
+
+std::string describeRefusal(const RefusedBatch& r, std::int64_t budget) {
+  std::string text = "k = " + std::to_string(r.k) + " does not fit the pool of " +
+                     formatBytes(budget) + " as the executor counts it (" + r.reason + "); ";
+  if (r.ran > 0) {
+    return text + "profiled k = " + std::to_string(r.ran) +
+           " instead, the largest k below it that the executor accepts";
+  }
+  return text + "no k between the last one profiled and it fits, so the profile ends there";
+}
 
 void checkProfileFits(const rt::Device& device, const Network& net, const ProfileConfig& cfg,
                       std::int64_t available) {
@@ -153,9 +184,38 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   const int perK = cfg.warmup + cfg.iterations;
   auto stopped = [&] { return cancel && cancel->load(); };
   try {
+    std::int64_t lastRan = 0;  // the largest k profiled so far
     for (std::size_t bi = 0; bi < result.batches.size() && !stopped(); ++bi) {
-      const std::int64_t k = result.batches[bi];
-      rt::SwapExecutor ex(device, net, k, swapAll, cfg.budget, executorOptions(net, cfg, k, -1));
+      std::int64_t k = result.batches[bi];
+      std::optional<rt::PlanDoesNotFit> refusal;
+      std::unique_ptr<rt::SwapExecutor> executor =
+          openExecutor(device, net, cfg, swapAll, k, &refusal);
+      if (!executor) {
+        // The largest k in (lastRan, k) the executor accepts, by bisection: `lo` is accepted (or
+        // the last k that ran), `hi` refused. Each executor tried is destroyed before the next,
+        // so that the device holds one pool at a time.
+        std::int64_t lo = lastRan, hi = k;
+        while (hi - lo > 1) {
+          const std::int64_t mid = lo + (hi - lo) / 2;
+          if (openExecutor(device, net, cfg, swapAll, mid, nullptr)) {
+            lo = mid;
+          } else {
+            hi = mid;
+          }
+        }
+        if (lo == 0) throw *refusal;  // not even k = 1 fits
+        result.refused.push_back({k, lo > lastRan ? lo : 0, refusal->what()});
+        db.setMeta("refused_batches", refusedBatchesMeta(result.refused));
+        // The minibatches after k are larger: none of them is tried.
+        result.batches.resize(bi);
+        if (lo == lastRan) break;
+        result.batches.push_back(lo);
+        k = lo;
+        executor = std::make_unique<rt::SwapExecutor>(device, net, k, swapAll, cfg.budget,
+                                                      executorOptions(net, cfg, k, -1));
+      }
+      lastRan = k;
+      rt::SwapExecutor& ex = *executor;
       const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k,
                                                     cfg.seed + static_cast<std::uint64_t>(k));
       int recorded = 0;
