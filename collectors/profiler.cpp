@@ -70,6 +70,23 @@ std::int64_t swapAllKMax(const Network& net, std::int64_t budget) {
   return kMax;
 }
 
+std::int64_t swapAllKMax(const Network& net, std::int64_t budget, const rt::Device& device) {
+  const rt::PoolShape shape = rt::poolShape(device);
+  if (shape.padding == PoolPadding{}) return swapAllKMax(net, budget);
+  const auto costs = computeLayerCosts(net);
+  const Gmap gmap = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs)).gmap;
+  const std::int64_t kMax = rt::poolKMax(gmap, budget, shape, kMaxBatch);
+  if (kMax < 1) {
+    const std::int64_t need = computeMemoryCurve(padGmap(gmap, shape.padding)).peak(1);
+    throwBadInput("a budget of " + formatBytes(budget) + " (" + std::to_string(budget) +
+                  " bytes) cannot hold " + net.name() +
+                  " at k = 1 even under swap-all as this device's pool places it: its peak, " +
+                  "padded, is " + formatBytes(need) + " (" + std::to_string(need) + " bytes)" +
+                  (need <= budget ? " and its buffers do not pack" : ""));
+  }
+  return kMax;
+}
+
 namespace {
 /// The profiling minibatches of `cfg` below the swap-all k_max.
 std::vector<std::int64_t> batchesOf(const ProfileConfig& cfg, std::int64_t kMax) {
@@ -123,7 +140,7 @@ std::string describeRefusal(const RefusedBatch& r, std::int64_t budget) {
 
 void checkProfileFits(const rt::Device& device, const Network& net, const ProfileConfig& cfg,
                       std::int64_t available) {
-  const std::vector<std::int64_t> ks = batchesOf(cfg, swapAllKMax(net, cfg.budget));
+  const std::vector<std::int64_t> ks = batchesOf(cfg, swapAllKMax(net, cfg.budget, device));
   const auto costs = computeLayerCosts(net);
   const std::int64_t k = ks.back();
   rt::checkRunFits(device, net, costs, makeSwapSet(Policy::SwapAll, net, costs), k, cfg.budget,
@@ -169,7 +186,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   const MemoryPlan plan = planMemory(net, costs, swapAll);
 
   ProfileResult result;
-  result.k_max = swapAllKMax(net, cfg.budget);
+  result.k_max = swapAllKMax(net, cfg.budget, device);
   result.batches = batchesOf(cfg, result.k_max);
   checkProfileFits(device, net, cfg);
 

@@ -34,6 +34,11 @@ std::vector<std::int64_t> profileBatches(std::int64_t top);
 /// The largest minibatch whose swap-all plan fits `budget`. Throws Error(BadInput) with the
 /// bytes needed when not even k = 1 fits.
 std::int64_t swapAllKMax(const Network& net, std::int64_t budget);
+/// The same as `device`'s executor counts it: on a device whose pool pads its buffers (the CUDA
+/// backend), the largest k whose swap-all plan, padded, fits `budget` and packs into its pool
+/// (rt::poolKMax: `analyze --device cuda`'s count); on one that does not pad (the CPU backend),
+/// swapAllKMax(net, budget). Error(BadInput) as there where not even k = 1 fits.
+std::int64_t swapAllKMax(const Network& net, std::int64_t budget, const rt::Device& device);
 
 struct ProfileConfig {
   std::int64_t budget = 0;

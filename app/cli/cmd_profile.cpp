@@ -84,7 +84,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   cfg.max_batch = args.batch("--max-batch").value_or(capDefault ? kCpuDefaultMaxBatch : 0);
 
   // A budget that cannot run k = 1 is refused before any file is created.
-  const std::int64_t kMax = collect::swapAllKMax(net, cfg.budget);
+  const std::int64_t kMax = collect::swapAllKMax(net, cfg.budget, *device);
   // So is a profile whose largest minibatch does not fit the budget, the device or the host.
   collect::checkProfileFits(*device, net, cfg);
   const bool json = args.has("--json");

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "analysis/network_analysis.h"
+#include "common/batch_limit.h"
 #include "perfmodel/model.h"
 #include "runtime/kernel.h"
 #include "runtime/wrapped_cpu_device.h"
@@ -332,6 +333,28 @@ class WorkspaceDevice final : public rt::WrappedCpuDevice {
  private:
   std::int64_t m_perSample;
 };
+
+TEST(SwapAllKMax, OnAPaddedPoolIsTheExecutorsCountAndOnTheCpuTheAnalyzers) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const SwapSet swapAll = makeSwapSet(Policy::SwapAll, net, costs);
+  const Gmap gmap = planMemory(net, costs, swapAll).gmap;
+  const std::int64_t budget = std::int64_t{1} << 20;
+  auto cpu = rt::openDevice("cpu");
+  EXPECT_EQ(swapAllKMax(net, budget, *cpu), swapAllKMax(net, budget));
+  rt::WrappedCpuDevice cuda(rt::kCudaPoolShape.padding, rt::kCudaPoolShape.alignment);
+  const std::int64_t kMax = swapAllKMax(net, budget, cuda);
+  EXPECT_EQ(kMax, rt::poolKMax(gmap, budget, rt::kCudaPoolShape, kMaxBatch));
+  ASSERT_LT(kMax, swapAllKMax(net, budget));  // the labels and the logits pad to 16 bytes
+  // The analyzer's k_max, padded, does not fit: a profile up to it would be refused before it
+  // starts; up to the executor's count it is not.
+  EXPECT_THROW(rt::checkRunFits(cuda, net, costs, swapAll, swapAllKMax(net, budget), budget),
+               rt::PlanDoesNotFit);
+  ProfileConfig cfg;
+  cfg.budget = budget;
+  EXPECT_NO_THROW(checkProfileFits(cuda, net, cfg));
+  EXPECT_NO_THROW(rt::SwapExecutor(cuda, net, kMax, swapAll, budget));
+}
 
 TEST_F(ProfilerTest, AMinibatchTheExecutorRefusesIsRetriedAtTheLargestKItAccepts) {
   const Network net = testing::tinyNetwork();
