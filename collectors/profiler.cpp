@@ -202,6 +202,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   auto stopped = [&] { return cancel && cancel->load(); };
   try {
     std::int64_t lastRan = 0;  // the largest k profiled so far
+    nlohmann::ordered_json kernelsByK = nlohmann::ordered_json::array();
     for (std::size_t bi = 0; bi < result.batches.size() && !stopped(); ++bi) {
       std::int64_t k = result.batches[bi];
       std::optional<rt::PlanDoesNotFit> refusal;
@@ -233,6 +234,12 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
       }
       lastRan = k;
       rt::SwapExecutor& ex = *executor;
+      // The kernels' choices at this k: each layer's algorithms and workspaces, where any chose
+      // or holds one (the CUDA backend's convolutions), for whoever plans from the profile.
+      if (nlohmann::ordered_json layers = kernelChoicesJson(net, ex); !layers.empty()) {
+        kernelsByK.push_back({{"k", k}, {"layers", std::move(layers)}});
+        db.setMeta("kernel_choices_by_k", kernelsByK.dump());
+      }
       const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k,
                                                     cfg.seed + static_cast<std::uint64_t>(k));
       int recorded = 0;

@@ -125,6 +125,11 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 /// Throws Error(BadInput) before recording anything when the budget cannot hold k = 1 under
 /// swap-all or the profile does not fit the machine (checkProfileFits).
 ///
+/// Where the kernels chose an algorithm or hold a workspace at a profiled k (the CUDA backend's
+/// convolutions under --conv-algo), the meta 'kernel_choices_by_k' records them: a JSON array of
+/// {"k", "layers"}, "layers" as kernelChoicesJson gives them, one entry per k that ran; absent
+/// where no kernel chose or holds any (the CPU backend).
+///
 /// A minibatch the executor refuses (rt::PlanDoesNotFit: what only the executor counts, the
 /// kernels' workspaces and the packing of the padded buffers) is replaced by the largest k it
 /// accepts between the last k that ran and the refused one, found by bisection; the minibatches

@@ -413,6 +413,39 @@ TEST_F(ProfilerTest, AMinibatchTheExecutorRefusesIsRetriedAtTheLargestKItAccepts
   EXPECT_GT(result.fits, 0) << result.fit_error;
 }
 
+TEST_F(ProfilerTest, RecordsEachKernelsWorkspaceAtEveryKThatRan) {
+  const Network net = testing::tinyNetwork();
+  const ProfileConfig cfg = tinyProfile(8, 0, 1);  // k = 1, 2, 4, 5, 8
+  const std::int64_t perSample = 1000;
+  WorkspaceDevice device(perSample);
+  ProfileResult result;
+  {
+    store::RunWriter db(m_path, runMeta(device, "profile", cfg.budget, "swap-all"));
+    result = runProfile(device, net, cfg, db);
+  }
+  ASSERT_EQ(result.batches, (std::vector<std::int64_t>{1, 2, 4, 5, 8}));
+  const store::RunData run = store::RunReader(m_path).load();
+  const auto byK = nlohmann::json::parse(run.meta.extra.at("kernel_choices_by_k"));
+  ASSERT_EQ(byK.size(), result.batches.size());
+  for (std::size_t i = 0; i < byK.size(); ++i) {
+    const std::int64_t k = result.batches[i];
+    EXPECT_EQ(byK[i]["k"], k);
+    ASSERT_EQ(byK[i]["layers"].size(), 1u);  // conv1 alone holds one
+    EXPECT_EQ(byK[i]["layers"][0]["layer"], "conv1");
+    EXPECT_EQ(byK[i]["layers"][0]["forward_workspace"], perSample * k);
+    EXPECT_EQ(byK[i]["layers"][0]["backward_workspace"], 0);
+  }
+
+  // The CPU backend's kernels choose nothing and hold no workspace: no such meta.
+  fs::remove(m_path);
+  auto cpu = rt::openDevice("cpu");
+  {
+    store::RunWriter db(m_path, runMeta(*cpu, "profile", cfg.budget, "swap-all"));
+    runProfile(*cpu, net, cfg, db);
+  }
+  EXPECT_EQ(store::RunReader(m_path).load().meta.extra.count("kernel_choices_by_k"), 0u);
+}
+
 TEST_F(ProfilerTest, AProfileWhoseNextKAboveTheLastNeverFitsEndsWithWhatItRecorded) {
   const Network net = testing::tinyNetwork();
   const ProfileConfig cfg = tinyProfile(16, 0, 1);  // k = 2, 4, 8, 11, 16
