@@ -70,6 +70,23 @@ std::int64_t swapAllKMax(const Network& net, std::int64_t budget) {
   return kMax;
 }
 
+std::int64_t swapAllKMax(const Network& net, std::int64_t budget, const rt::Device& device) {
+  const rt::PoolShape shape = rt::poolShape(device);
+  if (shape.padding == PoolPadding{}) return swapAllKMax(net, budget);
+  const auto costs = computeLayerCosts(net);
+  const Gmap gmap = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs)).gmap;
+  const std::int64_t kMax = rt::poolKMax(gmap, budget, shape, kMaxBatch);
+  if (kMax < 1) {
+    const std::int64_t need = computeMemoryCurve(padGmap(gmap, shape.padding)).peak(1);
+    throwBadInput("a budget of " + formatBytes(budget) + " (" + std::to_string(budget) +
+                  " bytes) cannot hold " + net.name() +
+                  " at k = 1 even under swap-all as this device's pool places it: its peak, " +
+                  "padded, is " + formatBytes(need) + " (" + std::to_string(need) + " bytes)" +
+                  (need <= budget ? " and its buffers do not pack" : ""));
+  }
+  return kMax;
+}
+
 namespace {
 /// The profiling minibatches of `cfg` below the swap-all k_max.
 std::vector<std::int64_t> batchesOf(const ProfileConfig& cfg, std::int64_t kMax) {
@@ -87,12 +104,43 @@ rt::ExecutorOptions executorOptions(const Network& net, const ProfileConfig& cfg
   return options;
 }
 
-/// Commits one recorded iteration's rows to `db`. With `share` it returns them for the progress
+/// The executor of the profile at minibatch k, or null with the refusal in `refusal` where it
+/// refuses the plan (PlanDoesNotFit). A refused executor has allocated nothing; an accepted one
+/// holds the device's pool until it is destroyed.
+std::unique_ptr<rt::SwapExecutor> openExecutor(rt::Device& device, const Network& net,
+                                               const ProfileConfig& cfg, const SwapSet& swapAll,
+                                               std::int64_t k,
+                                               std::optional<rt::PlanDoesNotFit>* refusal) {
+  try {
+    return std::make_unique<rt::SwapExecutor>(device, net, k, swapAll, cfg.budget,
+                                              executorOptions(net, cfg, k, -1));
+  } catch (const rt::PlanDoesNotFit& e) {
+    if (refusal) refusal->emplace(e);
+    return nullptr;
+  }
+}
 }  // namespace
+
+std::string refusedBatchesMeta(const std::vector<RefusedBatch>& refused) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const RefusedBatch& r : refused)
+    j.push_back({{"k", r.k}, {"ran", r.ran}, {"reason", r.reason}});
+  return j.dump();
+}
+
+std::string describeRefusal(const RefusedBatch& r, std::int64_t budget) {
+  std::string text = "k = " + std::to_string(r.k) + " does not fit the pool of " +
+                     formatBytes(budget) + " as the executor counts it (" + r.reason + "); ";
+  if (r.ran > 0) {
+    return text + "profiled k = " + std::to_string(r.ran) +
+           " instead, the largest k below it that the executor accepts";
+  }
+  return text + "no k between the last one profiled and it fits, so the profile ends there";
+}
 
 void checkProfileFits(const rt::Device& device, const Network& net, const ProfileConfig& cfg,
                       std::int64_t available) {
-  const std::vector<std::int64_t> ks = batchesOf(cfg, swapAllKMax(net, cfg.budget));
+  const std::vector<std::int64_t> ks = batchesOf(cfg, swapAllKMax(net, cfg.budget, device));
   const auto costs = computeLayerCosts(net);
   const std::int64_t k = ks.back();
   rt::checkRunFits(device, net, costs, makeSwapSet(Policy::SwapAll, net, costs), k, cfg.budget,
@@ -138,7 +186,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   const MemoryPlan plan = planMemory(net, costs, swapAll);
 
   ProfileResult result;
-  result.k_max = swapAllKMax(net, cfg.budget);
+  result.k_max = swapAllKMax(net, cfg.budget, device);
   result.batches = batchesOf(cfg, result.k_max);
   checkProfileFits(device, net, cfg);
 
@@ -153,9 +201,45 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
   const int perK = cfg.warmup + cfg.iterations;
   auto stopped = [&] { return cancel && cancel->load(); };
   try {
+    std::int64_t lastRan = 0;  // the largest k profiled so far
+    nlohmann::ordered_json kernelsByK = nlohmann::ordered_json::array();
     for (std::size_t bi = 0; bi < result.batches.size() && !stopped(); ++bi) {
-      const std::int64_t k = result.batches[bi];
-      rt::SwapExecutor ex(device, net, k, swapAll, cfg.budget, executorOptions(net, cfg, k, -1));
+      std::int64_t k = result.batches[bi];
+      std::optional<rt::PlanDoesNotFit> refusal;
+      std::unique_ptr<rt::SwapExecutor> executor =
+          openExecutor(device, net, cfg, swapAll, k, &refusal);
+      if (!executor) {
+        // The largest k in (lastRan, k) the executor accepts, by bisection: `lo` is accepted (or
+        // the last k that ran), `hi` refused. Each executor tried is destroyed before the next,
+        // so that the device holds one pool at a time.
+        std::int64_t lo = lastRan, hi = k;
+        while (hi - lo > 1) {
+          const std::int64_t mid = lo + (hi - lo) / 2;
+          if (openExecutor(device, net, cfg, swapAll, mid, nullptr)) {
+            lo = mid;
+          } else {
+            hi = mid;
+          }
+        }
+        if (lo == 0) throw *refusal;  // not even k = 1 fits
+        result.refused.push_back({k, lo > lastRan ? lo : 0, refusal->what()});
+        db.setMeta("refused_batches", refusedBatchesMeta(result.refused));
+        // The minibatches after k are larger: none of them is tried.
+        result.batches.resize(bi);
+        if (lo == lastRan) break;
+        result.batches.push_back(lo);
+        k = lo;
+        executor = std::make_unique<rt::SwapExecutor>(device, net, k, swapAll, cfg.budget,
+                                                      executorOptions(net, cfg, k, -1));
+      }
+      lastRan = k;
+      rt::SwapExecutor& ex = *executor;
+      // The kernels' choices at this k: each layer's algorithms and workspaces, where any chose
+      // or holds one (the CUDA backend's convolutions), for whoever plans from the profile.
+      if (nlohmann::ordered_json layers = kernelChoicesJson(net, ex); !layers.empty()) {
+        kernelsByK.push_back({{"k", k}, {"layers", std::move(layers)}});
+        db.setMeta("kernel_choices_by_k", kernelsByK.dump());
+      }
       const rt::Dataset data = rt::syntheticDataset(net.sampleShape(), net.classes(), k,
                                                     cfg.seed + static_cast<std::uint64_t>(k));
       int recorded = 0;

@@ -34,6 +34,11 @@ std::vector<std::int64_t> profileBatches(std::int64_t top);
 /// The largest minibatch whose swap-all plan fits `budget`. Throws Error(BadInput) with the
 /// bytes needed when not even k = 1 fits.
 std::int64_t swapAllKMax(const Network& net, std::int64_t budget);
+/// The same as `device`'s executor counts it: on a device whose pool pads its buffers (the CUDA
+/// backend), the largest k whose swap-all plan, padded, fits `budget` and packs into its pool
+/// (rt::poolKMax: `analyze --device cuda`'s count); on one that does not pad (the CPU backend),
+/// swapAllKMax(net, budget). Error(BadInput) as there where not even k = 1 fits.
+std::int64_t swapAllKMax(const Network& net, std::int64_t budget, const rt::Device& device);
 
 struct ProfileConfig {
   std::int64_t budget = 0;
@@ -74,9 +79,20 @@ struct RunProgress {
 /// the database is marked failed with its message, and the exception propagates.
 using RunProgressFn = std::function<void(const RunProgress&)>;
 
+/// A profiling minibatch the executor refused (rt::PlanDoesNotFit: its kernels' workspaces, the
+/// pool's padding or the packing of its buffers), and what the profile ran instead.
+struct RefusedBatch {
+  std::int64_t k = 0;    ///< the minibatch of the list that was refused
+  std::int64_t ran = 0;  ///< the largest k the executor accepted in its place; 0: none
+  std::string reason;    ///< why it was refused
+};
+
 struct ProfileResult {
   std::int64_t k_max = 0;  ///< under swap-all, before the cap
+  /// The minibatches profiled: profileBatches' list, a refused k replaced by the one that ran.
   std::vector<std::int64_t> batches;
+  /// The minibatches of the list the executor refused, in order (meta 'refused_batches').
+  std::vector<RefusedBatch> refused;
   int recorded_iterations = 0;
   bool cancelled = false;
   store::RunStatus status = store::RunStatus::Running;
@@ -108,9 +124,27 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 /// current iteration), without fits. An error marks it failed with the message and is rethrown.
 /// Throws Error(BadInput) before recording anything when the budget cannot hold k = 1 under
 /// swap-all or the profile does not fit the machine (checkProfileFits).
+///
+/// Where the kernels chose an algorithm or hold a workspace at a profiled k (the CUDA backend's
+/// convolutions under --conv-algo), the meta 'kernel_choices_by_k' records them: a JSON array of
+/// {"k", "layers"}, "layers" as kernelChoicesJson gives them, one entry per k that ran; absent
+/// where no kernel chose or holds any (the CPU backend).
+///
+/// A minibatch the executor refuses (rt::PlanDoesNotFit: what only the executor counts, the
+/// kernels' workspaces and the packing of the padded buffers) is replaced by the largest k it
+/// accepts between the last k that ran and the refused one, found by bisection; the minibatches
+/// after it, larger still, are not tried. Each refusal is in ProfileResult::refused and the
+/// meta 'refused_batches' (refusedBatchesMeta). Where no k above the last one that ran is
+/// accepted, the profile ends with what it recorded; where none at all is, the refusal is
+/// rethrown.
 ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileConfig& config,
                          store::RunWriter& db, const RunProgressFn& progress = {},
                          const std::atomic<bool>* cancel = nullptr);
+
+/// The meta 'refused_batches' of `refused`: a JSON array of {"k", "ran", "reason"}.
+std::string refusedBatchesMeta(const std::vector<RefusedBatch>& refused);
+/// One line per refusal for the user: the refused k, why, and the k that ran instead.
+std::string describeRefusal(const RefusedBatch& r, std::int64_t budget);
 
 /// When `device` is not the device whose profile the plan's model was fitted on (another backend
 /// or device name), what to tell the user: the plan's predictions are not comparable with the

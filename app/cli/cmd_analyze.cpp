@@ -2,6 +2,7 @@
 /// @brief `swapscope analyze`: the static analysis of a network at minibatch k.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,8 @@
 #include "options/file_options.h"
 #include "options/network_options.h"
 #include "options/table.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
 #include "runtime/host_memory.h"
 
 namespace swapscope::cli {
@@ -53,29 +56,56 @@ std::string si(std::int64_t v) {
   return formatSi(static_cast<double>(v));
 }
 
+/// The analysis with every plan's GMAP padded as `shape` pads its buffers and its curve counted
+/// from that: the sizes and peaks the pool holds.
+NetworkAnalysis paddedAnalysis(const NetworkAnalysis& a, const rt::PoolShape& shape) {
+  NetworkAnalysis padded = a;
+  auto pad = [&](MemoryPlan& p) {
+    p.gmap = padGmap(p.gmap, shape.padding);
+    p.curve = computeMemoryCurve(p.gmap);
+  };
+  pad(padded.keep_all);
+  pad(padded.swap_all);
+  for (auto& [policy, plan] : padded.other_fixed)
+    pad(plan);
+  return padded;
+}
+
 struct Context {
   const Network& net;
-  const NetworkAnalysis& a;
-  const MemoryPlan& chosen;
+  const NetworkAnalysis& a;  ///< the analysis: the network's own sizes
+  /// The memory as the pool holds it: `a` itself, or with --device cuda `a` padded as the CUDA
+  /// pool pads (the peaks, the curve and the GMAP's bytes).
+  const NetworkAnalysis& pool;
+  const MemoryPlan& chosen;  ///< pool's plan of the policy
   Policy policy;
   std::int64_t k;
   std::optional<std::int64_t> budget;
   bool with_gmap;
   std::int64_t sub_batches = 1;  ///< S: the memory, the GMAP and k_max are one sub-batch's
+  /// --device cuda: the CUDA pool's shape, which k_max and the memory count; none on the CPU.
+  std::optional<rt::PoolShape> shape;
   /// The samples the memory is counted at: one sub-batch, k / S.
   std::int64_t mk() const { return k / sub_batches; }
-  /// The largest minibatch whose sub-batch fits `bytes` under `p`: S times the largest
-  /// sub-batch, and no more than the minibatch limit of every verb (common/batch_limit.h),
-  /// which `plan` and `run` would refuse above.
+  /// The largest sub-batch, at most `limit`, whose plan `p` (of `a`) fits `bytes`: its peak, or
+  /// with a pool shape its padded peak and the packing of its buffers (rt::poolKMax: the
+  /// executor's placement).
+  std::int64_t subBatchKMax(const MemoryPlan& p, std::int64_t bytes, std::int64_t limit) const {
+    if (shape) return rt::poolKMax(p.gmap, bytes, *shape, limit);
+    return p.curve.kMax(bytes, limit);
+  }
+  /// The largest minibatch whose sub-batch fits `bytes` under `p` (a plan of `a`): S times the
+  /// largest sub-batch, and no more than the minibatch limit of every verb
+  /// (common/batch_limit.h), which `plan` and `run` would refuse above.
   std::int64_t kMax(const MemoryPlan& p, std::int64_t bytes) const {
-    const std::int64_t one = p.curve.kMax(bytes, kMaxBatch);
+    const std::int64_t one = subBatchKMax(p, bytes, kMaxBatch);
     return one > kMaxBatch / sub_batches ? kMaxBatch : one * sub_batches;
   }
   /// kMax, with " (the minibatch limit; more would fit)" where the limit is what bounds it.
   std::string kMaxText(const MemoryPlan& p, std::int64_t bytes) const {
     const std::int64_t most = kMax(p, bytes);
     const bool limited =
-        most == kMaxBatch && p.curve.kMax(bytes, kMaxBatch + 1) > kMaxBatch / sub_batches;
+        most == kMaxBatch && subBatchKMax(p, bytes, kMaxBatch + 1) > kMaxBatch / sub_batches;
     return std::to_string(most) + (limited ? " (the minibatch limit; more would fit)" : "");
   }
 };
@@ -135,9 +165,9 @@ json memoryJson(const Context& c) {
                      {"bytes", c.chosen.curve.resident[s].at(c.mk())}});
   }
   return json{{"sub_batch", c.mk()},
-              {"persistent_bytes", c.a.keep_all.curve.persistent.at(c.mk())},
-              {"keep_all_peak", peakJson(c.a.keep_all)},
-              {"swap_all_peak", peakJson(c.a.swap_all)},
+              {"persistent_bytes", c.pool.keep_all.curve.persistent.at(c.mk())},
+              {"keep_all_peak", peakJson(c.pool.keep_all)},
+              {"swap_all_peak", peakJson(c.pool.swap_all)},
               {"lower_bound_k1", c.a.lower_bound},
               {"lower_bound_recompute_k1", c.a.lower_bound_recompute},
               {"policy", policyName(c.policy)},
@@ -152,7 +182,7 @@ json kMaxJson(const Context& c) {
          {"sub_batches", c.sub_batches},
          {"keep_all", kMax(c.a.keep_all)},
          {"swap_all", kMax(c.a.swap_all)}};
-  if (!isBaseline(c.policy)) j[jsonKey(c.policy)] = kMax(c.chosen);
+  if (!isBaseline(c.policy)) j[jsonKey(c.policy)] = kMax(c.a.plan(c.policy));
   return j;
 }
 
@@ -162,7 +192,7 @@ json kMaxJson(const Context& c) {
 json hostMemoryJson(const Context& c) {
   rt::HostMemoryOptions o;
   o.staged_batch = c.k;
-  const rt::HostMemoryNeed need = rt::hostMemoryNeed(c.net, c.chosen.gmap, c.mk(), o);
+  const rt::HostMemoryNeed need = rt::hostMemoryNeed(c.net, c.a.plan(c.policy).gmap, c.mk(), o);
   json parts = json::array();
   for (const rt::HostMemoryItem& i : need.items)
     parts.push_back({{"what", i.what}, {"bytes", i.bytes}});
@@ -205,6 +235,12 @@ void printJson(const Context& c, std::ostream& out) {
            {"memory", memoryJson(c)},
            {"host_memory", hostMemoryJson(c)},
            {"k_max", kMaxJson(c)}};
+  if (c.shape) {
+    doc["pool"] = {{"device", "cuda"},
+                   {"alignment", c.shape->alignment},
+                   {"buffer_padding", c.shape->padding.buffer},
+                   {"workspace_padding", c.shape->padding.workspace}};
+  }
   if (c.with_gmap) doc["gmap"] = gmapJson(c);
   out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
 }
@@ -258,13 +294,18 @@ void printText(const Context& c, std::ostream& out) {
   };
   out << "\nmemory at k = " << mk << " (one pool: parameters, gradients, momentum, statistics,\n"
       << "minibatch, labels, feature maps and their gradients; zero workspace)\n";
+  if (c.shape) {
+    out << "  as the CUDA pool holds it: every buffer padded to " << c.shape->padding.buffer
+        << " bytes, workspaces to " << c.shape->padding.workspace << "; its blocks aligned to "
+        << c.shape->alignment << "\n";
+  }
   if (c.sub_batches > 1) {
     out << "  one of " << c.sub_batches
         << " sub-batches: the parameter gradients stay allocated across them\n";
   }
-  out << "  persistent          " << formatBytes(c.a.keep_all.curve.persistent.at(mk)) << '\n';
-  peakLine("keep-all peak       ", c.a.keep_all);
-  peakLine("swap-all peak       ", c.a.swap_all);
+  out << "  persistent          " << formatBytes(c.pool.keep_all.curve.persistent.at(mk)) << '\n';
+  peakLine("keep-all peak       ", c.pool.keep_all);
+  peakLine("swap-all peak       ", c.pool.swap_all);
   if (!isBaseline(c.policy))
     peakLine(padded(std::string(policyName(c.policy)) + " peak"), c.chosen);
   out << "  lower bound (k=1)   " << formatBytes(c.a.lower_bound) << "  (moDNN eq. 2)\n";
@@ -277,15 +318,18 @@ void printText(const Context& c, std::ostream& out) {
         << (c.sub_batches > 1 ? " in " + std::to_string(c.sub_batches) +
                                     " sub-batches (S times the largest sub-batch)"
                               : std::string())
+        << (c.shape ? " as the CUDA executor places it (padded peak, buffers packed)"
+                    : std::string())
         << '\n'
         << "  keep-all            " << kMax(c.a.keep_all) << '\n'
         << "  swap-all            " << kMax(c.a.swap_all) << '\n';
     if (!isBaseline(c.policy)) {
-      out << "  " << padded(std::string(policyName(c.policy))) << kMax(c.chosen) << '\n';
+      out << "  " << padded(std::string(policyName(c.policy))) << kMax(c.a.plan(c.policy)) << '\n';
     }
-    if (c.a.swap_all.curve.kMax(*c.budget) == 0) {
-      out << "  untrainable: even swap-all at k = 1 needs "
-          << formatBytes(c.a.swap_all.curve.peak(1)) << '\n';
+    if (c.subBatchKMax(c.a.swap_all, *c.budget, kMaxBatch) == 0) {
+      const std::int64_t need = c.pool.swap_all.curve.peak(1);
+      out << "  untrainable: even swap-all at k = 1 needs " << formatBytes(need)
+          << (c.shape && need <= *c.budget ? ", and its buffers do not pack" : "") << '\n';
     }
   }
   if (c.with_gmap) printGmapText(c, out);
@@ -299,11 +343,15 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
       "                  [--input CxHxW] [--classes N] [--policy " +
           joinPolicyNames(PolicyRows::Fixed, "|", "|") +
           "] [--json]\n"
-          "                  [--sub-batches S | --sub-batch-size B] [--dump-net FILE] [--gmap]",
+          "                  [--sub-batches S | --sub-batch-size B] [--dump-net FILE] [--gmap]\n"
+          "                  [--device cpu|cuda]",
       "Static analysis of a network at minibatch K: per-layer output shapes, parameters,\n"
       "FLOPs and feature-map bytes; totals; the memory peak under keep-all and swap-all; the\n"
       "memory lower bound; and, with --budget, the largest k that fits. Sizes accept 123456,\n"
-      "512MiB, 6GiB, 1.5GB.");
+      "512MiB, 6GiB, 1.5GB. With --device cuda the peaks, the curve, the GMAP's bytes and k_max\n"
+      "are the CUDA executor's: buffers padded to 16 bytes, workspaces to 256, and k_max the\n"
+      "largest k whose buffers also pack into the 256-byte-aligned pool (without the kernels'\n"
+      "workspaces, which depend on --conv-algo). No GPU is needed.");
   addNetworkOptions(args);
   args.option("--batch", "K", "minibatch size (required)");
   args.option("--budget", "SIZE", "GPU memory budget for k_max");
@@ -313,6 +361,9 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
   args.option("--dump-net", "FILE", "also write the network as network JSON to FILE");
   addForceFlag(args, "the --dump-net file");
   args.flag("--gmap", "also print the GMAP (every allocate/release/offload/prefetch) for --policy");
+  args.option("--device", "D",
+              "cpu (default): the analyzer's count; cuda: the memory and k_max as the CUDA "
+              "executor counts them");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
@@ -326,6 +377,11 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
   std::optional<std::int64_t> budget;
   if (auto b = args.value("--budget")) budget = parseByteSize(*b, "--budget");
   const Policy policy = policyOption(args);
+  std::optional<rt::PoolShape> shape;
+  if (auto d = args.value("--device"); d && *d != "cpu") {
+    if (*d != "cuda") throwBadInput("--device " + *d + ": expected cpu or cuda");
+    shape = rt::kCudaPoolShape;
+  }
   if (auto file = args.value("--dump-net")) writeNetworkFile(net, *file, rules);
 
   const NetworkAnalysis a = analyzeNetwork(net);
@@ -339,14 +395,19 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
                   formatSi(static_cast<double>(perSample)) +
                   " FLOPs or bytes per sample times k do not fit in 64-bit counts");
   }
+  const std::optional<NetworkAnalysis> paddedPool =
+      shape ? std::optional<NetworkAnalysis>(paddedAnalysis(a, *shape)) : std::nullopt;
+  const NetworkAnalysis& pool = paddedPool ? *paddedPool : a;
   const Context c{.net = net,
                   .a = a,
-                  .chosen = a.plan(policy),
+                  .pool = pool,
+                  .chosen = pool.plan(policy),
                   .policy = policy,
                   .k = k,
                   .budget = budget,
                   .with_gmap = args.has("--gmap"),
-                  .sub_batches = subBatches};
+                  .sub_batches = subBatches,
+                  .shape = shape};
   if (args.has("--json")) {
     printJson(c, out);
   } else {

@@ -42,7 +42,9 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
       "--warmup unrecorded iterations per k it records --iters iterations: every step's time\n"
       "and FLOPs, every transfer, the pool bytes over the first one, and the iteration times.\n"
       "Each iteration is committed as it ends, so Ctrl-C, SIGTERM or a kill leaves a readable\n"
-      "database marked incomplete (see `swapscope info`).");
+      "database marked incomplete (see `swapscope info`). A k the executor refuses (its\n"
+      "kernels' workspaces, the packing of its buffers) is replaced, with a warning, by the\n"
+      "largest k between the last one profiled and it that the executor accepts.");
   addNetworkOptions(args);
   args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
   args.option("--db", "FILE", "the run database to create, e.g. resnet56.swapdb (required)");
@@ -82,7 +84,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   cfg.max_batch = args.batch("--max-batch").value_or(capDefault ? kCpuDefaultMaxBatch : 0);
 
   // A budget that cannot run k = 1 is refused before any file is created.
-  const std::int64_t kMax = collect::swapAllKMax(net, cfg.budget);
+  const std::int64_t kMax = collect::swapAllKMax(net, cfg.budget, *device);
   // So is a profile whose largest minibatch does not fit the budget, the device or the host.
   collect::checkProfileFits(*device, net, cfg);
   const bool json = args.has("--json");
@@ -151,12 +153,20 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
                                {"memory", counts.memory},
                                {"iterations", counts.iterations},
                                {"fits", counts.fits}}}};
+    if (!result.refused.empty()) {
+      nlohmann::ordered_json refused = nlohmann::ordered_json::array();
+      for (const collect::RefusedBatch& r : result.refused)
+        refused.push_back({{"k", r.k}, {"ran", r.ran}, {"reason", r.reason}});
+      j["refused_batches"] = std::move(refused);
+    }
     if (!result.fit_error.empty()) j["fit_error"] = result.fit_error;
     j["stability"] = stabilityJson(result.stability);
     if (!kept.empty()) j["kept"] = kept;
     out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
+  for (const collect::RefusedBatch& r : result.refused)
+    out << "warning: " << collect::describeRefusal(r, cfg.budget) << '\n';
   printBatches(out, summary);
   out << "wrote " << written << " (" << store::runStatusName(run.meta.status)
       << "): " << counts.samples << " step samples, " << counts.transfers << " transfers, "

@@ -100,6 +100,16 @@ struct DeviceOptions {
 void checkDeviceBudget(const std::string& device, std::int64_t free, std::int64_t total,
                        std::int64_t headroom, std::int64_t budget);
 
+/// The shape of a backend's pool: the alignment of its start and blocks, and how it pads its
+/// buffers.
+struct PoolShape {
+  std::int64_t alignment = 1;
+  PoolPadding padding;
+};
+/// The CUDA backend's pool: cudaMalloc's 256-byte alignment, buffers padded to 16 bytes and
+/// kernel workspaces to 256.
+inline constexpr PoolShape kCudaPoolShape{256, {16, 256}};
+
 /// Memory the host can read and write; page-locked on the CUDA backend.
 struct HostMemoryDeleter {
   std::function<void(std::byte*)> free;
@@ -192,6 +202,11 @@ class Device {
   /// Installs (or, with nullptr, removes) the observer of task submission. Not owned.
   virtual void setTaskObserver(TaskObserver* observer) = 0;
 };
+
+/// The shape of `device`'s pool: poolAlignment() and poolPadding().
+inline PoolShape poolShape(const Device& device) {
+  return {device.poolAlignment(), device.poolPadding()};
+}
 
 struct BackendInfo {
   std::string name;        ///< "cpu", "cuda"

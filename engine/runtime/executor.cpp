@@ -63,6 +63,79 @@ std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>&
   return std::nullopt;
 }
 
+/// Steps 1..2N of `gmap` in execution order (the set-up, step 0, left out); with `move`, the
+/// prefetches moved by `moveTo` open the step they moved to.
+std::vector<GmapOp> iterationSchedule(const Gmap& gmap, const std::vector<int>& moveTo, bool move) {
+  std::vector<GmapOp> out = executionOrder(gmap, move ? moveTo : std::vector<int>{});
+  const auto setup = std::count_if(gmap.ops.begin(), gmap.ops.end(),
+                                   [](const GmapOp& op) { return op.step == 0; });
+  out.erase(out.begin(), out.begin() + setup);
+  return out;
+}
+
+/// The executor's placement of an iteration's buffers in the pool.
+struct PoolPlacement {
+  std::vector<int> move_to;  ///< per buffer, the step its prefetch may move to (movePrefetches)
+  int movable = 0;           ///< prefetches move_to moves
+  int planned_delay = 0;     ///< analysis/reuse_delay.h's choice
+  bool placed = false;       ///< ahead of time, or at run time where a dry run fits
+  bool moved = false;        ///< the schedule that runs has the moves
+  int delay = 0;
+  std::int64_t alignment = 0;
+  std::vector<std::int64_t> offsets;     ///< placed ahead: each buffer's offset; else empty
+  std::optional<DryRunFailure> failure;  ///< not placed: the dry run's failure without the moves
+};
+
+/// Where the buffers of `gmap` (padded as `poolGmap`, with its curve and peak at k) go in a pool
+/// of `budget` bytes: placed ahead with the schedule analysis/placement.h's placeAhead decides
+/// (the planner simulates the one it decides), else at run time (best fit) with delay 0, the
+/// prefetches moved and then not, if a dry run shows it fits. Prefetches are moved earlier
+/// (with `movePrefetchesEarlier`) where the pool allows without raising the peak, in backward
+/// order, never before the FM's device copy is released.
+PoolPlacement placePool(const Gmap& gmap, const Gmap& poolGmap, const MemoryCurve& curve,
+                        std::int64_t k, std::int64_t budget, std::int64_t peak,
+                        const PoolShape& shape, bool movePrefetchesEarlier) {
+  PoolPlacement p;
+  p.move_to.assign(gmap.buffers.size(), 0);
+  if (movePrefetchesEarlier) {
+    PrefetchMoves h = movePrefetches(poolGmap, curve, k, peak);
+    p.move_to = std::move(h.move_to);
+    p.movable = h.moved;
+  }
+  const std::vector<int> moves = p.movable > 0 ? p.move_to : std::vector<int>{};
+  p.planned_delay =
+      chooseReuseDelay(poolGmap, executionOrder(gmap, moves), k, budget, shape.alignment);
+  const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, shape.padding.buffer);
+  AheadOfTime ahead = placeAhead(poolGmap, moves, k, budget, p.planned_delay,
+                                 {shape.alignment, minAlign}, shape.padding.workspace);
+  if (ahead.placed) {
+    p.placed = true;
+    p.moved = ahead.placed->moved;
+    p.delay = ahead.placed->delay;
+    p.alignment = ahead.placed->alignment;
+    p.offsets = std::move(ahead.placed->offsets);
+    return p;
+  }
+  std::vector<GmapOp> setup;
+  for (const GmapOp& op : gmap.ops) {
+    if (op.step == 0) setup.push_back(op);
+  }
+  for (const bool move : {true, false}) {
+    if (move && p.movable == 0) continue;
+    std::vector<GmapOp> all = setup;
+    const std::vector<GmapOp> schedule = iterationSchedule(gmap, p.move_to, move);
+    all.insert(all.end(), schedule.begin(), schedule.end());
+    p.failure = dryRun(poolGmap, all, k, budget, minAlign, shape.padding.workspace);
+    if (!p.failure) {
+      p.placed = true;
+      p.moved = move;
+      p.alignment = minAlign;
+      return p;
+    }
+  }
+  return p;
+}
+
 /// Throws PlanDoesNotFit where the peak of `curve` at k exceeds `budget`.
 void checkPeak(const Network& net, const Gmap& gmap, const MemoryCurve& curve, std::int64_t k,
                std::int64_t budget) {
@@ -125,6 +198,23 @@ Gmap checkFits(const Device& device, const Network& net, const std::vector<Layer
 }
 
 }  // namespace
+
+bool poolHolds(const Gmap& gmap, std::int64_t k, std::int64_t budget, const PoolShape& shape) {
+  const Gmap poolGmap = padGmap(gmap, shape.padding);
+  const MemoryCurve curve = computeMemoryCurve(poolGmap);
+  const std::int64_t peak = curve.peak(k);
+  return peak <= budget && placePool(gmap, poolGmap, curve, k, budget, peak, shape, true).placed;
+}
+
+std::int64_t poolKMax(const Gmap& gmap, std::int64_t budget, const PoolShape& shape,
+                      std::int64_t limit) {
+  const Gmap poolGmap = padGmap(gmap, shape.padding);
+  const MemoryCurve curve = computeMemoryCurve(poolGmap);
+  std::int64_t k = std::min(curve.kMax(budget, limit), limit);
+  while (k > 0 && !placePool(gmap, poolGmap, curve, k, budget, curve.peak(k), shape, true).placed)
+    --k;
+  return k;
+}
 
 void checkRunFits(const Device& device, const Network& net, const std::vector<LayerCost>& costs,
                   const SwapSet& swapped, std::int64_t k, std::int64_t budget,
@@ -416,78 +506,39 @@ void SwapExecutor::createKernels(const SwapSet& swapped) {
 void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
   Impl& im = *m_impl;
   const Network& net = im.net;
-  const ExecutorOptions& options = im.options;
   const std::int64_t k = im.k;
   const Device& device = m_device;
   const PoolPadding padding = device.poolPadding();
-  // Split the GMAP into setup and the iteration; move prefetches earlier where the pool allows
-  // without raising the peak (in backward order, never before the FM's device copy is released).
   for (const GmapOp& op : m_gmap.ops) {
     if (op.step == 0) im.setup.push_back(op);
   }
-  std::vector<int> moveTo(m_gmap.buffers.size(), 0);
-  if (options.move_prefetches) {
-    PrefetchMoves h = movePrefetches(im.poolGmap, m_curve, k, peak);
-    moveTo = std::move(h.move_to);
-    m_prefetchesMoved = h.moved;
-  }
-  // Steps 1..2N in GMAP order; with `move`, moved prefetches open the step they moved to.
-  auto buildSchedule = [&](bool move) {
-    std::vector<GmapOp> out = executionOrder(m_gmap, move ? moveTo : std::vector<int>{});
-    out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(im.setup.size()));
-    return out;
-  };
-  // Where the buffers go: placed ahead with the schedule analysis/placement.h's placeAhead
-  // decides (the planner simulates the one it decides), else at run time (best fit) with delay 0,
-  // the prefetches moved and then not, if a dry run shows it fits.
-  const std::vector<int> moves = m_prefetchesMoved > 0 ? moveTo : std::vector<int>{};
-  m_plannedReuseDelay = chooseReuseDelay(im.poolGmap, executionOrder(m_gmap, moves), k, budget,
-                                         device.poolAlignment());
-  const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
-  AheadOfTime ahead = placeAhead(im.poolGmap, moves, k, budget, m_plannedReuseDelay,
-                                 {device.poolAlignment(), minAlign}, padding.workspace);
-  const int movable = m_prefetchesMoved;
-  std::optional<DryRunFailure> failure;
-  struct Chosen {
-    int delay;
-    std::int64_t alignment;
-  };
-  std::optional<Chosen> chosen;
-  if (ahead.placed) {
-    im.schedule = buildSchedule(ahead.placed->moved);
-    m_prefetchesMoved = ahead.placed->moved ? movable : 0;
-    im.offsets = std::move(ahead.placed->offsets);
-    chosen = Chosen{ahead.placed->delay, ahead.placed->alignment};
-  } else {
-    for (const bool move : {true, false}) {
-      if (chosen || (move && movable == 0)) continue;
-      im.schedule = buildSchedule(move);
-      m_prefetchesMoved = move ? movable : 0;
-      std::vector<GmapOp> all = im.setup;
-      all.insert(all.end(), im.schedule.begin(), im.schedule.end());
-      failure = dryRun(im.poolGmap, all, k, budget, minAlign, padding.workspace);
-      if (!failure) chosen = Chosen{0, minAlign};
-    }
-  }
-  const std::int64_t alignment = chosen ? chosen->alignment : device.poolAlignment();
-  m_reuseDelay = chosen ? chosen->delay : 0;
-  im.alloc = PoolAllocator(budget, alignment);
+  PoolPlacement p = placePool(m_gmap, im.poolGmap, m_curve, k, budget, peak,
+                              {device.poolAlignment(), padding}, im.options.move_prefetches);
+  im.schedule = iterationSchedule(m_gmap, p.move_to, p.moved);
+  m_prefetchesMoved = p.moved ? p.movable : 0;
+  m_plannedReuseDelay = p.planned_delay;
+  m_reuseDelay = p.placed ? p.delay : 0;
+  im.offsets = std::move(p.offsets);
+  im.alloc = PoolAllocator(budget, p.placed ? p.alignment : device.poolAlignment());
   im.wsAlignment = padding.workspace;
-  if (!chosen) {
+  if (!p.placed) {
+    const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
+    const std::vector<int> moves = p.movable > 0 ? p.move_to : std::vector<int>{};
     // What placed ahead would need: every delay-0 placement in full (a budget of 0).
     const std::int64_t bestExtent =
         placeAhead(im.poolGmap, moves, k, 0, 0, {device.poolAlignment(), minAlign},
                    padding.workspace)
             .best_extent;
+    const DryRunFailure& failure = *p.failure;
     throw PlanDoesNotFit(
         "the plan's peak of " + formatBytes(peak) + " fits the budget of " + formatBytes(budget) +
             ", but its buffers do not pack into the pool: placed ahead they need " +
             formatBytes(bestExtent) + " (" + std::to_string(bestExtent - budget) +
             " bytes short, alignment and fragmentation); placed at run time, at " +
-            describeStep(net, m_gmap, failure->step) + " '" + m_gmap.buffers[failure->buffer].name +
-            "' needs " + formatBytes(failure->bytes) + " and the largest free block is " +
-            formatBytes(failure->largest_free),
-        bestExtent - budget, failure->step);
+            describeStep(net, m_gmap, failure.step) + " '" + m_gmap.buffers[failure.buffer].name +
+            "' needs " + formatBytes(failure.bytes) + " and the largest free block is " +
+            formatBytes(failure.largest_free),
+        bestExtent - budget, failure.step);
   }
 }
 

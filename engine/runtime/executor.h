@@ -146,6 +146,17 @@ void checkRunFits(const Device& device, const Network& net, const std::vector<La
                   const SwapSet& swapped, std::int64_t k, std::int64_t budget,
                   const ExecutorOptions& options = {});
 
+/// Whether a pool of `budget` bytes shaped as `shape` holds the plan `gmap` (unpadded, with the
+/// kernel workspaces it has, if any) at k samples a pass as the SwapExecutor places it: the peak
+/// of the GMAP padded as `shape` pads (padGmap) within the budget, and its buffers packed, ahead
+/// of time or at run time (its placement: PlanDoesNotFit otherwise). What the executor adds
+/// beyond (its kernels' workspaces) it checks once it has made its kernels.
+bool poolHolds(const Gmap& gmap, std::int64_t k, std::int64_t budget, const PoolShape& shape);
+/// The largest k <= `limit` at which poolHolds: the largest k whose padded peak fits, lowered
+/// while its buffers do not pack. 0 where not even k = 1 fits.
+std::int64_t poolKMax(const Gmap& gmap, std::int64_t budget, const PoolShape& shape,
+                      std::int64_t limit);
+
 class SwapExecutor {
  public:
   /// Checks the plan against the budget and the host memory (checkRunFits) before allocating

@@ -11,10 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/network_analysis.h"
 #include "common/batch_limit.h"
 #include "common/error.h"
+#include "graph/zoo.h"
 #include "options/args.h"
 #include "run_cli.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
 #include "sample_runs.h"
 
 namespace swapscope::cli {
@@ -109,6 +113,48 @@ TEST(BatchLimit, AnalyzesKMaxStopsAtTheLimitAndSaysMoreWouldFit) {
       run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--budget", "1GiB"});
   ASSERT_EQ(small.code, kExitOk) << small.err;
   EXPECT_FALSE(has(small.out, "minibatch limit")) << small.out;
+}
+
+// analyze --device cuda counts the pool as the CUDA executor does: the peaks padded, k_max the
+// executor's placement on a 256-byte-aligned pool (rt::poolKMax, which the runtime tests compare
+// with the executor's decision), never above the CPU's.
+TEST(AnalyzeDevice, CudaCountsThePaddedPoolAndTheExecutorsKMax) {
+  const std::vector<std::string> args{"analyze", "--model",  "fmnist-cnn", "--batch",
+                                      "4",       "--budget", "24MiB",      "--json"};
+  const Result cpu = run(args);
+  ASSERT_EQ(cpu.code, kExitOk) << cpu.err;
+  std::vector<std::string> cudaArgs = args;
+  cudaArgs.insert(cudaArgs.end(), {"--device", "cuda"});
+  const Result cuda = run(cudaArgs);
+  ASSERT_EQ(cuda.code, kExitOk) << cuda.err;
+  const json c = json::parse(cpu.out), g = json::parse(cuda.out);
+  EXPECT_FALSE(c.contains("pool"));
+  EXPECT_EQ(g["pool"], json::parse(R"({"device": "cuda", "alignment": 256, "buffer_padding": 16,
+                                       "workspace_padding": 256})"));
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto costs = computeLayerCosts(net);
+  for (const Policy policy : {Policy::KeepAll, Policy::SwapAll}) {
+    const std::string key = policy == Policy::KeepAll ? "keep_all" : "swap_all";
+    SCOPED_TRACE(key);
+    const Gmap gmap = planMemory(net, costs, policy).gmap;
+    const std::int64_t kMax = g["k_max"][key].get<std::int64_t>();
+    EXPECT_EQ(kMax, rt::poolKMax(gmap, 24 << 20, rt::kCudaPoolShape, kMaxBatch));
+    EXPECT_LE(kMax, c["k_max"][key].get<std::int64_t>());
+    EXPECT_EQ(g["memory"][key + "_peak"]["bytes"].get<std::int64_t>(),
+              computeMemoryCurve(padGmap(gmap, rt::kCudaPoolShape.padding)).peak(4));
+    EXPECT_GT(g["memory"][key + "_peak"]["bytes"], c["memory"][key + "_peak"]["bytes"]);
+  }
+  // The host memory is the tensors' own, as on the CPU.
+  EXPECT_EQ(g["host_memory"], c["host_memory"]);
+
+  const Result text = run({"analyze", "--model", "fmnist-cnn", "--batch", "4", "--budget", "24MiB",
+                           "--device", "cuda"});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_TRUE(has(text.out, "as the CUDA pool holds it: every buffer padded to 16 bytes"))
+      << text.out;
+  EXPECT_TRUE(has(text.out, "as the CUDA executor places it")) << text.out;
+  expectRefused(run({"analyze", "--model", "fmnist-cnn", "--batch", "4", "--device", "tpu"}),
+                "--device tpu: expected cpu or cuda");
 }
 
 // A split minibatch far above the limit is refused while the options are read, before any

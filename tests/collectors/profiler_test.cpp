@@ -12,7 +12,10 @@
 #include <stdexcept>
 
 #include "analysis/network_analysis.h"
+#include "common/batch_limit.h"
 #include "perfmodel/model.h"
+#include "runtime/kernel.h"
+#include "runtime/wrapped_cpu_device.h"
 #include "store/run_db.h"
 #include "store/tiny_network.h"
 
@@ -296,6 +299,182 @@ TEST_F(ProfilerTest, ABudgetBelowKOneIsRefusedWithTheBytesNeeded) {
     EXPECT_NE(std::string(e.what()).find("cannot hold tiny at k = 1"), std::string::npos)
         << e.what();
   }
+}
+
+/// A kernel whose forward step claims `bytes` of workspace, as a cuDNN convolution's grows with
+/// k; the CPU kernel inside ignores it.
+class WorkspaceKernel final : public rt::LayerKernel {
+ public:
+  WorkspaceKernel(std::unique_ptr<rt::LayerKernel> inner, std::int64_t bytes)
+      : m_inner(std::move(inner)), m_bytes(bytes) {}
+  void forward(const rt::KernelArgs& a) override { m_inner->forward(a); }
+  void backward(const rt::KernelArgs& a) override { m_inner->backward(a); }
+  std::int64_t workspaceBytes(bool backward) const override { return backward ? 0 : m_bytes; }
+  void prepareWeightGradAccumulation() override { m_inner->prepareWeightGradAccumulation(); }
+
+ private:
+  std::unique_ptr<rt::LayerKernel> m_inner;
+  std::int64_t m_bytes;
+};
+
+/// The CPU device whose first convolution's forward step needs `perSample` x k bytes of
+/// workspace: a pool the analyzer's swap-all k_max fills is refused by the executor at large k.
+class WorkspaceDevice final : public rt::WrappedCpuDevice {
+ public:
+  explicit WorkspaceDevice(std::int64_t perSample) : m_perSample(perSample) {}
+  std::unique_ptr<rt::LayerKernel> createKernel(const Network& net,
+                                                const std::vector<LayerCost>& costs, int layer,
+                                                std::int64_t k) override {
+    auto kernel = WrappedCpuDevice::createKernel(net, costs, layer, k);
+    if (net.layer(layer).name != "conv1") return kernel;
+    return std::make_unique<WorkspaceKernel>(std::move(kernel), m_perSample * k);
+  }
+
+ private:
+  std::int64_t m_perSample;
+};
+
+TEST(SwapAllKMax, OnAPaddedPoolIsTheExecutorsCountAndOnTheCpuTheAnalyzers) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const SwapSet swapAll = makeSwapSet(Policy::SwapAll, net, costs);
+  const Gmap gmap = planMemory(net, costs, swapAll).gmap;
+  const std::int64_t budget = std::int64_t{1} << 20;
+  auto cpu = rt::openDevice("cpu");
+  EXPECT_EQ(swapAllKMax(net, budget, *cpu), swapAllKMax(net, budget));
+  rt::WrappedCpuDevice cuda(rt::kCudaPoolShape.padding, rt::kCudaPoolShape.alignment);
+  const std::int64_t kMax = swapAllKMax(net, budget, cuda);
+  EXPECT_EQ(kMax, rt::poolKMax(gmap, budget, rt::kCudaPoolShape, kMaxBatch));
+  ASSERT_LT(kMax, swapAllKMax(net, budget));  // the labels and the logits pad to 16 bytes
+  // The analyzer's k_max, padded, does not fit: a profile up to it would be refused before it
+  // starts; up to the executor's count it is not.
+  EXPECT_THROW(rt::checkRunFits(cuda, net, costs, swapAll, swapAllKMax(net, budget), budget),
+               rt::PlanDoesNotFit);
+  ProfileConfig cfg;
+  cfg.budget = budget;
+  EXPECT_NO_THROW(checkProfileFits(cuda, net, cfg));
+  EXPECT_NO_THROW(rt::SwapExecutor(cuda, net, kMax, swapAll, budget));
+}
+
+TEST_F(ProfilerTest, AMinibatchTheExecutorRefusesIsRetriedAtTheLargestKItAccepts) {
+  const Network net = testing::tinyNetwork();
+  const ProfileConfig cfg = tinyProfile(16, 0, 1);  // k = 2, 4, 8, 11, 16
+  // conv1's workspace alone fills the 4 MiB pool at k = 14: k = 16 cannot run.
+  WorkspaceDevice device(cfg.budget / 14);
+  const auto costs = computeLayerCosts(net);
+  const SwapSet swapAll = makeSwapSet(Policy::SwapAll, net, costs);
+  const auto accepts = [&](std::int64_t k) {
+    try {
+      rt::SwapExecutor ex(device, net, k, swapAll, cfg.budget);
+      return true;
+    } catch (const rt::PlanDoesNotFit&) {
+      return false;
+    }
+  };
+  ASSERT_GT(swapAllKMax(net, cfg.budget), 16);  // the analyzer, without workspaces, says it fits
+  ASSERT_TRUE(accepts(11));
+  ASSERT_FALSE(accepts(16));
+  std::int64_t largest = 11;
+  while (accepts(largest + 1))
+    ++largest;
+  ASSERT_LT(largest, 16);
+
+  ProfileResult result;
+  {
+    store::RunWriter db(m_path, runMeta(device, "profile", cfg.budget, "swap-all"));
+    result = runProfile(device, net, cfg, db);
+  }
+  // The profile completes, with the largest accepted k in place of 16.
+  EXPECT_EQ(result.status, store::RunStatus::Complete);
+  EXPECT_EQ(result.batches, (std::vector<std::int64_t>{2, 4, 8, 11, largest}));
+  ASSERT_EQ(result.refused.size(), 1u);
+  EXPECT_EQ(result.refused[0].k, 16);
+  EXPECT_EQ(result.refused[0].ran, largest);
+  EXPECT_NE(result.refused[0].reason.find("the plan needs"), std::string::npos)
+      << result.refused[0].reason;
+  const std::string text = describeRefusal(result.refused[0], cfg.budget);
+  EXPECT_EQ(
+      text.rfind(
+          "k = 16 does not fit the pool of 4.00 MiB as the executor counts it (the plan needs", 0),
+      0u)
+      << text;
+  EXPECT_NE(text.find("profiled k = " + std::to_string(largest) + " instead"), std::string::npos)
+      << text;
+
+  const store::RunData run = store::RunReader(m_path).load();
+  EXPECT_EQ(run.meta.status, store::RunStatus::Complete);
+  EXPECT_EQ(run.meta.extra.at("refused_batches"), refusedBatchesMeta(result.refused));
+  const auto meta = nlohmann::json::parse(run.meta.extra.at("refused_batches"));
+  ASSERT_EQ(meta.size(), 1u);
+  EXPECT_EQ(meta[0]["k"], 16);
+  EXPECT_EQ(meta[0]["ran"], largest);
+  ASSERT_EQ(run.batches.size(), 5u);
+  EXPECT_EQ(run.batches.back().k, largest);
+  EXPECT_GT(result.fits, 0) << result.fit_error;
+}
+
+TEST_F(ProfilerTest, RecordsEachKernelsWorkspaceAtEveryKThatRan) {
+  const Network net = testing::tinyNetwork();
+  const ProfileConfig cfg = tinyProfile(8, 0, 1);  // k = 1, 2, 4, 5, 8
+  const std::int64_t perSample = 1000;
+  WorkspaceDevice device(perSample);
+  ProfileResult result;
+  {
+    store::RunWriter db(m_path, runMeta(device, "profile", cfg.budget, "swap-all"));
+    result = runProfile(device, net, cfg, db);
+  }
+  ASSERT_EQ(result.batches, (std::vector<std::int64_t>{1, 2, 4, 5, 8}));
+  const store::RunData run = store::RunReader(m_path).load();
+  const auto byK = nlohmann::json::parse(run.meta.extra.at("kernel_choices_by_k"));
+  ASSERT_EQ(byK.size(), result.batches.size());
+  for (std::size_t i = 0; i < byK.size(); ++i) {
+    const std::int64_t k = result.batches[i];
+    EXPECT_EQ(byK[i]["k"], k);
+    ASSERT_EQ(byK[i]["layers"].size(), 1u);  // conv1 alone holds one
+    EXPECT_EQ(byK[i]["layers"][0]["layer"], "conv1");
+    EXPECT_EQ(byK[i]["layers"][0]["forward_workspace"], perSample * k);
+    EXPECT_EQ(byK[i]["layers"][0]["backward_workspace"], 0);
+  }
+
+  // The CPU backend's kernels choose nothing and hold no workspace: no such meta.
+  fs::remove(m_path);
+  auto cpu = rt::openDevice("cpu");
+  {
+    store::RunWriter db(m_path, runMeta(*cpu, "profile", cfg.budget, "swap-all"));
+    runProfile(*cpu, net, cfg, db);
+  }
+  EXPECT_EQ(store::RunReader(m_path).load().meta.extra.count("kernel_choices_by_k"), 0u);
+}
+
+TEST_F(ProfilerTest, AProfileWhoseNextKAboveTheLastNeverFitsEndsWithWhatItRecorded) {
+  const Network net = testing::tinyNetwork();
+  const ProfileConfig cfg = tinyProfile(16, 0, 1);  // k = 2, 4, 8, 11, 16
+  // The workspace fills the pool at k = 9: nothing above k = 8 runs.
+  WorkspaceDevice device(cfg.budget / 9);
+  ProfileResult result;
+  {
+    store::RunWriter db(m_path, runMeta(device, "profile", cfg.budget, "swap-all"));
+    result = runProfile(device, net, cfg, db);
+  }
+  EXPECT_EQ(result.status, store::RunStatus::Complete);
+  EXPECT_EQ(result.batches, (std::vector<std::int64_t>{2, 4, 8}));
+  ASSERT_EQ(result.refused.size(), 1u);
+  EXPECT_EQ(result.refused[0].k, 11);
+  EXPECT_EQ(result.refused[0].ran, 0);
+  EXPECT_NE(describeRefusal(result.refused[0], cfg.budget).find("the profile ends there"),
+            std::string::npos);
+  EXPECT_EQ(store::RunReader(m_path).load().batches.size(), 3u);
+}
+
+TEST_F(ProfilerTest, AProfileWhoseSmallestKDoesNotFitFailsWithTheExecutorsRefusal) {
+  const Network net = testing::tinyNetwork();
+  const ProfileConfig cfg = tinyProfile(16, 0, 1);
+  WorkspaceDevice device(cfg.budget);  // not even k = 1 fits
+  {
+    store::RunWriter db(m_path, runMeta(device, "profile", cfg.budget, "swap-all"));
+    EXPECT_THROW(runProfile(device, net, cfg, db), rt::PlanDoesNotFit);
+  }
+  EXPECT_EQ(store::RunReader(m_path).load().meta.status, store::RunStatus::Failed);
 }
 
 }  // namespace

@@ -203,6 +203,52 @@ TEST(PoolPadding, MeasuredHighWaterEqualsThePaddedPeakToTheByte) {
   }
 }
 
+// `analyze --device cuda`'s k_max (poolKMax) and the profile's on a CUDA device are the
+// executor's decision on the CUDA pool, simulated on the CPU backend: its padding and its 256-byte
+// alignment.
+TEST(PoolKMax, IsTheLargestKTheExecutorAcceptsOnACudaShapedPool) {
+  const Network net = everyKind();
+  const auto costs = computeLayerCosts(net);
+  WrappedCpuDevice cuda(kCudaPoolShape.padding, kCudaPoolShape.alignment);
+  ASSERT_EQ(poolShape(cuda).alignment, 256);
+  for (const Policy policy : {Policy::KeepAll, Policy::SwapAll, Policy::VdnnConv}) {
+    SCOPED_TRACE(std::string(policyName(policy)));
+    const SwapSet set = swapSet(net, policy);
+    const Gmap gmap = planMemory(net, costs, set).gmap;
+    const MemoryCurve unpadded = computeMemoryCurve(gmap);
+    const MemoryCurve padded = computeMemoryCurve(padGmap(gmap, kCudaPoolShape.padding));
+    const auto accepts = [&](std::int64_t k, std::int64_t budget) {
+      try {
+        SwapExecutor ex(cuda, net, k, set, budget);
+        return true;
+      } catch (const PlanDoesNotFit&) {
+        return false;
+      }
+    };
+    // The unpadded peak at k = 40, and the padded peak at k = 24 to the byte.
+    for (const std::int64_t budget : {unpadded.peak(40), padded.peak(24)}) {
+      SCOPED_TRACE("budget " + std::to_string(budget));
+      const std::int64_t kMax = poolKMax(gmap, budget, kCudaPoolShape, 1 << 20);
+      const std::int64_t cpuKMax = unpadded.kMax(budget);
+      ASSERT_GT(kMax, 0);
+      EXPECT_LE(kMax, cpuKMax);
+      EXPECT_LE(padded.peak(kMax), budget);
+      EXPECT_TRUE(accepts(kMax, budget));
+      EXPECT_TRUE(poolHolds(gmap, kMax, budget, kCudaPoolShape));
+      // Every larger k up to the analyzer's unpadded k_max (and one more) is refused.
+      for (std::int64_t k = kMax + 1; k <= cpuKMax + 1; ++k) {
+        EXPECT_FALSE(accepts(k, budget)) << "k = " << k;
+        EXPECT_FALSE(poolHolds(gmap, k, budget, kCudaPoolShape)) << "k = " << k;
+      }
+    }
+    // Padding is what lowers it here: labels, logits and the loss are 4 bytes a sample or less.
+    EXPECT_LT(poolKMax(gmap, unpadded.peak(40), kCudaPoolShape, 1 << 20), 40);
+    // Without padding and at fp32's alignment it is the analyzer's.
+    EXPECT_EQ(poolKMax(gmap, unpadded.peak(40), PoolShape{4, {}}, 1 << 20),
+              unpadded.kMax(unpadded.peak(40)));
+  }
+}
+
 TEST(PoolPadding, RunTimeBestFitAlignsWorkspacesToTheirOwnAlignment) {
   PoolAllocator alloc(4096, 16);
   const auto a = alloc.allocate(48);  // [0, 48)

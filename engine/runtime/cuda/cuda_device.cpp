@@ -142,7 +142,7 @@ class CudaDevice final : public Device {
   std::int64_t poolAlignment() const override { return kAlignment; }
   /// cuDNN's and cuBLAS's kernel choice and correctness can depend on alignment: never below 16
   /// bytes (a float4), 256 for workspaces (cuBLAS's requirement for its workspace).
-  PoolPadding poolPadding() const override { return {16, 256}; }
+  PoolPadding poolPadding() const override { return kCudaPoolShape.padding; }
 
   HostMemory allocateHost(std::int64_t bytes) override {
     select();
@@ -279,7 +279,7 @@ class CudaDevice final : public Device {
 
  private:
   using Clock = std::chrono::steady_clock;
-  static constexpr std::int64_t kAlignment = 256;  // cudaMalloc's own alignment
+  static constexpr std::int64_t kAlignment = kCudaPoolShape.alignment;  // cudaMalloc's own
   /// cuBLAS's recommended workspace on Hopper (4 MiB suffices before it).
   static constexpr std::int64_t kCublasWorkspaceBytes = std::int64_t{32} << 20;
 
