@@ -31,11 +31,6 @@ std::string stepLabel(const Network& net, const Gmap& gmap, int step) {
          net.layer(gmap.step_layer[step]).name;
 }
 
-/// keep-all and swap-all are always shown; another policy adds its own lines.
-bool isBaseline(Policy p) {
-  return p == Policy::KeepAll || p == Policy::SwapAll;
-}
-
 /// A label padded to the text output's value column.
 std::string padded(std::string label) {
   label.resize(std::max<std::size_t>(label.size() + 1, 20), ' ');
@@ -152,7 +147,7 @@ json kMaxJson(const Context& c) {
          {"sub_batches", c.sub_batches},
          {"keep_all", kMax(c.a.keep_all)},
          {"swap_all", kMax(c.a.swap_all)}};
-  if (!isBaseline(c.policy)) j[jsonKey(c.policy)] = kMax(c.chosen);
+  if (!isBaselinePolicy(c.policy)) j[jsonKey(c.policy)] = kMax(c.chosen);
   return j;
 }
 
@@ -265,7 +260,7 @@ void printText(const Context& c, std::ostream& out) {
   out << "  persistent          " << formatBytes(c.a.keep_all.curve.persistent.at(mk)) << '\n';
   peakLine("keep-all peak       ", c.a.keep_all);
   peakLine("swap-all peak       ", c.a.swap_all);
-  if (!isBaseline(c.policy))
+  if (!isBaselinePolicy(c.policy))
     peakLine(padded(std::string(policyName(c.policy)) + " peak"), c.chosen);
   out << "  lower bound (k=1)   " << formatBytes(c.a.lower_bound) << "  (moDNN eq. 2)\n";
   out << "  recompute LB (k=1)  " << formatBytes(c.a.lower_bound_recompute)
@@ -280,7 +275,7 @@ void printText(const Context& c, std::ostream& out) {
         << '\n'
         << "  keep-all            " << kMax(c.a.keep_all) << '\n'
         << "  swap-all            " << kMax(c.a.swap_all) << '\n';
-    if (!isBaseline(c.policy)) {
+    if (!isBaselinePolicy(c.policy)) {
       out << "  " << padded(std::string(policyName(c.policy))) << kMax(c.chosen) << '\n';
     }
     if (c.a.swap_all.curve.kMax(*c.budget) == 0) {
