@@ -34,11 +34,6 @@ std::string stepLabel(const Network& net, const Gmap& gmap, int step) {
          net.layer(gmap.step_layer[step]).name;
 }
 
-/// keep-all and swap-all are always shown; another policy adds its own lines.
-bool isBaseline(Policy p) {
-  return p == Policy::KeepAll || p == Policy::SwapAll;
-}
-
 /// A label padded to the text output's value column.
 std::string padded(std::string label) {
   label.resize(std::max<std::size_t>(label.size() + 1, 20), ' ');
@@ -85,8 +80,14 @@ struct Context {
   std::int64_t sub_batches = 1;  ///< S: the memory, the GMAP and k_max are one sub-batch's
   /// --device cuda: the CUDA pool's shape, which k_max and the memory count; none on the CPU.
   std::optional<rt::PoolShape> shape;
-  /// The samples the memory is counted at: one sub-batch, k / S.
-  std::int64_t mk() const { return k / sub_batches; }
+  /// The samples the memory is counted at: one sub-batch's, k / S (k itself without
+  /// sub-batches).
+  std::int64_t passSamples() const { return k / sub_batches; }
+  /// What the memory is counted at, in the text: "k = 64", or "16 samples" in sub-batches.
+  std::string countedAt() const {
+    return sub_batches > 1 ? std::to_string(passSamples()) + " samples"
+                           : "k = " + std::to_string(k);
+  }
   /// The largest sub-batch, at most `limit`, whose plan `p` (of `a`) fits `bytes`: its peak, or
   /// with a pool shape its padded peak and the packing of its buffers (rt::poolKMax: the
   /// executor's placement).
@@ -119,7 +120,7 @@ json gmapJson(const Context& c) {
       const GmapBuffer& b = g.buffers[op.buffer];
       o["buffer"] = b.name;
       o["kind"] = bufferKindName(b.kind);
-      o["bytes"] = b.size.at(c.mk());
+      o["bytes"] = b.size.at(c.passSamples());
     }
     ops.push_back(std::move(o));
   }
@@ -128,7 +129,7 @@ json gmapJson(const Context& c) {
 
 void printGmapText(const Context& c, std::ostream& out) {
   const Gmap& g = c.chosen.gmap;
-  out << "\nGMAP under " << policyName(c.policy) << " at k = " << c.mk()
+  out << "\nGMAP under " << policyName(c.policy) << " at " << c.countedAt()
       << (c.sub_batches > 1 ? " (one of " + std::to_string(c.sub_batches) + " sub-batches)" : "")
       << " (" << g.ops.size() << " operations)\n";
   TextTable t;
@@ -145,15 +146,15 @@ void printGmapText(const Context& c, std::ostream& out) {
     }
     const GmapBuffer& b = g.buffers[op.buffer];
     t.row({std::to_string(op.step), std::string(gmapOpKindName(op.kind)), b.name,
-           std::string(bufferKindName(b.kind)), formatBytes(b.size.at(c.mk()))});
+           std::string(bufferKindName(b.kind)), formatBytes(b.size.at(c.passSamples()))});
   }
   t.print(out);
 }
 
 json memoryJson(const Context& c) {
   auto peakJson = [&](const MemoryPlan& p) {
-    const int step = p.curve.peakStep(c.mk());
-    return json{{"bytes", p.curve.peak(c.mk())},
+    const int step = p.curve.peakStep(c.passSamples());
+    return json{{"bytes", p.curve.peak(c.passSamples())},
                 {"step", step},
                 {"layer", step > 0 ? c.net.layer(p.gmap.step_layer[step]).name : ""}};
   };
@@ -162,10 +163,10 @@ json memoryJson(const Context& c) {
     curve.push_back({{"step", s},
                      {"layer", c.net.layer(c.chosen.gmap.step_layer[s]).name},
                      {"phase", c.chosen.gmap.isBackwardStep(s) ? "backward" : "forward"},
-                     {"bytes", c.chosen.curve.resident[s].at(c.mk())}});
+                     {"bytes", c.chosen.curve.resident[s].at(c.passSamples())}});
   }
-  return json{{"sub_batch", c.mk()},
-              {"persistent_bytes", c.pool.keep_all.curve.persistent.at(c.mk())},
+  return json{{"sub_batch", c.passSamples()},
+              {"persistent_bytes", c.pool.keep_all.curve.persistent.at(c.passSamples())},
               {"keep_all_peak", peakJson(c.pool.keep_all)},
               {"swap_all_peak", peakJson(c.pool.swap_all)},
               {"lower_bound_k1", c.a.lower_bound},
@@ -182,7 +183,7 @@ json kMaxJson(const Context& c) {
          {"sub_batches", c.sub_batches},
          {"keep_all", kMax(c.a.keep_all)},
          {"swap_all", kMax(c.a.swap_all)}};
-  if (!isBaseline(c.policy)) j[jsonKey(c.policy)] = kMax(c.a.plan(c.policy));
+  if (!isBaselinePolicy(c.policy)) j[jsonKey(c.policy)] = kMax(c.a.plan(c.policy));
   return j;
 }
 
@@ -192,7 +193,8 @@ json kMaxJson(const Context& c) {
 json hostMemoryJson(const Context& c) {
   rt::HostMemoryOptions o;
   o.staged_batch = c.k;
-  const rt::HostMemoryNeed need = rt::hostMemoryNeed(c.net, c.a.plan(c.policy).gmap, c.mk(), o);
+  const rt::HostMemoryNeed need =
+      rt::hostMemoryNeed(c.net, c.a.plan(c.policy).gmap, c.passSamples(), o);
   json parts = json::array();
   for (const rt::HostMemoryItem& i : need.items)
     parts.push_back({{"what", i.what}, {"bytes", i.bytes}});
@@ -214,7 +216,7 @@ void printJson(const Context& c, std::ostream& out) {
                       {"forward_flops", lc.fwd_flops * k},
                       {"backward_data_flops", lc.bwd_data_flops * k},
                       {"backward_weight_flops", lc.bwd_weight_flops * k},
-                      {"fm_bytes", lc.fm.at(c.mk())},
+                      {"fm_bytes", lc.fm.at(c.passSamples())},
                       {"swapped", static_cast<bool>(c.chosen.gmap.swapped[i])}});
     if (policyInfo(c.policy).uses(kFmRecompute))
       layers.back()["recomputed"] = static_cast<bool>(c.chosen.gmap.recomputed[i]);
@@ -252,9 +254,9 @@ void printText(const Context& c, std::ostream& out) {
       << net.sampleShape().toString() << ", " << net.classes() << " classes (structure "
       << net.structureHash() << ")\n"
       << "batch    k = " << k
-      << (c.sub_batches > 1
-              ? " in " + std::to_string(c.sub_batches) + " sub-batches of " + std::to_string(c.mk())
-              : std::string())
+      << (c.sub_batches > 1 ? " in " + std::to_string(c.sub_batches) + " sub-batches of " +
+                                  std::to_string(c.passSamples())
+                            : std::string())
       << ", policy " << policyName(c.policy) << "\n\n";
 
   TextTable t;
@@ -273,7 +275,7 @@ void printText(const Context& c, std::ostream& out) {
     t.row({std::to_string(i), net.layer(i).name, std::string(layerKindName(net.layer(i).kind)),
            net.outputShape(i).toString(), lc.params ? formatGrouped(lc.params) : "",
            si(lc.fwd_flops * k), si(lc.bwd_data_flops * k), si(lc.bwd_weight_flops * k),
-           formatBytes(lc.fm.at(c.mk())),
+           formatBytes(lc.fm.at(c.passSamples())),
            c.chosen.gmap.swapped[i] ? "swap" : (c.chosen.gmap.recomputed[i] ? "recompute" : "")});
   }
   t.print(out);
@@ -287,12 +289,13 @@ void printText(const Context& c, std::ostream& out) {
       << "  forward FLOPs       " << si(tot.fwd_flops * k) << '\n'
       << "  training FLOPs      " << si(tot.trainFlops() * k) << " (forward + backward)\n";
 
-  const std::int64_t mk = c.mk();
+  const std::int64_t passSamples = c.passSamples();
   auto peakLine = [&](const std::string& label, const MemoryPlan& p) {
-    out << "  " << label << formatBytes(p.curve.peak(mk)) << "  at "
-        << stepLabel(net, p.gmap, p.curve.peakStep(mk)) << '\n';
+    out << "  " << label << formatBytes(p.curve.peak(passSamples)) << "  at "
+        << stepLabel(net, p.gmap, p.curve.peakStep(passSamples)) << '\n';
   };
-  out << "\nmemory at k = " << mk << " (one pool: parameters, gradients, momentum, statistics,\n"
+  out << "\nmemory at " << c.countedAt()
+      << " (one pool: parameters, gradients, momentum, statistics,\n"
       << "minibatch, labels, feature maps and their gradients; zero workspace)\n";
   if (c.shape) {
     out << "  as the CUDA pool holds it: every buffer padded to " << c.shape->padding.buffer
@@ -303,10 +306,11 @@ void printText(const Context& c, std::ostream& out) {
     out << "  one of " << c.sub_batches
         << " sub-batches: the parameter gradients stay allocated across them\n";
   }
-  out << "  persistent          " << formatBytes(c.pool.keep_all.curve.persistent.at(mk)) << '\n';
+  out << "  persistent          " << formatBytes(c.pool.keep_all.curve.persistent.at(passSamples))
+      << '\n';
   peakLine("keep-all peak       ", c.pool.keep_all);
   peakLine("swap-all peak       ", c.pool.swap_all);
-  if (!isBaseline(c.policy))
+  if (!isBaselinePolicy(c.policy))
     peakLine(padded(std::string(policyName(c.policy)) + " peak"), c.chosen);
   out << "  lower bound (k=1)   " << formatBytes(c.a.lower_bound) << "  (moDNN eq. 2)\n";
   out << "  recompute LB (k=1)  " << formatBytes(c.a.lower_bound_recompute)
@@ -323,7 +327,7 @@ void printText(const Context& c, std::ostream& out) {
         << '\n'
         << "  keep-all            " << kMax(c.a.keep_all) << '\n'
         << "  swap-all            " << kMax(c.a.swap_all) << '\n';
-    if (!isBaseline(c.policy)) {
+    if (!isBaselinePolicy(c.policy)) {
       out << "  " << padded(std::string(policyName(c.policy))) << kMax(c.a.plan(c.policy)) << '\n';
     }
     if (c.subBatchKMax(c.a.swap_all, *c.budget, kMaxBatch) == 0) {

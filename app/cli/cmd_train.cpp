@@ -9,6 +9,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "analysis/swap_policy.h"
 #include "cli/commands.h"
@@ -331,8 +332,9 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   const auto costs = computeLayerCosts(net);
   rt::ExecutorOptions options;
   setExecutorOptions(args, q, options);
-  const SwapSet swapped = makeSwapSet(q.policy, net, costs);
-  options.recompute = makeRecomputeSet(q.policy, net, costs);
+  FixedSets sets = fixedSets(q.policy, net, costs);
+  const SwapSet swapped = std::move(sets.swapped);
+  options.recompute = std::move(sets.recomputed);
   const std::int64_t trainSamples = addDataHostBytes(args, q, options);
   rt::SwapExecutor ex(*device, net, q.k, swapped, q.budget, options);
   const rt::TrainTest data = loadTrainData(q, trainSamples);

@@ -35,12 +35,17 @@ struct NetworkAnalysis {
   /// prefetched (docs/analysis.md, "Memory curve, peak, k_max and the lower bound"): each step's
   /// set also holds the sources and outputs of the re-makes it runs. At least lower_bound.
   std::int64_t lower_bound_recompute = 0;
-  /// Every other fixed policy's plan (analysis/policy.h: vdnn-conv, ...), in table order.
+  /// Every other fixed policy's plan (analysis/policy.h: vdnn-conv, ...), in table order: each
+  /// row's function makes it, so a new fixed policy has its plan here.
   std::vector<std::pair<Policy, MemoryPlan>> other_fixed;
 
   /// The plan of a fixed policy; Error(Runtime) for a searched one.
   const MemoryPlan& plan(Policy p) const;
 };
+
+/// keep-all and swap-all: the policies whose plans every analysis holds by name (keep_all,
+/// swap_all) and the analyzer always reports; every other fixed policy's is in other_fixed.
+bool isBaselinePolicy(Policy p);
 
 NetworkAnalysis analyzeNetwork(const Network& net);
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-/// @brief The one table of policies. Each policy has a name (the CLI's, the plan file's and the
-/// app's spelling), a one-line description, whether its swap set is fixed (it follows from the
-/// network) or searched (the planner chooses it), and the feature-map attributes it may use.
-/// Parsing, help texts, error messages, the plan-file check and the app's choices all read this
-/// table; a new policy adds a row here and its own code (a fixed policy in makeSwapSet, a
-/// searched one in the planner).
+/// @brief The one table of policies. Each row holds a policy's name (the CLI's, the plan file's
+/// and the app's spelling), a one-line description, the feature-map attributes it may use, and
+/// its behaviour: a fixed policy's function, which makes its swap and recompute sets from the
+/// network alone, or the mark that the planner searches its sets (the planner's own table of
+/// searches, perfmodel/planner.cpp, holds a row for each such policy). Parsing, help texts, error
+/// messages, the plan-file check, the analyzer and the app's choices all read this table; a fixed
+/// policy is an enum value, its row and its function (docs/architecture.md, "Adding a policy").
 #pragma once
 
 #include <optional>
@@ -15,6 +16,9 @@
 
 namespace swapscope {
 
+class Network;
+struct LayerCost;
+
 enum class Policy {
   KeepAll,         ///< nothing is swapped: the framework baseline
   SwapAll,         ///< every swappable FM is swapped: the layer-wise ("naive swap") peak
@@ -24,8 +28,8 @@ enum class Policy {
   Ito,             ///< Ito et al.'s two stages: keep or swap, then swap or recompute by overhead
 };
 
-/// Fixed: the swap set follows from the network alone. Searched: the planner chooses it from the
-/// budget and the performance model.
+/// Fixed: the sets follow from the network alone (the row's function makes them). Searched: the
+/// planner chooses them from the budget and the performance model.
 enum class PolicyChoice { Fixed, Searched };
 
 /// What a policy may do with a feature map that some backward step reads.
@@ -35,14 +39,26 @@ enum FmAttribute : unsigned {
   kFmRecompute = 1u << 2,  ///< released after forward, re-made from an ancestor before backward
 };
 
+/// A fixed policy's sets, one flag per layer id: the FMs it swaps and those it recomputes (all
+/// false for a policy without recompute).
+struct FixedSets {
+  std::vector<bool> swapped;
+  std::vector<bool> recomputed;
+};
+
+/// What a fixed policy does: its sets for a network and its layer costs (analysis/layer_cost.h).
+using FixedSetsFn = FixedSets (*)(const Network& net, const std::vector<LayerCost>& costs);
+
 struct PolicyInfo {
   Policy id;
   std::string_view name;
   std::string_view description;
   PolicyChoice choice;
   unsigned attributes;  ///< FmAttribute flags
-  bool fixed() const { return choice == PolicyChoice::Fixed; }
-  bool uses(FmAttribute a) const { return (attributes & a) != 0; }
+  /// A fixed policy's sets; nullptr for a searched one (the planner chooses its sets).
+  FixedSetsFn sets = nullptr;
+  constexpr bool fixed() const { return choice == PolicyChoice::Fixed; }
+  constexpr bool uses(FmAttribute a) const { return (attributes & a) != 0; }
 };
 
 /// Every policy, in the order the CLI lists them.

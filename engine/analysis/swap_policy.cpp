@@ -44,12 +44,6 @@ std::vector<bool> recomputableFms(const Network& net, const std::vector<LayerCos
   return out;
 }
 
-RecomputeSet makeRecomputeSet(Policy policy, const Network& net,
-                              const std::vector<LayerCost>& costs) {
-  if (policy == Policy::RecomputeLight) return recomputableFms(net, costs);
-  return RecomputeSet(net.size(), false);
-}
-
 std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>& costs) {
   std::vector<bool> swappable(net.size(), false);
   for (int i = 0; i < net.size(); ++i) {
@@ -62,36 +56,24 @@ std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>&
   return swappable;
 }
 
-SwapSet makeSwapSet(Policy policy, const Network& net, const std::vector<LayerCost>& costs) {
-  SwapSet set(net.size(), false);
-  switch (policy) {
-    case Policy::KeepAll:
-      return set;
-    case Policy::SwapAll:
-      return swappableFms(net, costs);
-    case Policy::VdnnConv: {
-      const std::vector<bool> swappable = swappableFms(net, costs);
-      for (int i = 0; i < net.size(); ++i) {
-        if (net.layer(i).kind != LayerKind::Conv2d) continue;
-        for (int src : net.inputsOf(i))
-          set[src] = swappable[src];
-      }
-      return set;
-    }
-    case Policy::RecomputeLight: {
-      const std::vector<bool> recomputable = recomputableFms(net, costs);
-      set = swappableFms(net, costs);
-      for (int i = 0; i < net.size(); ++i)
-        set[i] = set[i] && !recomputable[i];
-      return set;
-    }
-    case Policy::AccUdnn:
-    case Policy::Ito:
-      break;
+FixedSets fixedSets(Policy policy, const Network& net, const std::vector<LayerCost>& costs) {
+  const PolicyInfo& info = policyInfo(policy);
+  if (!info.fixed()) {
+    throw Error(ErrorKind::Runtime, "policy " + std::string(info.name) +
+                                        " is searched by the planner; its swap set does not " +
+                                        "follow from the network alone");
   }
-  throw Error(ErrorKind::Runtime, "policy " + std::string(policyName(policy)) +
-                                      " is searched by the planner; its swap set does not " +
-                                      "follow from the network alone");
+  return info.sets(net, costs);
+}
+
+SwapSet makeSwapSet(Policy policy, const Network& net, const std::vector<LayerCost>& costs) {
+  return fixedSets(policy, net, costs).swapped;
+}
+
+RecomputeSet makeRecomputeSet(Policy policy, const Network& net,
+                              const std::vector<LayerCost>& costs) {
+  if (!policyInfo(policy).fixed()) return RecomputeSet(net.size(), false);
+  return fixedSets(policy, net, costs).recomputed;
 }
 
 namespace {

@@ -34,15 +34,20 @@ bool isLightLayer(LayerKind kind);
 /// all be re-made at the earliest of those steps and held from there.
 std::vector<bool> recomputableFms(const Network& net, const std::vector<LayerCost>& costs);
 
-/// The recompute set of a fixed policy (all false for one without recompute).
-RecomputeSet makeRecomputeSet(Policy policy, const Network& net,
-                              const std::vector<LayerCost>& costs);
-
 /// True where layer i's output FM is read by some backward step (so swapping it can save memory).
 std::vector<bool> swappableFms(const Network& net, const std::vector<LayerCost>& costs);
 
-/// The swap set of a fixed policy (policyInfo(policy).fixed()); Error(Runtime) for a searched one.
+/// A fixed policy's swap and recompute sets, made by its row's function (analysis/policy.h);
+/// Error(Runtime) for a searched policy.
+FixedSets fixedSets(Policy policy, const Network& net, const std::vector<LayerCost>& costs);
+
+/// fixedSets' swap set: Error(Runtime) for a searched policy.
 SwapSet makeSwapSet(Policy policy, const Network& net, const std::vector<LayerCost>& costs);
+
+/// fixedSets' recompute set; all false for a searched policy (the planner chooses its recompute
+/// set).
+RecomputeSet makeRecomputeSet(Policy policy, const Network& net,
+                              const std::vector<LayerCost>& costs);
 
 /// A swap set from FM (layer) names; every name must exist and be swappable, else Error(BadInput)
 /// naming the entry as `where`[i]`field` ("plan.json: swap_set[0].fm"), the name and the network.

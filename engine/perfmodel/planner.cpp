@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /// The planner's entry points: Planner::plan checks the request and hands it to one search
-/// (argmin_search.cpp, paper_search.cpp, or accudnn_search.cpp at a fixed k), then ito's
-/// stage 2 (ito_search.cpp) and the executor's placement decision (plan_context.cpp).
+/// (argmin_search.cpp, paper_search.cpp, or accudnn_search.cpp at a fixed k), then the searched
+/// policy's second stage from its row of kSearches (ito's, ito_search.cpp) and the executor's
+/// placement decision (plan_context.cpp).
 #include "perfmodel/planner.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
+#include <string_view>
 
 #include "common/batch_limit.h"
 #include "common/bytes.h"
@@ -37,6 +40,40 @@ double allReduceSeconds(std::int64_t param_bytes, int gpus, double bandwidth, do
 }
 
 using namespace planning;
+
+namespace {
+
+/// What the planner does for a searched policy (analysis/policy.h), after the k search whose
+/// keep/swap plan at each k is accudnn's (accudnn_search.cpp).
+struct Search {
+  Policy policy;
+  /// Why paper mode (Algorithm 2) cannot plan the policy; empty where it can.
+  std::string_view no_paper_mode;
+  /// A second stage on the plan at the chosen k; nullptr where the k search's plan stands.
+  Evaluation (*stage2)(const Context& ctx, Evaluation stage1, std::int64_t budget, int reuseDelay,
+                       int* evaluated) = nullptr;
+};
+
+/// One row per searched policy of the policy table.
+constexpr std::array kSearches{
+    Search{Policy::AccUdnn, {}},
+    // ito: stage 1 is accudnn's plan at k, stage 2 recomputes on it (at the chosen k only: it is
+    // never slower than stage 1, as accudnn's phase 2 is never slower than phase 1).
+    Search{Policy::Ito,
+           "Algorithm 2 (AccUDNN §4) checks constraint (6) on a timeline without recompute steps, "
+           "so it cannot weigh recompute against swap",
+           &itoStage2},
+};
+
+const Search& searchOf(Policy p) {
+  for (const Search& s : kSearches) {
+    if (s.policy == p) return s;
+  }
+  throw Error(ErrorKind::Runtime, "policy " + std::string(policyName(p)) +
+                                      " is searched but has no row in the planner's searches");
+}
+
+}  // namespace
 
 struct Planner::Impl {
   Impl(const PerfModel& model, const Network& net) : ctx(model, net) {}
@@ -95,11 +132,10 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   out.delta = allReduceSeconds(ctx.paramBytes, req.gpus, req.link_bandwidth, req.link_latency);
 
   const Prepared* fixed = policyInfo(req.policy).fixed() ? &ctx.fixedPlan(req.policy) : nullptr;
-  if (req.policy == Policy::Ito && req.mode == PlanMode::Paper && !req.batch) {
-    throwBadInput(
-        "--policy ito has no paper mode: Algorithm 2 (AccUDNN §4) checks constraint (6) "
-        "on a timeline without recompute steps, so it cannot weigh recompute against "
-        "swap; use --mode argmin or a fixed --batch");
+  const Search* search = fixed ? nullptr : &searchOf(req.policy);
+  if (search && !search->no_paper_mode.empty() && req.mode == PlanMode::Paper && !req.batch) {
+    throwBadInput("--policy " + std::string(policyName(req.policy)) + " has no paper mode: " +
+                  std::string(search->no_paper_mode) + "; use --mode argmin or a fixed --batch");
   }
   const MemoryCurve& limitCurve = fixed ? fixed->curve : swapAll.curve;
   // No k above the limit of every verb (common/batch_limit.h): a plan the run would refuse.
@@ -145,11 +181,8 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     best = paperSearch(ctx, req, fixed, top, out);
     if (out.infeasible) return out;
   }
-  // ito: stage 1 is accudnn's plan at k, stage 2 recomputes on it (at the chosen k only: it is
-  // never slower than stage 1, as accudnn's phase 2 is never slower than phase 1). Paper mode
-  // has no ito (refused above).
-  if (best && req.policy == Policy::Ito)
-    best = itoStage2(ctx, std::move(*best), req.budget, req.reuse_delay, &out.evaluated);
+  if (best && search && search->stage2)
+    best = search->stage2(ctx, std::move(*best), req.budget, req.reuse_delay, &out.evaluated);
   if (!best) {
     out.reason = "no k up to " + std::to_string(top) + " fits";
     return out;

@@ -3,15 +3,15 @@
 /// under a policy, with the simulated timeline. Re-entrant: no global state; every call works on
 /// its own data.
 ///
-/// Policies (analysis/policy.h): the fixed ones plan their own swap set; accudnn starts from
-/// swap-all and keeps
-/// ("pins") FMs greedily by simulated stall removed per byte kept, until no stall remains or no
-/// pin fits the budget (AccUDNN §4, Algorithm 2), then keeps every FM that still fits, largest
-/// first, where that does not make the predicted iteration slower (fewest bytes moved at equal
-/// time). ito is Ito et al.'s two-stage search (§4.4): stage 1, keep or swap, is accudnn's plan at
-/// k; stage 2 takes the swapped FMs whose re-make (their layer's forward time and that of the
-/// released inputs it re-runs) costs less than their copies, cheapest ratio first, and recomputes
-/// each where the exact GMAP fits the budget and the simulation is no slower. Modes:
+/// Policies (analysis/policy.h): the fixed ones plan the sets their rows' functions make; each
+/// searched one has a row in the planner's table of searches (planner.cpp). accudnn starts from
+/// swap-all and keeps ("pins") FMs greedily by simulated stall removed per byte kept, until no
+/// stall remains or no pin fits the budget (AccUDNN §4, Algorithm 2), then keeps every FM that
+/// still fits, largest first, where that does not make the predicted iteration slower (fewest bytes
+/// moved at equal time). ito is Ito et al.'s two-stage search (§4.4): stage 1, keep or swap, is
+/// accudnn's plan at k; stage 2 takes the swapped FMs whose re-make (their layer's forward time and
+/// that of the released inputs it re-runs) costs less than their copies, cheapest ratio first, and
+/// recomputes each where the exact GMAP fits the budget and the simulation is no slower. Modes:
 /// - argmin: scan k and minimise the simulated whole-training time ceil(E m / k) (t_iter + Δ);
 /// - paper: Algorithm 2 as written: from swap-all's k_max down, the largest k whose Algorithm 1
 ///   t_ready satisfies (6) after pinning into the area budget - M_peak(k). Algorithm 1 has no

@@ -10,18 +10,19 @@
 namespace swapscope::perf {
 namespace {
 
-/// The plan of one S: the pass at fixed k = K/S, and the iteration around it.
+/// The plan of one S for minibatch k: the pass, planned at a fixed batch of its k/S samples, and
+/// the iteration around it.
 SubBatchPlan planOne(const Planner& planner, PlanRequest request, std::int64_t k, std::int64_t s) {
   SubBatchPlan out;
   out.k = k;
   out.sub_batches = s;
   out.candidates = 1;
-  request.batch = k / s;
+  request.batch = out.passSamples();
   out.pass = planner.plan(request);
   if (!out.pass.trainable) {
     if (s > 1) {
-      out.pass.reason = "in " + std::to_string(s) + " sub-batches of " + std::to_string(k / s) +
-                        ": " + out.pass.reason;
+      out.pass.reason = "in " + std::to_string(s) + " sub-batches of " +
+                        std::to_string(out.passSamples()) + ": " + out.pass.reason;
     }
     return out;
   }
@@ -31,14 +32,14 @@ SubBatchPlan planOne(const Planner& planner, PlanRequest request, std::int64_t k
   return out;
 }
 
-/// The divisors S >= `from` of K, the least t_iter winning (moDNN: the sub-batch size from the
-/// profile; the smaller S on a tie).
+/// The divisors S >= `from` of minibatch k, the least t_iter winning (moDNN: the sub-batch size
+/// from the profile; the smaller S on a tie).
 SubBatchPlan leastTime(const Planner& planner, const PlanRequest& request, std::int64_t k,
                        std::int64_t from) {
   std::optional<SubBatchPlan> best;
   SubBatchPlan last;
   int candidates = 0;
-  // The divisors in ascending order, by trial division up to sqrt(K): a K of 2^61 - 1 (prime)
+  // The divisors in ascending order, by trial division up to sqrt(k): a k of 2^61 - 1 (prime)
   // takes about 1.5e9 divisions instead of 2.3e18.
   std::vector<std::int64_t> low, high;
   for (std::int64_t d = 1; d <= k / d; ++d) {
@@ -95,7 +96,7 @@ store::PlanFile toPlanFile(const SubBatchPlan& plan, const PlanRequest& request,
                            const PerfModel& model, const Network& net, const std::string& backend,
                            const std::string& sourceDb) {
   PlanRequest passRequest = request;
-  passRequest.batch = plan.k / plan.sub_batches;
+  passRequest.batch = plan.passSamples();
   store::PlanFile p = toPlanFile(plan.pass, passRequest, model, net, backend, sourceDb);
   if (plan.sub_batches == 1) return p;
   const double passes = static_cast<double>(plan.sub_batches);

@@ -6,6 +6,7 @@
 // predicted pool high-water mark and keep-all's weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -332,6 +333,37 @@ TEST(Ito, HasNoPaperMode) {
     EXPECT_NE(std::string(e.what()).find("--policy ito has no paper mode"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(Ito, EverySearchedPolicyOfTheTablePlansAndOnlyThoseThatRecomputeLackPaperMode) {
+  // Each searched row of the policy table has its search: it plans in argmin mode, re-makes FMs
+  // only where the row allows recompute, and paper mode (Algorithm 1 has no recompute step)
+  // plans it exactly where it does not recompute.
+  const Network net = buildZooModel("fmnist-cnn", {});
+  const PerfModel model = PerfModel::fit(loadSample("fmnist-cnn-cpu-profile.swapdb"));
+  const Planner planner(model, net);
+  int searched = 0;
+  for (const PolicyInfo& info : policyTable()) {
+    if (info.fixed()) continue;
+    ++searched;
+    PlanRequest req;
+    req.policy = info.id;
+    req.budget = 32 << 20;
+    const PlanResult r = planner.plan(req);
+    ASSERT_TRUE(r.trainable) << info.name << ": " << r.reason;
+    const bool remakes = std::find(r.best.recomputed.begin(), r.best.recomputed.end(), true) !=
+                         r.best.recomputed.end();
+    EXPECT_TRUE(!remakes || info.uses(kFmRecompute)) << info.name;
+    req.mode = PlanMode::Paper;
+    if (info.uses(kFmRecompute)) {
+      EXPECT_THROW((void)planner.plan(req), Error) << info.name;
+      req.batch = r.best.k;  // a fixed k has no Algorithm 2 to refuse
+      EXPECT_TRUE(planner.plan(req).trainable) << info.name;
+    } else {
+      EXPECT_NO_THROW((void)planner.plan(req)) << info.name;
+    }
+  }
+  EXPECT_EQ(searched, 2);
 }
 
 /// Trains `net` `iterations` times at k with a swap and recompute set.
