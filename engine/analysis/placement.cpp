@@ -86,9 +86,9 @@ class Packer {
     m_width = (m_horizon + m_buckets - 1) / m_buckets;
     while (m_leaves < m_buckets)
       m_leaves *= 2;
-    m_edges.resize(m_buckets);
-    m_covered.resize(m_buckets);
-    m_startTree.resize(2 * m_leaves);
+    m_placed.edges.resize(m_buckets);
+    m_placed.covered.resize(m_buckets);
+    m_placed.startTree.resize(2 * m_leaves);
     m_longLived.assign(m_inst.size(), 0);
     for (std::size_t i = 0; i < m_inst.size(); ++i) {
       const auto [b0, b1] = bucketRange(m_inst[i]);
@@ -96,9 +96,11 @@ class Packer {
     }
   }
 
-  /// The instances in `order`, each at the best (or first) fit; stops an order once its extent
-  /// passes `target` (0: never).
-  Placement place(const std::vector<std::size_t>& order, bool firstFit, std::int64_t target);
+  /// The instances in `order`, each at the best fit; stops once the extent passes `target` (0:
+  /// never). Where that does not fit `target`, `first` is the same at the first fit (else it is
+  /// left empty). The two share the buffers they place at the same offsets, up to the first
+  /// where best and first fit part: those are placed once.
+  Placement placeBoth(const std::vector<std::size_t>& order, std::int64_t target, Placement& first);
 
  private:
   using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // disjoint, in offset order
@@ -134,17 +136,34 @@ class Packer {
   /// Records `a`, placed, in the structures.
   void add(const Instance& a, std::size_t b0, std::size_t b1, bool universal, bool keepStarts);
 
+  /// What the buffers placed so far occupy.
+  struct Placed {
+    Ranges always;    // the union of the spans that overlap every buffer
+    Ranges occupied;  // the union of every span placed
+    std::vector<std::vector<Span>> edges;
+    std::vector<Ranges> covered;
+    std::vector<Ranges> startTree;  // node i: children 2i, 2i + 1; leaf b: leaves + b
+    std::size_t longLeft = 0;       // long-lived buffers of the order not placed yet
+  };
+  /// The best-fit and the first-fit offset of `a` among the placed buffers it overlaps.
+  std::pair<std::int64_t, std::int64_t> fits(const Instance& a, std::size_t b0, std::size_t b1,
+                                             bool universal);
+  /// Places order[from..] at the best (or first) fit into `p`; stops once past `target` (0:
+  /// never).
+  void placeFrom(const std::vector<std::size_t>& order, std::size_t from, bool firstFit,
+                 std::int64_t target, Placement& p);
+  /// Puts `a` at `offset` in `p`.
+  static void put(Instance& a, std::int64_t offset, Placement& p);
+  void reset(const std::vector<std::size_t>& order);
+
   std::vector<Instance>& m_inst;
   std::size_t m_allocs, m_horizon;
   std::size_t m_firstEnd = std::numeric_limits<std::size_t>::max(), m_lastStart = 0;
   std::size_t m_buckets = 1, m_width = 1, m_leaves = 1;
-  Ranges m_always;    // the union of the spans that overlap every buffer
-  Ranges m_occupied;  // the union of every span placed
-  std::vector<std::vector<Span>> m_edges;
-  std::vector<Ranges> m_covered;
-  std::vector<Ranges> m_startTree;  // node i: children 2i, 2i + 1; leaf b: leaves + b
-  Ranges m_gathered;                // the ranges one buffer overlaps
-  std::vector<char> m_longLived;    // meets more than a few buckets, not universal
+  Placed m_placed;
+  Placed m_saved;                 // m_placed where best and first fit part (placeBoth)
+  Ranges m_gathered;              // the ranges one buffer overlaps
+  std::vector<char> m_longLived;  // meets more than a few buckets, not universal
 };
 
 void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
@@ -153,27 +172,27 @@ void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
     m_gathered.insert(m_gathered.end(), r.begin(), r.end());
   };
   const auto appendAlive = [&](std::size_t b) {
-    for (const Span& s : m_edges[b]) {
+    for (const Span& s : m_placed.edges[b]) {
       if (a.start < s.end && s.start < a.end) m_gathered.emplace_back(s.lo, s.hi);
     }
   };
   if (b1 - b0 < kFewBuckets) {
     for (std::size_t b = b0; b <= b1; ++b) {
       appendAlive(b);
-      append(m_covered[b]);
+      append(m_placed.covered[b]);
     }
   } else {
     for (const std::size_t b : {b0, b1}) {
       appendAlive(b);
-      append(m_covered[b]);
+      append(m_placed.covered[b]);
     }
     // The nodes that cover the buckets b0 + 1 .. b1 - 1, bottom up.
     for (std::size_t l = m_leaves + b0 + 1, r = m_leaves + b1; l < r; l /= 2, r /= 2) {
-      if (l & 1) append(m_startTree[l++]);
-      if (r & 1) append(m_startTree[--r]);
+      if (l & 1) append(m_placed.startTree[l++]);
+      if (r & 1) append(m_placed.startTree[--r]);
     }
   }
-  append(m_always);
+  append(m_placed.always);
   const auto before = [](const auto& x, const auto& y) {  // no synthesized <=>: faster
     return x.first != y.first ? x.first < y.first : x.second < y.second;
   };
@@ -193,64 +212,120 @@ void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
 void Packer::add(const Instance& a, std::size_t b0, std::size_t b1, bool universal,
                  bool keepStarts) {
   const Span span{a.start, a.end, a.offset, a.offset + a.size};
-  join(m_occupied, span.lo, span.hi);
+  join(m_placed.occupied, span.lo, span.hi);
   if (universal) {
-    join(m_always, span.lo, span.hi);
+    join(m_placed.always, span.lo, span.hi);
     return;
   }
-  m_edges[b0].push_back(span);
-  if (b1 != b0) m_edges[b1].push_back(span);
+  m_placed.edges[b0].push_back(span);
+  if (b1 != b0) m_placed.edges[b1].push_back(span);
   for (std::size_t b = b0 + 1; b < b1; ++b)
-    join(m_covered[b], span.lo, span.hi);
+    join(m_placed.covered[b], span.lo, span.hi);
   if (!keepStarts) return;
   for (std::size_t node = m_leaves + b0; node >= 1; node /= 2)
-    join(m_startTree[node], span.lo, span.hi);
+    join(m_placed.startTree[node], span.lo, span.hi);
 }
 
-Placement Packer::place(const std::vector<std::size_t>& order, bool firstFit, std::int64_t target) {
-  Placement p;
-  p.offsets.assign(m_allocs, -1);
-  m_always.clear();
-  m_occupied.clear();
-  for (std::size_t b = 0; b < m_buckets; ++b) {
-    m_edges[b].clear();
-    m_covered[b].clear();
-  }
-  for (Ranges& node : m_startTree)
-    node.clear();
-  // Only long-lived buffers read `startTree`: it is kept up to the last of them in the order.
-  std::size_t longLeft = 0;
-  for (std::size_t idx : order)
-    longLeft += m_longLived[idx];
-  for (std::size_t idx : order) {
-    Instance& a = m_inst[idx];
-    longLeft -= m_longLived[idx];
-    if (a.size == 0) continue;
-    const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
-    const auto [b0, b1] = bucketRange(a);
-    // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
-    // `occupied`.
-    const bool universal = overlapsEveryone(a);
-    if (!universal) gather(a, b0, b1);
-    // The gaps of the union, in offset order.
-    std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), cursor = 0;
-    for (const auto& [lo, hi] : universal ? m_occupied : m_gathered) {
-      if (lo > cursor) {
-        const std::int64_t gap = lo - cursor;
-        if (aligned(cursor) + a.size <= lo && gap < bestGap) {
+std::pair<std::int64_t, std::int64_t> Packer::fits(const Instance& a, std::size_t b0,
+                                                   std::size_t b1, bool universal) {
+  // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
+  // `occupied`.
+  if (!universal) gather(a, b0, b1);
+  const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
+  // The gaps of the union, in offset order.
+  std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), first = -1;
+  std::int64_t cursor = 0;
+  for (const auto& [lo, hi] : universal ? m_placed.occupied : m_gathered) {
+    if (lo > cursor) {
+      const std::int64_t gap = lo - cursor;
+      if (aligned(cursor) + a.size <= lo) {
+        if (first < 0) first = aligned(cursor);
+        if (gap < bestGap) {
           best = aligned(cursor);
           bestGap = gap;
-          if (firstFit) break;
         }
       }
-      cursor = std::max(cursor, hi);
     }
-    a.offset = best >= 0 ? best : aligned(cursor);
-    p.offsets[a.allocIndex] = a.offset;
-    p.extent = std::max(p.extent, a.offset + a.size);
-    if (target > 0 && p.extent > target) return p;  // this order cannot fit: stop it here
-    add(a, b0, b1, universal, longLeft > 0);
+    cursor = std::max(cursor, hi);
   }
+  return {best >= 0 ? best : aligned(cursor), first >= 0 ? first : aligned(cursor)};
+}
+
+void Packer::put(Instance& a, std::int64_t offset, Placement& p) {
+  a.offset = offset;
+  p.offsets[a.allocIndex] = a.offset;
+  p.extent = std::max(p.extent, a.offset + a.size);
+}
+
+void Packer::reset(const std::vector<std::size_t>& order) {
+  m_placed.always.clear();
+  m_placed.occupied.clear();
+  for (std::size_t b = 0; b < m_buckets; ++b) {
+    m_placed.edges[b].clear();
+    m_placed.covered[b].clear();
+  }
+  for (Ranges& node : m_placed.startTree)
+    node.clear();
+  // Only long-lived buffers read `startTree`: it is kept up to the last of them in the order.
+  m_placed.longLeft = 0;
+  for (std::size_t idx : order)
+    m_placed.longLeft += m_longLived[idx];
+}
+
+void Packer::placeFrom(const std::vector<std::size_t>& order, std::size_t from, bool firstFit,
+                       std::int64_t target, Placement& p) {
+  for (std::size_t i = from; i < order.size(); ++i) {
+    const std::size_t idx = order[i];
+    Instance& a = m_inst[idx];
+    m_placed.longLeft -= m_longLived[idx];
+    if (a.size == 0) continue;
+    const auto [b0, b1] = bucketRange(a);
+    const bool universal = overlapsEveryone(a);
+    const auto [best, first] = fits(a, b0, b1, universal);
+    put(a, firstFit ? first : best, p);
+    if (target > 0 && p.extent > target) return;  // this order cannot fit: stop it here
+    add(a, b0, b1, universal, m_placed.longLeft > 0);
+  }
+}
+
+Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t target,
+                            Placement& first) {
+  Placement p;
+  p.offsets.assign(m_allocs, -1);
+  reset(order);
+  first = Placement{};
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::size_t idx = order[i];
+    Instance& a = m_inst[idx];
+    m_placed.longLeft -= m_longLived[idx];
+    if (a.size == 0) continue;
+    const auto [b0, b1] = bucketRange(a);
+    const bool universal = overlapsEveryone(a);
+    const auto [bestAt, firstAt] = fits(a, b0, b1, universal);
+    if (bestAt != firstAt) {
+      // They part here: best fit goes on from this buffer, and first fit, where needed, from
+      // what was placed before it.
+      m_saved = m_placed;
+      Placement shared = p;
+      put(a, bestAt, p);
+      if (target <= 0 || p.extent <= target) {
+        add(a, b0, b1, universal, m_placed.longLeft > 0);
+        placeFrom(order, i + 1, false, target, p);
+      }
+      if (target > 0 && p.extent <= target) return p;
+      std::swap(m_placed, m_saved);
+      first = std::move(shared);
+      put(a, firstAt, first);
+      if (target > 0 && first.extent > target) return p;
+      add(a, b0, b1, universal, m_placed.longLeft > 0);
+      placeFrom(order, i + 1, true, target, first);
+      return p;
+    }
+    put(a, bestAt, p);
+    if (target > 0 && p.extent > target) break;  // both stop here
+    add(a, b0, b1, universal, m_placed.longLeft > 0);
+  }
+  if (target <= 0 || p.extent > target) first = p;  // the same placement
   return p;
 }
 
@@ -312,9 +387,11 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   Placement p;
   for (int kind = 0; kind < 4; ++kind) {
     const std::vector<std::size_t> order = orderOf(kind, inst, ops.size());
-    for (const bool firstFit : {false, true}) {
-      Placement q = packer.place(order, firstFit, target);
-      if (p.offsets.empty() || q.extent < p.extent) p = std::move(q);
+    Placement first;
+    // Best fit, then first fit.
+    for (Placement* q : {static_cast<Placement*>(nullptr), &first}) {
+      Placement made = q ? std::move(*q) : packer.placeBoth(order, target, first);
+      if (p.offsets.empty() || made.extent < p.extent) p = std::move(made);
       if (p.extent <= target) return p;
     }
   }
