@@ -172,8 +172,8 @@ class MatmulKernel : public DnnlKernel {
     m_fwdWei = WeightOrder(*this, m_wei, m_fwdPd.weights_desc(), CpuContext::kBlockedWeights);
     m_bwdDataWei =
         WeightOrder(*this, m_wei, m_bwdDataPd.weights_desc(), CpuContext::kBlockedWeights);
-    m_diffWei = WeightOrder(*this, m_bwdWeiPd.diff_weights_desc(), m_wei,
-                            CpuContext::kBlockedWeightGrad);
+    m_diffWei =
+        WeightOrder(*this, m_bwdWeiPd.diff_weights_desc(), m_wei, CpuContext::kBlockedWeightGrad);
   }
 
   memory::desc m_src, m_dst, m_wei, m_biasMd;
@@ -199,8 +199,8 @@ class MatmulKernel : public DnnlKernel {
       const bool intoSlot = from == k.m_wei;
       m_slotMd = intoSlot ? to : from;
       m_poolMd = intoSlot ? from : to;
-      m_pd = dnnl::reorder::primitive_desc(k.m_ctx.engine, from, k.m_ctx.engine, to,
-                                           userScratchpad());
+      m_pd =
+          dnnl::reorder::primitive_desc(k.m_ctx.engine, from, k.m_ctx.engine, to, userScratchpad());
       m_reorder = dnnl::reorder(m_pd);
       k.m_ctx.reserve(slot, m_slotMd.get_size());
       k.reserve(m_pd);
@@ -263,14 +263,13 @@ class ConvKernel final
     // On NHWC FMs oneDNN's JIT kernels need their own blocked weights (on plain oihw weights
     // they fall back to the reference code): the primitives choose (format_tag::any) and the
     // kernel reorders. On NCHW FMs the plain weights keep oneDNN's GEMM-based kernels.
-    const memory::desc wei = ctx.layout == ImageLayout::Nhwc
-                                 ? memory::desc(m_wei.dims(), dt::f32, tag::any)
-                                 : m_wei;
+    const memory::desc wei =
+        ctx.layout == ImageLayout::Nhwc ? memory::desc(m_wei.dims(), dt::f32, tag::any) : m_wei;
     const auto attr = userScratchpad();
     const auto algo = dnnl::algorithm::convolution_direct;
-    dnnl::convolution_forward::primitive_desc fwd({dnnl::prop_kind::forward_training, algo, m_src,
-                                                   wei, m_biasMd, m_dst, strides, padL, padR},
-                                                  attr, ctx.engine);
+    dnnl::convolution_forward::primitive_desc fwd(
+        {dnnl::prop_kind::forward_training, algo, m_src, wei, m_biasMd, m_dst, strides, padL, padR},
+        attr, ctx.engine);
     create(fwd, {{algo, m_src, wei, m_dst, strides, padL, padR}, attr, ctx.engine, fwd},
            {{algo, m_src, wei, m_biasMd, m_dst, strides, padL, padR}, attr, ctx.engine, fwd});
   }
@@ -616,8 +615,8 @@ class AdaptiveAvgPoolKernel final : public LayerKernel {
     }
   }
   void forward(const KernelArgs& a) override {
-    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1,
-                std::int64_t x0, std::int64_t x1, std::int64_t o) {
+    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1, std::int64_t x0,
+                std::int64_t x1, std::int64_t o) {
       float sum = 0;
       for (std::int64_t y = y0; y < y1; ++y)
         for (std::int64_t x = x0; x < x1; ++x)
@@ -629,8 +628,8 @@ class AdaptiveAvgPoolKernel final : public LayerKernel {
     if (!a.in_grad[0]) return;
     float* g = a.in_grad[0];
     if (!a.accumulate[0]) std::fill(g, g + m_k * m_in.numel(), 0.0f);
-    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1,
-                std::int64_t x0, std::int64_t x1, std::int64_t o) {
+    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1, std::int64_t x0,
+                std::int64_t x1, std::int64_t o) {
       const float v = a.out_grad[o] / static_cast<float>((y1 - y0) * (x1 - x0));
       for (std::int64_t y = y0; y < y1; ++y)
         for (std::int64_t x = x0; x < x1; ++x)
@@ -715,7 +714,9 @@ class ConcatKernel final : public LayerKernel {
 class FlattenKernel final : public LayerKernel {
  public:
   FlattenKernel(const Network& net, int layer, std::int64_t k, ImageLayout layout)
-      : m_k(k), m_elems(k * net.outputShape(layer).numel()), m_in(net.inputShape(layer)),
+      : m_k(k),
+        m_elems(k * net.outputShape(layer).numel()),
+        m_in(net.inputShape(layer)),
         m_layout(layout) {}
   void forward(const KernelArgs& a) override {
     if (!differsFromNchw(m_layout, m_in)) {
@@ -813,8 +814,7 @@ class MulKernel final : public LayerKernel {
       for (std::int64_t c = 0; c < m_elems / m_plane; ++c) {
         float sum = 0;
         if (m_channelsLast) {  // channel c % C of sample c / C: every C-th value
-          const std::int64_t first =
-              c / m_channels * m_plane * m_channels + c % m_channels;
+          const std::int64_t first = c / m_channels * m_plane * m_channels + c % m_channels;
           for (std::int64_t p = 0; p < m_plane; ++p) {
             const std::int64_t j = first + p * m_channels;
             sum += a.out_grad[j] * other[j];
