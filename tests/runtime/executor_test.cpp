@@ -313,7 +313,7 @@ TEST_P(SubBatchHighWater, MeasuredPoolHighWaterEqualsTheAnalyzersPeakOfOnePass) 
   options.sub_batches = s;
   SwapExecutor ex(*device, net, k, swapSet(net, GetParam().policy), peak, options);
   EXPECT_EQ(ex.predictedPeak(), peak);
-  EXPECT_EQ(ex.subBatch(), k / s);
+  EXPECT_EQ(ex.passSamples(), k / s);
   const Dataset data = syntheticDataset(net.sampleShape(), 10, 2 * k, 3);
   for (int it = 0; it < 2; ++it) {
     const IterationRecord rec =
