@@ -939,46 +939,46 @@ class SoftmaxXentKernel final : public LayerKernel {
 }  // namespace
 
 std::unique_ptr<LayerKernel> createCpuKernel(CpuContext& ctx, const Network& net, int layer,
-                                             std::int64_t k) {
+                                             std::int64_t samples) {
   try {
     switch (net.layer(layer).kind) {
       case LayerKind::Input:
         return nullptr;
       case LayerKind::Conv2d:
-        return std::make_unique<ConvKernel>(ctx, net, layer, k);
+        return std::make_unique<ConvKernel>(ctx, net, layer, samples);
       case LayerKind::BatchNorm2d:
-        return std::make_unique<BatchNormKernel>(ctx, net, layer, k);
+        return std::make_unique<BatchNormKernel>(ctx, net, layer, samples);
       case LayerKind::ReLU:
-        return std::make_unique<ReluKernel>(ctx, net, layer, k);
+        return std::make_unique<ReluKernel>(ctx, net, layer, samples);
       case LayerKind::MaxPool2d:
       case LayerKind::AvgPool2d:
-        return std::make_unique<PoolKernel>(ctx, net, layer, k);
+        return std::make_unique<PoolKernel>(ctx, net, layer, samples);
       case LayerKind::AdaptiveAvgPool2d:
-        return std::make_unique<AdaptiveAvgPoolKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<AdaptiveAvgPoolKernel>(net, layer, samples, ctx.layout);
       case LayerKind::Linear:
-        return std::make_unique<LinearKernel>(ctx, net, layer, k);
+        return std::make_unique<LinearKernel>(ctx, net, layer, samples);
       case LayerKind::Add:
-        return std::make_unique<AddKernel>(net, layer, k);
+        return std::make_unique<AddKernel>(net, layer, samples);
       case LayerKind::Concat:
-        return std::make_unique<ConcatKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<ConcatKernel>(net, layer, samples, ctx.layout);
       case LayerKind::Flatten:
-        return std::make_unique<FlattenKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<FlattenKernel>(net, layer, samples, ctx.layout);
       case LayerKind::Dropout:
-        return std::make_unique<DropoutKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<DropoutKernel>(net, layer, samples, ctx.layout);
       case LayerKind::SoftmaxCrossEntropy:
-        return std::make_unique<SoftmaxXentKernel>(net, layer, k);
+        return std::make_unique<SoftmaxXentKernel>(net, layer, samples);
       case LayerKind::Clip:
       case LayerKind::Sigmoid:
       case LayerKind::HardSwish:
-        return std::make_unique<EltwiseKernel>(ctx, net, layer, k);
+        return std::make_unique<EltwiseKernel>(ctx, net, layer, samples);
       case LayerKind::HardSigmoid:
-        return std::make_unique<HardSigmoidKernel>(net, layer, k);
+        return std::make_unique<HardSigmoidKernel>(net, layer, samples);
       case LayerKind::Mul:
-        return std::make_unique<MulKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<MulKernel>(net, layer, samples, ctx.layout);
     }
   } catch (const dnnl::error& e) {
-    throw Error(ErrorKind::Runtime, "oneDNN cannot run layer '" + net.layer(layer).name +
-                                        "' at minibatch " + std::to_string(k) + ": " + e.what());
+    throw Error(ErrorKind::Runtime, "oneDNN cannot run layer '" + net.layer(layer).name + "' at " +
+                                        std::to_string(samples) + " samples: " + e.what());
   }
   throw Error(ErrorKind::Runtime, "no CPU kernel for layer '" + net.layer(layer).name + "'");
 }

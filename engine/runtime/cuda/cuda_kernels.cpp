@@ -762,40 +762,40 @@ class MulKernel final : public LayerKernel {
 
 std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net,
                                               const std::vector<LayerCost>& costs, int layer,
-                                              std::int64_t k) {
+                                              std::int64_t samples) {
   switch (net.layer(layer).kind) {
     case LayerKind::Input:
       return nullptr;
     case LayerKind::Conv2d:
-      return std::make_unique<ConvKernel>(ctx, net, costs, layer, k);
+      return std::make_unique<ConvKernel>(ctx, net, costs, layer, samples);
     case LayerKind::BatchNorm2d:
-      return std::make_unique<BatchNormKernel>(ctx, net, costs, layer, k);
+      return std::make_unique<BatchNormKernel>(ctx, net, costs, layer, samples);
     case LayerKind::ReLU:
-      return std::make_unique<ReluKernel>(ctx, net, layer, k);
+      return std::make_unique<ReluKernel>(ctx, net, layer, samples);
     case LayerKind::MaxPool2d:
     case LayerKind::AvgPool2d:
-      return std::make_unique<PoolKernel>(ctx, net, layer, k);
+      return std::make_unique<PoolKernel>(ctx, net, layer, samples);
     case LayerKind::AdaptiveAvgPool2d:
-      return std::make_unique<AdaptiveAvgPoolKernel>(ctx, net, layer, k);
+      return std::make_unique<AdaptiveAvgPoolKernel>(ctx, net, layer, samples);
     case LayerKind::Linear:
-      return std::make_unique<LinearKernel>(ctx, net, layer, k);
+      return std::make_unique<LinearKernel>(ctx, net, layer, samples);
     case LayerKind::Add:
-      return std::make_unique<AddKernel>(ctx, net, layer, k);
+      return std::make_unique<AddKernel>(ctx, net, layer, samples);
     case LayerKind::Concat:
-      return std::make_unique<ConcatKernel>(ctx, net, layer, k);
+      return std::make_unique<ConcatKernel>(ctx, net, layer, samples);
     case LayerKind::Flatten:
-      return std::make_unique<FlattenKernel>(ctx, net, layer, k);
+      return std::make_unique<FlattenKernel>(ctx, net, layer, samples);
     case LayerKind::Dropout:
-      return std::make_unique<DropoutKernel>(ctx, net, layer, k);
+      return std::make_unique<DropoutKernel>(ctx, net, layer, samples);
     case LayerKind::SoftmaxCrossEntropy:
-      return std::make_unique<SoftmaxXentKernel>(ctx, net, layer, k);
+      return std::make_unique<SoftmaxXentKernel>(ctx, net, layer, samples);
     case LayerKind::Clip:
     case LayerKind::Sigmoid:
     case LayerKind::HardSigmoid:
     case LayerKind::HardSwish:
-      return std::make_unique<ActivationKernel>(ctx, net, layer, k);
+      return std::make_unique<ActivationKernel>(ctx, net, layer, samples);
     case LayerKind::Mul:
-      return std::make_unique<MulKernel>(ctx, net, layer, k);
+      return std::make_unique<MulKernel>(ctx, net, layer, samples);
   }
   throw Error(ErrorKind::Runtime, "no CUDA kernel for layer '" + net.layer(layer).name + "'");
 }
