@@ -146,16 +146,16 @@ SimResult simulate(const SimInput& in);
 bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
                   std::size_t from, double stall_limit, SimResult& out);
 
-/// An iteration of minibatch K run in S sub-batches (moDNN; analysis/sub_batch.h): S passes of
-/// the simulated pass `pass` (the GMAP at K/S, simulated with its SGD update), one after the
-/// other on the compute stream, then the update once. Each pass loads its own sub-batch and
-/// repeats the pass's copies and stalls; the memory peak is the pass's.
+/// An iteration of minibatch k run in S sub-batches (moDNN; analysis/sub_batch.h): S passes of
+/// the simulated pass `pass` (the GMAP at its k/S pass samples, simulated with its SGD update), one
+/// after the other on the compute stream, then the update once. Each pass loads its own sub-batch
+/// and repeats the pass's copies and stalls; the memory peak is the pass's.
 struct SubBatchTiming {
   double t_iter = 0;  ///< S x (the pass up to its last backward step) + the pass's update
   /// S x the pass's compute idle time (SimResult::idle): the predicted stall a run measures,
   /// the plan file's stall_s
   double idle = 0;
-  double throughput = 0;  ///< K / t_iter samples per second
+  double throughput = 0;  ///< k / t_iter samples per second
 };
 /// S = 1 gives the pass's own figures. Error(Runtime) for S < 1 or a pass without steps.
 SubBatchTiming subBatchIteration(const SimResult& pass, std::int64_t k, std::int64_t sub_batches);
