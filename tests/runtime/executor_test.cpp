@@ -27,8 +27,10 @@
 namespace swapscope::rt {
 namespace {
 
-std::int64_t analyzerPeak(const Network& net, Policy policy, std::int64_t k) {
-  return planMemory(net, computeLayerCosts(net), policy).curve.peak(k);
+/// The analyzer's peak of `policy` at `passSamples` samples a pass (the minibatch k without
+/// sub-batches, k/S in S).
+std::int64_t analyzerPeak(const Network& net, Policy policy, std::int64_t passSamples) {
+  return planMemory(net, computeLayerCosts(net), policy).curve.peak(passSamples);
 }
 
 /// The executor's options for a fixed policy: its recompute set (empty where it has none).
