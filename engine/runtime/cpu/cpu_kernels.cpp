@@ -886,11 +886,11 @@ class DropoutKernel final : public LayerKernel {
 /// gradient is 1.
 class SoftmaxXentKernel final : public LayerKernel {
  public:
-  SoftmaxXentKernel(const Network& net, int layer, std::int64_t k)
-      : m_k(k), m_classes(net.inputShape(layer).numel()) {}
+  SoftmaxXentKernel(const Network& net, int layer, std::int64_t rows)
+      : m_rows(rows), m_classes(net.inputShape(layer).numel()) {}
   void forward(const KernelArgs& a) override {
     double total = 0;
-    for (std::int64_t n = 0; n < m_k; ++n) {
+    for (std::int64_t n = 0; n < m_rows; ++n) {
       const float* z = a.in[0] + n * m_classes;
       const std::int32_t y = label(a, n);
       const float m = *std::max_element(z, z + m_classes);
@@ -904,7 +904,7 @@ class SoftmaxXentKernel final : public LayerKernel {
   void backward(const KernelArgs& a) override {
     if (!a.in_grad[0]) return;
     const float invK = 1.0f / static_cast<float>(samples(a));
-    for (std::int64_t n = 0; n < m_k; ++n) {
+    for (std::int64_t n = 0; n < m_rows; ++n) {
       const float* z = a.in[0] + n * m_classes;
       float* g = a.in_grad[0] + n * m_classes;
       const std::int32_t y = label(a, n);
@@ -920,9 +920,10 @@ class SoftmaxXentKernel final : public LayerKernel {
   }
 
  private:
-  /// The samples the mean runs over: the minibatch, of which this kernel may see a sub-batch.
+  /// The samples the mean runs over: the minibatch, of which this kernel sees one pass in
+  /// sub-batches.
   std::int64_t samples(const KernelArgs& a) const {
-    return a.loss_samples > 0 ? a.loss_samples : m_k;
+    return a.loss_samples > 0 ? a.loss_samples : m_rows;
   }
   std::int32_t label(const KernelArgs& a, std::int64_t n) const {
     const std::int32_t y = a.labels[n];
@@ -933,7 +934,7 @@ class SoftmaxXentKernel final : public LayerKernel {
     }
     return y;
   }
-  std::int64_t m_k, m_classes;
+  std::int64_t m_rows, m_classes;
 };
 
 }  // namespace

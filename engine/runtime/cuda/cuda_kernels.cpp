@@ -665,24 +665,25 @@ class DropoutKernel final : public LayerKernel {
 
 class SoftmaxXentKernel final : public LayerKernel {
  public:
-  SoftmaxXentKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t k)
-      : m_ctx(ctx), m_k(k), m_classes(net.inputShape(layer).numel()) {}
+  SoftmaxXentKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t rows)
+      : m_ctx(ctx), m_rows(rows), m_classes(net.inputShape(layer).numel()) {}
   void forward(const KernelArgs& a) override {
-    ops::softmaxXentForward(m_ctx.compute, a.out, a.in[0], a.labels, m_k, m_classes, samples(a));
+    ops::softmaxXentForward(m_ctx.compute, a.out, a.in[0], a.labels, m_rows, m_classes, samples(a));
   }
   void backward(const KernelArgs& a) override {
     if (!a.in_grad[0]) return;
-    ops::softmaxXentBackward(m_ctx.compute, a.in_grad[0], a.in[0], a.labels, m_k, m_classes,
+    ops::softmaxXentBackward(m_ctx.compute, a.in_grad[0], a.in[0], a.labels, m_rows, m_classes,
                              samples(a), a.accumulate[0]);
   }
 
  private:
-  /// The samples the mean runs over: the minibatch, of which this kernel may see a sub-batch.
+  /// The samples the mean runs over: the minibatch, of which this kernel sees one pass in
+  /// sub-batches.
   std::int64_t samples(const KernelArgs& a) const {
-    return a.loss_samples > 0 ? a.loss_samples : m_k;
+    return a.loss_samples > 0 ? a.loss_samples : m_rows;
   }
   CudaContext& m_ctx;
-  std::int64_t m_k, m_classes;
+  std::int64_t m_rows, m_classes;
 };
 
 /// Clip, sigmoid, hardsigmoid and hardswish (ops.cu). Clip and sigmoid take their gradient from
