@@ -400,10 +400,9 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
       m_device(device),
       m_k(batch) {
   Impl& im = *m_impl;
-  const std::int64_t passSamples = im.passSamples;  // the GMAP's and the pool's size
   im.costs = computeLayerCosts(net);
-  // Nothing that grows with the minibatch or the network is allocated before the plan is checked
-  // against the budget and the host memory.
+  // Nothing that grows with k or the network is allocated before the plan is checked against
+  // the budget and the host memory.
   m_gmap = checkFits(device, net, im.costs, swapped, batch, budget, options);
   createKernels(swapped);
   im.gmapRef = &m_gmap;
@@ -419,10 +418,10 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
   m_curve = computeMemoryCurve(im.poolGmap);
 
   // Refuse a plan whose peak with the workspaces exceeds the budget, and a run whose host memory
-  // with the kernels' scratch exceeds what is available.
-  checkPeak(net, im.poolGmap, m_curve, passSamples, budget);
-  const std::int64_t peak = m_curve.peak(passSamples);
-  checkHost(device, net, m_gmap, passSamples, batch, budget, device.pendingHostBytes(), options);
+  // with the kernels' scratch exceeds what is available (the GMAP and the pool are one pass's).
+  checkPeak(net, im.poolGmap, m_curve, im.passSamples, budget);
+  const std::int64_t peak = m_curve.peak(im.passSamples);
+  checkHost(device, net, m_gmap, im.passSamples, batch, budget, device.pendingHostBytes(), options);
 
   placeBuffers(budget, peak);
   im.indexBuffers();
