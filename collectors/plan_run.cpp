@@ -63,14 +63,16 @@ void checkPlanPredictions(const Network& net, const std::vector<LayerCost>& cost
                           const SwapSet& swapped, const RecomputeSet& recompute,
                           const store::PlanFile& plan, const std::string& planName) {
   const Gmap g = buildGmap(net, costs, swapped, recompute);
-  const std::int64_t pass = plan.k / plan.sub_batches;
-  const std::int64_t peak = computeMemoryCurve(g).peak(pass);
+  const std::int64_t passSamples = plan.k / plan.sub_batches;
+  const std::int64_t peak = computeMemoryCurve(g).peak(passSamples);
   if (plan.predictions.peak_bytes != peak) {
     throwBadInput("plan '" + planName + "': field 'predictions.peak_bytes' is " +
-                  std::to_string(plan.predictions.peak_bytes) +
-                  ", but its swap set's GMAP at k = " + std::to_string(pass) +
-                  (plan.sub_batches > 1 ? " (one pass)" : "") + " peaks at " +
-                  std::to_string(peak) +
+                  std::to_string(plan.predictions.peak_bytes) + ", but its swap set's GMAP at " +
+                  (plan.sub_batches > 1
+                       ? std::to_string(passSamples) +
+                             " samples (one pass of k = " + std::to_string(plan.k) + ")"
+                       : "k = " + std::to_string(plan.k)) +
+                  " peaks at " + std::to_string(peak) +
                   " bytes: the plan was edited or made for another schedule (plan it again)");
   }
   const std::size_t starts = plan.predictions.start_s.size();

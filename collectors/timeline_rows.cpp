@@ -68,8 +68,8 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
   const std::vector<LayerCost>& costs = *ctx.costs;
   const std::int64_t origin = rec.start_ns - ctx.run_start_ns;
   const int n = gmap.forward_steps;
-  // A minibatch run in sub-batches runs each step once per pass, on k/S samples.
-  const std::int64_t pass = ctx.k / std::max(1, rec.sub_batches);
+  // A minibatch run in sub-batches runs each step once per pass, on its k/S pass samples.
+  const std::int64_t passSamples = ctx.k / std::max(1, rec.sub_batches);
 
   store::IterationRows rows;
   rows.iteration = {.k = ctx.k,
@@ -112,7 +112,7 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
              .step = op.step,
              .layer = layer,
              .direction = bwd ? store::Direction::Backward : store::Direction::Forward,
-             .flops = pass * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
+             .flops = passSamples * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
              .start_ns = origin + op.start_ns,
              .time_ns = op.end_ns - op.start_ns,
              .stall_ns = rec.pass_stall_ns.at(at),
@@ -129,7 +129,7 @@ store::IterationRows iterationRows(const rt::IterationRecord& rec, const RowCont
              .iteration = ctx.iteration,
              .step = op.step,
              .layer = layer,
-             .flops = pass * costs.at(static_cast<std::size_t>(layer)).fwd_flops,
+             .flops = passSamples * costs.at(static_cast<std::size_t>(layer)).fwd_flops,
              .start_ns = origin + op.start_ns,
              .time_ns = op.end_ns - op.start_ns});
         break;

@@ -28,9 +28,10 @@ struct RowContext {
 /// Rows of one iteration:
 /// - a sample per compute step (FLOPs at k, time, stall before it, t_ready, time beside a copy)
 ///   and per layer's SGD update. An iteration in S sub-batches has a sample per step and pass,
-///   each at the iteration's k with the FLOPs of k/S samples and that pass's own stall and
-///   t_ready (PerfModel::fit counts the passes and fits them at k/S);
-/// - a recompute row per layer run forward again in a backward step (its forward FLOPs at k);
+///   each at the iteration's k with the FLOPs of its k/S pass samples and that pass's own stall
+///   and t_ready (PerfModel::fit counts the passes and fits them at k/S);
+/// - a recompute row per layer run forward again in a backward step (its forward FLOPs at k, or
+///   at the pass samples in sub-batches);
 /// - a transfer per offload, prefetch, minibatch load and loss readback, with the time it ran
 ///   beside compute;
 /// - the pool bytes in use over time, when `ctx.memory`.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief The event simulation of one iteration over the compute, swap-in and swap-out streams
-/// (AccUDNN §3.4: Algorithm 1 and eq. 6 are its case without stalls, offload delays or releases), in the schedule the swap executor runs:
+/// (AccUDNN §3.4: Algorithm 1 and eq. 6 are its case without stalls, offload delays or releases),
+/// in the schedule the swap executor runs:
 /// - the minibatch loads on swap-in at time 0; step 1 waits for it;
 /// - a prefetch opens at its issue step (its GMAP step, or earlier where analysis/
 ///   prefetch_schedule.h moved it): it starts when the swap-in stream is free, its FM's offload
@@ -15,8 +16,8 @@
 ///   or memory), and later still where a copy runs then: by `start_block` x the remaining time
 ///   of a copy that was already running, or by `copy_start_wait` + `copy_start_block` x the
 ///   time beyond the plain hand-off of a copy that starts within it (an offload of step j-1, a
-///   prefetch that waited for it). Its stall is the wait beyond the plain hand-off (so the planner's pins, which
-///   remove stall, see what a copy costs at the hand-off);
+///   prefetch that waited for it). Its stall is the wait beyond the plain hand-off (so the
+///   planner's pins, which remove stall, see what a copy costs at the hand-off);
 /// - while a copy runs beside a step, the step progresses at 1 - `slowdown` of its rate;
 /// - the SGD update's tasks follow the last backward step, each after a hand-off; the iteration
 ///   ends when all streams drain.
@@ -51,13 +52,13 @@ struct SimInput {
   /// The hand-off after a wait for data or memory; negative: dispatch_seconds (and below it,
   /// it counts as it).
   double dispatch_woken_seconds = -1;
-  int update_tasks = 0;         ///< the SGD update's tasks, each after a hand-off
-  double start_block = 0;       ///< 0..1: how much of a running copy a starting step waits for
+  int update_tasks = 0;    ///< the SGD update's tasks, each after a hand-off
+  double start_block = 0;  ///< 0..1: how much of a running copy a starting step waits for
   /// A copy starting in the step's hand-off and running beyond it delays the step by
   /// copy_start_wait + copy_start_block (0..1) x that time beyond (never below 0).
   double copy_start_block = 0;
   double copy_start_wait = 0;
-  double slowdown = 0;          ///< 0..kMaxSlowdown: compute's lost rate beside a copy
+  double slowdown = 0;  ///< 0..kMaxSlowdown: compute's lost rate beside a copy
 };
 
 struct StepTiming {
@@ -145,16 +146,16 @@ SimResult simulate(const SimInput& in);
 bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
                   std::size_t from, double stall_limit, SimResult& out);
 
-/// An iteration of minibatch K run in S sub-batches (moDNN; analysis/sub_batch.h): S passes of
-/// the simulated pass `pass` (the GMAP at K/S, simulated with its SGD update), one after the
-/// other on the compute stream, then the update once. Each pass loads its own sub-batch and
-/// repeats the pass's copies and stalls; the memory peak is the pass's.
+/// An iteration of minibatch k run in S sub-batches (moDNN; analysis/sub_batch.h): S passes of
+/// the simulated pass `pass` (the GMAP at its k/S pass samples, simulated with its SGD update), one
+/// after the other on the compute stream, then the update once. Each pass loads its own sub-batch
+/// and repeats the pass's copies and stalls; the memory peak is the pass's.
 struct SubBatchTiming {
   double t_iter = 0;  ///< S x (the pass up to its last backward step) + the pass's update
   /// S x the pass's compute idle time (SimResult::idle): the predicted stall a run measures,
   /// the plan file's stall_s
   double idle = 0;
-  double throughput = 0;  ///< K / t_iter samples per second
+  double throughput = 0;  ///< k / t_iter samples per second
 };
 /// S = 1 gives the pass's own figures. Error(Runtime) for S < 1 or a pass without steps.
 SubBatchTiming subBatchIteration(const SimResult& pass, std::int64_t k, std::int64_t sub_batches);

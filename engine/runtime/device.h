@@ -174,11 +174,12 @@ class Device {
   /// The device clock in nanoseconds; TaskTiming uses the same clock.
   virtual std::int64_t nowNs() const = 0;
 
-  /// Forward and backward kernels of `layer` at minibatch k. `costs` are the network's layer
-  /// costs (computeLayerCosts): which inputs need a gradient decides a kernel's workspace.
+  /// Forward and backward kernels of `layer` at `samples` samples: the executor's pass samples
+  /// (the minibatch k, or k/S in S sub-batches). `costs` are the network's layer costs
+  /// (computeLayerCosts): which inputs need a gradient decides a kernel's workspace.
   virtual std::unique_ptr<LayerKernel> createKernel(const Network& net,
                                                     const std::vector<LayerCost>& costs, int layer,
-                                                    std::int64_t k) = 0;
+                                                    std::int64_t samples) = 0;
   /// Sets `bytes` at `dst` (device memory) to zero. Call from within a compute-stream task.
   virtual void fillZero(void* dst, std::int64_t bytes) = 0;
   /// One SGD step with momentum and weight decay, PyTorch's form: g += wd*w; v = mu*v + g;

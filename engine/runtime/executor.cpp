@@ -34,17 +34,18 @@ struct DryRunFailure {
   std::int64_t largest_free = 0;
 };
 
-/// Replays the allocations and releases of `ops` on a fresh allocator of the pool's shape.
-/// Workspaces are aligned to `workspaceAlignment` where that is larger.
+/// Replays the allocations and releases of `ops` (of one pass of `passSamples` samples) on a
+/// fresh allocator of the pool's shape. Workspaces are aligned to `workspaceAlignment` where that
+/// is larger.
 std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>& ops,
-                                    std::int64_t k, std::int64_t budget, std::int64_t alignment,
-                                    std::int64_t workspaceAlignment) {
+                                    std::int64_t passSamples, std::int64_t budget,
+                                    std::int64_t alignment, std::int64_t workspaceAlignment) {
   PoolAllocator alloc(budget, alignment);
   std::vector<std::optional<PoolBlock>> blocks(gmap.buffers.size());
   for (const GmapOp& op : ops) {
     if (op.kind == GmapOpKind::Allocate) {
       const GmapBuffer& buf = gmap.buffers[static_cast<std::size_t>(op.buffer)];
-      const std::int64_t bytes = buf.size.at(k);
+      const std::int64_t bytes = buf.size.at(passSamples);
       if (bytes == 0) continue;
       blocks[static_cast<std::size_t>(op.buffer)] =
           alloc.allocate(bytes, buf.kind == BufferKind::Workspace ? workspaceAlignment : 0);
@@ -86,27 +87,28 @@ struct PoolPlacement {
   std::optional<DryRunFailure> failure;  ///< not placed: the dry run's failure without the moves
 };
 
-/// Where the buffers of `gmap` (padded as `poolGmap`, with its curve and peak at k) go in a pool
+/// Where the buffers of `gmap` (padded as `poolGmap`, with its curve and peak at one pass of
+/// `passSamples` samples) go in a pool
 /// of `budget` bytes: placed ahead with the schedule analysis/placement.h's placeAhead decides
 /// (the planner simulates the one it decides), else at run time (best fit) with delay 0, the
 /// prefetches moved and then not, if a dry run shows it fits. Prefetches are moved earlier
 /// (with `movePrefetchesEarlier`) where the pool allows without raising the peak, in backward
 /// order, never before the FM's device copy is released.
 PoolPlacement placePool(const Gmap& gmap, const Gmap& poolGmap, const MemoryCurve& curve,
-                        std::int64_t k, std::int64_t budget, std::int64_t peak,
+                        std::int64_t passSamples, std::int64_t budget, std::int64_t peak,
                         const PoolShape& shape, bool movePrefetchesEarlier) {
   PoolPlacement p;
   p.move_to.assign(gmap.buffers.size(), 0);
   if (movePrefetchesEarlier) {
-    PrefetchMoves h = movePrefetches(poolGmap, curve, k, peak);
+    PrefetchMoves h = movePrefetches(poolGmap, curve, passSamples, peak);
     p.move_to = std::move(h.move_to);
     p.movable = h.moved;
   }
   const std::vector<int> moves = p.movable > 0 ? p.move_to : std::vector<int>{};
   p.planned_delay =
-      chooseReuseDelay(poolGmap, executionOrder(gmap, moves), k, budget, shape.alignment);
+      chooseReuseDelay(poolGmap, executionOrder(gmap, moves), passSamples, budget, shape.alignment);
   const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, shape.padding.buffer);
-  AheadOfTime ahead = placeAhead(poolGmap, moves, k, budget, p.planned_delay,
+  AheadOfTime ahead = placeAhead(poolGmap, moves, passSamples, budget, p.planned_delay,
                                  {shape.alignment, minAlign}, shape.padding.workspace);
   if (ahead.placed) {
     p.placed = true;
@@ -125,7 +127,7 @@ PoolPlacement placePool(const Gmap& gmap, const Gmap& poolGmap, const MemoryCurv
     std::vector<GmapOp> all = setup;
     const std::vector<GmapOp> schedule = iterationSchedule(gmap, p.move_to, move);
     all.insert(all.end(), schedule.begin(), schedule.end());
-    p.failure = dryRun(poolGmap, all, k, budget, minAlign, shape.padding.workspace);
+    p.failure = dryRun(poolGmap, all, passSamples, budget, minAlign, shape.padding.workspace);
     if (!p.failure) {
       p.placed = true;
       p.moved = move;
@@ -136,12 +138,13 @@ PoolPlacement placePool(const Gmap& gmap, const Gmap& poolGmap, const MemoryCurv
   return p;
 }
 
-/// Throws PlanDoesNotFit where the peak of `curve` at k exceeds `budget`.
-void checkPeak(const Network& net, const Gmap& gmap, const MemoryCurve& curve, std::int64_t k,
-               std::int64_t budget) {
-  const std::int64_t peak = curve.peak(k);
+/// Throws PlanDoesNotFit where the peak of `curve` at one pass of `passSamples` samples exceeds
+/// `budget`.
+void checkPeak(const Network& net, const Gmap& gmap, const MemoryCurve& curve,
+               std::int64_t passSamples, std::int64_t budget) {
+  const std::int64_t peak = curve.peak(passSamples);
   if (peak <= budget) return;
-  const int step = curve.peakStep(k);
+  const int step = curve.peakStep(passSamples);
   throw PlanDoesNotFit("the plan needs " + formatBytes(peak) + " (" + std::to_string(peak) +
                            " bytes) at " + describeStep(net, gmap, step) + " but the budget is " +
                            formatBytes(budget) + " (" + std::to_string(budget) +
@@ -150,9 +153,9 @@ void checkPeak(const Network& net, const Gmap& gmap, const MemoryCurve& curve, s
 }
 
 /// The host memory of an executor on `device` and its caller, checked against what is
-/// available. `k`: one pass's samples (the GMAP's); `batch`: the minibatch staged; `backend`: the
-/// backend's scratch still to allocate.
-void checkHost(const Device& device, const Network& net, const Gmap& gmap, std::int64_t k,
+/// available. `passSamples`: one pass's samples (the GMAP's); `batch`: the minibatch staged;
+/// `backend`: the backend's scratch still to allocate.
+void checkHost(const Device& device, const Network& net, const Gmap& gmap, std::int64_t passSamples,
                std::int64_t batch, std::int64_t budget, std::int64_t backend,
                const ExecutorOptions& options) {
   HostMemoryOptions host;
@@ -162,7 +165,7 @@ void checkHost(const Device& device, const Network& net, const Gmap& gmap, std::
   host.staged_batch = batch;
   const std::int64_t available =
       options.host_available >= 0 ? options.host_available : availableHostMemory();
-  checkHostMemory(hostMemoryNeed(net, gmap, k, host), available);
+  checkHostMemory(hostMemoryNeed(net, gmap, passSamples, host), available);
 }
 
 RecomputeSet recomputeSet(const Network& net, const ExecutorOptions& options) {
@@ -175,7 +178,7 @@ RecomputeSet recomputeSet(const Network& net, const ExecutorOptions& options) {
 
 /// The samples of one pass of minibatch k under options.sub_batches; Error(BadInput) where k < 1
 /// or the count does not divide k.
-std::int64_t passSize(std::int64_t k, const ExecutorOptions& options) {
+std::int64_t passSamplesOf(std::int64_t k, const ExecutorOptions& options) {
   if (k < 1) throwBadInput("the minibatch must be at least 1, not " + std::to_string(k));
   return subBatchSize(k, options.sub_batches, std::to_string(options.sub_batches) + " sub-batches");
 }
@@ -184,36 +187,41 @@ std::int64_t passSize(std::int64_t k, const ExecutorOptions& options) {
 Gmap checkFits(const Device& device, const Network& net, const std::vector<LayerCost>& costs,
                const SwapSet& swapped, std::int64_t batch, std::int64_t budget,
                const ExecutorOptions& options) {
-  const std::int64_t k = passSize(batch, options);
+  const std::int64_t passSamples = passSamplesOf(batch, options);
   if (budget < 0) throwBadInput("the budget cannot be negative: " + std::to_string(budget));
   Gmap gmap = buildGmap(net, costs, swapped, recomputeSet(net, options));
   // The pool holds the buffers padded as the backend needs them.
-  checkPeak(net, gmap, computeMemoryCurve(padGmap(gmap, device.poolPadding())), k, budget);
+  checkPeak(net, gmap, computeMemoryCurve(padGmap(gmap, device.poolPadding())), passSamples,
+            budget);
   if (!device.poolInHostMemory()) {
     checkDeviceBudget(device.deviceName(), device.freeMemory(), device.totalMemory(),
                       device.options().device_headroom, budget);
   }
-  checkHost(device, net, gmap, k, batch, budget, 0, options);
+  checkHost(device, net, gmap, passSamples, batch, budget, 0, options);
   return gmap;
 }
 
 }  // namespace
 
-bool poolHolds(const Gmap& gmap, std::int64_t k, std::int64_t budget, const PoolShape& shape) {
+bool poolHolds(const Gmap& gmap, std::int64_t passSamples, std::int64_t budget,
+               const PoolShape& shape) {
   const Gmap poolGmap = padGmap(gmap, shape.padding);
   const MemoryCurve curve = computeMemoryCurve(poolGmap);
-  const std::int64_t peak = curve.peak(k);
-  return peak <= budget && placePool(gmap, poolGmap, curve, k, budget, peak, shape, true).placed;
+  const std::int64_t peak = curve.peak(passSamples);
+  return peak <= budget &&
+         placePool(gmap, poolGmap, curve, passSamples, budget, peak, shape, true).placed;
 }
 
 std::int64_t poolKMax(const Gmap& gmap, std::int64_t budget, const PoolShape& shape,
                       std::int64_t limit) {
   const Gmap poolGmap = padGmap(gmap, shape.padding);
   const MemoryCurve curve = computeMemoryCurve(poolGmap);
-  std::int64_t k = std::min(curve.kMax(budget, limit), limit);
-  while (k > 0 && !placePool(gmap, poolGmap, curve, k, budget, curve.peak(k), shape, true).placed)
-    --k;
-  return k;
+  std::int64_t passSamples = std::min(curve.kMax(budget, limit), limit);
+  while (passSamples > 0 && !placePool(gmap, poolGmap, curve, passSamples, budget,
+                                       curve.peak(passSamples), shape, true)
+                                 .placed)
+    --passSamples;
+  return passSamples;
 }
 
 void checkRunFits(const Device& device, const Network& net, const std::vector<LayerCost>& costs,
@@ -269,13 +277,13 @@ struct IterationRun {
 }  // namespace
 
 struct SwapExecutor::Impl {
-  Impl(Device& d, const Network& n, std::int64_t kk, std::int64_t budget, ExecutorOptions o)
-      : device(d), net(n), k(kk), options(o), alloc(budget, d.poolAlignment()) {}
+  Impl(Device& d, const Network& n, std::int64_t pass, std::int64_t budget, ExecutorOptions o)
+      : device(d), net(n), passSamples(pass), options(o), alloc(budget, d.poolAlignment()) {}
 
   Device& device;
   Network net;
-  std::int64_t k;           // one pass's samples: the GMAP's k
-  ExecutorOptions options;  // options.sub_batches passes of k make the minibatch
+  std::int64_t passSamples;  // one pass's samples: those the GMAP and the pool are sized at
+  ExecutorOptions options;   // options.sub_batches passes of passSamples make the minibatch
   std::vector<LayerCost> costs;
   std::vector<GmapOp> setup, schedule;  // steps 0 and 1..2N, prefetches moved
   PoolAllocator alloc;
@@ -305,7 +313,7 @@ struct SwapExecutor::Impl {
     return b ? reinterpret_cast<float*>(pool + b->offset) : nullptr;
   }
   std::int64_t bytesOf(int buffer) const {
-    return gmapRef->buffers[static_cast<std::size_t>(buffer)].size.at(k);
+    return gmapRef->buffers[static_cast<std::size_t>(buffer)].size.at(passSamples);
   }
   /// The arguments of `layer`'s forward kernel in training, as the forward step passes them and
   /// a recompute passes them again: its inputs, output, parameters, running statistics, saved
@@ -323,7 +331,7 @@ struct SwapExecutor::Impl {
                    ? reinterpret_cast<const std::int32_t*>(ptr(labels))
                    : nullptr;
     a.training = true;
-    a.loss_samples = k * options.sub_batches;  // the minibatch
+    a.loss_samples = passSamples * options.sub_batches;  // the minibatch
     a.seed = deriveSeed(options.seed, iteration, static_cast<std::uint64_t>(layer));
     if (pass > 0) a.seed = deriveSeed(a.seed, static_cast<std::uint64_t>(pass));
     return a;
@@ -338,7 +346,7 @@ struct SwapExecutor::Impl {
   /// Allocates at the planned offset (`planned`), or by best fit.
   void allocate(int buffer, int step, bool planned = true) {
     const GmapBuffer& buf = poolGmap.buffers[static_cast<std::size_t>(buffer)];
-    const std::int64_t bytes = buf.size.at(k);
+    const std::int64_t bytes = buf.size.at(passSamples);
     const bool usePlan = planned && !offsets.empty();
     const std::int64_t offset = usePlan ? offsets.at(nextAlloc++) : -1;
     if (bytes == 0) return;
@@ -388,11 +396,10 @@ struct SwapExecutor::Impl {
 SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batch,
                            const SwapSet& swapped, std::int64_t budget,
                            const ExecutorOptions& options)
-    : m_impl(std::make_unique<Impl>(device, net, passSize(batch, options), budget, options)),
+    : m_impl(std::make_unique<Impl>(device, net, passSamplesOf(batch, options), budget, options)),
       m_device(device),
       m_k(batch) {
   Impl& im = *m_impl;
-  const std::int64_t k = im.k;  // one pass: the GMAP's and the pool's size
   im.costs = computeLayerCosts(net);
   // Nothing that grows with k or the network is allocated before the plan is checked against
   // the budget and the host memory.
@@ -411,10 +418,10 @@ SwapExecutor::SwapExecutor(Device& device, const Network& net, std::int64_t batc
   m_curve = computeMemoryCurve(im.poolGmap);
 
   // Refuse a plan whose peak with the workspaces exceeds the budget, and a run whose host memory
-  // with the kernels' scratch exceeds what is available.
-  checkPeak(net, im.poolGmap, m_curve, k, budget);
-  const std::int64_t peak = m_curve.peak(k);
-  checkHost(device, net, m_gmap, k, batch, budget, device.pendingHostBytes(), options);
+  // with the kernels' scratch exceeds what is available (the GMAP and the pool are one pass's).
+  checkPeak(net, im.poolGmap, m_curve, im.passSamples, budget);
+  const std::int64_t peak = m_curve.peak(im.passSamples);
+  checkHost(device, net, m_gmap, im.passSamples, batch, budget, device.pendingHostBytes(), options);
 
   placeBuffers(budget, peak);
   im.indexBuffers();
@@ -466,12 +473,12 @@ void SwapExecutor::createKernels(const SwapSet& swapped) {
   const Network& net = im.net;
   const ExecutorOptions& options = im.options;
   const int layers = net.size();
-  const std::int64_t k = im.k;
   // The kernels (they only ask for scratch): their workspaces enter the GMAP, so that they count
   // against the budget.
   im.kernels.resize(static_cast<std::size_t>(layers));
   for (int i = 0; i < layers; ++i)
-    im.kernels[static_cast<std::size_t>(i)] = m_device.createKernel(net, im.costs, i, k);
+    im.kernels[static_cast<std::size_t>(i)] =
+        m_device.createKernel(net, im.costs, i, im.passSamples);
   if (options.sub_batches > 1) {
     for (auto& kernel : im.kernels) {
       if (kernel) kernel->prepareWeightGradAccumulation();
@@ -506,13 +513,12 @@ void SwapExecutor::createKernels(const SwapSet& swapped) {
 void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
   Impl& im = *m_impl;
   const Network& net = im.net;
-  const std::int64_t k = im.k;
   const Device& device = m_device;
   const PoolPadding padding = device.poolPadding();
   for (const GmapOp& op : m_gmap.ops) {
     if (op.step == 0) im.setup.push_back(op);
   }
-  PoolPlacement p = placePool(m_gmap, im.poolGmap, m_curve, k, budget, peak,
+  PoolPlacement p = placePool(m_gmap, im.poolGmap, m_curve, im.passSamples, budget, peak,
                               {device.poolAlignment(), padding}, im.options.move_prefetches);
   im.schedule = iterationSchedule(m_gmap, p.move_to, p.moved);
   m_prefetchesMoved = p.moved ? p.movable : 0;
@@ -526,7 +532,7 @@ void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
     const std::vector<int> moves = p.movable > 0 ? p.move_to : std::vector<int>{};
     // What placed ahead would need: every delay-0 placement in full (a budget of 0).
     const std::int64_t bestExtent =
-        placeAhead(im.poolGmap, moves, k, 0, 0, {device.poolAlignment(), minAlign},
+        placeAhead(im.poolGmap, moves, im.passSamples, 0, 0, {device.poolAlignment(), minAlign},
                    padding.workspace)
             .best_extent;
     const DryRunFailure& failure = *p.failure;
@@ -547,7 +553,6 @@ void SwapExecutor::reserveMemory(const SwapSet& swapped, std::int64_t batch, std
   const Network& net = im.net;
   const ExecutorOptions& options = im.options;
   const int layers = net.size();
-  const std::int64_t k = im.k;
   Device& device = m_device;
   im.blocks.assign(m_gmap.buffers.size(), std::nullopt);
   im.lastUse.assign(m_gmap.buffers.size(), Fence{});
@@ -564,7 +569,7 @@ void SwapExecutor::reserveMemory(const SwapSet& swapped, std::int64_t batch, std
       if (buf.kind == BufferKind::FeatureMap && buf.layer != net.inputLayer() &&
           swapped[static_cast<std::size_t>(buf.layer)]) {
         hostOffset[b] = arenaBytes;  // FM sizes are whole floats: every offset stays aligned
-        arenaBytes += buf.size.at(k);
+        arenaBytes += buf.size.at(im.passSamples);
       }
     }
     im.hostArena = device.allocateHost(arenaBytes);
@@ -980,8 +985,8 @@ std::int64_t SwapExecutor::subBatches() const {
   return m_impl->options.sub_batches;
 }
 
-std::int64_t SwapExecutor::subBatch() const {
-  return m_impl->k;
+std::int64_t SwapExecutor::passSamples() const {
+  return m_impl->passSamples;
 }
 
 double overlapWithCompute(const IterationRecord& rec, TaskKind kind) {
@@ -1010,7 +1015,7 @@ EvalBatch SwapExecutor::evaluate(const float* images, const std::int32_t* labels
   }
   // One pass of k/S samples at a time (one pass without sub-batches); the last real sample may
   // end before the last pass, and later passes are padding.
-  const std::int64_t pass = subBatch();
+  const std::int64_t pass = passSamples();
   const std::int64_t sampleElems = m_impl->net.sampleShape().numel();
   EvalBatch out;
   for (std::int64_t first = 0; first < count; first += pass) {

@@ -125,7 +125,8 @@ struct ExecutorOptions {
   /// S (analysis/sub_batch.h): each iteration runs the GMAP S times on k/S samples, the weight
   /// gradients accumulating, then one SGD update with the minibatch's mean gradient. S must
   /// divide k (Error(BadInput) otherwise). The pool holds one pass: the GMAP, the curve and the
-  /// peak are those at k/S. Batch norm normalises each pass with that pass's statistics.
+  /// peak are those at its k/S pass samples. Batch norm normalises each pass with that pass's
+  /// statistics.
   std::int64_t sub_batches = 1;
   /// The SGD update as one task that updates every parameter tensor (Device::sgdSteps: one
   /// kernel launch on the CUDA backend, as PyTorch's foreach path), instead of one task per
@@ -135,8 +136,8 @@ struct ExecutorOptions {
 };
 
 /// The checks a SwapExecutor makes before it allocates anything, for callers that must refuse a
-/// run before they create files or data: k >= 1 and options.sub_batches dividing it; the plan's
-/// peak (at k / options.sub_batches) without kernel workspaces
+/// run before they create files or data: the minibatch k >= 1 and options.sub_batches dividing
+/// it; the plan's peak (at one pass's k / options.sub_batches samples) without kernel workspaces
 /// within `budget` (PlanDoesNotFit with the shortfall and the step); a pool in device memory
 /// within the device's memory; and the host memory of the run (hostMemoryNeed: the pool where it
 /// is host memory, the swapped FMs' host copies, staging, weights, options.host_extra) within
@@ -147,13 +148,16 @@ void checkRunFits(const Device& device, const Network& net, const std::vector<La
                   const ExecutorOptions& options = {});
 
 /// Whether a pool of `budget` bytes shaped as `shape` holds the plan `gmap` (unpadded, with the
-/// kernel workspaces it has, if any) at k samples a pass as the SwapExecutor places it: the peak
+/// kernel workspaces it has, if any) at `passSamples` samples a pass (the minibatch without
+/// sub-batches) as the SwapExecutor places it: the peak
 /// of the GMAP padded as `shape` pads (padGmap) within the budget, and its buffers packed, ahead
 /// of time or at run time (its placement: PlanDoesNotFit otherwise). What the executor adds
 /// beyond (its kernels' workspaces) it checks once it has made its kernels.
-bool poolHolds(const Gmap& gmap, std::int64_t k, std::int64_t budget, const PoolShape& shape);
-/// The largest k <= `limit` at which poolHolds: the largest k whose padded peak fits, lowered
-/// while its buffers do not pack. 0 where not even k = 1 fits.
+bool poolHolds(const Gmap& gmap, std::int64_t passSamples, std::int64_t budget,
+               const PoolShape& shape);
+/// The largest samples a pass <= `limit` at which poolHolds (without sub-batches, the k_max of
+/// the pool): the largest whose padded peak fits, lowered while its buffers do not pack. 0 where
+/// not even 1 sample fits.
 std::int64_t poolKMax(const Gmap& gmap, std::int64_t budget, const PoolShape& shape,
                       std::int64_t limit);
 
@@ -171,12 +175,13 @@ class SwapExecutor {
 
   std::int64_t batch() const { return m_k; }  ///< the minibatch k
   std::int64_t subBatches() const;
-  /// The samples of one pass, k / subBatches(): the size the GMAP and the pool are built for.
-  std::int64_t subBatch() const;
+  /// The samples of one pass, k / subBatches(): the size the GMAP, the pool and the kernels are
+  /// built for.
+  std::int64_t passSamples() const;
   const Network& network() const;
   const Gmap& gmap() const { return m_gmap; }
   const MemoryCurve& curve() const { return m_curve; }
-  std::int64_t predictedPeak() const { return m_curve.peak(subBatch()); }
+  std::int64_t predictedPeak() const { return m_curve.peak(passSamples()); }
   /// Steps each prefetch was moved to (GMAP step -> executed step), for docs and tests.
   int prefetchesMoved() const { return m_prefetchesMoved; }
   /// Steps an offloaded FM's memory is kept from reuse after its release (0 at a tight budget).
@@ -218,7 +223,7 @@ class SwapExecutor {
   void placeBuffers(std::int64_t budget, std::int64_t peak);
   /// Reserves the pool and host memory, and writes the persistent buffers' initial values.
   void reserveMemory(const SwapSet& swapped, std::int64_t batch, std::int64_t budget);
-  /// evaluate() on one pass: `count` <= subBatch() samples, the rest of the pass padding.
+  /// evaluate() on one pass: `count` <= passSamples() samples, the rest of the pass padding.
   EvalBatch evaluatePass(const float* images, const std::int32_t* labels, std::int64_t count);
   /// The values of one buffer per layer (-1: none), in layer order.
   std::vector<std::vector<float>> readBuffers(const std::vector<int>& perLayer);

@@ -94,7 +94,7 @@ std::int64_t HostMemoryNeed::total() const {
   return sum;
 }
 
-HostMemoryNeed hostMemoryNeed(const Network& net, const Gmap& gmap, std::int64_t k,
+HostMemoryNeed hostMemoryNeed(const Network& net, const Gmap& gmap, std::int64_t passSamples,
                               const HostMemoryOptions& options) {
   HostMemoryNeed need;
   need.add("the pool, in host memory on this device", options.pool);
@@ -105,10 +105,10 @@ HostMemoryNeed hostMemoryNeed(const Network& net, const Gmap& gmap, std::int64_t
     if (b.kind == BufferKind::FeatureMap && b.layer != net.inputLayer() && b.layer >= 0 &&
         static_cast<std::size_t>(b.layer) < gmap.swapped.size() &&
         gmap.swapped[static_cast<std::size_t>(b.layer)]) {
-      copies = addSat(copies, sizeAt(b.size, k));
+      copies = addSat(copies, sizeAt(b.size, passSamples));
       ++swapped;
     } else if (b.kind == BufferKind::Weights || b.kind == BufferKind::RunningStats) {
-      weights = addSat(weights, sizeAt(b.size, k));
+      weights = addSat(weights, sizeAt(b.size, passSamples));
     }
   }
   need.add("host copies of " + std::to_string(swapped) + " swapped feature map" +
@@ -118,9 +118,9 @@ HostMemoryNeed hostMemoryNeed(const Network& net, const Gmap& gmap, std::int64_t
   // (at least 64 bytes): a minibatch run in sub-batches stages all of it, one loss a pass.
   const std::int64_t perSample = addSat(mulSat(net.sampleShape().numel(), kFloatBytes),
                                         addSat(kLabelBytes, mulSat(net.classes(), kFloatBytes)));
-  const std::int64_t staged = std::max(k, options.staged_batch);
-  const std::int64_t losses =
-      std::max<std::int64_t>(64, mulSat(staged / std::max<std::int64_t>(k, 1), kFloatBytes));
+  const std::int64_t staged = std::max(passSamples, options.staged_batch);
+  const std::int64_t losses = std::max<std::int64_t>(
+      64, mulSat(staged / std::max<std::int64_t>(passSamples, 1), kFloatBytes));
   need.add("the staged minibatch, labels and logits", addSat(mulSat(perSample, staged), losses));
   need.add("a host copy of the weights and running statistics", weights);
   need.add("the backend's scratch outside the pool", options.backend);

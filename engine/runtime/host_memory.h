@@ -37,18 +37,20 @@ struct HostMemoryOptions {
   std::int64_t backend = 0;
   /// What the caller holds beside the executor: data sets, its own minibatch buffers.
   std::vector<HostMemoryItem> extra;
-  /// The samples the executor stages, where more than the GMAP's k: a minibatch run in
-  /// sub-batches stages all of it (the GMAP is one pass's), and one loss value per pass.
+  /// The samples the executor stages, where more than the GMAP's pass samples: a minibatch run
+  /// in sub-batches stages all of it (the GMAP is one pass's), and one loss value per pass.
   std::int64_t staged_batch = 0;
 };
 
-/// The host memory of a SwapExecutor of `net` at minibatch k executing `gmap` (buildGmap of `net`
-/// under its swap set, gmap.swapped): the pool where it is host memory (options.pool), the host
-/// copies of the swapped feature maps, the staged minibatch with its labels, the logits and the
-/// loss, one host copy of the weights and running statistics (initialisation, loading and saving
-/// weights), the backend's scratch (options.backend), then options.extra. Every product is
-/// computed without overflow (a part too large for 64 bits is INT64_MAX).
-HostMemoryNeed hostMemoryNeed(const Network& net, const Gmap& gmap, std::int64_t k,
+/// The host memory of a SwapExecutor of `net` executing `gmap` (buildGmap of `net` under its swap
+/// set, gmap.swapped) at `passSamples` samples a pass (the minibatch k without sub-batches, k/S
+/// in S sub-batches; options.staged_batch then gives k): the pool where it is host memory
+/// (options.pool), the host copies of the swapped feature maps, the staged minibatch with its
+/// labels, the logits and the loss, one host copy of the weights and running statistics
+/// (initialisation, loading and saving weights), the backend's scratch (options.backend), then
+/// options.extra. Every product is computed without overflow (a part too large for 64 bits is
+/// INT64_MAX).
+HostMemoryNeed hostMemoryNeed(const Network& net, const Gmap& gmap, std::int64_t passSamples,
                               const HostMemoryOptions& options = {});
 
 /// Bytes of a data set of `samples` samples of `sample` shape: fp32 values and int32 labels.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/// @brief The kernels of one layer at a fixed minibatch k. Every pointer is device memory inside
-/// the pool, laid out NCHW (flat features: NC) in fp32; labels are int32.
+/// @brief The kernels of one layer at a fixed count of samples: the minibatch k, or one pass's
+/// k/S samples where the minibatch runs in S sub-batches (their k below). Every pointer is device
+/// memory inside the pool, laid out NCHW (flat features: NC) in fp32; labels are int32.
 ///
 /// Parameter layout in a layer's weights buffer (and its gradient and momentum):
 /// conv2d: weight [out, in/groups, kh, kw] then bias [out]; linear: weight [out, in] then bias

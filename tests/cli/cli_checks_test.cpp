@@ -204,6 +204,17 @@ TEST_F(EditedPlan, AnEditedPeakIsRefusedNamingBothFigures) {
   EXPECT_FALSE(has(r.err + r.out, "workspace"));
 }
 
+TEST_F(EditedPlan, AnEditedPeakInSubBatchesNamesThePassSamplesAndTheMinibatch) {
+  // The plan predicts the peak of the whole minibatch; edited into 2 sub-batches, the schedule's
+  // GMAP is one pass's, at 4 of the 8 samples, and peaks lower.
+  const std::int64_t peak = m_doc["predictions"]["peak_bytes"].get<std::int64_t>();
+  m_doc["sub_batches"] = 2;
+  const Result r = runEdited();
+  expectRefused(r, "field 'predictions.peak_bytes' is " + std::to_string(peak) +
+                       ", but its swap set's GMAP at 4 samples (one pass of k = 8) peaks at ");
+  EXPECT_FALSE(has(r.err + r.out, "at k = 4")) << r.err;
+}
+
 TEST_F(EditedPlan, TheUneditedPlanRunsWithoutAWorkspaceLineOnTheCpu) {
   const Result r = runEdited();
   ASSERT_EQ(r.code, kExitOk) << r.err;

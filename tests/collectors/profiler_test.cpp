@@ -324,10 +324,10 @@ class WorkspaceDevice final : public rt::WrappedCpuDevice {
   explicit WorkspaceDevice(std::int64_t perSample) : m_perSample(perSample) {}
   std::unique_ptr<rt::LayerKernel> createKernel(const Network& net,
                                                 const std::vector<LayerCost>& costs, int layer,
-                                                std::int64_t k) override {
-    auto kernel = WrappedCpuDevice::createKernel(net, costs, layer, k);
+                                                std::int64_t samples) override {
+    auto kernel = WrappedCpuDevice::createKernel(net, costs, layer, samples);
     if (net.layer(layer).name != "conv1") return kernel;
-    return std::make_unique<WorkspaceKernel>(std::move(kernel), m_perSample * k);
+    return std::make_unique<WorkspaceKernel>(std::move(kernel), m_perSample * samples);
   }
 
  private:

@@ -27,8 +27,10 @@
 namespace swapscope::rt {
 namespace {
 
-std::int64_t analyzerPeak(const Network& net, Policy policy, std::int64_t k) {
-  return planMemory(net, computeLayerCosts(net), policy).curve.peak(k);
+/// The analyzer's peak of `policy` at `passSamples` samples a pass (the minibatch k without
+/// sub-batches, k/S in S).
+std::int64_t analyzerPeak(const Network& net, Policy policy, std::int64_t passSamples) {
+  return planMemory(net, computeLayerCosts(net), policy).curve.peak(passSamples);
 }
 
 /// The executor's options for a fixed policy: its recompute set (empty where it has none).
@@ -313,7 +315,7 @@ TEST_P(SubBatchHighWater, MeasuredPoolHighWaterEqualsTheAnalyzersPeakOfOnePass) 
   options.sub_batches = s;
   SwapExecutor ex(*device, net, k, swapSet(net, GetParam().policy), peak, options);
   EXPECT_EQ(ex.predictedPeak(), peak);
-  EXPECT_EQ(ex.subBatch(), k / s);
+  EXPECT_EQ(ex.passSamples(), k / s);
   const Dataset data = syntheticDataset(net.sampleShape(), 10, 2 * k, 3);
   for (int it = 0; it < 2; ++it) {
     const IterationRecord rec =

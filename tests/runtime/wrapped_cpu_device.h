@@ -55,8 +55,8 @@ class WrappedCpuDevice : public Device {
   std::vector<TaskTiming> takeTimings() override { return m_cpu->takeTimings(); }
   std::int64_t nowNs() const override { return m_cpu->nowNs(); }
   std::unique_ptr<LayerKernel> createKernel(const Network& net, const std::vector<LayerCost>& costs,
-                                            int layer, std::int64_t k) override {
-    return wrap(m_cpu->createKernel(net, costs, layer, k), net, costs, layer);
+                                            int layer, std::int64_t samples) override {
+    return wrap(m_cpu->createKernel(net, costs, layer, samples), net, costs, layer);
   }
   void fillZero(void* dst, std::int64_t bytes) override { m_cpu->fillZero(dst, bytes); }
   void sgdStep(const SgdArgs& a) override { m_cpu->sgdStep(a); }

@@ -69,7 +69,8 @@ class CpuContext {
   std::int64_t m_total = 0;
 };
 
+/// The oneDNN kernels of `layer` at `samples` samples (Device::createKernel).
 std::unique_ptr<LayerKernel> createCpuKernel(CpuContext& ctx, const Network& net, int layer,
-                                             std::int64_t k);
+                                             std::int64_t samples);
 
 }  // namespace swapscope::rt::cpu

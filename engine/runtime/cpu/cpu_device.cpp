@@ -276,8 +276,8 @@ class CpuDevice final : public Device {
   std::int64_t nowNs() const override { return m_streams.nowNs(); }
 
   std::unique_ptr<LayerKernel> createKernel(const Network& net, const std::vector<LayerCost>&,
-                                            int layer, std::int64_t k) override {
-    return cpu::createCpuKernel(m_context, net, layer, k);
+                                            int layer, std::int64_t samples) override {
+    return cpu::createCpuKernel(m_context, net, layer, samples);
   }
   std::int64_t otherBytes() const override { return m_context.bytes(); }
   const DeviceOptions& options() const override { return m_options; }

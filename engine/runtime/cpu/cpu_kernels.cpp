@@ -172,8 +172,8 @@ class MatmulKernel : public DnnlKernel {
     m_fwdWei = WeightOrder(*this, m_wei, m_fwdPd.weights_desc(), CpuContext::kBlockedWeights);
     m_bwdDataWei =
         WeightOrder(*this, m_wei, m_bwdDataPd.weights_desc(), CpuContext::kBlockedWeights);
-    m_diffWei = WeightOrder(*this, m_bwdWeiPd.diff_weights_desc(), m_wei,
-                            CpuContext::kBlockedWeightGrad);
+    m_diffWei =
+        WeightOrder(*this, m_bwdWeiPd.diff_weights_desc(), m_wei, CpuContext::kBlockedWeightGrad);
   }
 
   memory::desc m_src, m_dst, m_wei, m_biasMd;
@@ -199,8 +199,8 @@ class MatmulKernel : public DnnlKernel {
       const bool intoSlot = from == k.m_wei;
       m_slotMd = intoSlot ? to : from;
       m_poolMd = intoSlot ? from : to;
-      m_pd = dnnl::reorder::primitive_desc(k.m_ctx.engine, from, k.m_ctx.engine, to,
-                                           userScratchpad());
+      m_pd =
+          dnnl::reorder::primitive_desc(k.m_ctx.engine, from, k.m_ctx.engine, to, userScratchpad());
       m_reorder = dnnl::reorder(m_pd);
       k.m_ctx.reserve(slot, m_slotMd.get_size());
       k.reserve(m_pd);
@@ -263,14 +263,13 @@ class ConvKernel final
     // On NHWC FMs oneDNN's JIT kernels need their own blocked weights (on plain oihw weights
     // they fall back to the reference code): the primitives choose (format_tag::any) and the
     // kernel reorders. On NCHW FMs the plain weights keep oneDNN's GEMM-based kernels.
-    const memory::desc wei = ctx.layout == ImageLayout::Nhwc
-                                 ? memory::desc(m_wei.dims(), dt::f32, tag::any)
-                                 : m_wei;
+    const memory::desc wei =
+        ctx.layout == ImageLayout::Nhwc ? memory::desc(m_wei.dims(), dt::f32, tag::any) : m_wei;
     const auto attr = userScratchpad();
     const auto algo = dnnl::algorithm::convolution_direct;
-    dnnl::convolution_forward::primitive_desc fwd({dnnl::prop_kind::forward_training, algo, m_src,
-                                                   wei, m_biasMd, m_dst, strides, padL, padR},
-                                                  attr, ctx.engine);
+    dnnl::convolution_forward::primitive_desc fwd(
+        {dnnl::prop_kind::forward_training, algo, m_src, wei, m_biasMd, m_dst, strides, padL, padR},
+        attr, ctx.engine);
     create(fwd, {{algo, m_src, wei, m_dst, strides, padL, padR}, attr, ctx.engine, fwd},
            {{algo, m_src, wei, m_biasMd, m_dst, strides, padL, padR}, attr, ctx.engine, fwd});
   }
@@ -616,8 +615,8 @@ class AdaptiveAvgPoolKernel final : public LayerKernel {
     }
   }
   void forward(const KernelArgs& a) override {
-    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1,
-                std::int64_t x0, std::int64_t x1, std::int64_t o) {
+    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1, std::int64_t x0,
+                std::int64_t x1, std::int64_t o) {
       float sum = 0;
       for (std::int64_t y = y0; y < y1; ++y)
         for (std::int64_t x = x0; x < x1; ++x)
@@ -629,8 +628,8 @@ class AdaptiveAvgPoolKernel final : public LayerKernel {
     if (!a.in_grad[0]) return;
     float* g = a.in_grad[0];
     if (!a.accumulate[0]) std::fill(g, g + m_k * m_in.numel(), 0.0f);
-    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1,
-                std::int64_t x0, std::int64_t x1, std::int64_t o) {
+    windows([&](std::int64_t n, std::int64_t c, std::int64_t y0, std::int64_t y1, std::int64_t x0,
+                std::int64_t x1, std::int64_t o) {
       const float v = a.out_grad[o] / static_cast<float>((y1 - y0) * (x1 - x0));
       for (std::int64_t y = y0; y < y1; ++y)
         for (std::int64_t x = x0; x < x1; ++x)
@@ -715,7 +714,9 @@ class ConcatKernel final : public LayerKernel {
 class FlattenKernel final : public LayerKernel {
  public:
   FlattenKernel(const Network& net, int layer, std::int64_t k, ImageLayout layout)
-      : m_k(k), m_elems(k * net.outputShape(layer).numel()), m_in(net.inputShape(layer)),
+      : m_k(k),
+        m_elems(k * net.outputShape(layer).numel()),
+        m_in(net.inputShape(layer)),
         m_layout(layout) {}
   void forward(const KernelArgs& a) override {
     if (!differsFromNchw(m_layout, m_in)) {
@@ -813,8 +814,7 @@ class MulKernel final : public LayerKernel {
       for (std::int64_t c = 0; c < m_elems / m_plane; ++c) {
         float sum = 0;
         if (m_channelsLast) {  // channel c % C of sample c / C: every C-th value
-          const std::int64_t first =
-              c / m_channels * m_plane * m_channels + c % m_channels;
+          const std::int64_t first = c / m_channels * m_plane * m_channels + c % m_channels;
           for (std::int64_t p = 0; p < m_plane; ++p) {
             const std::int64_t j = first + p * m_channels;
             sum += a.out_grad[j] * other[j];
@@ -886,11 +886,11 @@ class DropoutKernel final : public LayerKernel {
 /// gradient is 1.
 class SoftmaxXentKernel final : public LayerKernel {
  public:
-  SoftmaxXentKernel(const Network& net, int layer, std::int64_t k)
-      : m_k(k), m_classes(net.inputShape(layer).numel()) {}
+  SoftmaxXentKernel(const Network& net, int layer, std::int64_t rows)
+      : m_rows(rows), m_classes(net.inputShape(layer).numel()) {}
   void forward(const KernelArgs& a) override {
     double total = 0;
-    for (std::int64_t n = 0; n < m_k; ++n) {
+    for (std::int64_t n = 0; n < m_rows; ++n) {
       const float* z = a.in[0] + n * m_classes;
       const std::int32_t y = label(a, n);
       const float m = *std::max_element(z, z + m_classes);
@@ -904,7 +904,7 @@ class SoftmaxXentKernel final : public LayerKernel {
   void backward(const KernelArgs& a) override {
     if (!a.in_grad[0]) return;
     const float invK = 1.0f / static_cast<float>(samples(a));
-    for (std::int64_t n = 0; n < m_k; ++n) {
+    for (std::int64_t n = 0; n < m_rows; ++n) {
       const float* z = a.in[0] + n * m_classes;
       float* g = a.in_grad[0] + n * m_classes;
       const std::int32_t y = label(a, n);
@@ -920,9 +920,10 @@ class SoftmaxXentKernel final : public LayerKernel {
   }
 
  private:
-  /// The samples the mean runs over: the minibatch, of which this kernel may see a sub-batch.
+  /// The samples the mean runs over: the minibatch, of which this kernel sees one pass in
+  /// sub-batches.
   std::int64_t samples(const KernelArgs& a) const {
-    return a.loss_samples > 0 ? a.loss_samples : m_k;
+    return a.loss_samples > 0 ? a.loss_samples : m_rows;
   }
   std::int32_t label(const KernelArgs& a, std::int64_t n) const {
     const std::int32_t y = a.labels[n];
@@ -933,52 +934,52 @@ class SoftmaxXentKernel final : public LayerKernel {
     }
     return y;
   }
-  std::int64_t m_k, m_classes;
+  std::int64_t m_rows, m_classes;
 };
 
 }  // namespace
 
 std::unique_ptr<LayerKernel> createCpuKernel(CpuContext& ctx, const Network& net, int layer,
-                                             std::int64_t k) {
+                                             std::int64_t samples) {
   try {
     switch (net.layer(layer).kind) {
       case LayerKind::Input:
         return nullptr;
       case LayerKind::Conv2d:
-        return std::make_unique<ConvKernel>(ctx, net, layer, k);
+        return std::make_unique<ConvKernel>(ctx, net, layer, samples);
       case LayerKind::BatchNorm2d:
-        return std::make_unique<BatchNormKernel>(ctx, net, layer, k);
+        return std::make_unique<BatchNormKernel>(ctx, net, layer, samples);
       case LayerKind::ReLU:
-        return std::make_unique<ReluKernel>(ctx, net, layer, k);
+        return std::make_unique<ReluKernel>(ctx, net, layer, samples);
       case LayerKind::MaxPool2d:
       case LayerKind::AvgPool2d:
-        return std::make_unique<PoolKernel>(ctx, net, layer, k);
+        return std::make_unique<PoolKernel>(ctx, net, layer, samples);
       case LayerKind::AdaptiveAvgPool2d:
-        return std::make_unique<AdaptiveAvgPoolKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<AdaptiveAvgPoolKernel>(net, layer, samples, ctx.layout);
       case LayerKind::Linear:
-        return std::make_unique<LinearKernel>(ctx, net, layer, k);
+        return std::make_unique<LinearKernel>(ctx, net, layer, samples);
       case LayerKind::Add:
-        return std::make_unique<AddKernel>(net, layer, k);
+        return std::make_unique<AddKernel>(net, layer, samples);
       case LayerKind::Concat:
-        return std::make_unique<ConcatKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<ConcatKernel>(net, layer, samples, ctx.layout);
       case LayerKind::Flatten:
-        return std::make_unique<FlattenKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<FlattenKernel>(net, layer, samples, ctx.layout);
       case LayerKind::Dropout:
-        return std::make_unique<DropoutKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<DropoutKernel>(net, layer, samples, ctx.layout);
       case LayerKind::SoftmaxCrossEntropy:
-        return std::make_unique<SoftmaxXentKernel>(net, layer, k);
+        return std::make_unique<SoftmaxXentKernel>(net, layer, samples);
       case LayerKind::Clip:
       case LayerKind::Sigmoid:
       case LayerKind::HardSwish:
-        return std::make_unique<EltwiseKernel>(ctx, net, layer, k);
+        return std::make_unique<EltwiseKernel>(ctx, net, layer, samples);
       case LayerKind::HardSigmoid:
-        return std::make_unique<HardSigmoidKernel>(net, layer, k);
+        return std::make_unique<HardSigmoidKernel>(net, layer, samples);
       case LayerKind::Mul:
-        return std::make_unique<MulKernel>(net, layer, k, ctx.layout);
+        return std::make_unique<MulKernel>(net, layer, samples, ctx.layout);
     }
   } catch (const dnnl::error& e) {
-    throw Error(ErrorKind::Runtime, "oneDNN cannot run layer '" + net.layer(layer).name +
-                                        "' at minibatch " + std::to_string(k) + ": " + e.what());
+    throw Error(ErrorKind::Runtime, "oneDNN cannot run layer '" + net.layer(layer).name + "' at " +
+                                        std::to_string(samples) + " samples: " + e.what());
   }
   throw Error(ErrorKind::Runtime, "no CPU kernel for layer '" + net.layer(layer).name + "'");
 }

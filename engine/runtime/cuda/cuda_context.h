@@ -25,8 +25,9 @@ struct CudaContext {
   cublasHandle_t cublas = nullptr;
 };
 
+/// The cuDNN and cuBLAS kernels of `layer` at `samples` samples (Device::createKernel).
 std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net,
                                               const std::vector<LayerCost>& costs, int layer,
-                                              std::int64_t k);
+                                              std::int64_t samples);
 
 }  // namespace swapscope::rt::cuda

@@ -224,9 +224,9 @@ class CudaDevice final : public Device {
   }
 
   std::unique_ptr<LayerKernel> createKernel(const Network& net, const std::vector<LayerCost>& costs,
-                                            int layer, std::int64_t k) override {
+                                            int layer, std::int64_t samples) override {
     select();
-    return createCudaKernel(m_ctx, net, costs, layer, k);
+    return createCudaKernel(m_ctx, net, costs, layer, samples);
   }
 
   void fillZero(void* dst, std::int64_t bytes) override {

@@ -665,24 +665,25 @@ class DropoutKernel final : public LayerKernel {
 
 class SoftmaxXentKernel final : public LayerKernel {
  public:
-  SoftmaxXentKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t k)
-      : m_ctx(ctx), m_k(k), m_classes(net.inputShape(layer).numel()) {}
+  SoftmaxXentKernel(CudaContext& ctx, const Network& net, int layer, std::int64_t rows)
+      : m_ctx(ctx), m_rows(rows), m_classes(net.inputShape(layer).numel()) {}
   void forward(const KernelArgs& a) override {
-    ops::softmaxXentForward(m_ctx.compute, a.out, a.in[0], a.labels, m_k, m_classes, samples(a));
+    ops::softmaxXentForward(m_ctx.compute, a.out, a.in[0], a.labels, m_rows, m_classes, samples(a));
   }
   void backward(const KernelArgs& a) override {
     if (!a.in_grad[0]) return;
-    ops::softmaxXentBackward(m_ctx.compute, a.in_grad[0], a.in[0], a.labels, m_k, m_classes,
+    ops::softmaxXentBackward(m_ctx.compute, a.in_grad[0], a.in[0], a.labels, m_rows, m_classes,
                              samples(a), a.accumulate[0]);
   }
 
  private:
-  /// The samples the mean runs over: the minibatch, of which this kernel may see a sub-batch.
+  /// The samples the mean runs over: the minibatch, of which this kernel sees one pass in
+  /// sub-batches.
   std::int64_t samples(const KernelArgs& a) const {
-    return a.loss_samples > 0 ? a.loss_samples : m_k;
+    return a.loss_samples > 0 ? a.loss_samples : m_rows;
   }
   CudaContext& m_ctx;
-  std::int64_t m_k, m_classes;
+  std::int64_t m_rows, m_classes;
 };
 
 /// Clip, sigmoid, hardsigmoid and hardswish (ops.cu). Clip and sigmoid take their gradient from
@@ -762,40 +763,40 @@ class MulKernel final : public LayerKernel {
 
 std::unique_ptr<LayerKernel> createCudaKernel(CudaContext& ctx, const Network& net,
                                               const std::vector<LayerCost>& costs, int layer,
-                                              std::int64_t k) {
+                                              std::int64_t samples) {
   switch (net.layer(layer).kind) {
     case LayerKind::Input:
       return nullptr;
     case LayerKind::Conv2d:
-      return std::make_unique<ConvKernel>(ctx, net, costs, layer, k);
+      return std::make_unique<ConvKernel>(ctx, net, costs, layer, samples);
     case LayerKind::BatchNorm2d:
-      return std::make_unique<BatchNormKernel>(ctx, net, costs, layer, k);
+      return std::make_unique<BatchNormKernel>(ctx, net, costs, layer, samples);
     case LayerKind::ReLU:
-      return std::make_unique<ReluKernel>(ctx, net, layer, k);
+      return std::make_unique<ReluKernel>(ctx, net, layer, samples);
     case LayerKind::MaxPool2d:
     case LayerKind::AvgPool2d:
-      return std::make_unique<PoolKernel>(ctx, net, layer, k);
+      return std::make_unique<PoolKernel>(ctx, net, layer, samples);
     case LayerKind::AdaptiveAvgPool2d:
-      return std::make_unique<AdaptiveAvgPoolKernel>(ctx, net, layer, k);
+      return std::make_unique<AdaptiveAvgPoolKernel>(ctx, net, layer, samples);
     case LayerKind::Linear:
-      return std::make_unique<LinearKernel>(ctx, net, layer, k);
+      return std::make_unique<LinearKernel>(ctx, net, layer, samples);
     case LayerKind::Add:
-      return std::make_unique<AddKernel>(ctx, net, layer, k);
+      return std::make_unique<AddKernel>(ctx, net, layer, samples);
     case LayerKind::Concat:
-      return std::make_unique<ConcatKernel>(ctx, net, layer, k);
+      return std::make_unique<ConcatKernel>(ctx, net, layer, samples);
     case LayerKind::Flatten:
-      return std::make_unique<FlattenKernel>(ctx, net, layer, k);
+      return std::make_unique<FlattenKernel>(ctx, net, layer, samples);
     case LayerKind::Dropout:
-      return std::make_unique<DropoutKernel>(ctx, net, layer, k);
+      return std::make_unique<DropoutKernel>(ctx, net, layer, samples);
     case LayerKind::SoftmaxCrossEntropy:
-      return std::make_unique<SoftmaxXentKernel>(ctx, net, layer, k);
+      return std::make_unique<SoftmaxXentKernel>(ctx, net, layer, samples);
     case LayerKind::Clip:
     case LayerKind::Sigmoid:
     case LayerKind::HardSigmoid:
     case LayerKind::HardSwish:
-      return std::make_unique<ActivationKernel>(ctx, net, layer, k);
+      return std::make_unique<ActivationKernel>(ctx, net, layer, samples);
     case LayerKind::Mul:
-      return std::make_unique<MulKernel>(ctx, net, layer, k);
+      return std::make_unique<MulKernel>(ctx, net, layer, samples);
   }
   throw Error(ErrorKind::Runtime, "no CUDA kernel for layer '" + net.layer(layer).name + "'");
 }

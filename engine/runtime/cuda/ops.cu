@@ -136,10 +136,10 @@ __global__ void dropoutBackwardKernel(float* dx, const float* dy, const std::uin
 
 /// One block: each thread sums its rows' losses in double, then a fixed-shape tree reduction.
 __global__ void softmaxXentForwardKernel(float* loss, const float* z, const std::int32_t* labels,
-                                         i64 k, i64 classes, i64 samples) {
+                                         i64 rows, i64 classes, i64 samples) {
   __shared__ double partial[kThreads];
   double total = 0;
-  for (i64 n = threadIdx.x; n < k; n += blockDim.x) {
+  for (i64 n = threadIdx.x; n < rows; n += blockDim.x) {
     const float* row = z + n * classes;
     const std::int32_t y = labels[n];
     if (y < 0 || y >= classes) {
@@ -164,8 +164,8 @@ __global__ void softmaxXentForwardKernel(float* loss, const float* z, const std:
 }
 
 __global__ void softmaxXentBackwardKernel(float* dz, const float* z, const std::int32_t* labels,
-                                          i64 k, i64 classes, i64 samples, bool accumulate) {
-  SWAPSCOPE_GRID_LOOP(n, k) {
+                                          i64 rows, i64 classes, i64 samples, bool accumulate) {
+  SWAPSCOPE_GRID_LOOP(n, rows) {
     const float* row = z + n * classes;
     float* g = dz + n * classes;
     const std::int32_t y = labels[n];
@@ -343,15 +343,15 @@ void dropoutBackward(cudaStream_t stream, float* dx, const float* dy, const std:
 }
 
 void softmaxXentForward(cudaStream_t stream, float* loss, const float* z,
-                        const std::int32_t* labels, i64 k, i64 classes, i64 samples) {
-  softmaxXentForwardKernel<<<1, kThreads, 0, stream>>>(loss, z, labels, k, classes, samples);
+                        const std::int32_t* labels, i64 rows, i64 classes, i64 samples) {
+  softmaxXentForwardKernel<<<1, kThreads, 0, stream>>>(loss, z, labels, rows, classes, samples);
   checkLaunch();
 }
 
 void softmaxXentBackward(cudaStream_t stream, float* dz, const float* z, const std::int32_t* labels,
-                         i64 k, i64 classes, i64 samples, bool accumulate) {
-  softmaxXentBackwardKernel<<<blocksFor(k), kThreads, 0, stream>>>(dz, z, labels, k, classes,
-                                                                   samples, accumulate);
+                         i64 rows, i64 classes, i64 samples, bool accumulate) {
+  softmaxXentBackwardKernel<<<blocksFor(rows), kThreads, 0, stream>>>(dz, z, labels, rows, classes,
+                                                                      samples, accumulate);
   checkLaunch();
 }
 

@@ -45,14 +45,14 @@ void dropoutForward(cudaStream_t stream, float* out, std::uint8_t* mask, const f
                     double p, std::uint64_t seed, bool training);
 void dropoutBackward(cudaStream_t stream, float* dx, const float* dy, const std::uint8_t* mask,
                      i64 n, double p, bool accumulate);
-/// Softmax cross-entropy of k rows of `classes` logits summed and divided by `samples` (the
-/// minibatch, of which the k rows may be a sub-batch), into loss[0]. A label outside
+/// Softmax cross-entropy of `rows` rows of `classes` logits summed and divided by `samples` (the
+/// minibatch, of which the rows may be one pass's samples), into loss[0]. A label outside
 /// [0, classes) makes the loss NaN, never a silent number (the trainer checks labels first).
 void softmaxXentForward(cudaStream_t stream, float* loss, const float* z,
-                        const std::int32_t* labels, i64 k, i64 classes, i64 samples);
+                        const std::int32_t* labels, i64 rows, i64 classes, i64 samples);
 /// dz = (softmax(z) - onehot(y)) / samples, or added to dz when `accumulate`.
 void softmaxXentBackward(cudaStream_t stream, float* dz, const float* z, const std::int32_t* labels,
-                         i64 k, i64 classes, i64 samples, bool accumulate);
+                         i64 rows, i64 classes, i64 samples, bool accumulate);
 
 /// The elementwise activations, with PyTorch's gradients: clip(lo, hi) (the gradient passes
 /// strictly inside the bounds, read from the output), sigmoid (from the output), hardsigmoid
