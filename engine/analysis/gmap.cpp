@@ -451,6 +451,23 @@ LinearBytes paddedSize(const LinearBytes& size, BufferKind kind, const PoolPaddi
   return {up(size.fixed), up(size.per_sample)};
 }
 
+std::vector<LinearBytes> workspaceSteps(const Gmap& gmap, const std::string& networkHash,
+                                        const KernelWorkspaces& workspaces) {
+  if (networkHash != workspaces.network_hash) return {};
+  std::vector<LinearBytes> table(static_cast<std::size_t>(gmap.steps() + 2));
+  bool any = false;
+  for (int s = 1; s <= gmap.steps(); ++s) {
+    const int layer = gmap.step_layer[static_cast<std::size_t>(s)];
+    const std::vector<LinearBytes>& perLayer =
+        gmap.isBackwardStep(s) ? workspaces.backward : workspaces.forward;
+    if (layer < 0 || static_cast<std::size_t>(layer) >= perLayer.size()) continue;
+    table[static_cast<std::size_t>(s)] = perLayer[static_cast<std::size_t>(layer)];
+    any = any || table[static_cast<std::size_t>(s)] != LinearBytes{};
+  }
+  if (!any) table.clear();
+  return table;
+}
+
 Gmap padGmap(const Gmap& gmap, const PoolPadding& padding) {
   Gmap out = gmap;
   if (padding == PoolPadding{}) return out;

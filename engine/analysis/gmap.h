@@ -87,6 +87,21 @@ Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const Sw
 Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const SwapSet& swapped,
                const RecomputeSet& recomputed, const std::vector<LinearBytes>* workspace = nullptr);
 
+/// The kernel workspaces a backend adds to its pool beyond the GMAP's buffers (the CUDA backend's
+/// convolutions under --conv-algo, as a profile recorded them): per layer id, the bytes of the
+/// scratch its forward and its backward step hold, as functions of k, for the network whose
+/// structure hash is `network_hash`. Each step's workspace is allocated before the step's
+/// compute and released after it, as the executor's GMAP holds it (buildGmap's `workspace`).
+struct KernelWorkspaces {
+  std::string network_hash;
+  std::vector<LinearBytes> forward, backward;  ///< per layer id; {} where none
+};
+/// The workspace table buildGmap takes (one entry per step 0..2N+1) for the steps of `gmap`,
+/// whose network has structure hash `networkHash`: empty where that is not the network the
+/// workspaces were recorded for, or where no step holds one.
+std::vector<LinearBytes> workspaceSteps(const Gmap& gmap, const std::string& networkHash,
+                                        const KernelWorkspaces& workspaces);
+
 /// How a backend rounds buffers in its pool. A buffer of a + b·k bytes takes
 /// round_up(a, m) + round_up(b, m)·k bytes, m = `buffer` (`workspace` for kernel workspaces), and
 /// starts at a multiple of m: the memory curve stays exact in k, and the curve of the padded GMAP
@@ -95,6 +110,10 @@ Gmap buildGmap(const Network& net, const std::vector<LayerCost>& costs, const Sw
 struct PoolPadding {
   std::int64_t buffer = 1;
   std::int64_t workspace = 1;
+  /// The kernel workspaces the pool holds beside the GMAP's buffers, where the planner knows
+  /// them (a profile that recorded them; owned by the perf model); nullptr: none. padGmap does
+  /// not add them: a GMAP built with them (buildGmap's `workspace`) holds them.
+  const KernelWorkspaces* workspaces = nullptr;
   friend constexpr bool operator==(const PoolPadding&, const PoolPadding&) = default;
 };
 /// `size` rounded as `padding` rounds a buffer of `kind`. Error(BadInput) naming the bytes when

@@ -407,4 +407,46 @@ ProportionalFit fitBoundedLine(const std::vector<std::pair<double, double>>& xy,
   return f;
 }
 
+LinearBytes workspaceLine(const std::vector<std::pair<std::int64_t, std::int64_t>>& recorded) {
+  if (recorded.empty()) return {};
+  // The least-excess line above the points has slope 0, a slope through the origin and a point,
+  // or a slope through two points (rounded up to whole bytes): a vertex of the region of lines
+  // above every point. Each candidate's intercept is the least that clears every point.
+  const auto ceilDiv = [](std::int64_t n, std::int64_t d) {
+    return static_cast<long double>(n / d + (n % d > 0 ? 1 : 0));
+  };
+  std::vector<long double> slopes{0};
+  for (const auto& [ki, wi] : recorded) {
+    slopes.push_back(ceilDiv(wi, ki));
+    for (const auto& [kj, wj] : recorded) {
+      if (kj > ki && wj > wi) slopes.push_back(ceilDiv(wj - wi, kj - ki));
+    }
+  }
+  // Beyond this a line is not a workspace any pool holds; the candidate is skipped (slope 0,
+  // whose intercept is the largest value, always stays).
+  constexpr long double kLimit = static_cast<long double>(std::int64_t{1} << 62);
+  LinearBytes best;
+  long double bestExcess = -1;
+  for (const long double b : slopes) {
+    long double a = 0;
+    bool fits = true;
+    for (const auto& [k, w] : recorded) {
+      const long double rise = b * static_cast<long double>(k);
+      if (rise > kLimit) fits = false;
+      a = std::max(a, static_cast<long double>(w) - rise);
+    }
+    if (!fits) continue;
+    long double excess = 0;
+    for (const auto& [k, w] : recorded)
+      excess += a + b * static_cast<long double>(k) - static_cast<long double>(w);
+    const LinearBytes line{static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)};
+    if (bestExcess < 0 || excess < bestExcess ||
+        (excess == bestExcess && line.per_sample > best.per_sample)) {
+      best = line;
+      bestExcess = excess;
+    }
+  }
+  return best;
+}
+
 }  // namespace swapscope::perf

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/bytes.h"
+
 namespace swapscope::store {
 enum class FitRowForm : int;  // store/run_db.h: the forms a stored fit names
 }
@@ -111,5 +113,13 @@ ProportionalFit fitProportional(const std::vector<std::pair<double, double>>& xy
 /// y - slope x; residuals are intercept + slope x - y.
 ProportionalFit fitBoundedLine(const std::vector<std::pair<double, double>>& xy, double lo,
                                double hi);
+
+/// A kernel workspace's bytes as a function of k, from the bytes a profile recorded at each of
+/// its minibatches, (k, bytes) with k > 0 and bytes >= 0: the line a + b·k, a and b whole bytes
+/// and at least 0, that is at or above every recorded value and exceeds them least in sum (ties:
+/// the steeper line). It is exact where the recorded values lie on such a line (one algorithm
+/// throughout, whose workspace is affine in k) and above them where the algorithm changes with
+/// k; it never falls, so it is never below a value recorded at a smaller k. {} for no points.
+LinearBytes workspaceLine(const std::vector<std::pair<std::int64_t, std::int64_t>>& recorded);
 
 }  // namespace swapscope::perf

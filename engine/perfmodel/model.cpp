@@ -5,6 +5,8 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -408,6 +410,86 @@ PoolPadding recordedPoolPadding(const store::RunData& run) {
           recordedPowerOfTwo(run, "workspace_padding", cuda ? 256 : 1)};
 }
 
+/// The largest workspace a profile's meta may record: beyond it the value is damage.
+constexpr std::int64_t kMaxWorkspaceBytes = std::int64_t{1} << 50;
+constexpr std::int64_t kMaxRecordedK = std::int64_t{1} << 31;
+
+/// The kernel workspaces the run recorded (meta 'kernel_choices_by_k', docs/run-database.md),
+/// fitted per layer and direction (workspaceLine); nullptr where it recorded none. A value
+/// that is not that meta's JSON, a k or bytes out of range, a k or a layer given twice, or a
+/// layer the profiled network does not have is damage, refused naming the key and the value.
+std::shared_ptr<const KernelWorkspaces> recordedWorkspaces(const store::RunData& run) {
+  static const std::string key = "kernel_choices_by_k";
+  const auto it = run.meta.extra.find(key);
+  if (it == run.meta.extra.end()) return nullptr;
+  const std::string where = "'" + run.path + "': meta '" + key + "'";
+  const auto bad = [&](const std::string& why) { throwBadInput(where + ": " + why); };
+  const nlohmann::json j = jsonTooDeepAt(it->second)
+                               ? nlohmann::json(nlohmann::json::value_t::discarded)
+                               : nlohmann::json::parse(it->second, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) {
+    throwBadInput(where + " is '" + echoText(it->second) +
+                  "', not a JSON array of {\"k\", \"layers\"} (docs/run-database.md)");
+  }
+  std::map<std::string, int> layerIds;
+  for (const auto& l : run.layers)
+    layerIds.emplace(l.name, l.id);
+  // Per (layer, backward): the bytes at each recorded k; a layer absent at a k held none there.
+  std::set<std::int64_t> ks;
+  std::map<std::pair<int, bool>, std::map<std::int64_t, std::int64_t>> bytes;
+  for (const auto& entry : j) {
+    if (!entry.is_object() || !entry.contains("k") || !entry.contains("layers") ||
+        !entry["layers"].is_array())
+      bad("an entry " + echoJson(entry) + " is not {\"k\", \"layers\": [...]}");
+    const auto& kj = entry["k"];
+    if (!kj.is_number_integer() || kj.get<std::int64_t>() < 1 ||
+        kj.get<std::int64_t>() > kMaxRecordedK)
+      bad("k " + echoJson(kj) + " is not a minibatch of 1 to 2^31 samples");
+    const std::int64_t k = kj.get<std::int64_t>();
+    if (!ks.insert(k).second) bad("k = " + std::to_string(k) + " is recorded twice");
+    const std::string atK = "at k = " + std::to_string(k) + ", ";
+    std::set<std::string> seen;
+    for (const auto& layer : entry["layers"]) {
+      if (!layer.is_object() || !layer.contains("layer") || !layer["layer"].is_string())
+        bad(atK + "a layer " + echoJson(layer) + " has no \"layer\" name");
+      const std::string name = layer["layer"].get<std::string>();
+      const auto id = layerIds.find(name);
+      if (id == layerIds.end())
+        bad(atK + "layer '" + echoText(name) + "' is not a layer of the profiled network");
+      if (!seen.insert(name).second) bad(atK + "layer '" + name + "' is listed twice");
+      for (const bool backward : {false, true}) {
+        const char* field = backward ? "backward_workspace" : "forward_workspace";
+        const auto w = layer.find(field);
+        if (w == layer.end() || !w->is_number_integer() || w->get<std::int64_t>() < 0 ||
+            w->get<std::int64_t>() > kMaxWorkspaceBytes) {
+          bad(atK + "layer '" + name + "': " + field + " is " +
+              (w == layer.end() ? std::string("missing") : echoJson(*w)) +
+              ", not a number of bytes from 0 to 1 PiB");
+        }
+        bytes[{id->second, backward}][k] = w->get<std::int64_t>();
+      }
+    }
+  }
+  auto ws = std::make_shared<KernelWorkspaces>();
+  ws->network_hash = run.network.structure_hash;
+  ws->forward.resize(run.layers.size());
+  ws->backward.resize(run.layers.size());
+  bool any = false;
+  for (const auto& [id, atK] : bytes) {
+    const auto& [layer, backward] = id;
+    std::vector<std::pair<std::int64_t, std::int64_t>> points;
+    for (const std::int64_t k : ks) {
+      const auto b = atK.find(k);
+      points.emplace_back(k, b == atK.end() ? 0 : b->second);
+    }
+    const LinearBytes line = workspaceLine(points);
+    if (static_cast<std::size_t>(layer) >= run.layers.size()) continue;
+    (backward ? ws->backward : ws->forward)[static_cast<std::size_t>(layer)] = line;
+    any = any || line != LinearBytes{};
+  }
+  return any ? ws : nullptr;
+}
+
 /// The samples each step of iteration (k, iteration) ran on: k, or k/S in S sub-batches.
 std::int64_t samplesOf(const PassSamples& perPass, std::int64_t k, int iteration) {
   const auto it = perPass.find({k, iteration});
@@ -440,6 +522,8 @@ PerfModel PerfModel::fit(const store::RunData& run) {
   m.m_device = run.meta.device;
   m.m_poolAlignment = recordedPowerOfTwo(run, "pool_alignment", 1);
   m.m_poolPadding = recordedPoolPadding(run);
+  m.m_workspaces = recordedWorkspaces(run);
+  m.m_poolPadding.workspaces = m.m_workspaces.get();
   // The samples each step ran on: k, or k/S in an iteration run in S sub-batches.
   const PassSamples perPass = samplesPerPass(run);
   m.m_minK = samplesOf(perPass, run.iterations.front().k, run.iterations.front().iteration);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -137,9 +138,16 @@ class PerfModel {
   /// did not record it): the planner places buffers as that pool does.
   std::int64_t poolAlignment() const { return m_poolAlignment; }
   /// How the profiled device's pool pads buffers (meta 'pool_padding' and 'workspace_padding';
-  /// where the run did not record them, the CUDA backend's padding for a CUDA run, else none):
-  /// the planner sizes buffers as that pool does.
+  /// where the run did not record them, the CUDA backend's padding for a CUDA run, else none),
+  /// with the kernel workspaces it holds (workspaces()): the planner sizes its pool's GMAP as
+  /// that pool does.
   PoolPadding poolPadding() const { return m_poolPadding; }
+  /// The kernel workspaces the profiled pool held beside the GMAP's buffers, fitted to the meta
+  /// 'kernel_choices_by_k' (a CUDA profile's convolutions under its --conv-algo): per layer of
+  /// the profiled network and direction, a line in k (workspaceLine) through the bytes recorded
+  /// at every profiled k (0 at a k where the layer held none). nullptr where the run recorded
+  /// none (a CPU profile). The planner adds them to plans of the profiled network only.
+  const KernelWorkspaces* workspaces() const { return m_workspaces.get(); }
   std::int64_t minK() const { return m_minK; }
   std::int64_t maxK() const { return m_maxK; }
   /// The fits as run-database rows (store::RunWriter::addFit).
@@ -168,7 +176,8 @@ class PerfModel {
   std::string m_hash, m_device;
   std::int64_t m_minK = 0, m_maxK = 0;
   std::int64_t m_poolAlignment = 1;
-  PoolPadding m_poolPadding;
+  PoolPadding m_poolPadding;  ///< its `workspaces` point into m_workspaces
+  std::shared_ptr<const KernelWorkspaces> m_workspaces;
 };
 
 /// A PerfModel resolved for one network: per layer and step kind, the curve to use and its

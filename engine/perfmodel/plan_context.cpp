@@ -12,7 +12,16 @@ Prepared prepare(const Network& net, const std::vector<LayerCost>& costs, const 
   const RecomputeSet none(set.size(), false);
   const RecomputeSet& r = recomputed.empty() ? none : recomputed;
   Prepared p{set, buildGmap(net, costs, set, r), std::nullopt, {}, r != none};
-  if (padding != PoolPadding{}) p.padded = padGmap(p.gmap, padding);
+  if (padding != PoolPadding{}) {
+    // The pool's GMAP holds each step's kernel workspace as the executor's does (allocated
+    // before the step's compute, released after it), where the profile recorded them for this
+    // network; the workspace buffers follow the others, whose indices stay `gmap`'s.
+    const std::vector<LinearBytes> workspace =
+        padding.workspaces ? workspaceSteps(p.gmap, net.structureHash(), *padding.workspaces)
+                           : std::vector<LinearBytes>{};
+    p.padded =
+        padGmap(workspace.empty() ? p.gmap : buildGmap(net, costs, set, r, &workspace), padding);
+  }
   p.curve = computeMemoryCurve(p.pool());
   return p;
 }
