@@ -230,9 +230,10 @@ std::optional<ScheduleTime> executorSchedule(
   // dry run fits them, which the planner does not replay: the plan is then returned, and the
   // executor may still refuse it, naming the shortfall). The planner places its own GMAP padded
   // as the profiled pool pads, at that pool's alignment and then fp32's (or the padding's): the
-  // executor's inputs on the CPU. It holds no kernel workspaces, which the CUDA backend adds to
-  // the pool (per convolution, under --conv-algo): there the decisions can differ, and `run`
-  // warns where they do.
+  // executor's inputs on the CPU. It holds the kernel workspaces the CUDA backend adds to the
+  // pool (per convolution, under --conv-algo) where the profile recorded them (a line per layer
+  // over the profiled k values, at or above each); where it did not, the decisions can differ,
+  // and `run` warns where they do.
   if (ahead.placed) return ScheduleTime{ahead.placed->delay, ahead.placed->moved, 0};
   return ScheduleTime{0, e.prefetches_moved > 0, 0};
 }
