@@ -148,10 +148,12 @@ class Packer {
   /// The best-fit and the first-fit offset of `a` among the placed buffers it overlaps.
   std::pair<std::int64_t, std::int64_t> fits(const Instance& a, std::size_t b0, std::size_t b1,
                                              bool universal);
-  /// Places order[from..] at the best (or first) fit into `p`; stops once past `target` (0:
-  /// never).
-  void placeFrom(const std::vector<std::size_t>& order, std::size_t from, bool firstFit,
-                 std::int64_t target, Placement& p);
+  enum class Fit : std::uint8_t { Best, First, Both };
+  /// Places order[from..] at the best or the first fit into `p`; stops once past `target` (0:
+  /// never). Fit::Both places at the best fit while it is the first fit too, and returns the
+  /// index of the first buffer where they part, not placed; else order.size().
+  std::size_t placeFrom(const std::vector<std::size_t>& order, std::size_t from, Fit fit,
+                        std::int64_t target, Placement& p);
   /// Puts `a` at `offset` in `p`.
   static void put(Instance& a, std::int64_t offset, Placement& p);
   void reset(const std::vector<std::size_t>& order);
@@ -272,20 +274,21 @@ void Packer::reset(const std::vector<std::size_t>& order) {
     m_placed.longLeft += m_longLived[idx];
 }
 
-void Packer::placeFrom(const std::vector<std::size_t>& order, std::size_t from, bool firstFit,
-                       std::int64_t target, Placement& p) {
+std::size_t Packer::placeFrom(const std::vector<std::size_t>& order, std::size_t from, Fit fit,
+                              std::int64_t target, Placement& p) {
   for (std::size_t i = from; i < order.size(); ++i) {
-    const std::size_t idx = order[i];
-    Instance& a = m_inst[idx];
-    m_placed.longLeft -= m_longLived[idx];
+    Instance& a = m_inst[order[i]];
     if (a.size == 0) continue;
     const auto [b0, b1] = bucketRange(a);
     const bool universal = overlapsEveryone(a);
     const auto [best, first] = fits(a, b0, b1, universal);
-    put(a, firstFit ? first : best, p);
-    if (target > 0 && p.extent > target) return;  // this order cannot fit: stop it here
+    if (fit == Fit::Both && best != first) return i;
+    put(a, fit == Fit::First ? first : best, p);
+    if (target > 0 && p.extent > target) break;  // this order cannot fit: stop it here
+    m_placed.longLeft -= m_longLived[order[i]];
     add(a, b0, b1, universal, m_placed.longLeft > 0);
   }
+  return order.size();
 }
 
 Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t target,
@@ -293,39 +296,22 @@ Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t 
   Placement p;
   p.offsets.assign(m_allocs, -1);
   reset(order);
-  first = Placement{};
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const std::size_t idx = order[i];
-    Instance& a = m_inst[idx];
-    m_placed.longLeft -= m_longLived[idx];
-    if (a.size == 0) continue;
-    const auto [b0, b1] = bucketRange(a);
-    const bool universal = overlapsEveryone(a);
-    const auto [bestAt, firstAt] = fits(a, b0, b1, universal);
-    if (bestAt != firstAt) {
-      // They part here: best fit goes on from this buffer, and first fit, where needed, from
-      // what was placed before it.
-      m_saved = m_placed;
-      Placement shared = p;
-      put(a, bestAt, p);
-      if (target <= 0 || p.extent <= target) {
-        add(a, b0, b1, universal, m_placed.longLeft > 0);
-        placeFrom(order, i + 1, false, target, p);
-      }
-      if (target > 0 && p.extent <= target) return p;
-      std::swap(m_placed, m_saved);
-      first = std::move(shared);
-      put(a, firstAt, first);
-      if (target > 0 && first.extent > target) return p;
-      add(a, b0, b1, universal, m_placed.longLeft > 0);
-      placeFrom(order, i + 1, true, target, first);
-      return p;
-    }
-    put(a, bestAt, p);
-    if (target > 0 && p.extent > target) break;  // both stop here
-    add(a, b0, b1, universal, m_placed.longLeft > 0);
+  const std::size_t part = placeFrom(order, 0, Fit::Both, target, p);
+  if (part == order.size()) {  // never parted: first fit is the same placement
+    first = target > 0 && p.extent <= target ? Placement{} : p;
+    return p;
   }
-  if (target <= 0 || p.extent > target) first = p;  // the same placement
+  // Best fit goes on from the buffer where they part, and first fit, where needed, from what
+  // was placed before it.
+  m_saved = m_placed;
+  first = p;
+  placeFrom(order, part, Fit::Best, target, p);
+  if (target > 0 && p.extent <= target) {
+    first = Placement{};
+    return p;
+  }
+  std::swap(m_placed, m_saved);
+  placeFrom(order, part, Fit::First, target, first);
   return p;
 }
 
