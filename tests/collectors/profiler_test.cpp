@@ -301,22 +301,6 @@ TEST_F(ProfilerTest, ABudgetBelowKOneIsRefusedWithTheBytesNeeded) {
   }
 }
 
-/// A kernel whose forward step claims `bytes` of workspace, as a cuDNN convolution's grows with
-/// k; the CPU kernel inside ignores it.
-class WorkspaceKernel final : public rt::LayerKernel {
- public:
-  WorkspaceKernel(std::unique_ptr<rt::LayerKernel> inner, std::int64_t bytes)
-      : m_inner(std::move(inner)), m_bytes(bytes) {}
-  void forward(const rt::KernelArgs& a) override { m_inner->forward(a); }
-  void backward(const rt::KernelArgs& a) override { m_inner->backward(a); }
-  std::int64_t workspaceBytes(bool backward) const override { return backward ? 0 : m_bytes; }
-  void prepareWeightGradAccumulation() override { m_inner->prepareWeightGradAccumulation(); }
-
- private:
-  std::unique_ptr<rt::LayerKernel> m_inner;
-  std::int64_t m_bytes;
-};
-
 /// The CPU device whose first convolution's forward step needs `perSample` x k bytes of
 /// workspace: a pool the analyzer's swap-all k_max fills is refused by the executor at large k.
 class WorkspaceDevice final : public rt::WrappedCpuDevice {
@@ -327,7 +311,7 @@ class WorkspaceDevice final : public rt::WrappedCpuDevice {
                                                 std::int64_t samples) override {
     auto kernel = WrappedCpuDevice::createKernel(net, costs, layer, samples);
     if (net.layer(layer).name != "conv1") return kernel;
-    return std::make_unique<WorkspaceKernel>(std::move(kernel), m_perSample * samples);
+    return std::make_unique<rt::WorkspaceKernel>(std::move(kernel), m_perSample * samples, 0);
   }
 
  private:

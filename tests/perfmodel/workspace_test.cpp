@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/network_analysis.h"
+#include "collectors/profiler.h"
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
 #include "runtime/dataset.h"
@@ -235,22 +236,6 @@ TEST(PlannerWorkspaces, ABudgetThatFitsOnlyWithoutTheWorkspacesLowersK) {
   EXPECT_LE(bMax.best.peak, budget);
 }
 
-/// A kernel whose steps claim a workspace of `fixed` + `perSample` x k bytes each, as a cuDNN
-/// convolution's grows with k; the CPU kernel inside ignores it.
-class WorkspaceKernel final : public rt::LayerKernel {
- public:
-  WorkspaceKernel(std::unique_ptr<rt::LayerKernel> inner, std::int64_t bytes)
-      : m_inner(std::move(inner)), m_bytes(bytes) {}
-  void forward(const rt::KernelArgs& a) override { m_inner->forward(a); }
-  void backward(const rt::KernelArgs& a) override { m_inner->backward(a); }
-  std::int64_t workspaceBytes(bool) const override { return m_bytes; }
-  void prepareWeightGradAccumulation() override { m_inner->prepareWeightGradAccumulation(); }
-
- private:
-  std::unique_ptr<rt::LayerKernel> m_inner;
-  std::int64_t m_bytes;
-};
-
 /// The CPU backend with the CUDA backend's pool, whose convolutions hold a workspace in both
 /// steps that grows with k.
 class CudaShapedWorkspaceDevice final : public rt::WrappedCpuDevice {
@@ -261,7 +246,8 @@ class CudaShapedWorkspaceDevice final : public rt::WrappedCpuDevice {
                                                 std::int64_t k) override {
     auto kernel = WrappedCpuDevice::createKernel(net, costs, layer, k);
     if (net.layer(layer).kind != LayerKind::Conv2d) return kernel;
-    return std::make_unique<WorkspaceKernel>(std::move(kernel), 1000 + 2560 * k);
+    return std::make_unique<rt::WorkspaceKernel>(std::move(kernel), 1000 + 2560 * k,
+                                                 1000 + 2560 * k);
   }
 };
 
@@ -272,17 +258,11 @@ TEST(PlannerWorkspaces, ThePlannersPeakIsTheExecutorsPoolHighWaterMark) {
   const Network net = buildZooModel("fmnist-cnn");
   const std::vector<LayerCost> costs = computeLayerCosts(net);
   CudaShapedWorkspaceDevice device;
-  nlohmann::json byK = nlohmann::json::array();
+  nlohmann::ordered_json byK = nlohmann::ordered_json::array();
   for (const std::int64_t k : {4, 8, 12}) {
     const SwapSet swapAll = makeSwapSet(Policy::SwapAll, net, costs);
     const rt::SwapExecutor ex(device, net, k, swapAll, std::int64_t{1} << 30);
-    nlohmann::json layers = nlohmann::json::array();
-    for (const rt::KernelChoice& c : ex.kernelChoices()) {
-      layers.push_back({{"layer", net.layer(c.layer).name},
-                        {"algorithms", c.algorithms},
-                        {"forward_workspace", c.forward_workspace},
-                        {"backward_workspace", c.backward_workspace}});
-    }
+    const nlohmann::ordered_json layers = collect::kernelChoicesJson(net, ex);  // as a profile
     ASSERT_FALSE(layers.empty());
     byK.push_back({{"k", k}, {"layers", layers}});
   }

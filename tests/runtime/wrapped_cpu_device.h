@@ -82,4 +82,23 @@ class WrappedCpuDevice : public Device {
   std::int64_t m_alignment;
 };
 
+/// A kernel whose forward and backward steps claim workspaces of the given bytes, as a cuDNN
+/// convolution's do (growing with k); the kernel inside, a CPU one, ignores them.
+class WorkspaceKernel final : public LayerKernel {
+ public:
+  WorkspaceKernel(std::unique_ptr<LayerKernel> inner, std::int64_t forwardBytes,
+                  std::int64_t backwardBytes)
+      : m_inner(std::move(inner)), m_forward(forwardBytes), m_backward(backwardBytes) {}
+  void forward(const KernelArgs& a) override { m_inner->forward(a); }
+  void backward(const KernelArgs& a) override { m_inner->backward(a); }
+  std::int64_t workspaceBytes(bool backward) const override {
+    return backward ? m_backward : m_forward;
+  }
+  void prepareWeightGradAccumulation() override { m_inner->prepareWeightGradAccumulation(); }
+
+ private:
+  std::unique_ptr<LayerKernel> m_inner;
+  std::int64_t m_forward, m_backward;
+};
+
 }  // namespace swapscope::rt
