@@ -81,8 +81,8 @@ class AccudnnAtK {
         m_window(window),
         m_reuseDelay(reuseDelay),
         m_placement(ctx.scheduleAt(swapAll, times.k)),
-        m_in(simInput(ctx, swapAll, times, *m_placement,
-                      chooseDelay(reuseDelay, *m_placement, window))),
+        m_in(withoutTimeline(simInput(ctx, swapAll, times, *m_placement,
+                                      chooseDelay(reuseDelay, *m_placement, window)))),
         m_schedule(m_in),  // pins change durations only
         m_sim(simulate(m_schedule, m_in)),
         m_resident(residentSteps(swapAll, times.k)) {
@@ -107,6 +107,12 @@ class AccudnnAtK {
     std::int64_t bytes, copied;
     bool minibatch = false;
   };
+  /// The pins are decided on the simulated times alone: the simulations here record no pool
+  /// timeline (the exact plan's does).
+  static SimInput withoutTimeline(SimInput in) {
+    in.curve = nullptr;
+    return in;
+  }
   static StepMax residentSteps(const Prepared& swapAll, std::int64_t k) {
     const int n = swapAll.gmap.forward_steps;
     std::vector<std::int64_t> residentAt(static_cast<std::size_t>(2 * n + 2), 0);

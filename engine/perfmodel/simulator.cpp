@@ -174,6 +174,24 @@ SimSchedule::SimSchedule(const SimInput& in) : m_gmap(in.gmap) {
     first(step, buffer);
   for (const auto& [step, buffer] : offloads)
     first(step, buffer);
+  // Which transfer ends are read but never written (see m_neverWritten).
+  {
+    const std::size_t nb = g.buffers.size();
+    std::vector<char> written(2 * nb, 0), read(2 * nb, 0);
+    for (const auto& [step, buffer] : offloads)
+      written[static_cast<std::size_t>(buffer)] = 1;
+    for (const auto& [step, buffer] : opens) {
+      written[nb + static_cast<std::size_t>(buffer)] = 1;
+      read[static_cast<std::size_t>(buffer)] = 1;
+    }
+    for (const auto& [step, buffer] : reusable)
+      read[static_cast<std::size_t>(buffer)] = 1;
+    for (const auto& [step, buffer] : reads)
+      read[nb + static_cast<std::size_t>(buffer)] = 1;
+    for (std::size_t i = 0; i < 2 * nb; ++i) {
+      if (read[i] && !written[i]) m_neverWritten.push_back(i);
+    }
+  }
   m_opens = group(opens, m_steps);
   m_reads = group(reads, m_steps);
   m_offloads = group(offloads, m_steps);
@@ -197,7 +215,8 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
 bool simulateFrom(const SimSchedule& sc, const SimInput& in, const SimResult& base,
                   std::size_t from, double stall_limit, SimResult& out) {
   if (&base == &out) throw Error(ErrorKind::Runtime, "simulateFrom: base and out are one result");
-  if (from < 2 || base.steps.size() != sc.m_steps || from >= sc.m_steps) {
+  if (from < 2 || base.steps.size() != sc.m_steps || base.sums.size() != sc.m_steps ||
+      from >= sc.m_steps) {
     return SimSchedule::run(sc, in, out, nullptr, 1, stall_limit);
   }
   return SimSchedule::run(sc, in, out, &base, from, stall_limit);
@@ -224,8 +243,12 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
   const double dWoken = in.dispatch_woken_seconds < 0 ? d : in.dispatch_woken_seconds;
   if (base) {
     // Steps before `from` are the base's: its transfers issued before `from`, its clocks after
-    // step from - 1 and its sums over those steps, added in the same order as a whole run does.
-    r.steps = base->steps;
+    // step from - 1 and its sums over those steps (kept per step, in the order a whole run adds
+    // them). Steps from `from` on, and the end times of transfers issued from `from` on, are
+    // written before they are read.
+    r.steps.resize(steps);
+    std::copy(base->steps.begin(), base->steps.begin() + static_cast<std::ptrdiff_t>(from),
+              r.steps.begin());
     auto before = [&](const std::vector<BusyInterval>& all, std::vector<BusyInterval>& out) {
       const auto end = std::partition_point(all.begin(), all.end(), [&](const BusyInterval& x) {
         return static_cast<std::size_t>(x.step) < from;
@@ -237,14 +260,22 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
     r.pool.assign(base->pool.begin(),
                   base->pool.begin() + static_cast<std::ptrdiff_t>(
                                            std::min(base->pool.size(), in.curve ? from - 1 : 0)));
-    r.transfer_end = base->transfer_end;
-    r.stall = 0;
-    r.dispatch = 0;
-    for (std::size_t j = 1; j < from; ++j) {
-      r.stall += r.steps[j].stall;
-      r.dispatch += r.steps[j].dispatch;
-      if (j >= 2) removable += r.steps[j].stall;
+    r.transfer_end.resize(2 * g.buffers.size());
+    for (const std::size_t i : sc.m_neverWritten)
+      r.transfer_end[i] = 0;
+    for (const std::vector<BusyInterval>* list : {&r.h2d, &r.d2h}) {
+      const std::size_t half = list == &r.h2d ? g.buffers.size() : 0;
+      for (const BusyInterval& x : *list) {
+        const std::size_t i = half + static_cast<std::size_t>(x.buffer);
+        r.transfer_end[i] = base->transfer_end[i];
+      }
     }
+    r.sums.resize(steps);
+    std::copy(base->sums.begin(), base->sums.begin() + static_cast<std::ptrdiff_t>(from),
+              r.sums.begin());
+    r.stall = r.sums[from - 1].stall;
+    r.dispatch = r.sums[from - 1].dispatch;
+    removable = r.sums[from - 1].removable;
     ci = r.h2d.empty() ? 0.0 : r.h2d.back().end;
     co = r.d2h.empty() ? 0.0 : r.d2h.back().end;
     cc = r.steps[from - 1].finish;
@@ -257,6 +288,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
     r.dispatch = 0;
     // Per buffer: when its offload and its prefetch end (scratch kept in the result's storage).
     r.transfer_end.assign(2 * g.buffers.size(), 0.0);
+    r.sums.assign(steps, {});
   }
   r.h2d.reserve(sc.m_loads.size() + sc.m_opens.items.size());
   r.d2h.reserve(sc.m_offloads.items.size());
@@ -330,6 +362,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
       removable += t.stall;
       if (removable > stallLimit) return false;
     }
+    r.sums[j] = {r.stall, r.dispatch, removable};
     each(sc.m_offloads, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max(co, t.finish);

@@ -90,6 +90,12 @@ struct SimResult {
   double idle() const { return stall + dispatch; }
   double throughput = 0;             ///< samples per second
   std::vector<double> transfer_end;  ///< scratch: per buffer, offload then prefetch end times
+  /// Scratch: per step, `stall`, `dispatch` and removableStall() summed up to it, so that a
+  /// simulation resumed from a step takes them instead of summing again.
+  struct Sums {
+    double stall = 0, dispatch = 0, removable = 0;
+  };
+  std::vector<Sums> sums;
   std::vector<int> stalled_steps() const;
   /// The stall of steps 2.., summed in step order: what pinning can remove (step 1 waits for
   /// the minibatch whatever the swap set), and what simulateFrom's stall limit is checked on.
@@ -127,6 +133,9 @@ class SimSchedule {
   std::vector<int> m_loads;
   PerStep m_opens, m_reads, m_offloads, m_reusable;
   std::vector<int> m_firstTransfer;  ///< per buffer, see firstTransferStep()
+  /// Indices into SimResult::transfer_end that the run reads and never writes (an FM that is
+  /// never offloaded, as the minibatch): 0 in every result of this schedule.
+  std::vector<std::size_t> m_neverWritten;
 };
 
 /// Simulates with the schedule of `schedule` and the durations of `in` (which must be the input

@@ -113,6 +113,37 @@ TEST(SimulateFrom, EqualsAWholeSimulationForEveryChangedBuffer) {
   }
 }
 
+TEST(SimulateFrom, ReadsNothingStaleFromTheResultItWritesInto) {
+  // A resumed simulation copies from its base only what steps before `from` wrote, and writes
+  // the rest: a result that held anything else before (here: a far-off time in every step, copy
+  // end and running sum) comes out equal to a whole simulation.
+  const Fixture f;
+  SimInput in = randomInput(f, 1);
+  const SimSchedule schedule(in);
+  const SimResult base = simulate(schedule, in);
+  int checked = 0;
+  for (std::size_t b = 0; b < f.gmap.buffers.size(); b += 7) {
+    const int from = schedule.firstTransferStep(static_cast<int>(b));
+    if (from < 2) continue;
+    SimInput pinned = in;
+    pinned.prefetch_seconds[b] = pinned.prefetch_beside_seconds[b] = 0;
+    pinned.offload_seconds[b] = pinned.offload_beside_seconds[b] = 0;
+    SimResult stale = base;
+    for (StepTiming& t : stale.steps)
+      t = {1e6, 1e6, 1e6, 1e6, 1e6};
+    std::fill(stale.transfer_end.begin(), stale.transfer_end.end(), 1e6);
+    for (SimResult::Sums& sum : stale.sums)
+      sum = {1e6, 1e6, 1e6};
+    ASSERT_TRUE(simulateFrom(schedule, pinned, base, static_cast<std::size_t>(from),
+                             std::numeric_limits<double>::infinity(), stale));
+    SCOPED_TRACE("buffer " + f.gmap.buffers[b].name + " from step " + std::to_string(from));
+    expectIdentical(simulate(schedule, pinned), stale);
+    EXPECT_TRUE(same(simulate(schedule, pinned).removableStall(), stale.removableStall()));
+    ++checked;
+  }
+  EXPECT_GT(checked, 5);
+}
+
 TEST(SimulateFrom, ResumingOneStepTooLateIsWrong) {
   // The check above has teeth: resuming after the first step that reads the changed buffer
   // keeps the base's stale transfer.
