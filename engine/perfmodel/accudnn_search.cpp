@@ -245,6 +245,7 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
     const double before = m_sim.removableStall();
     int best = -1;
     double bestScore = 0;
+    bool bestComplete = false;  // bestSim holds the best pin's whole simulation
     std::set<int> tried;
     for (const int f : stallCandidates()) {
       if (!tried.insert(f).second) continue;
@@ -253,28 +254,38 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
       // No pin removes more than all the stall: skip a candidate that could at best tie.
       if (before / static_cast<double>(std::max<std::int64_t>(1, x.bytes)) <= bestScore) continue;
       setPinned(x, true);
-      // The steps before the pin's first transfer are the current plan's; and once the stall
+      // The steps before the pin's first transfer are the current plan's; once the stall
       // exceeds what could still beat the best pin (with a margin far above rounding), the
-      // candidate cannot win.
+      // candidate cannot win; and once the trial is the current plan moved in time, the rest
+      // of its stall is the current plan's (simulateTrial).
       const double needed =
           std::max(minGain, bestScore * static_cast<double>(std::max<std::int64_t>(1, x.bytes)));
       const double limit = before - needed + 1e-12 + 1e-9 * before;
-      const bool complete = simulateFrom(
+      double stall = 0;
+      const TrialEnd end = simulateTrial(
           m_schedule, m_in, m_sim, static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
-          limit, trial);
+          static_cast<std::size_t>(m_schedule.lastTransferStep(x.buffer)) + 1, limit, trial,
+          &stall);
       ++m_count;
       setPinned(x, false);
-      if (!complete) continue;
-      const double gain = before - trial.removableStall();
+      if (end == TrialEnd::OverLimit) continue;
+      const double gain = before - stall;
       const double score = gain / static_cast<double>(std::max<std::int64_t>(1, x.bytes));
       if (gain > minGain && score > bestScore) {
         bestScore = score;
         best = f;
-        std::swap(bestSim, trial);
+        bestComplete = end == TrialEnd::Complete;
+        if (bestComplete) std::swap(bestSim, trial);
       }
     }
     if (best < 0) break;
     pin(best);
+    if (!bestComplete) {  // the chosen pin's whole simulation
+      simulateFrom(m_schedule, m_in, m_sim,
+                   static_cast<std::size_t>(m_schedule.firstTransferStep(fm(best).buffer)),
+                   std::numeric_limits<double>::infinity(), bestSim);
+      ++m_count;
+    }
     std::swap(m_sim, bestSim);
   }
   m_phase1 = m_order.size();

@@ -164,9 +164,12 @@ SimSchedule::SimSchedule(const SimInput& in) : m_gmap(in.gmap) {
   }
   opens.insert(opens.end(), ownOpens.begin(), ownOpens.end());  // group() keeps this order
   m_firstTransfer.assign(g.buffers.size(), 0);
+  m_lastTransfer.assign(g.buffers.size(), 0);
   auto first = [&](int step, int buffer) {
     int& f = m_firstTransfer[static_cast<std::size_t>(buffer)];
     if (f == 0 || step < f) f = step;
+    int& l = m_lastTransfer[static_cast<std::size_t>(buffer)];
+    l = std::max(l, step);
   };
   for (const int b : m_loads)
     first(1, b);
@@ -227,8 +230,38 @@ int SimSchedule::firstTransferStep(int buffer) const {
   return b < m_firstTransfer.size() ? m_firstTransfer[b] : 0;
 }
 
+int SimSchedule::lastTransferStep(int buffer) const {
+  const auto b = static_cast<std::size_t>(buffer);
+  return b < m_lastTransfer.size() ? m_lastTransfer[b] : 0;
+}
+
+TrialEnd simulateTrial(const SimSchedule& sc, const SimInput& in, const SimResult& base,
+                       std::size_t from, std::size_t settled, double stall_limit, SimResult& out,
+                       double* removable) {
+  if (&base == &out) throw Error(ErrorKind::Runtime, "simulateTrial: base and out are one result");
+  if (from < 2 || base.steps.size() != sc.m_steps || base.sums.size() != sc.m_steps ||
+      from >= sc.m_steps) {
+    const bool complete =
+        SimSchedule::run(sc, in, out, nullptr, 1, std::numeric_limits<double>::infinity());
+    *removable = out.removableStall();
+    return complete && *removable <= stall_limit ? TrialEnd::Complete : TrialEnd::OverLimit;
+  }
+  std::size_t shiftedAt = 0;
+  const bool within = SimSchedule::run(sc, in, out, &base, from, stall_limit,
+                                       std::max<std::size_t>(settled, from + 1), &shiftedAt);
+  if (!within) return TrialEnd::OverLimit;
+  if (shiftedAt == 0) {
+    *removable = out.sums[sc.m_steps - 1].removable;
+    return TrialEnd::Complete;
+  }
+  *removable = out.sums[shiftedAt - 1].removable +
+               (base.sums[sc.m_steps - 1].removable - base.sums[shiftedAt - 1].removable);
+  return *removable <= stall_limit ? TrialEnd::Shifted : TrialEnd::OverLimit;
+}
+
 bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
-                      const SimResult* base, std::size_t from, double stallLimit) {
+                      const SimResult* base, std::size_t from, double stallLimit,
+                      std::size_t settled, std::size_t* shiftedAt) {
   const Gmap& g = *sc.m_gmap;
   const std::size_t steps = sc.m_steps;
   if (in.gmap != sc.m_gmap || in.step_seconds.size() < steps ||
@@ -317,6 +350,14 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
   }
   for (std::size_t j = from; j < steps; ++j) {
     const double prevFinish = j == 1 ? 0.0 : r.steps[j - 1].finish;
+    if (settled > 0 && j >= settled && j >= 2 && ci <= prevFinish && co <= prevFinish) {
+      const SimResult::Sums& b = base->sums[j - 1];
+      const double baseFinish = base->steps[j - 1].finish;
+      if (b.in_clock <= baseFinish && b.out_clock <= baseFinish) {
+        *shiftedAt = j;
+        return true;
+      }
+    }
     double memReady = 0;
     each(sc.m_reusable, j,
          [&](int b) { memReady = std::max(memReady, offloadEnd[static_cast<std::size_t>(b)]); });
@@ -362,7 +403,6 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
       removable += t.stall;
       if (removable > stallLimit) return false;
     }
-    r.sums[j] = {r.stall, r.dispatch, removable};
     each(sc.m_offloads, j, [&](int b) {
       const auto bb = static_cast<std::size_t>(b);
       const double start = std::max(co, t.finish);
@@ -373,6 +413,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
       co = offloadEnd[bb];
       r.d2h.push_back({start, co, b, static_cast<int>(j)});
     });
+    r.sums[j] = {r.stall, r.dispatch, removable, ci, co};
     if (in.curve) r.pool.emplace_back(t.start, in.curve->resident[j].at(in.k));
   }
   r.update_dispatch = d * in.update_tasks;

@@ -94,6 +94,7 @@ struct SimResult {
   /// simulation resumed from a step takes them instead of summing again.
   struct Sums {
     double stall = 0, dispatch = 0, removable = 0;
+    double in_clock = 0, out_clock = 0;  ///< when each copy stream is free after the step
   };
   std::vector<Sums> sums;
   std::vector<int> stalled_steps() const;
@@ -106,6 +107,13 @@ struct SimResult {
 /// opens and reads, which offloads follow it, which FMs' memory it reuses. It does not depend on
 /// the durations, so a caller that only changes durations (the planner trying pins) compiles it
 /// once. Flat per-step lists: no allocation per simulation beyond the result.
+/// How simulateTrial ended.
+enum class TrialEnd : std::uint8_t {
+  Complete,   ///< simulated to the end, as simulateFrom
+  OverLimit,  ///< stopped: the stall exceeds the limit
+  Shifted,    ///< stopped: from here on the run is the base's, earlier or later by a constant
+};
+
 class SimSchedule {
  public:
   explicit SimSchedule(const SimInput& in);
@@ -114,15 +122,23 @@ class SimSchedule {
   /// offloads it or opens its prefetch, whichever is earlier (1 for the minibatch's load); 0 for
   /// a buffer that is never moved.
   int firstTransferStep(int buffer) const;
+  /// The last such step: the later of the two (0 for a buffer that is never moved).
+  int lastTransferStep(int buffer) const;
 
  private:
   friend void simulate(const SimSchedule& schedule, const SimInput& in, SimResult& out);
+  friend TrialEnd simulateTrial(const SimSchedule& schedule, const SimInput& in,
+                                const SimResult& base, std::size_t from, std::size_t settled,
+                                double stall_limit, SimResult& out, double* removable);
   friend bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
                            std::size_t from, double stall_limit, SimResult& out);
   /// Steps `from`.. of a simulation; steps before `from` are `base`'s (nullptr: from = 1).
   /// False when the stall of steps 2.. exceeds `stallLimit` (the result is then partial).
+  /// With `settled` > 0, it stops at the first step j >= settled where both it and `base` have
+  /// every copy issued before step j done when step j - 1 finishes, and sets `*shiftedAt` to j.
   static bool run(const SimSchedule& sc, const SimInput& in, SimResult& r, const SimResult* base,
-                  std::size_t from, double stallLimit);
+                  std::size_t from, double stallLimit, std::size_t settled = 0,
+                  std::size_t* shiftedAt = nullptr);
   struct PerStep {
     std::vector<int> start;  ///< per step s: items[start[s] .. start[s + 1])
     std::vector<int> items;
@@ -133,6 +149,7 @@ class SimSchedule {
   std::vector<int> m_loads;
   PerStep m_opens, m_reads, m_offloads, m_reusable;
   std::vector<int> m_firstTransfer;  ///< per buffer, see firstTransferStep()
+  std::vector<int> m_lastTransfer;   ///< per buffer, see lastTransferStep()
   /// Indices into SimResult::transfer_end that the run reads and never writes (an FM that is
   /// never offloaded, as the minibatch): 0 in every result of this schedule.
   std::vector<std::size_t> m_neverWritten;
@@ -154,6 +171,19 @@ SimResult simulate(const SimInput& in);
 /// simulates from the start.
 bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
                   std::size_t from, double stall_limit, SimResult& out);
+
+/// simulateFrom for a caller that needs the stall only (the planner's pin trials), stopping as
+/// soon as the rest of the run is known from `base`: at the first step j at or after `settled`
+/// (the step after the last that reads a changed duration) where, in both runs, every copy
+/// issued before j is done when step j - 1 finishes. Every later event time is then a max of
+/// sums of that finish and durations that the two runs share, so each is base's moved by the
+/// difference of the two finishes, and each step's stall is base's (up to the rounding of
+/// those sums). Returns Shifted with `*removable` = its own stall of steps 2..j-1 plus base's
+/// of steps j.. (`out` then holds steps up to j - 1 only), Complete with `*removable` =
+/// out.removableStall(), or OverLimit where that sum exceeds `stall_limit`.
+TrialEnd simulateTrial(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
+                       std::size_t from, std::size_t settled, double stall_limit, SimResult& out,
+                       double* removable);
 
 /// An iteration of minibatch k run in S sub-batches (moDNN; analysis/sub_batch.h): S passes of
 /// the simulated pass `pass` (the GMAP at its k/S pass samples, simulated with its SGD update), one

@@ -144,6 +144,53 @@ TEST(SimulateFrom, ReadsNothingStaleFromTheResultItWritesInto) {
   EXPECT_GT(checked, 5);
 }
 
+TEST(SimulateTrial, AShiftedTrialsStallIsTheWholeRunsUpToRounding) {
+  // Every pin of the fixture's buffers: the trial stops once the rest is the base's moved in
+  // time, and the stall it reports is the whole simulation's. Some trials must stop early for
+  // the test to mean something, and none may stop at or before the pin's last transfer.
+  const Fixture f;
+  int shifted = 0, checked = 0;
+  for (unsigned seed = 1; seed <= 2; ++seed) {
+    SimInput in = randomInput(f, seed);
+    in.slowdown = 0;  // as the fitted CPU model: copies beside compute do not slow it
+    in.duplex_factor = 1;
+    const SimSchedule schedule(in);
+    const SimResult base = simulate(schedule, in);
+    SimResult trial;
+    for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
+      const int from = schedule.firstTransferStep(static_cast<int>(b));
+      if (from < 2) continue;
+      SimInput pinned = in;
+      for (auto* v : {&pinned.offload_seconds, &pinned.prefetch_seconds,
+                      &pinned.offload_beside_seconds, &pinned.prefetch_beside_seconds})
+        (*v)[b] = 0;
+      const double whole = simulate(schedule, pinned).removableStall();
+      const auto settled =
+          static_cast<std::size_t>(schedule.lastTransferStep(static_cast<int>(b))) + 1;
+      double stall = -1;
+      const TrialEnd end =
+          simulateTrial(schedule, pinned, base, static_cast<std::size_t>(from), settled,
+                        std::numeric_limits<double>::infinity(), trial, &stall);
+      SCOPED_TRACE("buffer " + f.gmap.buffers[b].name + " from step " + std::to_string(from));
+      ASSERT_NE(end, TrialEnd::OverLimit);
+      EXPECT_NEAR(stall, whole, 1e-12 * std::max(1.0, whole));
+      if (end == TrialEnd::Shifted) {
+        ++shifted;
+        EXPECT_GT(trial.sums.size(), 0u);
+      } else {
+        EXPECT_TRUE(same(stall, whole));
+      }
+      // A limit below the whole stall stops it; one above does not.
+      EXPECT_EQ(simulateTrial(schedule, pinned, base, static_cast<std::size_t>(from), settled,
+                              whole * 0.999 - 1e-12, trial, &stall),
+                TrialEnd::OverLimit);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+  EXPECT_GT(shifted, 0) << "no trial stopped early: the test would not check the shortcut";
+}
+
 TEST(SimulateFrom, ResumingOneStepTooLateIsWrong) {
   // The check above has teeth: resuming after the first step that reads the changed buffer
   // keeps the base's stale transfer.
