@@ -128,8 +128,12 @@ class Packer {
       hi = std::max(hi, last->second);
       ++last;
     }
-    it = ranges.erase(it, last);
-    ranges.insert(it, {lo, hi});
+    if (it == last) {  // touches none: a range of its own
+      ranges.insert(it, {lo, hi});
+      return;
+    }
+    *it = {lo, hi};  // the first it touches becomes the joined range, the others go
+    ranges.erase(it + 1, last);
   }
   /// The byte ranges `a` overlaps (not universal), in offset order, into m_gathered.
   void gather(const Instance& a, std::size_t b0, std::size_t b1);
