@@ -429,69 +429,112 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     }
     return false;
   };
+  const auto ops = [&](bool moved) -> const std::vector<GmapOp>& {
+    std::vector<GmapOp>& o = orders[moved ? 1 : 0];
+    if (o.empty()) o = executionOrder(gmap, moved ? move_to : std::vector<int>{});
+    return o;
+  };
+  // The delayed peak of an attempt at its alignment: no order packs it below (memo only).
+  const auto boundOf = [&](const Attempt& a, bool moved) {
+    PlacementMemo::Known known = memo->get(a.delay, moved, a.alignment);
+    if (known.bound == 0) {
+      known.bound = delayedPeak(gmap, ops(moved), k, a.delay, a.alignment);
+      memo->put(a.delay, moved, a.alignment, {.bound = known.bound});
+    }
+    return known.bound;
+  };
+  // The extent one attempt reaches (at most the budget where it packs), from the memo where it
+  // can answer, else placed; the offsets where placed without a memo.
+  // None where it must place and `mayPlace` says no outcome still possible matters.
+  const auto extentOf = [&](const Attempt& a, bool moved, std::vector<std::int64_t>& offsets,
+                            const auto& mayPlace) -> std::optional<std::int64_t> {
+    if (!memo) {
+      if (!mayPlace()) return std::nullopt;
+      Placement p =
+          planPlacement(gmap, ops(moved), k, a.alignment, a.delay, workspaceAlignment, budget);
+      offsets = std::move(p.offsets);
+      return p.extent;
+    }
+    PlacementMemo::Known known = memo->get(a.delay, moved, a.alignment);
+    known.bound = boundOf(a, moved);
+    if (known.fitted > 0 && known.fitted <= budget) return known.fitted;
+    if (known.least > budget) return known.least;
+    if (known.bound > budget) return known.bound;  // no order packs below it: not placed
+    if (!mayPlace()) return std::nullopt;
+    // The first time, the orders stop at the first that fits or once past the budget. The
+    // budgets of a drag or a sweep meet a key again and again, each just beyond the last: the
+    // third time, every order is placed in full, and the least extent is exact.
+    const bool full = known.placed > 1;
+    const std::int64_t extent = planPlacement(gmap, ops(moved), k, a.alignment, a.delay,
+                                              workspaceAlignment, full ? 0 : budget)
+                                    .extent;
+    // None fitted: every order stopped beyond the budget, each at an extent its full placement
+    // cannot be below; the least of them is returned.
+    if (full) {
+      known.fitted = known.least = extent;
+    } else if (extent <= budget) {
+      known.fitted = extent;
+    } else {
+      known.least = std::max(known.least, extent);
+    }
+    memo->put(a.delay, moved, a.alignment,
+              {.fitted = known.fitted, .least = known.least, .placed = 1});
+    return extent;
+  };
+  const auto missed = [&](const Attempt& a, std::int64_t extent) {
+    if (a.delay == 0)
+      out.best_extent = out.best_extent == 0 ? extent : std::min(out.best_extent, extent);
+  };
+  // With a memo (the planner, which needs the schedule only), an attempt whose schedule is the
+  // one the executor runs where none packs (delay 0, with the moves where there are any) can
+  // wait: its outcome matters only where a later attempt with another schedule packs. Where
+  // none of those does, the schedule is that one, whether it packs or not, and it is never
+  // placed. It waits where its delayed peak is within 1 % of the budget, where placements
+  // that do not pack are found (a refusal places every order up to the budget; a placement
+  // that packs usually stops at the first order).
+  struct Waiting {
+    std::size_t attempt;
+    bool moved;
+  };
+  std::vector<Waiting> waiting;
   for (std::size_t ai = 0; ai < attempts.size(); ++ai) {
     const Attempt& a = attempts[ai];
     for (const bool moved : {true, false}) {
       if (moved && !moves) continue;
-      const auto ops = [&]() -> const std::vector<GmapOp>& {
-        std::vector<GmapOp>& o = orders[moved ? 1 : 0];
-        if (o.empty()) o = executionOrder(gmap, moved ? move_to : std::vector<int>{});
-        return o;
-      };
-      std::int64_t extent = 0;
+      if (memo && a.delay == 0 && moved == moves && boundOf(a, moved) > budget - budget / 100) {
+        waiting.push_back({ai, moved});
+        continue;
+      }
       std::vector<std::int64_t> offsets;
-      if (memo) {
-        PlacementMemo::Known known = memo->get(a.delay, moved, a.alignment);
-        if (known.bound == 0) {
-          known.bound = delayedPeak(gmap, ops(), k, a.delay, a.alignment);
-          memo->put(a.delay, moved, a.alignment, {.bound = known.bound});
-        }
-        if (known.fitted > 0 && known.fitted <= budget) {
-          extent = known.fitted;
-        } else if (known.least > budget) {
-          extent = known.least;
-        } else if (known.bound > budget) {
-          extent = known.bound;  // no order packs below it: not placed
-        } else {
-          if (matters && !stillMatters(ai, moved)) {
-            out.undecided = true;
-            return out;
-          }
-          // The first time, the orders stop at the first that fits or once past the budget. The
-          // budgets of a drag or a sweep meet a key again and again, each just beyond the last:
-          // the third time, every order is placed in full, and the least extent is exact.
-          const bool full = known.placed > 1;
-          Placement p = planPlacement(gmap, ops(), k, a.alignment, a.delay, workspaceAlignment,
-                                      full ? 0 : budget);
-          extent = p.extent;
-          // None fitted: every order stopped beyond the budget, each at an extent its full
-          // placement cannot be below; the least of them is returned.
-          if (full) {
-            known.fitted = known.least = extent;
-          } else if (extent <= budget) {
-            known.fitted = extent;
-          } else {
-            known.least = std::max(known.least, extent);
-          }
-          memo->put(a.delay, moved, a.alignment,
-                    {.fitted = known.fitted, .least = known.least, .placed = 1});
-        }
-      } else {
-        if (matters && !stillMatters(ai, moved)) {
+      const std::optional<std::int64_t> extent =
+          extentOf(a, moved, offsets, [&] { return !matters || stillMatters(ai, moved); });
+      if (!extent) {
+        out.undecided = true;
+        return out;
+      }
+      if (*extent > budget) {
+        missed(a, *extent);
+        continue;
+      }
+      // It packs: the first waiting attempt before it that packs comes first.
+      for (const Waiting& w : waiting) {
+        const Attempt& wa = attempts[w.attempt];
+        std::vector<std::int64_t> none;
+        const std::optional<std::int64_t> e = extentOf(wa, w.moved, none, [&] {
+          return !matters || matters(0, moves) || matters(a.delay, moved);
+        });
+        if (!e) {
           out.undecided = true;
           return out;
         }
-        Placement p =
-            planPlacement(gmap, ops(), k, a.alignment, a.delay, workspaceAlignment, budget);
-        extent = p.extent;
-        offsets = std::move(p.offsets);
+        if (*e <= budget) {
+          out.placed = PlacedSchedule{wa.delay, w.moved, wa.alignment, {}};
+          return out;
+        }
+        missed(wa, *e);
       }
-      if (extent <= budget) {
-        out.placed = PlacedSchedule{a.delay, moved, a.alignment, std::move(offsets)};
-        return out;
-      }
-      if (a.delay == 0)
-        out.best_extent = out.best_extent == 0 ? extent : std::min(out.best_extent, extent);
+      out.placed = PlacedSchedule{a.delay, moved, a.alignment, std::move(offsets)};
+      return out;
     }
   }
   return out;
