@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
 #include "analysis/reuse_delay.h"
+#include "common/error.h"
 
 namespace swapscope {
 namespace {
@@ -322,46 +324,52 @@ Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t 
 /// The orders tried, until one fits: largest first (ties: earliest), then longest-lived first,
 /// then largest area (bytes x ops alive), then in allocation order, as the run time would.
 /// `kind` 0..3; ties broken by the instance's index (a stable sort).
+///
+/// Each order's key is packed into one 128-bit unsigned integer that compares as the key's
+/// fields in turn (each field mapped so that its order is the unsigned order of its bits): one
+/// integer comparison per step of the sort, where comparing the fields one by one took a fifth
+/// of a planner's drag. Op indices and instance counts fit 32 bits (checked).
 std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, std::size_t ops) {
+  __extension__ using Key = unsigned __int128;
   std::vector<std::size_t> order(inst.size());
   if (kind == 3) {  // allocation order is the instances' own: they are listed in op order
     for (std::size_t i = 0; i < order.size(); ++i)
       order[i] = i;
     return order;
   }
-  const auto life = [&](std::size_t i) {
-    return static_cast<std::int64_t>(std::min(inst[i].end, ops) - inst[i].start);
-  };
-  struct Key {
-    std::int64_t first;
-    double area;
-    std::int64_t second;
-    std::size_t index;
-    bool operator<(const Key& o) const {  // written out: std::tie's synthesized <=> is slower
-      if (first != o.first) return first < o.first;
-      if (area != o.area) return area < o.area;
-      if (second != o.second) return second < o.second;
-      return index < o.index;
-    }
+  constexpr std::uint64_t kLow32 = 0xffffffffULL;
+  if (ops > kLow32 || inst.size() > kLow32) {
+    throw Error(ErrorKind::Runtime, "placement: more than 2^32 ops or buffers to order");
+  }
+  // Ascending order of a signed value, as unsigned bits.
+  const auto ascending = [](std::int64_t v) {
+    return static_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << 63);
   };
   std::vector<Key> keys(inst.size());
   for (std::size_t i = 0; i < inst.size(); ++i) {
-    const auto start = static_cast<std::int64_t>(inst[i].start);
+    const auto start = static_cast<std::uint64_t>(inst[i].start);
+    const auto life = static_cast<std::uint64_t>(std::min(inst[i].end, ops) - inst[i].start);
+    const std::uint64_t size = ascending(-inst[i].size);  // largest first
     switch (kind) {
-      case 0:
-        keys[i] = {-inst[i].size, 0, start, i};
+      case 0:  // size, start, index
+        keys[i] = (Key{size} << 64) | (start << 32) | i;
         break;
-      case 1:
-        keys[i] = {-life(i), 0, -inst[i].size, i};
+      case 1:  // life (longest first), size, index
+        keys[i] = (Key{kLow32 - life} << 96) | (Key{size} << 32) | i;
         break;
-      default:
-        keys[i] = {0, -static_cast<double>(inst[i].size) * static_cast<double>(life(i)), start, i};
+      default: {  // area (largest first: the bits of a non-negative double order as it does),
+                  // start, index
+        const double area = static_cast<double>(inst[i].size) * static_cast<double>(life);
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &area, sizeof bits);
+        keys[i] = (Key{~bits} << 64) | (start << 32) | i;
         break;
+      }
     }
   }
   std::sort(keys.begin(), keys.end());
   for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = keys[i].index;
+    order[i] = static_cast<std::size_t>(keys[i] & kLow32);
   return order;
 }
 
