@@ -72,9 +72,11 @@ class ArgminSearch {
                                   : std::max<std::size_t>(1, std::thread::hardware_concurrency())) {
     // Branch and bound over k: no plan at k beats the minibatch's load followed by its compute
     // time (step 1 waits for the load whatever the swap set, the compute stream then runs every
-    // step and the update, and stalls only add), so k values are simulated in order of that
-    // bound and the search stops once the bound reaches the best simulated objective. Same
-    // answer as simulating every k, in a fraction of the simulations.
+    // step and the update's tasks, each after its plain hand-off, and stalls only add), so k
+    // values are simulated in order of that bound and the search stops once the bound reaches
+    // the best simulated objective. Same answer as simulating every k, in a fraction of the
+    // simulations.
+    m_dispatch = std::max(0.0, ctx.model.dispatch().seconds);
     for (const GmapOp& op : ctx.swapAll.gmap.ops) {
       if (op.kind == GmapOpKind::Prefetch && op.step == 1 && op.buffer >= 0) {
         m_loads.push_back(static_cast<std::size_t>(op.buffer));
@@ -172,6 +174,7 @@ class ArgminSearch {
   PlanResult& m_out;
   const std::size_t m_lanes;
   std::vector<std::size_t> m_loads;  // the buffers loaded before step 1: minibatch, labels
+  double m_dispatch = 0;             // the compute stream's plain hand-off before each task
   std::vector<Candidate> m_pool;     // every plan simulated, in the order one thread takes them
   double m_bestMost = std::numeric_limits<double>::infinity();
 };
@@ -190,6 +193,8 @@ void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
       compute += v;
     for (const std::size_t b : m_loads)
       compute += m_ctx.model.transfer(m_ctx.swapAll.gmap.buffers[b].size.at(k), false);
+    // Every step and every task of the update starts after its hand-off.
+    compute += m_dispatch * static_cast<double>(t->step_seconds.size() - 1 + m_ctx.updateTasks);
     candidates.push_back({objective(k, compute, m_req, m_out.delta), std::move(t)});
   }
   std::sort(candidates.begin(), candidates.end(), [](const Bound& x, const Bound& y) {

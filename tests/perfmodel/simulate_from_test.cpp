@@ -191,6 +191,32 @@ TEST(SimulateTrial, AShiftedTrialsStallIsTheWholeRunsUpToRounding) {
   EXPECT_GT(shifted, 0) << "no trial stopped early: the test would not check the shortcut";
 }
 
+TEST(SimulateBound, NoIterationBeatsItsLoadAndItsComputeAfterHandOffs) {
+  // The argmin search prunes k by this bound: the minibatch's load, then every step and every
+  // task of the update after its plain hand-off. Whatever the durations, the stalls and the
+  // contention, and whichever transfers are pinned (take no time), no simulation is below it.
+  const Fixture f;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    SimInput in = randomInput(f, seed);
+    in.slowdown = seed % 3 == 0 ? 0.0 : in.slowdown;
+    std::mt19937 rng(seed);
+    for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
+      if (rng() % 3 == 0) in.offload_seconds[b] = in.prefetch_seconds[b] = 0;
+    }
+    double bound = in.update_seconds;
+    for (std::size_t j = 1; j < in.step_seconds.size(); ++j)
+      bound += in.step_seconds[j] + in.dispatch_seconds;
+    bound += in.dispatch_seconds * in.update_tasks;
+    for (const GmapOp& op : f.gmap.ops) {
+      if (op.kind == GmapOpKind::Prefetch && op.step == 1)
+        bound += in.prefetch_seconds[static_cast<std::size_t>(op.buffer)];
+    }
+    const SimResult r = simulate(in);
+    EXPECT_GE(r.t_iter, bound * (1 - 1e-12)) << "seed " << seed;
+    EXPECT_GT(r.t_iter - bound, 0) << "the bound should leave the stalls out: seed " << seed;
+  }
+}
+
 TEST(SimulateFrom, ResumingOneStepTooLateIsWrong) {
   // The check above has teeth: resuming after the first step that reads the changed buffer
   // keeps the base's stale transfer.
