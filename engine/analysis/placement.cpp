@@ -494,12 +494,12 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
       out.best_extent = out.best_extent == 0 ? extent : std::min(out.best_extent, extent);
   };
   // With a memo (the planner, which needs the schedule only), an attempt whose schedule is the
-  // one the executor runs where none packs (delay 0, with the moves where there are any) can
-  // wait: its outcome matters only where a later attempt with another schedule packs. Where
-  // none of those does, the schedule is that one, whether it packs or not, and it is never
-  // placed. It waits where its delayed peak is within 1 % of the budget, where placements
-  // that do not pack are found (a refusal places every order up to the budget; a placement
-  // that packs usually stops at the first order).
+  // one the planner values a plan on where none packs (delay 0, with the moves where there are
+  // any) can wait where the memo cannot answer it: its outcome matters only where a later
+  // attempt with another schedule packs. Where none of those does, the schedule is that one,
+  // whether it packs or not, and it is never placed. It waits where its delayed peak is above
+  // 99 % of the budget, where placements that do not pack are found (a refusal places every
+  // order up to the budget; a placement that packs usually stops at the first order).
   struct Waiting {
     std::size_t attempt;
     bool moved;
@@ -509,13 +509,18 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     const Attempt& a = attempts[ai];
     for (const bool moved : {true, false}) {
       if (moved && !moves) continue;
-      if (memo && a.delay == 0 && moved == moves && boundOf(a, moved) > budget - budget / 100) {
-        waiting.push_back({ai, moved});
-        continue;
-      }
+      const bool fallback = a.delay == 0 && moved == moves;
       std::vector<std::int64_t> offsets;
-      const std::optional<std::int64_t> extent =
-          extentOf(a, moved, offsets, [&] { return !matters || stillMatters(ai, moved); });
+      std::optional<std::int64_t> extent;
+      if (memo && fallback && boundOf(a, moved) > budget - budget / 100) {
+        extent = extentOf(a, moved, offsets, [] { return false; });  // what the memo knows
+        if (!extent) {
+          waiting.push_back({ai, moved});
+          continue;
+        }
+      } else {
+        extent = extentOf(a, moved, offsets, [&] { return !matters || stillMatters(ai, moved); });
+      }
       if (!extent) {
         out.undecided = true;
         return out;
@@ -524,7 +529,9 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
         missed(a, *extent);
         continue;
       }
-      // It packs: the first waiting attempt before it that packs comes first.
+      // It packs: the first waiting attempt before it that packs comes first, unless it runs
+      // their schedule itself.
+      if (fallback) waiting.clear();
       for (const Waiting& w : waiting) {
         const Attempt& wa = attempts[w.attempt];
         std::vector<std::int64_t> none;

@@ -99,10 +99,11 @@ class PlacementMemo {
 /// placement's extent from below where `workspaceAlignment` is 0 or a multiple of the alignment
 /// (no rounding then makes a buffer smaller than the bound counts it). An attempt the memo
 /// cannot answer a third time is placed in every order in full: the least extent it then knows
-/// answers every later budget. With a memo, an attempt of the schedule the executor runs where
-/// none packs (delay 0, with the moves where `move_to` has any) whose delayed peak is within 1 %
-/// of the budget is placed only where a later attempt with another schedule packs: the result
-/// is then "none packs" where such an attempt might have packed, which is the same schedule, and
+/// answers every later budget. With a memo, an attempt of the schedule the planner values a plan
+/// on where none packs (delay 0, with the moves where `move_to` has any) whose delayed peak is
+/// above 99 % of the budget, and which the memo cannot answer, is placed only where a later
+/// attempt with another schedule packs: the result may then say that none packs, or name a later
+/// attempt of that schedule, where such an attempt would have packed (the same schedule), and
 /// `best_extent` does not count it.
 ///
 /// `matters` (delay, moved), where given, says which outcomes the caller needs to tell apart

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // accudnn (AccUDNN §4, Algorithm 2's pinning): at k, pin the FMs whose prefetches stall, then keep
 // what fits.
+#include <cmath>
 #include <set>
 
 #include "perfmodel/plan_context.h"
@@ -246,46 +247,63 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
     int best = -1;
     double bestScore = 0;
     bool bestComplete = false;  // bestSim holds the best pin's whole simulation
+    // Gains that agree within `close` (far above the rounding of a simulation's sums, far below
+    // what the model can tell apart) are ties, and the earlier candidate keeps them: the choice
+    // does not depend on rounding, so a trial that stops where it is the current plan moved in
+    // time (whose stall is the current plan's up to the rounding of a different sum) chooses
+    // as a whole simulation would. Only a gain that close to the least gain is simulated whole.
+    const double close = 1e-9 * before + 1e-12;
+    const auto bytesOf = [](const Fm& x) {
+      return static_cast<double>(std::max<std::int64_t>(1, x.bytes));
+    };
+    // The whole simulation of pin `f` into `out`; its removable stall.
+    const auto whole = [&](int f, SimResult& out) {
+      const Fm& x = fm(f);
+      setPinned(x, true);
+      simulateFrom(m_schedule, m_in, m_sim,
+                   static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
+                   std::numeric_limits<double>::infinity(), out);
+      setPinned(x, false);
+      ++m_count;
+      return out.removableStall();
+    };
     std::set<int> tried;
     for (const int f : stallCandidates()) {
       if (!tried.insert(f).second) continue;
       const Fm& x = fm(f);
       if (x.prefetch == 0 || !fits(x)) continue;
       // No pin removes more than all the stall: skip a candidate that could at best tie.
-      if (before / static_cast<double>(std::max<std::int64_t>(1, x.bytes)) <= bestScore) continue;
+      if (before / bytesOf(x) <= bestScore) continue;
       setPinned(x, true);
       // The steps before the pin's first transfer are the current plan's; once the stall
       // exceeds what could still beat the best pin (with a margin far above rounding), the
       // candidate cannot win; and once the trial is the current plan moved in time, the rest
       // of its stall is the current plan's (simulateTrial).
-      const double needed =
-          std::max(minGain, bestScore * static_cast<double>(std::max<std::int64_t>(1, x.bytes)));
+      const double needed = std::max(minGain, bestScore * bytesOf(x));
       const double limit = before - needed + 1e-12 + 1e-9 * before;
       double stall = 0;
-      const TrialEnd end = simulateTrial(
+      TrialEnd end = simulateTrial(
           m_schedule, m_in, m_sim, static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
           static_cast<std::size_t>(m_schedule.lastTransferStep(x.buffer)) + 1, limit, trial,
           &stall);
       ++m_count;
       setPinned(x, false);
       if (end == TrialEnd::OverLimit) continue;
-      const double gain = before - stall;
-      const double score = gain / static_cast<double>(std::max<std::int64_t>(1, x.bytes));
-      if (gain > minGain && score > bestScore) {
-        bestScore = score;
+      double gain = before - stall;
+      if (end == TrialEnd::Shifted && std::abs(gain - minGain) <= close) {
+        gain = before - whole(f, trial);
+        end = TrialEnd::Complete;
+      }
+      if (gain > minGain && (best < 0 || gain - bestScore * bytesOf(x) > close)) {
+        bestScore = gain / bytesOf(x);
         best = f;
         bestComplete = end == TrialEnd::Complete;
         if (bestComplete) std::swap(bestSim, trial);
       }
     }
     if (best < 0) break;
+    if (!bestComplete) whole(best, bestSim);  // the chosen pin's whole simulation
     pin(best);
-    if (!bestComplete) {  // the chosen pin's whole simulation
-      simulateFrom(m_schedule, m_in, m_sim,
-                   static_cast<std::size_t>(m_schedule.firstTransferStep(fm(best).buffer)),
-                   std::numeric_limits<double>::infinity(), bestSim);
-      ++m_count;
-    }
     std::swap(m_sim, bestSim);
   }
   m_phase1 = m_order.size();

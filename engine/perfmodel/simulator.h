@@ -103,10 +103,6 @@ struct SimResult {
   double removableStall() const;
 };
 
-/// The order of events of one (GMAP, prefetch schedule, reuse delay): which prefetches each step
-/// opens and reads, which offloads follow it, which FMs' memory it reuses. It does not depend on
-/// the durations, so a caller that only changes durations (the planner trying pins) compiles it
-/// once. Flat per-step lists: no allocation per simulation beyond the result.
 /// How simulateTrial ended.
 enum class TrialEnd : std::uint8_t {
   Complete,   ///< simulated to the end, as simulateFrom
@@ -114,6 +110,10 @@ enum class TrialEnd : std::uint8_t {
   Shifted,    ///< stopped: from here on the run is the base's, earlier or later by a constant
 };
 
+/// The order of events of one (GMAP, prefetch schedule, reuse delay): which prefetches each step
+/// opens and reads, which offloads follow it, which FMs' memory it reuses. It does not depend on
+/// the durations, so a caller that only changes durations (the planner trying pins) compiles it
+/// once. Flat per-step lists: no allocation per simulation beyond the result.
 class SimSchedule {
  public:
   explicit SimSchedule(const SimInput& in);
