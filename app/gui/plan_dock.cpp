@@ -354,6 +354,10 @@ perf::PlanRequest MainWindow::currentRequest() const {
   r.policy = static_cast<Policy>(m_policy->currentData().toInt());
   r.mode = static_cast<perf::PlanMode>(m_mode->currentData().toInt());
   r.budget = m_budget;
+  // One planner thread: the GUI thread keeps a core of its own while the budget is dragged, and
+  // a second search thread gains nothing there (docs/perfmodel.md: the drag's per-plan time is
+  // the same on one thread and two).
+  r.threads = 1;
   if (!m_autoK->isChecked()) r.batch = m_k->value();
   r.epochs = m_epochs->value();
   r.dataset_size = m_datasetSize->value();
