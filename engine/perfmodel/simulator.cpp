@@ -259,6 +259,42 @@ TrialEnd simulateTrial(const SimSchedule& sc, const SimInput& in, const SimResul
   return *removable <= stall_limit ? TrialEnd::Shifted : TrialEnd::OverLimit;
 }
 
+void SimSchedule::resume(const SimSchedule& sc, const SimInput& in, const SimResult& base,
+                         std::size_t from, SimResult& r) {
+  const Gmap& g = *sc.m_gmap;
+  const std::size_t steps = sc.m_steps;
+  // The base's running sums are kept per step, in the order a whole run adds them.
+  r.steps.resize(steps);
+  std::copy(base.steps.begin(), base.steps.begin() + static_cast<std::ptrdiff_t>(from),
+            r.steps.begin());
+  auto before = [&](const std::vector<BusyInterval>& all, std::vector<BusyInterval>& out) {
+    const auto end = std::partition_point(all.begin(), all.end(), [&](const BusyInterval& x) {
+      return static_cast<std::size_t>(x.step) < from;
+    });
+    out.assign(all.begin(), end);
+  };
+  before(base.h2d, r.h2d);
+  before(base.d2h, r.d2h);
+  r.pool.assign(base.pool.begin(),
+                base.pool.begin() + static_cast<std::ptrdiff_t>(
+                                        std::min(base.pool.size(), in.curve ? from - 1 : 0)));
+  r.transfer_end.resize(2 * g.buffers.size());
+  for (const std::size_t i : sc.m_neverWritten)
+    r.transfer_end[i] = 0;
+  for (const std::vector<BusyInterval>* list : {&r.h2d, &r.d2h}) {
+    const std::size_t half = list == &r.h2d ? g.buffers.size() : 0;
+    for (const BusyInterval& x : *list) {
+      const std::size_t i = half + static_cast<std::size_t>(x.buffer);
+      r.transfer_end[i] = base.transfer_end[i];
+    }
+  }
+  r.sums.resize(steps);
+  std::copy(base.sums.begin(), base.sums.begin() + static_cast<std::ptrdiff_t>(from),
+            r.sums.begin());
+  r.stall = r.sums[from - 1].stall;
+  r.dispatch = r.sums[from - 1].dispatch;
+}
+
 bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
                       const SimResult* base, std::size_t from, double stallLimit,
                       std::size_t settled, std::size_t* shiftedAt) {
@@ -275,39 +311,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
   const double d = in.dispatch_seconds;
   const double dWoken = in.dispatch_woken_seconds < 0 ? d : in.dispatch_woken_seconds;
   if (base) {
-    // Steps before `from` are the base's: its transfers issued before `from`, its clocks after
-    // step from - 1 and its sums over those steps (kept per step, in the order a whole run adds
-    // them). Steps from `from` on, and the end times of transfers issued from `from` on, are
-    // written before they are read.
-    r.steps.resize(steps);
-    std::copy(base->steps.begin(), base->steps.begin() + static_cast<std::ptrdiff_t>(from),
-              r.steps.begin());
-    auto before = [&](const std::vector<BusyInterval>& all, std::vector<BusyInterval>& out) {
-      const auto end = std::partition_point(all.begin(), all.end(), [&](const BusyInterval& x) {
-        return static_cast<std::size_t>(x.step) < from;
-      });
-      out.assign(all.begin(), end);
-    };
-    before(base->h2d, r.h2d);
-    before(base->d2h, r.d2h);
-    r.pool.assign(base->pool.begin(),
-                  base->pool.begin() + static_cast<std::ptrdiff_t>(
-                                           std::min(base->pool.size(), in.curve ? from - 1 : 0)));
-    r.transfer_end.resize(2 * g.buffers.size());
-    for (const std::size_t i : sc.m_neverWritten)
-      r.transfer_end[i] = 0;
-    for (const std::vector<BusyInterval>* list : {&r.h2d, &r.d2h}) {
-      const std::size_t half = list == &r.h2d ? g.buffers.size() : 0;
-      for (const BusyInterval& x : *list) {
-        const std::size_t i = half + static_cast<std::size_t>(x.buffer);
-        r.transfer_end[i] = base->transfer_end[i];
-      }
-    }
-    r.sums.resize(steps);
-    std::copy(base->sums.begin(), base->sums.begin() + static_cast<std::ptrdiff_t>(from),
-              r.sums.begin());
-    r.stall = r.sums[from - 1].stall;
-    r.dispatch = r.sums[from - 1].dispatch;
+    resume(sc, in, *base, from, r);
     removable = r.sums[from - 1].removable;
     ci = r.h2d.empty() ? 0.0 : r.h2d.back().end;
     co = r.d2h.empty() ? 0.0 : r.d2h.back().end;

@@ -57,6 +57,15 @@ SimInput randomInput(const Fixture& f, unsigned seed) {
   return in;
 }
 
+/// `in` with buffer b pinned: its transfers take no time, as the planner sets them.
+SimInput pinnedAt(const SimInput& in, std::size_t b) {
+  SimInput pinned = in;
+  for (auto* v : {&pinned.offload_seconds, &pinned.prefetch_seconds, &pinned.offload_beside_seconds,
+                  &pinned.prefetch_beside_seconds})
+    (*v)[b] = 0;
+  return pinned;
+}
+
 bool same(double a, double b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
@@ -97,11 +106,7 @@ TEST(SimulateFrom, EqualsAWholeSimulationForEveryChangedBuffer) {
     for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
       const int from = schedule.firstTransferStep(static_cast<int>(b));
       if (from < 2) continue;
-      // A pin: the buffer's transfers take no time, as the planner sets them.
-      SimInput pinned = in;
-      for (auto* v : {&pinned.offload_seconds, &pinned.prefetch_seconds,
-                      &pinned.offload_beside_seconds, &pinned.prefetch_beside_seconds})
-        (*v)[b] = 0;
+      const SimInput pinned = pinnedAt(in, b);
       const SimResult whole = simulate(schedule, pinned);
       ASSERT_TRUE(simulateFrom(schedule, pinned, base, static_cast<std::size_t>(from),
                                std::numeric_limits<double>::infinity(), resumed));
@@ -125,9 +130,7 @@ TEST(SimulateFrom, ReadsNothingStaleFromTheResultItWritesInto) {
   for (std::size_t b = 0; b < f.gmap.buffers.size(); b += 7) {
     const int from = schedule.firstTransferStep(static_cast<int>(b));
     if (from < 2) continue;
-    SimInput pinned = in;
-    pinned.prefetch_seconds[b] = pinned.prefetch_beside_seconds[b] = 0;
-    pinned.offload_seconds[b] = pinned.offload_beside_seconds[b] = 0;
+    const SimInput pinned = pinnedAt(in, b);
     SimResult stale = base;
     for (StepTiming& t : stale.steps)
       t = {1e6, 1e6, 1e6, 1e6, 1e6};
@@ -160,10 +163,7 @@ TEST(SimulateTrial, AShiftedTrialsStallIsTheWholeRunsUpToRounding) {
     for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
       const int from = schedule.firstTransferStep(static_cast<int>(b));
       if (from < 2) continue;
-      SimInput pinned = in;
-      for (auto* v : {&pinned.offload_seconds, &pinned.prefetch_seconds,
-                      &pinned.offload_beside_seconds, &pinned.prefetch_beside_seconds})
-        (*v)[b] = 0;
+      const SimInput pinned = pinnedAt(in, b);
       const double whole = simulate(schedule, pinned).removableStall();
       const auto settled =
           static_cast<std::size_t>(schedule.lastTransferStep(static_cast<int>(b))) + 1;
@@ -201,7 +201,7 @@ TEST(SimulateBound, NoIterationBeatsItsLoadAndItsComputeAfterHandOffs) {
     in.slowdown = seed % 3 == 0 ? 0.0 : in.slowdown;
     std::mt19937 rng(seed);
     for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
-      if (rng() % 3 == 0) in.offload_seconds[b] = in.prefetch_seconds[b] = 0;
+      if (rng() % 3 == 0) in = pinnedAt(in, b);
     }
     double bound = in.update_seconds;
     for (std::size_t j = 1; j < in.step_seconds.size(); ++j)
@@ -229,9 +229,7 @@ TEST(SimulateFrom, ResumingOneStepTooLateIsWrong) {
   for (std::size_t b = 0; b < f.gmap.buffers.size(); ++b) {
     const int from = schedule.firstTransferStep(static_cast<int>(b));
     if (from < 2 || from + 1 >= f.gmap.steps()) continue;
-    SimInput pinned = in;
-    pinned.offload_seconds[b] = pinned.offload_beside_seconds[b] = 0;
-    pinned.prefetch_seconds[b] = pinned.prefetch_beside_seconds[b] = 0;
+    const SimInput pinned = pinnedAt(in, b);
     const SimResult whole = simulate(schedule, pinned);
     simulateFrom(schedule, pinned, base, static_cast<std::size_t>(from + 1),
                  std::numeric_limits<double>::infinity(), resumed);
