@@ -410,16 +410,18 @@ ProportionalFit fitBoundedLine(const std::vector<std::pair<double, double>>& xy,
 LinearBytes workspaceLine(const std::vector<std::pair<std::int64_t, std::int64_t>>& recorded) {
   if (recorded.empty()) return {};
   // The least-excess line above the points has slope 0, a slope through the origin and a point,
-  // or a slope through two points (rounded up to whole bytes): a vertex of the region of lines
-  // above every point. Each candidate's intercept is the least that clears every point.
-  const auto ceilDiv = [](std::int64_t n, std::int64_t d) {
-    return static_cast<long double>(n / d + (n % d > 0 ? 1 : 0));
-  };
+  // or a slope through two points: a vertex of the region of lines above every point. With the
+  // intercept the least that clears every point, the excess is convex in the slope, so the best
+  // whole-byte slope is one of those slopes rounded down or up.
   std::vector<long double> slopes{0};
+  const auto around = [&](std::int64_t n, std::int64_t d) {
+    slopes.push_back(static_cast<long double>(n / d));
+    if (n % d > 0) slopes.push_back(static_cast<long double>(n / d + 1));
+  };
   for (const auto& [ki, wi] : recorded) {
-    slopes.push_back(ceilDiv(wi, ki));
+    around(wi, ki);
     for (const auto& [kj, wj] : recorded) {
-      if (kj > ki && wj > wi) slopes.push_back(ceilDiv(wj - wi, kj - ki));
+      if (kj > ki && wj > wi) around(wj - wi, kj - ki);
     }
   }
   // Beyond this a line is not a workspace any pool holds; the candidate is skipped (slope 0,

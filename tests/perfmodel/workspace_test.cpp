@@ -75,9 +75,9 @@ PlanResult planAt(const Planner& planner, Policy policy, std::int64_t budget,
 
 TEST(WorkspaceLine, IsExactOnBytesAffineInKAndNeverBelowARecordedValue) {
   EXPECT_EQ(workspaceLine({}), (LinearBytes{}));
-  // One k: of the two lines through it without excess, the steeper.
+  // One k: of the whole-byte lines through it without excess, the steeper.
   EXPECT_EQ(workspaceLine({{8, 4096}}), (LinearBytes{0, 512}));
-  EXPECT_EQ(workspaceLine({{8, 4097}}), (LinearBytes{4097, 0}));
+  EXPECT_EQ(workspaceLine({{8, 4097}}), (LinearBytes{1, 512}));
   EXPECT_EQ(workspaceLine({{2, 6144}, {4, 8192}, {8, 12288}}), (LinearBytes{4096, 1024}));
   EXPECT_EQ(workspaceLine({{1, 0}, {4, 0}}), (LinearBytes{}));
   // An algorithm that changes with k: the line clears every point and does not fall.
@@ -88,10 +88,9 @@ TEST(WorkspaceLine, IsExactOnBytesAffineInKAndNeverBelowARecordedValue) {
   for (const auto& [k, w] : changing)
     EXPECT_GE(line.at(k), w) << "k = " << k;
   EXPECT_EQ(line, (LinearBytes{40960, 0}));  // the least excess over the five points
-  // A slope that is not whole bytes is rounded up, the intercept set to clear every point.
-  const LinearBytes odd = workspaceLine({{2, 3}, {4, 6}});
-  EXPECT_GE(odd.at(2), 3);
-  EXPECT_GE(odd.at(4), 6);
+  // A slope that is not whole bytes (1.5): of the whole-byte lines above both points, 2 + k
+  // exceeds them least (by 1 in all; 0 + 2k and 6 + 0k by 3).
+  EXPECT_EQ(workspaceLine({{2, 3}, {4, 6}}), (LinearBytes{2, 1}));
 }
 
 TEST(Fit, ReadsTheRecordedWorkspacesPerLayerAndDirection) {
