@@ -121,11 +121,11 @@ std::unique_ptr<rt::SwapExecutor> openExecutor(rt::Device& device, const Network
 }
 }  // namespace
 
-std::string refusedBatchesMeta(const std::vector<RefusedBatch>& refused) {
+nlohmann::ordered_json refusedBatchesJson(const std::vector<RefusedBatch>& refused) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const RefusedBatch& r : refused)
     j.push_back({{"k", r.k}, {"ran", r.ran}, {"reason", r.reason}});
-  return j.dump();
+  return j;
 }
 
 std::string describeRefusal(const RefusedBatch& r, std::int64_t budget) {
@@ -213,9 +213,12 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
         // the last k that ran), `hi` refused. Each executor tried is destroyed before the next,
         // so that the device holds one pool at a time.
         std::int64_t lo = lastRan, hi = k;
+        std::unique_ptr<rt::SwapExecutor> probe;  // the last one tried, where it was accepted
         while (hi - lo > 1) {
           const std::int64_t mid = lo + (hi - lo) / 2;
-          if (openExecutor(device, net, cfg, swapAll, mid, nullptr)) {
+          probe.reset();
+          probe = openExecutor(device, net, cfg, swapAll, mid, nullptr);
+          if (probe) {
             lo = mid;
           } else {
             hi = mid;
@@ -223,14 +226,16 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
         }
         if (lo == 0) throw *refusal;  // not even k = 1 fits
         result.refused.push_back({k, lo > lastRan ? lo : 0, refusal->what()});
-        db.setMeta("refused_batches", refusedBatchesMeta(result.refused));
+        db.setMeta("refused_batches", refusedBatchesJson(result.refused).dump());
         // The minibatches after k are larger: none of them is tried.
         result.batches.resize(bi);
         if (lo == lastRan) break;
         result.batches.push_back(lo);
         k = lo;
-        executor = std::make_unique<rt::SwapExecutor>(device, net, k, swapAll, cfg.budget,
-                                                      executorOptions(net, cfg, k, -1));
+        // The last one tried, where it was lo; else lo again, which was accepted before.
+        executor = probe ? std::move(probe)
+                         : std::make_unique<rt::SwapExecutor>(device, net, k, swapAll, cfg.budget,
+                                                              executorOptions(net, cfg, k, -1));
       }
       lastRan = k;
       rt::SwapExecutor& ex = *executor;

@@ -134,7 +134,7 @@ store::RunMeta runMeta(const rt::Device& device, const std::string& kind, std::i
 /// kernels' workspaces and the packing of the padded buffers) is replaced by the largest k it
 /// accepts between the last k that ran and the refused one, found by bisection; the minibatches
 /// after it, larger still, are not tried. Each refusal is in ProfileResult::refused and the
-/// meta 'refused_batches' (refusedBatchesMeta). Where no k above the last one that ran is
+/// meta 'refused_batches' (refusedBatchesJson). Where no k above the last one that ran is
 /// accepted, the profile ends with what it recorded; where none at all is, the refusal is
 /// rethrown.
 ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileConfig& config,
@@ -142,7 +142,7 @@ ProfileResult runProfile(rt::Device& device, const Network& net, const ProfileCo
                          const std::atomic<bool>* cancel = nullptr);
 
 /// The meta 'refused_batches' of `refused`: a JSON array of {"k", "ran", "reason"}.
-std::string refusedBatchesMeta(const std::vector<RefusedBatch>& refused);
+nlohmann::ordered_json refusedBatchesJson(const std::vector<RefusedBatch>& refused);
 /// One line per refusal for the user: the refused k, why, and the k that ran instead.
 std::string describeRefusal(const RefusedBatch& r, std::int64_t budget);
 

@@ -153,12 +153,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
                                {"memory", counts.memory},
                                {"iterations", counts.iterations},
                                {"fits", counts.fits}}}};
-    if (!result.refused.empty()) {
-      nlohmann::ordered_json refused = nlohmann::ordered_json::array();
-      for (const collect::RefusedBatch& r : result.refused)
-        refused.push_back({{"k", r.k}, {"ran", r.ran}, {"reason", r.reason}});
-      j["refused_batches"] = std::move(refused);
-    }
+    if (!result.refused.empty()) j["refused_batches"] = collect::refusedBatchesJson(result.refused);
     if (!result.fit_error.empty()) j["fit_error"] = result.fit_error;
     j["stability"] = stabilityJson(result.stability);
     if (!kept.empty()) j["kept"] = kept;
