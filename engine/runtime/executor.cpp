@@ -79,12 +79,13 @@ struct PoolPlacement {
   std::vector<int> move_to;  ///< per buffer, the step its prefetch may move to (movePrefetches)
   int movable = 0;           ///< prefetches move_to moves
   int planned_delay = 0;     ///< analysis/reuse_delay.h's choice
-  bool placed = false;       ///< ahead of time, or at run time where a dry run fits
   bool moved = false;        ///< the schedule that runs has the moves
   int delay = 0;
   std::int64_t alignment = 0;
   std::vector<std::int64_t> offsets;     ///< placed ahead: each buffer's offset; else empty
   std::optional<DryRunFailure> failure;  ///< not placed: the dry run's failure without the moves
+  /// Ahead of time, or at run time where a dry run fits.
+  bool placed() const { return !failure; }
 };
 
 /// Where the buffers of `gmap` (padded as `poolGmap`, with its curve and peak at one pass of
@@ -111,7 +112,6 @@ PoolPlacement placePool(const Gmap& gmap, const Gmap& poolGmap, const MemoryCurv
   AheadOfTime ahead = placeAhead(poolGmap, moves, passSamples, budget, p.planned_delay,
                                  {shape.alignment, minAlign}, shape.padding.workspace);
   if (ahead.placed) {
-    p.placed = true;
     p.moved = ahead.placed->moved;
     p.delay = ahead.placed->delay;
     p.alignment = ahead.placed->alignment;
@@ -129,7 +129,6 @@ PoolPlacement placePool(const Gmap& gmap, const Gmap& poolGmap, const MemoryCurv
     all.insert(all.end(), schedule.begin(), schedule.end());
     p.failure = dryRun(poolGmap, all, passSamples, budget, minAlign, shape.padding.workspace);
     if (!p.failure) {
-      p.placed = true;
       p.moved = move;
       p.alignment = minAlign;
       return p;
@@ -209,17 +208,17 @@ bool poolHolds(const Gmap& gmap, std::int64_t passSamples, std::int64_t budget,
   const MemoryCurve curve = computeMemoryCurve(poolGmap);
   const std::int64_t peak = curve.peak(passSamples);
   return peak <= budget &&
-         placePool(gmap, poolGmap, curve, passSamples, budget, peak, shape, true).placed;
+         placePool(gmap, poolGmap, curve, passSamples, budget, peak, shape, true).placed();
 }
 
 std::int64_t poolKMax(const Gmap& gmap, std::int64_t budget, const PoolShape& shape,
                       std::int64_t limit) {
   const Gmap poolGmap = padGmap(gmap, shape.padding);
   const MemoryCurve curve = computeMemoryCurve(poolGmap);
-  std::int64_t passSamples = std::min(curve.kMax(budget, limit), limit);
+  std::int64_t passSamples = curve.kMax(budget, limit);
   while (passSamples > 0 && !placePool(gmap, poolGmap, curve, passSamples, budget,
                                        curve.peak(passSamples), shape, true)
-                                 .placed)
+                                 .placed())
     --passSamples;
   return passSamples;
 }
@@ -520,14 +519,7 @@ void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
   }
   PoolPlacement p = placePool(m_gmap, im.poolGmap, m_curve, im.passSamples, budget, peak,
                               {device.poolAlignment(), padding}, im.options.move_prefetches);
-  im.schedule = iterationSchedule(m_gmap, p.move_to, p.moved);
-  m_prefetchesMoved = p.moved ? p.movable : 0;
-  m_plannedReuseDelay = p.planned_delay;
-  m_reuseDelay = p.placed ? p.delay : 0;
-  im.offsets = std::move(p.offsets);
-  im.alloc = PoolAllocator(budget, p.placed ? p.alignment : device.poolAlignment());
-  im.wsAlignment = padding.workspace;
-  if (!p.placed) {
+  if (!p.placed()) {
     const std::int64_t minAlign = std::max<std::int64_t>(kFloatBytes, padding.buffer);
     const std::vector<int> moves = p.movable > 0 ? p.move_to : std::vector<int>{};
     // What placed ahead would need: every delay-0 placement in full (a budget of 0).
@@ -546,6 +538,13 @@ void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
             formatBytes(failure.largest_free),
         bestExtent - budget, failure.step);
   }
+  im.schedule = iterationSchedule(m_gmap, p.move_to, p.moved);
+  m_prefetchesMoved = p.moved ? p.movable : 0;
+  m_plannedReuseDelay = p.planned_delay;
+  m_reuseDelay = p.delay;
+  im.offsets = std::move(p.offsets);
+  im.alloc = PoolAllocator(budget, p.alignment);
+  im.wsAlignment = padding.workspace;
 }
 
 void SwapExecutor::reserveMemory(const SwapSet& swapped, std::int64_t batch, std::int64_t budget) {
