@@ -124,12 +124,20 @@ class AccudnnAtK {
   }
   void findFms();
   const Fm& fm(int f) const { return m_fms[static_cast<std::size_t>(f)]; }
+  using Round = Context::PinTrace::Round;
   /// An FM kept on the device occupies its bytes from after its release to before its prefetch.
-  bool fits(const Fm& f) {
+  /// The comparison with the budget is added to `round` where it is given.
+  bool fits(const Fm& f, Round* round = nullptr) {
     if (f.prefetch == 0) return !f.minibatch;  // never leaves: keeping it costs nothing
     const auto m = m_resident.max(f.release + 1, f.prefetch);
-    return !m || m_window.fits(*m + f.bytes);
+    if (!m) return true;
+    const bool fitted = m_window.fits(*m + f.bytes);
+    if (round) round->compared.emplace_back(*m + f.bytes, fitted);
+    return fitted;
   }
+  /// Replays the rounds of `trace` whose comparisons come out the same at this budget: their
+  /// pins, window and simulation count. Returns how many it replayed.
+  std::size_t replay(const Context::PinTrace& trace);
   /// A pinned FM moves nothing: its copies take no time, beside compute or not.
   void setPinned(const Fm& f, bool pinned) {
     if (f.minibatch) return;  // its buffer's time is also the step-1 load
@@ -161,6 +169,13 @@ class AccudnnAtK {
   /// The exact plan of the first `pins` pins.
   std::optional<Evaluation> exact(std::size_t pins);
 
+  /// m_sim after replayed pins, which are not simulated: simulated once, where it is read.
+  void ensureSimulated() {
+    if (!m_simStale) return;
+    simulate(m_schedule, m_in, m_sim);  // equal to the bit to the rounds' own (simulateFrom)
+    m_simStale = false;
+  }
+
   const Context& m_ctx;
   const Prepared& m_swapAll;
   const StepTimes& m_times;
@@ -170,8 +185,9 @@ class AccudnnAtK {
   SimInput m_in;
   const SimSchedule m_schedule;
   SimResult m_sim;
-  StepMax m_resident;  // resident bytes per step under the pins
-  int m_count = 1;     // simulations
+  bool m_simStale = false;  // m_sim is not the current pins' (replayed rounds)
+  StepMax m_resident;       // resident bytes per step under the pins
+  int m_count = 1;          // simulations
   std::vector<Fm> m_fms;
   std::vector<std::vector<int>> m_readsAt;  // per backward step: the FMs prefetched for it
   std::vector<bool> m_pinned;
@@ -241,8 +257,23 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
   // differences apart (a run's t_iter varies by several per cent), and on ResNet-152 a greedy
   // of such pins took 25,000 simulations per plan for 0.25 % of predicted time per sample.
   constexpr double kMinPinGain = 1e-5;
-  const double minGain = std::max(kEps, kMinPinGain * m_sim.t_iter);
+  const double minGain = std::max(kEps, kMinPinGain * m_sim.t_iter);  // swap-all's
+  // The rounds an earlier budget made at this k, as far as they hold here.
+  const std::shared_ptr<const Context::PinTrace> kept = m_ctx.pinTrace(m_times.k, m_in.reuse_delay);
+  Context::PinTrace trace;
+  if (kept) {
+    const std::size_t replayed = replay(*kept);
+    trace.rounds.assign(kept->rounds.begin(),
+                        kept->rounds.begin() + static_cast<std::ptrdiff_t>(replayed));
+    if (replayed == kept->rounds.size()) {  // phase 1 ends as it did there
+      m_phase1 = m_order.size();
+      return;
+    }
+    ensureSimulated();
+  }
   while (m_sim.removableStall() > minGain) {
+    Round round;
+    const int countBefore = m_count;
     const double before = m_sim.removableStall();
     int best = -1;
     double bestScore = 0;
@@ -271,7 +302,7 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
     for (const int f : stallCandidates()) {
       if (!tried.insert(f).second) continue;
       const Fm& x = fm(f);
-      if (x.prefetch == 0 || !fits(x)) continue;
+      if (x.prefetch == 0 || !fits(x, &round)) continue;
       // No pin removes more than all the stall: skip a candidate that could at best tie.
       if (before / bytesOf(x) <= bestScore) continue;
       setPinned(x, true);
@@ -301,17 +332,44 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
         if (bestComplete) std::swap(bestSim, trial);
       }
     }
+    round.pin = best;
+    if (best >= 0) {
+      if (!bestComplete) whole(best, bestSim);  // the chosen pin's whole simulation
+      pin(best);
+      std::swap(m_sim, bestSim);
+    }
+    round.simulations = m_count - countBefore;
+    trace.rounds.push_back(std::move(round));
     if (best < 0) break;
-    if (!bestComplete) whole(best, bestSim);  // the chosen pin's whole simulation
-    pin(best);
-    std::swap(m_sim, bestSim);
   }
   m_phase1 = m_order.size();
+  m_ctx.keepPinTrace(m_times.k, m_in.reuse_delay, std::move(trace));
+}
+
+std::size_t AccudnnAtK::replay(const Context::PinTrace& trace) {
+  std::size_t r = 0;
+  for (; r < trace.rounds.size(); ++r) {
+    const Round& round = trace.rounds[r];
+    const bool same = std::all_of(round.compared.begin(), round.compared.end(), [&](const auto& c) {
+      return (c.first <= m_window.budget) == c.second;
+    });
+    if (!same) break;
+    for (const auto& c : round.compared)
+      m_window.fits(c.first);
+    m_count += round.simulations;
+    ++m_ctx.pinRoundsReplayed;
+    if (round.pin >= 0) {
+      pin(round.pin);
+      m_simStale = true;
+    }
+  }
+  return r;
 }
 
 void AccudnnAtK::keepWhatFits() {
   // Largest first (ties: the earlier buffer). Where the budget holds keep-all at k, that is
   // every FM. Usually one simulation checks them all; one at a time only if that one is slower.
+  ensureSimulated();
   const double phase1Time = m_sim.t_iter;
   std::vector<int> rest;
   for (std::size_t f = 0; f < m_fms.size(); ++f) {

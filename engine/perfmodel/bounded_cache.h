@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /// @brief A map of at most `capacity` shared values, least recently used first out, safe to share
 /// between threads: the planner's caches of what does not depend on the budget (a swap set's
-/// GMAP, the step times at k, a set's schedule at k). A value is made outside the lock, so two
-/// threads may make the same one; the first kept wins and both get it.
+/// GMAP, the step times at k, a set's schedule at k, accudnn's pin rounds at k). A value is made
+/// outside the lock, so two threads may make the same one; the first kept wins and both get it.
 #pragma once
 
 #include <cstddef>
@@ -35,14 +35,24 @@ class BoundedCache {
     auto [it, inserted] = m_entries.try_emplace(key, Entry{std::move(made), ++m_tick});
     if (!inserted) return it->second.value;  // another thread made it meanwhile
     std::shared_ptr<const Value> value = it->second.value;
-    if (m_entries.size() > m_capacity) {
-      auto oldest = m_entries.begin();
-      for (auto i = m_entries.begin(); i != m_entries.end(); ++i) {
-        if (i->second.last_use < oldest->second.last_use) oldest = i;
-      }
-      m_entries.erase(oldest);
-    }
+    evictPastCapacity();
     return value;
+  }
+
+  /// The value kept for `key`; null where none is.
+  std::shared_ptr<const Value> get(const Key& key) const {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const auto it = m_entries.find(key);
+    if (it == m_entries.end()) return nullptr;
+    it->second.last_use = ++m_tick;
+    return it->second.value;
+  }
+
+  /// Keeps `value` for `key`, in place of the one kept before.
+  void put(const Key& key, std::shared_ptr<const Value> value) const {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_entries.insert_or_assign(key, Entry{std::move(value), ++m_tick});
+    evictPastCapacity();
   }
 
   std::size_t size() const {
@@ -51,6 +61,15 @@ class BoundedCache {
   }
 
  private:
+  /// Drops the least recently used entry where there are more than the capacity (locked).
+  void evictPastCapacity() const {
+    if (m_entries.size() <= m_capacity) return;
+    auto oldest = m_entries.begin();
+    for (auto i = m_entries.begin(); i != m_entries.end(); ++i) {
+      if (i->second.last_use < oldest->second.last_use) oldest = i;
+    }
+    m_entries.erase(oldest);
+  }
   struct Entry {
     std::shared_ptr<const Value> value;
     std::uint64_t last_use = 0;

@@ -128,6 +128,28 @@ struct Context {
   };
   std::shared_ptr<const Schedule> scheduleAt(const Prepared& p, std::int64_t k) const;
 
+  /// accudnn's phase 1 at one k (accudnn_search.cpp), round by round: each round's comparisons
+  /// of bytes with the budget and the FM it pinned. Phase 1 at another budget makes the same
+  /// rounds as long as those comparisons come out the same there (the pins, and with them every
+  /// simulation, depend on the budget through them alone), so it replays them without
+  /// simulating and goes on from the first round where one differs.
+  struct PinTrace {
+    struct Round {
+      std::vector<std::pair<std::int64_t, bool>> compared;  ///< bytes, and whether they fitted
+      int pin = -1;         ///< the FM pinned; -1: none, phase 1 ended
+      int simulations = 0;  ///< what the round took
+    };
+    std::vector<Round> rounds;
+  };
+  /// The rounds kept for phase 1 at k under reuse delay `delay` (the one its simulations ran
+  /// with); null where none are.
+  std::shared_ptr<const PinTrace> pinTrace(std::int64_t k, int delay) const {
+    return pinTraces.get({k, delay});
+  }
+  void keepPinTrace(std::int64_t k, int delay, PinTrace trace) const {
+    pinTraces.put({k, delay}, std::make_shared<const PinTrace>(std::move(trace)));
+  }
+
   /// accudnn's plan at one k, at one of the stages the search makes it in: phase 1 (the k
   /// search), phase 2 on a phase-1 plan (the chosen k), or both (a fixed k).
   enum class Stage : std::uint8_t { Phase1, FromPhase1, Whole };
@@ -173,6 +195,8 @@ struct Context {
 
   /// GMAPs (with their memory curves) built since construction, the fixed policies' aside.
   mutable std::atomic<std::uint64_t> gmapsBuilt{0};
+  /// Rounds of accudnn's phase 1 replayed from a kept PinTrace instead of simulated.
+  mutable std::atomic<std::uint64_t> pinRoundsReplayed{0};
 
  private:
   struct PreparedKey {
@@ -211,6 +235,13 @@ struct Context {
   };
   /// A few KiB each (a move-to entry per buffer).
   BoundedCache<ScheduleKey, Schedule, ScheduleKeyHash> scheduleCache{4096};
+  struct TraceKeyHash {
+    std::size_t operator()(const std::pair<std::int64_t, int>& key) const {
+      return std::hash<std::int64_t>()(key.first * 64 + key.second);
+    }
+  };
+  /// A few KiB each: every k of a search and of the searches around it.
+  BoundedCache<std::pair<std::int64_t, int>, PinTrace, TraceKeyHash> pinTraces{1024};
   /// Plans of ResNet-152 take about 100 KiB each (the simulation's per-step times): 256 hold
   /// every k of a search and its neighbours at the budgets around the current one.
   static constexpr std::size_t kPlanEntries = 256;

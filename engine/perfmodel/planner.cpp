@@ -90,6 +90,10 @@ std::uint64_t Planner::gmapsBuilt() const {
   return m_impl->ctx.gmapsBuilt.load();
 }
 
+std::uint64_t Planner::pinRoundsReplayed() const {
+  return m_impl->ctx.pinRoundsReplayed.load();
+}
+
 std::int64_t Planner::minBudget() const {
   return m_impl->ctx.swapAll.curve.peak(1);
 }

@@ -122,10 +122,11 @@ struct PlanResult {
 /// const and safe to call from many threads at once, so one Planner serves many budgets (the
 /// desktop app re-plans on every drag of the budget). The only state kept between calls is
 /// bounded, locked caches of what depends on neither the budget nor the request's other fields
-/// (the GMAPs and memory curves of swap and recompute sets, step times, prefetch schedules), and of
+/// (the GMAPs and memory curves of swap and recompute sets, step times, prefetch schedules), of
 /// accudnn's plans at one k with the window of budgets each holds for (the budgets every comparison
-/// with the budget in its making treats the same way): a result never depends on what was planned
-/// before. `model` must outlive it.
+/// with the budget in its making treats the same way), and of accudnn's pin rounds at one k (a
+/// plan at another budget replays those whose comparisons with the budget come out the same
+/// there): a result never depends on what was planned before. `model` must outlive it.
 class Planner {
  public:
   Planner(const PerfModel& model, const Network& net);
@@ -146,6 +147,9 @@ class Planner {
   /// GMAPs (with their memory curves) built since construction, beside the fixed policies' own:
   /// what planning again on this planner did not find prepared (for tests and benchmarks).
   std::uint64_t gmapsBuilt() const;
+  /// Rounds of accudnn's phase 1 (its pins) that a plan replayed from a plan at another budget
+  /// instead of simulating them (for tests and benchmarks).
+  std::uint64_t pinRoundsReplayed() const;
   /// Swap-all's peak at k = 1: no policy trains in less.
   std::int64_t minBudget() const;
   const std::vector<LayerCost>& costs() const;

@@ -71,6 +71,34 @@ TEST(PlanReuse, PlansFromKeptPlansEqualPlansMadeAfresh) {
   }
 }
 
+// Budgets from the least that trains up, where k_max is small and every k is planned, then the
+// same range in a shuffled order: each budget's k plans are new (their windows do not reach it),
+// and phase 1 replays the pin rounds of the k plans of other budgets, up and down, as far as
+// their comparisons with the budget come out the same. Every plan equals a cold planner's, under
+// both policies whose k search pins.
+TEST(PlanReuse, PinRoundsReplayedFromOtherBudgetsGiveTheSamePlans) {
+  const Network net = buildZooModel("resnet56");
+  const Planner warm(sampleModel(), net);
+  const double lo = static_cast<double>(warm.minBudget());
+  constexpr int kBudgets = 12;
+  std::vector<std::int64_t> budgets;
+  for (int i = 0; i < kBudgets; ++i)
+    budgets.push_back(static_cast<std::int64_t>(lo * std::pow(3.0, i / double(kBudgets - 1))));
+  for (int i = 0; i < kBudgets; ++i)  // 5 is prime to 12: every budget again, in jumps
+    budgets.push_back(budgets[static_cast<std::size_t>(i * 5 % kBudgets)] + 4096);
+  for (const std::int64_t budget : budgets) {
+    for (const Policy policy : {Policy::AccUdnn, Policy::Ito}) {
+      PlanRequest r;
+      r.policy = policy;
+      r.budget = budget;
+      r.threads = 1;
+      SCOPED_TRACE(std::string(policyName(policy)) + " at " + std::to_string(budget) + " bytes");
+      expectSamePlan(Planner(sampleModel(), net).plan(r), warm.plan(r));
+    }
+  }
+  EXPECT_GT(warm.pinRoundsReplayed(), 0u);
+}
+
 // accudnn at one k, with and without phase 2, on a planner that planned neighbouring budgets.
 TEST(PlanReuse, AccudnnAtOneKEqualsAFreshPlanner) {
   const Network net = buildZooModel("resnet56");
