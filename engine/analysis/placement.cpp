@@ -187,9 +187,9 @@ void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
     m_gathered.insert(m_gathered.end(), r.begin(), r.end());
     m_runEnds.push_back(m_gathered.size());
   };
-  const auto before = [](const auto& x, const auto& y) {  // no synthesized <=>: faster
-    return x.first != y.first ? x.first < y.first : x.second < y.second;
-  };
+  // By the start offset alone: the gaps of the union do not depend on the order of ranges that
+  // start together.
+  const auto before = [](const auto& x, const auto& y) { return x.first < y.first; };
   // The edges' spans alive with `a`: a few, in the order placed, sorted into one run.
   const std::size_t loose = m_gathered.size();
   const auto appendAlive = [&](std::size_t b) {
