@@ -177,6 +177,41 @@ SimSchedule::SimSchedule(const SimInput& in) : m_gmap(in.gmap) {
     first(step, buffer);
   for (const auto& [step, buffer] : offloads)
     first(step, buffer);
+  // A resumed run (resume) keeps the transfer ends its base wrote before the step it resumes at
+  // and reads the others only after writing them itself: that holds where every end is written
+  // before it is read, in step order. An offload comes strictly before the steps that reuse its
+  // memory or open its prefetch, and a prefetch opens no later than the step that reads it.
+  // The executor's schedules keep this (movePrefetches never opens a prefetch before the step
+  // after its FM's release); a schedule that did not would read an end before its copy was
+  // issued, so it is refused here rather than simulated.
+  {
+    const std::size_t nb = g.buffers.size();
+    std::vector<int> offloadAt(nb, 0), openAt(nb, 0);
+    const auto earliest = [](int& at, int step) { at = at == 0 ? step : std::min(at, step); };
+    for (const auto& [step, buffer] : offloads)
+      earliest(offloadAt[static_cast<std::size_t>(buffer)], step);
+    for (const auto& [step, buffer] : opens)
+      earliest(openAt[static_cast<std::size_t>(buffer)], step);
+    const auto refuse = [&](int buffer, const char* what, int step, const char* write, int at) {
+      throw Error(ErrorKind::Runtime, "simulator: buffer " + std::to_string(buffer) + " (" +
+                                          g.buffers[static_cast<std::size_t>(buffer)].name + ") " +
+                                          what + " at step " + std::to_string(step) +
+                                          ", before its " + write + " at step " +
+                                          std::to_string(at) + " is issued");
+    };
+    for (const auto& [step, buffer] : reusable) {
+      const int at = offloadAt[static_cast<std::size_t>(buffer)];
+      if (at > 0 && step <= at) refuse(buffer, "is reused", step, "offload", at);
+    }
+    for (const auto& [step, buffer] : opens) {
+      const int at = offloadAt[static_cast<std::size_t>(buffer)];
+      if (at > 0 && step <= at) refuse(buffer, "opens its prefetch", step, "offload", at);
+    }
+    for (const auto& [step, buffer] : reads) {
+      const int at = openAt[static_cast<std::size_t>(buffer)];
+      if (at > 0 && step < at) refuse(buffer, "is read", step, "prefetch", at);
+    }
+  }
   // Which transfer ends are read but never written (see m_neverWritten).
   {
     const std::size_t nb = g.buffers.size();

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "analysis/network_analysis.h"
+#include "common/error.h"
 #include "graph/zoo.h"
 #include "perfmodel/simulator.h"
 
@@ -215,6 +216,42 @@ TEST(SimulateBound, NoIterationBeatsItsLoadAndItsComputeAfterHandOffs) {
     EXPECT_GE(r.t_iter, bound * (1 - 1e-12)) << "seed " << seed;
     EXPECT_GT(r.t_iter - bound, 0) << "the bound should leave the stalls out: seed " << seed;
   }
+}
+
+// A schedule that opens a prefetch in the step of its FM's offload, or before it, would read the
+// offload's end before the copy is issued, and a resumed run would read a stale one: the
+// simulator refuses it, naming the buffer, where it simulates the schedules the executor runs.
+TEST(SimSchedule, RefusesAPrefetchOpenedBeforeItsOffload) {
+  const Fixture f;
+  SimInput in = randomInput(f, 3);
+  EXPECT_NO_THROW(SimSchedule{in});
+  const int n = f.gmap.forward_steps;
+  int buffer = -1, offloadStep = 0;
+  for (const GmapOp& op : f.gmap.ops) {
+    if (op.kind == GmapOpKind::Offload && op.step > 1 && buffer < 0) {
+      buffer = op.buffer;
+      offloadStep = op.step;
+    }
+  }
+  ASSERT_GE(buffer, 0);
+  for (const int opensAt : {offloadStep, offloadStep - 1}) {
+    SimInput early = in;
+    early.prefetch_issue[static_cast<std::size_t>(buffer)] = opensAt;
+    try {
+      const SimSchedule schedule(early);
+      ADD_FAILURE() << "a prefetch opened at step " << opensAt << " was simulated";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+      EXPECT_NE(std::string(e.what()).find(f.gmap.buffers[static_cast<std::size_t>(buffer)].name),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // One step after the offload is the earliest the executor's schedules open it.
+  SimInput next = in;
+  next.prefetch_issue[static_cast<std::size_t>(buffer)] = offloadStep + 1;
+  EXPECT_NO_THROW(SimSchedule{next});
+  EXPECT_LE(offloadStep, n);
 }
 
 TEST(SimulateFrom, ResumingOneStepTooLateIsWrong) {
