@@ -55,6 +55,31 @@ std::vector<Instance> instancesOf(const Gmap& gmap, const std::vector<GmapOp>& o
   return inst;
 }
 
+using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // disjoint, in offset order
+struct Span {
+  std::size_t start, end;  // lifetime, op indices
+  std::int64_t lo, hi;     // [offset, offset + size)
+};
+/// What the buffers placed so far occupy.
+struct Placed {
+  Ranges always;    // the union of the spans that overlap every buffer
+  Ranges occupied;  // the union of every span placed
+  std::vector<std::vector<Span>> edges;
+  std::vector<Ranges> covered;
+  std::vector<Ranges> startTree;  // node i: children 2i, 2i + 1; leaf b: leaves + b
+  std::size_t longLeft = 0;       // long-lived buffers of the order not placed yet
+};
+
+/// What a Packer fills and clears, kept per thread from one placement to the next: the planner
+/// places thousands of times, and allocating the per-bucket lists anew each time took a tenth of
+/// a placement. Sized by each Packer; the lists keep their capacity.
+struct PackerStorage {
+  Placed placed;
+  Placed saved;  // placed where best and first fit part (placeBoth)
+  Ranges gathered, merged;
+  std::vector<std::size_t> runEnds;
+};
+
 // The buffers in one order, each into a gap left by the placed buffers whose lifetimes overlap
 // its own: the smallest that holds it (best fit, lowest offset on ties) or the lowest (first
 // fit). The gaps are those of the union of the overlapping buffers' byte ranges, so how the
@@ -77,8 +102,15 @@ std::vector<Instance> instancesOf(const Gmap& gmap, const std::vector<GmapOp>& o
 // The ranges a buffer gathers are sorted by offset, and the gaps read off in one pass.
 class Packer {
  public:
-  Packer(std::vector<Instance>& inst, std::size_t allocs, std::size_t ops)
-      : m_inst(inst), m_allocs(allocs), m_horizon(std::max<std::size_t>(1, ops)) {
+  Packer(std::vector<Instance>& inst, std::size_t allocs, std::size_t ops, PackerStorage& storage)
+      : m_inst(inst),
+        m_allocs(allocs),
+        m_horizon(std::max<std::size_t>(1, ops)),
+        m_placed(storage.placed),
+        m_saved(storage.saved),
+        m_gathered(storage.gathered),
+        m_merged(storage.merged),
+        m_runEnds(storage.runEnds) {
     for (const Instance& in : m_inst) {
       if (in.size == 0) continue;
       m_firstEnd = std::min(m_firstEnd, in.end);
@@ -105,11 +137,6 @@ class Packer {
   Placement placeBoth(const std::vector<std::size_t>& order, std::int64_t target, Placement& first);
 
  private:
-  using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // disjoint, in offset order
-  struct Span {
-    std::size_t start, end;  // lifetime, op indices
-    std::int64_t lo, hi;     // [offset, offset + size)
-  };
   static constexpr std::size_t kOpsPerBucket = 64;
   static constexpr std::size_t kFewBuckets = 4;
 
@@ -142,15 +169,6 @@ class Packer {
   /// Records `a`, placed, in the structures.
   void add(const Instance& a, std::size_t b0, std::size_t b1, bool universal, bool keepStarts);
 
-  /// What the buffers placed so far occupy.
-  struct Placed {
-    Ranges always;    // the union of the spans that overlap every buffer
-    Ranges occupied;  // the union of every span placed
-    std::vector<std::vector<Span>> edges;
-    std::vector<Ranges> covered;
-    std::vector<Ranges> startTree;  // node i: children 2i, 2i + 1; leaf b: leaves + b
-    std::size_t longLeft = 0;       // long-lived buffers of the order not placed yet
-  };
   /// The best-fit and the first-fit offset of `a` among the placed buffers it overlaps.
   std::pair<std::int64_t, std::int64_t> fits(const Instance& a, std::size_t b0, std::size_t b1,
                                              bool universal);
@@ -168,12 +186,12 @@ class Packer {
   std::size_t m_allocs, m_horizon;
   std::size_t m_firstEnd = std::numeric_limits<std::size_t>::max(), m_lastStart = 0;
   std::size_t m_buckets = 1, m_width = 1, m_leaves = 1;
-  Placed m_placed;
-  Placed m_saved;                      // m_placed where best and first fit part (placeBoth)
-  Ranges m_gathered;                   // the ranges one buffer overlaps
-  Ranges m_merged;                     // gather's merge buffer
-  std::vector<std::size_t> m_runEnds;  // where each of m_gathered's runs in offset order ends
-  std::vector<char> m_longLived;       // meets more than a few buckets, not universal
+  Placed& m_placed;
+  Placed& m_saved;                      // m_placed where best and first fit part (placeBoth)
+  Ranges& m_gathered;                   // the ranges one buffer overlaps
+  Ranges& m_merged;                     // gather's merge buffer
+  std::vector<std::size_t>& m_runEnds;  // where each of m_gathered's runs in offset order ends
+  std::vector<char> m_longLived;        // meets more than a few buckets, not universal
 };
 
 void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
@@ -409,7 +427,8 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
   std::size_t allocs = 0;
   std::vector<Instance> inst =
       instancesOf(gmap, ops, k, alignment, delay, workspaceAlignment, allocs);
-  Packer packer(inst, allocs, ops.size());
+  thread_local PackerStorage storage;
+  Packer packer(inst, allocs, ops.size(), storage);
   Placement p;
   for (int kind = 0; kind < 4; ++kind) {
     const std::vector<std::size_t> order = orderOf(kind, inst, ops.size());
