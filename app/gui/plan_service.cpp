@@ -233,6 +233,11 @@ int PlanService::requestSweep(const perf::PlanRequest& base, std::int64_t top, i
       if (current->load() != sweep) return;  // cancelled or replaced
       perf::PlanRequest request = base;
       request.budget = budgets[i];
+      // And inside a budget's plan, between its pieces of work.
+      request.pause_point = [interactive, current, sweep] {
+        while (interactive->load() && current->load() == sweep)
+          QThread::msleep(2);
+      };
       SweepPoint p;
       p.sweep = sweep;
       p.index = static_cast<int>(i);

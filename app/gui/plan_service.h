@@ -8,9 +8,10 @@
 /// dropped, so planReady() always describes the last request made. requestSweep(): about 64
 /// budgets on a log scale from the untrainable minimum to the device memory, planned one after
 /// another on a second worker, one sweepPoint() per budget as it is done; the sweep waits while
-/// a requested plan is waiting or running, so that it never slows the plan the user is looking
-/// at. Once the budget has settled (no new plan for kCurveSettleMs after a fresh plan) a third
-/// worker plans the same request at each k of a grid (the trade-off view's t_iter against k);
+/// a requested plan is waiting or running (between its budgets, and inside a budget's plan at the
+/// planner's pause points: PlanRequest::pause_point), so that it never slows the plan the user is
+/// looking at. Once the budget has settled (no new plan for kCurveSettleMs after a fresh plan) a
+/// third worker plans the same request at each k of a grid (the trade-off view's t_iter against k);
 /// like plans, only the newest such request is kept.
 #pragma once
 

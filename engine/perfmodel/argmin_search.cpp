@@ -152,6 +152,9 @@ class ArgminSearch {
     c.placed = objectiveOf(*c.plan.plan, *t);
     return c.placed;
   }
+  void pause() const {
+    if (m_req.pause_point) m_req.pause_point();
+  }
   /// Simulates the k values of `ks` in bound order, adding their plans to the pool.
   void search(const std::vector<std::int64_t>& ks);
   bool keepsAll(const Candidate& c) const { return c.plan.plan->swapped == m_ctx.keepAll.set; }
@@ -231,6 +234,7 @@ void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
         }
         return;
       }
+      pause();
       results[i] = at(*candidates[i].times, Stage::Phase1, nullptr, &counts[i], &reused[i]);
       if (results[i].plan) mosts[i] = candidateOf(results[i]).most;
       done[i].store(true, std::memory_order_release);
@@ -281,6 +285,7 @@ ArgminSearch::Candidate* ArgminSearch::best(std::optional<bool> keepingAll) {
     limit = std::min(limit, c->most);
   for (Candidate* c : order) {
     if (c->least > chosenObj) break;
+    pause();
     const std::optional<double> placed = placedObjective(*c, std::min(chosenObj, limit));
     if (placed) consider(c, *placed);  // else above the best: cannot win
   }
@@ -313,6 +318,7 @@ std::optional<Evaluation> ArgminSearch::run(std::int64_t top) {
   // so only its phase 2 can: that is placed only where its fastest schedule could, and placing
   // stops once no outcome still can. A phase 2 that beats the keep-all plan also beats its own
   // phase 1, as noSlowerPlaced asks.
+  pause();
   Context::KPlan bestPlan = keepsAll(*chosen) ? chosen->plan : withPhase2(chosen->plan);
   if (!m_fixed && keepsAll(*chosen)) {
     if (Candidate* other = best(false)) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,11 @@ struct PlanRequest {
   /// Argmin: k values simulated at once, one per thread (0: the machine's hardware threads).
   /// The plan does not depend on it.
   int threads = 0;
+  /// Where given, called between the argmin search's pieces of work (each k's plan, each
+  /// placement decision), on the thread doing it; it may block, and the plan does not depend on
+  /// it. The app's background sweep waits there while the plan the user asked for runs, so that
+  /// a budget of the sweep in progress does not halve that plan's speed on two cores.
+  std::function<void()> pause_point;
 };
 
 /// One evaluated (k, swap set).

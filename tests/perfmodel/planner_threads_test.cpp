@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
@@ -59,6 +62,36 @@ TEST(PlannerThreads, SamePlanAndCountOnAnyNumberOfThreads) {
     }
   }
   EXPECT_GE(compared, 40);
+}
+
+// A pause point (the app's background sweep waits there while the user's plan runs) is called
+// between the search's pieces of work, on the threads doing them, and a pause there changes
+// nothing: the plan and its count are those of a plan without one.
+TEST(PlannerThreads, APausePointIsCalledBetweenPiecesOfWorkAndChangesNothing) {
+  const PerfModel model =
+      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const Network net = buildZooModel("resnet56");
+  for (const int threads : {1, 2}) {
+    PlanRequest r;
+    r.budget = std::int64_t{40} << 20;
+    r.threads = threads;
+    const PlanResult plain = Planner(model, net).plan(r);
+    std::atomic<int> calls{0};
+    r.pause_point = [&calls] {
+      ++calls;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    };
+    const PlanResult paused = Planner(model, net).plan(r);
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    ASSERT_TRUE(plain.trainable);
+    ASSERT_TRUE(paused.trainable);
+    EXPECT_EQ(plain.evaluated, paused.evaluated);
+    EXPECT_EQ(plain.best.k, paused.best.k);
+    EXPECT_EQ(plain.best.swapped, paused.best.swapped);
+    EXPECT_EQ(plain.best.sim.t_iter, paused.best.sim.t_iter);
+    // At least once per k simulated: resnet56's search at 40 MiB simulates several.
+    EXPECT_GT(calls.load(), 3);
+  }
 }
 
 }  // namespace
