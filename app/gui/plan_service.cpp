@@ -226,18 +226,18 @@ int PlanService::requestSweep(const perf::PlanRequest& base, std::int64_t top, i
   std::shared_ptr<std::atomic<int>> current = m_sweepId;
   std::shared_ptr<const std::atomic<bool>> interactive = m_interactive;
   m_sweepPool->start([self, sweep, base, context, budgets, current, interactive] {
-    for (std::size_t i = 0; i < budgets.size(); ++i) {
-      // The plan the user asked for first: with two cores, a sweep beside it halves its speed.
+    // The plan the user asked for first: with two cores, a sweep beside it halves its speed. The
+    // sweep waits before each budget, and inside a budget's plan between its pieces of work.
+    const auto giveWay = [interactive, current, sweep] {
       while (interactive->load() && current->load() == sweep)
         QThread::msleep(2);
+    };
+    for (std::size_t i = 0; i < budgets.size(); ++i) {
+      giveWay();
       if (current->load() != sweep) return;  // cancelled or replaced
       perf::PlanRequest request = base;
       request.budget = budgets[i];
-      // And inside a budget's plan, between its pieces of work.
-      request.pause_point = [interactive, current, sweep] {
-        while (interactive->load() && current->load() == sweep)
-          QThread::msleep(2);
-      };
+      request.pause_point = giveWay;
       SweepPoint p;
       p.sweep = sweep;
       p.index = static_cast<int>(i);

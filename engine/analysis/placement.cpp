@@ -208,8 +208,8 @@ void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
   // By the start offset alone: the gaps of the union do not depend on the order of ranges that
   // start together.
   const auto before = [](const auto& x, const auto& y) { return x.first < y.first; };
-  // The edges' spans alive with `a`: a few, in the order placed, sorted into one run.
-  const std::size_t loose = m_gathered.size();
+  // The edges' spans alive with `a`: a few, in the order placed, sorted into one run (the first).
+  const std::size_t loose = 0;
   const auto appendAlive = [&](std::size_t b) {
     for (const Span& s : m_placed.edges[b]) {
       if (a.start < s.end && s.start < a.end) m_gathered.emplace_back(s.lo, s.hi);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /// @brief A map of at most `capacity` shared values, least recently used first out, safe to share
-/// between threads: the planner's caches of what does not depend on the budget (a swap set's
-/// GMAP, the step times at k, a set's schedule at k, accudnn's pin rounds at k). A value is made
-/// outside the lock, so two threads may make the same one; the first kept wins and both get it.
+/// between threads: the planner's caches (a swap set's GMAP, the step times at k, a set's
+/// schedule at k, accudnn's pin rounds at k). With getOrMake, a value is made outside the lock,
+/// so two threads may make the same one; the first kept wins and both get it. With put, the last
+/// one put is kept.
 #pragma once
 
 #include <cstddef>

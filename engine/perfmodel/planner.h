@@ -153,8 +153,9 @@ class Planner {
   /// GMAPs (with their memory curves) built since construction, beside the fixed policies' own:
   /// what planning again on this planner did not find prepared (for tests and benchmarks).
   std::uint64_t gmapsBuilt() const;
-  /// Rounds of accudnn's phase 1 (its pins) that a plan replayed from a plan at another budget
-  /// instead of simulating them (for tests and benchmarks).
+  /// Rounds of accudnn's phase 1 (each the pin it made, or its finding that none helps) that
+  /// plans replayed from a plan at another budget instead of simulating them (for tests and
+  /// benchmarks).
   std::uint64_t pinRoundsReplayed() const;
   /// Swap-all's peak at k = 1: no policy trains in less.
   std::int64_t minBudget() const;

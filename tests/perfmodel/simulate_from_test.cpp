@@ -247,7 +247,8 @@ TEST(SimSchedule, RefusesAPrefetchOpenedBeforeItsOffload) {
           << e.what();
     }
   }
-  // One step after the offload is the earliest the executor's schedules open it.
+  // One step after the offload the simulator takes it (the executor's schedules open it no
+  // earlier than the step after the FM's release, which is not before its offload).
   SimInput next = in;
   next.prefetch_issue[static_cast<std::size_t>(buffer)] = offloadStep + 1;
   EXPECT_NO_THROW(SimSchedule{next});
