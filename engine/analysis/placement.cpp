@@ -71,8 +71,9 @@ struct Placed {
 };
 
 /// What a Packer fills and clears, kept per thread from one placement to the next: the planner
-/// places thousands of times, and allocating the per-bucket lists anew each time took a tenth of
-/// a placement. Sized by each Packer; the lists keep their capacity.
+/// places thousands of times, and allocating the per-bucket lists anew each time took a few per
+/// cent of a placement (6 % of a drag of ResNet-152's budget). Sized by each Packer; the lists
+/// keep their capacity.
 struct PackerStorage {
   Placed placed;
   Placed saved;  // placed where best and first fit part (placeBoth)
@@ -99,7 +100,7 @@ struct PackerStorage {
 //   buffer that starts in a bucket between them (after its start, before its end):
 //   `startTree`, a segment tree over the buckets, keeps for each node the union of the buffers
 //   that start in its buckets, so that a few unions hold them all.
-// The ranges a buffer gathers are sorted by offset, and the gaps read off in one pass.
+// The ranges a buffer gathers are merged in offset order, and the gaps read off in one pass.
 class Packer {
  public:
   Packer(std::vector<Instance>& inst, std::size_t allocs, std::size_t ops, PackerStorage& storage)
