@@ -209,34 +209,27 @@ void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
   // By the start offset alone: the gaps of the union do not depend on the order of ranges that
   // start together.
   const auto before = [](const auto& x, const auto& y) { return x.first < y.first; };
-  // The edges' spans alive with `a`: a few, in the order placed, sorted into one run (the first).
-  const std::size_t loose = 0;
-  const auto appendAlive = [&](std::size_t b) {
+  // The buckets whose edges and covered unions it reads: each one it meets where it meets a few,
+  // else its first and last (the start tree holds those between).
+  const bool few = b1 - b0 < kFewBuckets;
+  const std::size_t stride = few ? 1 : b1 - b0;
+  // The edges' spans alive with `a`: a few, in the order placed, sorted into the first run.
+  for (std::size_t b = b0; b <= b1; b += stride) {
     for (const Span& s : m_placed.edges[b]) {
       if (a.start < s.end && s.start < a.end) m_gathered.emplace_back(s.lo, s.hi);
     }
-  };
-  if (b1 - b0 < kFewBuckets) {
-    for (std::size_t b = b0; b <= b1; ++b)
-      appendAlive(b);
-  } else {
-    appendAlive(b0);
-    appendAlive(b1);
   }
-  for (std::size_t i = loose + 1; i < m_gathered.size(); ++i) {  // insertion sort: a few
+  for (std::size_t i = 1; i < m_gathered.size(); ++i) {  // insertion sort: a few
     const auto v = m_gathered[i];
     std::size_t j = i;
-    for (; j > loose && before(v, m_gathered[j - 1]); --j)
+    for (; j > 0 && before(v, m_gathered[j - 1]); --j)
       m_gathered[j] = m_gathered[j - 1];
     m_gathered[j] = v;
   }
-  if (m_gathered.size() > loose) m_runEnds.push_back(m_gathered.size());
-  if (b1 - b0 < kFewBuckets) {
-    for (std::size_t b = b0; b <= b1; ++b)
-      append(m_placed.covered[b]);
-  } else {
-    append(m_placed.covered[b0]);
-    append(m_placed.covered[b1]);
+  if (!m_gathered.empty()) m_runEnds.push_back(m_gathered.size());
+  for (std::size_t b = b0; b <= b1; b += stride)
+    append(m_placed.covered[b]);
+  if (!few) {
     // The nodes that cover the buckets b0 + 1 .. b1 - 1, bottom up.
     for (std::size_t l = m_leaves + b0 + 1, r = m_leaves + b1; l < r; l /= 2, r /= 2) {
       if (l & 1) append(m_placed.startTree[l++]);

@@ -132,13 +132,13 @@ class SimSchedule {
                                 double stall_limit, SimResult& out, double* removable);
   friend bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
                            std::size_t from, double stall_limit, SimResult& out);
-  /// Steps `from`.. of a simulation; steps before `from` are `base`'s (nullptr: from = 1).
-  /// False when the stall of steps 2.. exceeds `stallLimit` (the result is then partial).
   /// Takes into `r` what a run resumed at step `from` keeps of `base`: its steps, transfers and
   /// sums before `from` (steps from `from` on, and the ends of transfers issued from `from` on,
   /// are written before they are read).
   static void resume(const SimSchedule& sc, const SimInput& in, const SimResult& base,
                      std::size_t from, SimResult& r);
+  /// Steps `from`.. of a simulation; steps before `from` are `base`'s (nullptr: from = 1).
+  /// False when the stall of steps 2.. exceeds `stallLimit` (the result is then partial).
   /// With `settled` > 0, it stops at the first step j >= settled where both it and `base` have
   /// every copy issued before step j done when step j - 1 finishes, and sets `*shiftedAt` to j.
   static bool run(const SimSchedule& sc, const SimInput& in, SimResult& r, const SimResult* base,
