@@ -77,8 +77,11 @@ struct Placed {
 struct PackerStorage {
   Placed placed;
   Placed saved;  // placed where best and first fit part (placeBoth)
-  Ranges gathered, merged;
+  Ranges gathered;
   std::vector<std::size_t> runEnds;
+  std::vector<std::pair<const Ranges::value_type*, const Ranges::value_type*>> runs;
+  std::vector<std::size_t> buckets0, buckets1;
+  std::vector<char> universal, longLived;
 };
 
 // The buffers in one order, each into a gap left by the placed buffers whose lifetimes overlap
@@ -100,7 +103,8 @@ struct PackerStorage {
 //   buffer that starts in a bucket between them (after its start, before its end):
 //   `startTree`, a segment tree over the buckets, keeps for each node the union of the buffers
 //   that start in its buckets, so that a few unions hold them all.
-// The ranges a buffer gathers are merged in offset order, and the gaps read off in one pass.
+// The lists a buffer gathers are each in offset order, and the gaps of their union are read off
+// in one pass over them all, taking the least start offset first.
 class Packer {
  public:
   Packer(std::vector<Instance>& inst, std::size_t allocs, std::size_t ops, PackerStorage& storage)
@@ -110,8 +114,12 @@ class Packer {
         m_placed(storage.placed),
         m_saved(storage.saved),
         m_gathered(storage.gathered),
-        m_merged(storage.merged),
-        m_runEnds(storage.runEnds) {
+        m_runEnds(storage.runEnds),
+        m_runs(storage.runs),
+        m_buckets0(storage.buckets0),
+        m_buckets1(storage.buckets1),
+        m_universal(storage.universal),
+        m_longLived(storage.longLived) {
     for (const Instance& in : m_inst) {
       if (in.size == 0) continue;
       m_firstEnd = std::min(m_firstEnd, in.end);
@@ -125,9 +133,15 @@ class Packer {
     m_placed.covered.resize(m_buckets);
     m_placed.startTree.resize(2 * m_leaves);
     m_longLived.assign(m_inst.size(), 0);
+    m_universal.assign(m_inst.size(), 0);
+    m_buckets0.resize(m_inst.size());
+    m_buckets1.resize(m_inst.size());
     for (std::size_t i = 0; i < m_inst.size(); ++i) {
       const auto [b0, b1] = bucketRange(m_inst[i]);
-      m_longLived[i] = m_inst[i].size > 0 && !overlapsEveryone(m_inst[i]) && b1 - b0 >= kFewBuckets;
+      m_buckets0[i] = b0;
+      m_buckets1[i] = b1;
+      m_universal[i] = overlapsEveryone(m_inst[i]);
+      m_longLived[i] = m_inst[i].size > 0 && !m_universal[i] && b1 - b0 >= kFewBuckets;
     }
   }
 
@@ -189,44 +203,46 @@ class Packer {
   std::size_t m_buckets = 1, m_width = 1, m_leaves = 1;
   Placed& m_placed;
   Placed& m_saved;                      // m_placed where best and first fit part (placeBoth)
-  Ranges& m_gathered;                   // the ranges one buffer overlaps
-  Ranges& m_merged;                     // gather's merge buffer
+  Ranges& m_gathered;                   // the edges' spans one buffer overlaps
   std::vector<std::size_t>& m_runEnds;  // where each of m_gathered's runs in offset order ends
-  std::vector<char> m_longLived;        // meets more than a few buckets, not universal
+  /// The runs in offset order whose union is what one buffer overlaps: m_gathered's, and lists
+  /// of the structures read in place.
+  std::vector<std::pair<const Ranges::value_type*, const Ranges::value_type*>>& m_runs;
+  // Per instance, the same in every order: its first and last bucket, whether it overlaps every
+  // other one, and whether it meets more than a few buckets without.
+  std::vector<std::size_t>& m_buckets0;
+  std::vector<std::size_t>& m_buckets1;
+  std::vector<char>& m_universal;
+  std::vector<char>& m_longLived;
 };
 
 void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
-  // Every list but the edges' is in offset order: each is one run, and the runs are merged
-  // (where sorting the ranges together took a third of a placement, most of it moving ranges
-  // of one run past those of another).
+  // Every list read is in offset order (each bucket's edges too, kept sorted as they are added):
+  // each is one run, and fits() reads the runs together, in offset order, without merging them
+  // into one list (copying and merging the ranges took a third of a placement).
   m_gathered.clear();
   m_runEnds.clear();
-  const auto append = [&](const Ranges& r) {
-    if (r.empty()) return;
-    m_gathered.insert(m_gathered.end(), r.begin(), r.end());
-    m_runEnds.push_back(m_gathered.size());
-  };
-  // By the start offset alone: the gaps of the union do not depend on the order of ranges that
-  // start together.
-  const auto before = [](const auto& x, const auto& y) { return x.first < y.first; };
+  m_runs.clear();
   // The buckets whose edges and covered unions it reads: each one it meets where it meets a few,
   // else its first and last (the start tree holds those between).
   const bool few = b1 - b0 < kFewBuckets;
   const std::size_t stride = few ? 1 : b1 - b0;
-  // The edges' spans alive with `a`: a few, in the order placed, sorted into the first run.
+  // The edges' spans alive with `a`, a run per bucket.
   for (std::size_t b = b0; b <= b1; b += stride) {
+    const std::size_t before = m_gathered.size();
     for (const Span& s : m_placed.edges[b]) {
       if (a.start < s.end && s.start < a.end) m_gathered.emplace_back(s.lo, s.hi);
     }
+    if (m_gathered.size() > before) m_runEnds.push_back(m_gathered.size());
   }
-  for (std::size_t i = 1; i < m_gathered.size(); ++i) {  // insertion sort: a few
-    const auto v = m_gathered[i];
-    std::size_t j = i;
-    for (; j > 0 && before(v, m_gathered[j - 1]); --j)
-      m_gathered[j] = m_gathered[j - 1];
-    m_gathered[j] = v;
+  std::size_t begin = 0;
+  for (const std::size_t end : m_runEnds) {  // m_gathered is complete: its storage stays put
+    m_runs.emplace_back(m_gathered.data() + begin, m_gathered.data() + end);
+    begin = end;
   }
-  if (!m_gathered.empty()) m_runEnds.push_back(m_gathered.size());
+  const auto append = [&](const Ranges& r) {
+    if (!r.empty()) m_runs.emplace_back(r.data(), r.data() + r.size());
+  };
   for (std::size_t b = b0; b <= b1; b += stride)
     append(m_placed.covered[b]);
   if (!few) {
@@ -237,24 +253,6 @@ void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
     }
   }
   append(m_placed.always);
-  // Bottom-up merges of neighbouring runs, into m_merged and back.
-  while (m_runEnds.size() > 1) {
-    m_merged.resize(m_gathered.size());
-    std::size_t begin = 0, kept = 0;
-    for (std::size_t r = 0; r < m_runEnds.size(); r += 2) {
-      const std::size_t mid = m_runEnds[r];
-      const std::size_t end = r + 1 < m_runEnds.size() ? m_runEnds[r + 1] : mid;
-      const auto at = [](Ranges& v, std::size_t i) {
-        return v.begin() + static_cast<std::ptrdiff_t>(i);
-      };
-      std::merge(at(m_gathered, begin), at(m_gathered, mid), at(m_gathered, mid),
-                 at(m_gathered, end), at(m_merged, begin), before);
-      m_runEnds[kept++] = end;
-      begin = end;
-    }
-    m_runEnds.resize(kept);
-    std::swap(m_gathered, m_merged);
-  }
 }
 
 void Packer::add(const Instance& a, std::size_t b0, std::size_t b1, bool universal,
@@ -265,8 +263,14 @@ void Packer::add(const Instance& a, std::size_t b0, std::size_t b1, bool univers
     join(m_placed.always, span.lo, span.hi);
     return;
   }
-  m_placed.edges[b0].push_back(span);
-  if (b1 != b0) m_placed.edges[b1].push_back(span);
+  // Each bucket's edges in offset order (ties: in the order placed).
+  const auto edge = [&span](std::vector<Span>& list) {
+    list.insert(std::upper_bound(list.begin(), list.end(), span.lo,
+                                 [](std::int64_t lo, const Span& x) { return lo < x.lo; }),
+                span);
+  };
+  edge(m_placed.edges[b0]);
+  if (b1 != b0) edge(m_placed.edges[b1]);
   for (std::size_t b = b0 + 1; b < b1; ++b)
     join(m_placed.covered[b], span.lo, span.hi);
   if (!keepStarts) return;
@@ -278,23 +282,61 @@ std::pair<std::int64_t, std::int64_t> Packer::fits(const Instance& a, std::size_
                                                    std::size_t b1, bool universal) {
   // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
   // `occupied`.
-  if (!universal) gather(a, b0, b1);
-  const auto aligned = [&a](std::int64_t v) { return (v + a.align - 1) / a.align * a.align; };
-  // The gaps of the union, in offset order.
+  if (universal) {
+    m_runs.clear();
+    if (!m_placed.occupied.empty())
+      m_runs.emplace_back(m_placed.occupied.data(),
+                          m_placed.occupied.data() + m_placed.occupied.size());
+  } else {
+    gather(a, b0, b1);
+  }
+  // Alignments are powers of two in practice: a mask then, where a division is the slowest step.
+  const std::int64_t mask = (a.align & (a.align - 1)) == 0 ? a.align - 1 : -1;
+  const auto aligned = [&a, mask](std::int64_t v) {
+    return mask >= 0 ? (v + mask) & ~mask : (v + a.align - 1) / a.align * a.align;
+  };
+  // The gaps of the union, in offset order: the runs' ranges taken by start offset, the least
+  // first (ties in any order: the gaps of a union do not depend on the order of ranges that
+  // start together).
   std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), first = -1;
   std::int64_t cursor = 0;
-  for (const auto& [lo, hi] : universal ? m_placed.occupied : m_gathered) {
+  const auto take = [&](std::int64_t lo, std::int64_t hi) {
     if (lo > cursor) {
       const std::int64_t gap = lo - cursor;
-      if (aligned(cursor) + a.size <= lo) {
-        if (first < 0) first = aligned(cursor);
+      if (const std::int64_t at = aligned(cursor); at + a.size <= lo) {
+        if (first < 0) first = at;
         if (gap < bestGap) {
-          best = aligned(cursor);
+          best = at;
           bestGap = gap;
         }
       }
     }
     cursor = std::max(cursor, hi);
+  };
+  // The run with the least head, and the least head of the others: that run's ranges up to it
+  // are taken without looking at the others again.
+  std::size_t live = m_runs.size();
+  while (live > 1) {
+    std::size_t at = 0;
+    std::int64_t next = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t r = 1; r < live; ++r) {
+      const std::int64_t head = m_runs[r].first->first;
+      if (head < m_runs[at].first->first) {
+        next = m_runs[at].first->first;
+        at = r;
+      } else if (head < next) {
+        next = head;
+      }
+    }
+    auto& [p, end] = m_runs[at];
+    do {
+      take(p->first, p->second);
+    } while (++p != end && p->first <= next);
+    if (p == end) m_runs[at] = m_runs[--live];
+  }
+  if (live == 1) {
+    for (auto p = m_runs[0].first; p != m_runs[0].second; ++p)
+      take(p->first, p->second);
   }
   return {best >= 0 ? best : aligned(cursor), first >= 0 ? first : aligned(cursor)};
 }
@@ -325,8 +367,8 @@ std::size_t Packer::placeFrom(const std::vector<std::size_t>& order, std::size_t
   for (std::size_t i = from; i < order.size(); ++i) {
     Instance& a = m_inst[order[i]];
     if (a.size == 0) continue;
-    const auto [b0, b1] = bucketRange(a);
-    const bool universal = overlapsEveryone(a);
+    const std::size_t b0 = m_buckets0[order[i]], b1 = m_buckets1[order[i]];
+    const bool universal = m_universal[order[i]];
     const auto [best, first] = fits(a, b0, b1, universal);
     if (fit == Fit::Both && best != first) return i;
     put(a, fit == Fit::First ? first : best, p);
