@@ -135,9 +135,11 @@ class AccudnnAtK {
     if (round) round->compared.emplace_back(*m + f.bytes, fitted);
     return fitted;
   }
-  /// Replays the rounds of `trace` whose comparisons come out the same at this budget: their
-  /// pins, window and simulation count. Returns how many it replayed.
-  std::size_t replay(const Context::PinTrace& trace);
+  /// How many of the first rounds of `trace` have comparisons that come out the same at this
+  /// budget.
+  std::size_t holds(const Context::PinTrace& trace) const;
+  /// Replays the first `rounds` rounds of `trace`: their pins, window and simulation count.
+  void replay(const Context::PinTrace& trace, std::size_t rounds);
   /// A pinned FM moves nothing: its copies take no time, beside compute or not.
   void setPinned(const Fm& f, bool pinned) {
     if (f.minibatch) return;  // its buffer's time is also the step-1 load
@@ -258,14 +260,23 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
   // of such pins took 25,000 simulations per plan for 0.25 % of predicted time per sample.
   constexpr double kMinPinGain = 1e-5;
   const double minGain = std::max(kEps, kMinPinGain * m_sim.t_iter);  // swap-all's
-  // The rounds an earlier budget made at this k, as far as they hold here.
-  const std::shared_ptr<const Context::PinTrace> kept = m_ctx.pinTrace(m_times.k, m_in.reuse_delay);
+  // The rounds an earlier budget made at this k, as far as they hold here: of the traces kept,
+  // the one that holds the longest (ties: the latest).
   Context::PinTrace trace;
-  if (kept) {
-    const std::size_t replayed = replay(*kept);
-    trace.rounds.assign(kept->rounds.begin(),
-                        kept->rounds.begin() + static_cast<std::ptrdiff_t>(replayed));
-    if (replayed == kept->rounds.size()) {  // phase 1 ends as it did there
+  if (const auto kept = m_ctx.pinTraces(m_times.k, m_in.reuse_delay)) {
+    const Context::PinTrace* longest = nullptr;
+    std::size_t replayed = 0;
+    for (const auto& t : kept->latest) {
+      const std::size_t n = holds(*t);
+      if (!longest || n > replayed) {
+        longest = t.get();
+        replayed = n;
+      }
+    }
+    replay(*longest, replayed);
+    trace.rounds.assign(longest->rounds.begin(),
+                        longest->rounds.begin() + static_cast<std::ptrdiff_t>(replayed));
+    if (replayed == longest->rounds.size()) {  // phase 1 ends as it did there
       m_phase1 = m_order.size();
       return;
     }
@@ -346,7 +357,7 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
   m_ctx.keepPinTrace(m_times.k, m_in.reuse_delay, std::move(trace));
 }
 
-std::size_t AccudnnAtK::replay(const Context::PinTrace& trace) {
+std::size_t AccudnnAtK::holds(const Context::PinTrace& trace) const {
   std::size_t r = 0;
   for (; r < trace.rounds.size(); ++r) {
     const Round& round = trace.rounds[r];
@@ -354,6 +365,13 @@ std::size_t AccudnnAtK::replay(const Context::PinTrace& trace) {
       return (c.first <= m_window.budget) == c.second;
     });
     if (!same) break;
+  }
+  return r;
+}
+
+void AccudnnAtK::replay(const Context::PinTrace& trace, std::size_t rounds) {
+  for (std::size_t r = 0; r < rounds; ++r) {
+    const Round& round = trace.rounds[r];
     for (const auto& c : round.compared)
       m_window.fits(c.first);
     m_count += round.simulations;
@@ -363,7 +381,6 @@ std::size_t AccudnnAtK::replay(const Context::PinTrace& trace) {
       m_simStale = true;
     }
   }
-  return r;
 }
 
 void AccudnnAtK::keepWhatFits() {

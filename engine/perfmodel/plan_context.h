@@ -132,7 +132,9 @@ struct Context {
   /// of bytes with the budget and the FM it pinned. Phase 1 at another budget makes the same
   /// rounds as long as those comparisons come out the same there (the pins, and with them every
   /// simulation, depend on the budget through them alone), so it replays them without
-  /// simulating and goes on from the first round where one differs.
+  /// simulating and goes on from the first round where one differs. The traces of the last few
+  /// budgets are kept, and a budget replays the one that holds for the most rounds: the app's
+  /// budget jumps back and forth, and the trace of the budget before is often not the nearest.
   struct PinTrace {
     struct Round {
       std::vector<std::pair<std::int64_t, bool>> compared;  ///< bytes, and whether they fitted
@@ -141,13 +143,27 @@ struct Context {
     };
     std::vector<Round> rounds;
   };
-  /// The rounds kept for phase 1 at k under reuse delay `delay` (the one its simulations ran
-  /// with); null where none are.
-  std::shared_ptr<const PinTrace> pinTrace(std::int64_t k, int delay) const {
-    return pinTraces.get({k, delay});
+  /// The traces kept for phase 1 at k under reuse delay `delay` (the one its simulations ran
+  /// with), the latest first.
+  struct PinTraces {
+    static constexpr std::size_t kKept = 8;
+    std::vector<std::shared_ptr<const PinTrace>> latest;
+  };
+  /// Null where none are kept.
+  std::shared_ptr<const PinTraces> pinTraces(std::int64_t k, int delay) const {
+    return pinTraceCache.get({k, delay});
   }
+  /// Keeps `trace` first, and up to kKept - 1 of those kept before.
   void keepPinTrace(std::int64_t k, int delay, PinTrace trace) const {
-    pinTraces.put({k, delay}, std::make_shared<const PinTrace>(std::move(trace)));
+    auto kept = std::make_shared<PinTraces>();
+    kept->latest.push_back(std::make_shared<const PinTrace>(std::move(trace)));
+    if (const auto before = pinTraceCache.get({k, delay})) {
+      for (const auto& t : before->latest) {
+        if (kept->latest.size() == PinTraces::kKept) break;
+        kept->latest.push_back(t);
+      }
+    }
+    pinTraceCache.put({k, delay}, std::move(kept));
   }
 
   /// accudnn's plan at one k, at one of the stages the search makes it in: phase 1 (the k
@@ -240,8 +256,8 @@ struct Context {
       return std::hash<std::int64_t>()(key.first * 64 + key.second);
     }
   };
-  /// A few KiB each: every k of a search and of the searches around it.
-  BoundedCache<std::pair<std::int64_t, int>, PinTrace, TraceKeyHash> pinTraces{1024};
+  /// A few KiB a trace: every k of a search and of the searches around it.
+  BoundedCache<std::pair<std::int64_t, int>, PinTraces, TraceKeyHash> pinTraceCache{1024};
   /// Plans of ResNet-152 take about 100 KiB each (the simulation's per-step times): 256 hold
   /// every k of a search and its neighbours at the budgets around the current one.
   static constexpr std::size_t kPlanEntries = 256;
