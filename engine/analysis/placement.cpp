@@ -457,26 +457,44 @@ std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, st
 
 }  // namespace
 
-Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
-                        std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
-                        std::int64_t target) {
+namespace {
+
+/// planPlacement, trying the order `firstKind` first (then the others, in turn). Which order is
+/// tried first changes which placement is returned where several fit, and nothing else: whether
+/// one fits, and the extent where none does (the least at which an order stopped) or where every
+/// order is placed in full (the least). `*fitted` is set to the order that fitted, where one did.
+Placement placeOrders(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                      std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
+                      std::int64_t target, int firstKind, int* fitted) {
   std::size_t allocs = 0;
   std::vector<Instance> inst =
       instancesOf(gmap, ops, k, alignment, delay, workspaceAlignment, allocs);
   thread_local PackerStorage storage;
   Packer packer(inst, allocs, ops.size(), storage);
   Placement p;
-  for (int kind = 0; kind < 4; ++kind) {
+  for (int i = 0; i < 4; ++i) {
+    const int kind = i == 0 ? firstKind : (i <= firstKind ? i - 1 : i);
     const std::vector<std::size_t> order = orderOf(kind, inst, ops.size());
     Placement first;
     // Best fit, then first fit.
     for (Placement* q : {static_cast<Placement*>(nullptr), &first}) {
       Placement made = q ? std::move(*q) : packer.placeBoth(order, target, first);
       if (p.offsets.empty() || made.extent < p.extent) p = std::move(made);
-      if (p.extent <= target) return p;
+      if (p.extent <= target) {
+        if (fitted) *fitted = kind;
+        return p;
+      }
     }
   }
   return p;
+}
+
+}  // namespace
+
+Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
+                        std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
+                        std::int64_t target) {
+  return placeOrders(gmap, ops, k, alignment, delay, workspaceAlignment, target, 0, nullptr);
 }
 
 PlacementMemo::Known PlacementMemo::get(int delay, bool moved, std::int64_t alignment) const {
@@ -556,8 +574,13 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     // budgets of a drag or a sweep meet a key again and again, each just beyond the last: the
     // third time, every order is placed in full, and the least extent is exact.
     const bool full = known.placed > 1;
-    const std::int64_t extent = planPlacement(gmap, ops(moved), k, a.alignment, a.delay,
-                                              workspaceAlignment, full ? 0 : budget)
+    // Only whether it fits is asked here, not where: the order that fitted the last placement of
+    // the same kind of schedule on this thread is tried first (most placements that fit, fit in
+    // the order that the last one did, and the orders before it are placed in vain).
+    thread_local std::array<int, 4> lastFitted{};
+    int& hint = lastFitted[static_cast<std::size_t>((a.delay > 0 ? 2 : 0) + (moved ? 1 : 0))];
+    const std::int64_t extent = placeOrders(gmap, ops(moved), k, a.alignment, a.delay,
+                                            workspaceAlignment, full ? 0 : budget, hint, &hint)
                                     .extent;
     // None fitted: every order stopped beyond the budget, each at an extent its full placement
     // cannot be below; the least of them is returned.
