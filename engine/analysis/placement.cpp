@@ -184,10 +184,11 @@ class Packer {
   /// Records `a`, placed, in the structures.
   void add(const Instance& a, std::size_t b0, std::size_t b1, bool universal, bool keepStarts);
 
-  /// The best-fit and the first-fit offset of `a` among the placed buffers it overlaps.
-  std::pair<std::int64_t, std::int64_t> fits(const Instance& a, std::size_t b0, std::size_t b1,
-                                             bool universal);
   enum class Fit : std::uint8_t { Best, First, Both };
+  /// The best-fit and the first-fit offset of `a` among the placed buffers it overlaps; only the
+  /// one `fit` asks for is exact where it asks for one.
+  std::pair<std::int64_t, std::int64_t> fits(const Instance& a, std::size_t b0, std::size_t b1,
+                                             bool universal, Fit fit);
   /// Places order[from..] at the best or the first fit into `p`; stops once past `target` (0:
   /// never). Fit::Both places at the best fit while it is the first fit too, and returns the
   /// index of the first buffer where they part, not placed; else order.size().
@@ -279,7 +280,7 @@ void Packer::add(const Instance& a, std::size_t b0, std::size_t b1, bool univers
 }
 
 std::pair<std::int64_t, std::int64_t> Packer::fits(const Instance& a, std::size_t b0,
-                                                   std::size_t b1, bool universal) {
+                                                   std::size_t b1, bool universal, Fit fit) {
   // A buffer that overlaps every other one overlaps every placed one: its gaps are those of
   // `occupied`.
   if (universal) {
@@ -300,6 +301,9 @@ std::pair<std::int64_t, std::int64_t> Packer::fits(const Instance& a, std::size_
   // start together).
   std::int64_t best = -1, bestGap = std::numeric_limits<std::int64_t>::max(), first = -1;
   std::int64_t cursor = 0;
+  // The scan stops once the answers asked for are known: the first fit at the first gap that
+  // holds `a`, the best fit at a gap of exactly its size (none is smaller; the lowest wins ties).
+  bool done = false;
   const auto take = [&](std::int64_t lo, std::int64_t hi) {
     if (lo > cursor) {
       const std::int64_t gap = lo - cursor;
@@ -309,6 +313,7 @@ std::pair<std::int64_t, std::int64_t> Packer::fits(const Instance& a, std::size_
           best = at;
           bestGap = gap;
         }
+        done = fit == Fit::First || (bestGap == a.size && (fit == Fit::Best || first >= 0));
       }
     }
     cursor = std::max(cursor, hi);
@@ -331,13 +336,15 @@ std::pair<std::int64_t, std::int64_t> Packer::fits(const Instance& a, std::size_
     auto& [p, end] = m_runs[at];
     do {
       take(p->first, p->second);
-    } while (++p != end && p->first <= next);
+    } while (++p != end && p->first <= next && !done);
+    if (done) return {best, first};
     if (p == end) m_runs[at] = m_runs[--live];
   }
   if (live == 1) {
-    for (auto p = m_runs[0].first; p != m_runs[0].second; ++p)
+    for (auto p = m_runs[0].first; p != m_runs[0].second && !done; ++p)
       take(p->first, p->second);
   }
+  if (done) return {best, first};
   return {best >= 0 ? best : aligned(cursor), first >= 0 ? first : aligned(cursor)};
 }
 
@@ -369,7 +376,7 @@ std::size_t Packer::placeFrom(const std::vector<std::size_t>& order, std::size_t
     if (a.size == 0) continue;
     const std::size_t b0 = m_buckets0[order[i]], b1 = m_buckets1[order[i]];
     const bool universal = m_universal[order[i]];
-    const auto [best, first] = fits(a, b0, b1, universal);
+    const auto [best, first] = fits(a, b0, b1, universal, fit);
     if (fit == Fit::Both && best != first) return i;
     put(a, fit == Fit::First ? first : best, p);
     if (target > 0 && p.extent > target) break;  // this order cannot fit: stop it here
