@@ -179,7 +179,9 @@ class Packer {
     *it = {lo, hi};  // the first it touches becomes the joined range, the others go
     ranges.erase(it + 1, last);
   }
-  /// The byte ranges `a` overlaps (not universal), in offset order, into m_gathered.
+  /// The lists of byte ranges that hold what `a` (not universal) overlaps, each in offset order,
+  /// as runs into m_runs (the edges' spans alive with `a` copied into m_gathered, the unions
+  /// read in place).
   void gather(const Instance& a, std::size_t b0, std::size_t b1);
   /// Records `a`, placed, in the structures.
   void add(const Instance& a, std::size_t b0, std::size_t b1, bool universal, bool keepStarts);
@@ -313,7 +315,8 @@ std::pair<std::int64_t, std::int64_t> Packer::fits(const Instance& a, std::size_
           best = at;
           bestGap = gap;
         }
-        done = fit == Fit::First || (bestGap == a.size && (fit == Fit::Best || first >= 0));
+        // (The first fit is at or before the best one: an exact best fit ends Fit::Both too.)
+        done = fit == Fit::First || bestGap == a.size;
       }
     }
     cursor = std::max(cursor, hi);
@@ -421,14 +424,14 @@ Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t 
 std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, std::size_t ops) {
   __extension__ using Key = unsigned __int128;
   std::vector<std::size_t> order(inst.size());
+  constexpr std::uint64_t kLow32 = 0xffffffffULL;
+  if (ops > kLow32 || inst.size() > kLow32) {
+    throw Error(ErrorKind::Runtime, "placement: more than 2^32 ops or buffers to order");
+  }
   if (kind == 3) {  // allocation order is the instances' own: they are listed in op order
     for (std::size_t i = 0; i < order.size(); ++i)
       order[i] = i;
     return order;
-  }
-  constexpr std::uint64_t kLow32 = 0xffffffffULL;
-  if (ops > kLow32 || inst.size() > kLow32) {
-    throw Error(ErrorKind::Runtime, "placement: more than 2^32 ops or buffers to order");
   }
   // Ascending order of a signed value, as unsigned bits.
   const auto ascending = [](std::int64_t v) {
@@ -495,6 +498,10 @@ Placement placeOrders(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int
   }
   return p;
 }
+
+/// Per kind of schedule (reuse delay or not, moved prefetches or not), the order that packed the
+/// last placement placeAhead made with a memo on this thread (placeOrders' firstKind).
+thread_local std::array<int, 4> lastFitted{};
 
 }  // namespace
 
@@ -584,7 +591,6 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     // Only whether it fits is asked here, not where: the order that fitted the last placement of
     // the same kind of schedule on this thread is tried first (most placements that fit, fit in
     // the order that the last one did, and the orders before it are placed in vain).
-    thread_local std::array<int, 4> lastFitted{};
     int& hint = lastFitted[static_cast<std::size_t>((a.delay > 0 ? 2 : 0) + (moved ? 1 : 0))];
     const std::int64_t extent = placeOrders(gmap, ops(moved), k, a.alignment, a.delay,
                                             workspaceAlignment, full ? 0 : budget, hint, &hint)
