@@ -100,10 +100,10 @@ TEST(PlanReuse, PinRoundsReplayedFromOtherBudgetsGiveTheSamePlans) {
 }
 
 // Phase 1 replays the trace, of those kept at a k from other budgets, that holds the longest: a
-// plan at another budget in between (here a tighter one, whose pin rounds part from the first
-// budget's early) takes nothing from what a later budget near the first replays. The plans equal
-// a cold planner's either way.
-TEST(PlanReuse, APlanInBetweenLeavesTheRoundsOfTheOneBefore) {
+// plan at another budget (here a tighter one, whose pin rounds part from the first budget's
+// early), made before or after the first budget, takes nothing from what a later budget near the
+// first replays. The plans equal a cold planner's either way.
+TEST(PlanReuse, APlanAtAnotherBudgetLeavesTheRoundsOfTheNearestOne) {
   const Network net = buildZooModel("resnet56");
   const double lo = static_cast<double>(Planner(sampleModel(), net).minBudget());
   const auto at = [&](double step) {
@@ -112,24 +112,26 @@ TEST(PlanReuse, APlanInBetweenLeavesTheRoundsOfTheOneBefore) {
     r.threads = 1;
     return r;
   };
-  for (const double between : {3.0, 4.0}) {
-    SCOPED_TRACE("between at step " + std::to_string(between));
-    // Alone: the budget at step 6, then one half a step above.
-    const Planner alone(sampleModel(), net);
-    alone.plan(at(6));
-    const std::uint64_t before = alone.pinRoundsReplayed();
-    const PlanResult near = alone.plan(at(6.5));
-    const std::uint64_t replayedAlone = alone.pinRoundsReplayed() - before;
-    // The same with a plan at another budget in between.
-    const Planner warm(sampleModel(), net);
-    warm.plan(at(6));
-    warm.plan(at(between));
-    const std::uint64_t beforeNear = warm.pinRoundsReplayed();
-    const PlanResult nearAfter = warm.plan(at(6.5));
-    EXPECT_GT(replayedAlone, 0u);
-    EXPECT_GE(warm.pinRoundsReplayed() - beforeNear, replayedAlone);
-    expectSamePlan(Planner(sampleModel(), net).plan(at(6.5)), nearAfter);
-    expectSamePlan(near, nearAfter);
+  // Alone: the budget at step 6, then one half a step above.
+  const Planner alone(sampleModel(), net);
+  alone.plan(at(6));
+  const std::uint64_t before = alone.pinRoundsReplayed();
+  const PlanResult near = alone.plan(at(6.5));
+  const std::uint64_t replayedAlone = alone.pinRoundsReplayed() - before;
+  EXPECT_GT(replayedAlone, 0u);
+  expectSamePlan(Planner(sampleModel(), net).plan(at(6.5)), near);
+  for (const double other : {3.0, 4.0}) {
+    for (const bool otherFirst : {false, true}) {
+      SCOPED_TRACE("the other budget at step " + std::to_string(other) +
+                   (otherFirst ? ", planned first" : ", planned second"));
+      const Planner warm(sampleModel(), net);
+      warm.plan(at(otherFirst ? other : 6));
+      warm.plan(at(otherFirst ? 6 : other));
+      const std::uint64_t beforeNear = warm.pinRoundsReplayed();
+      const PlanResult nearAfter = warm.plan(at(6.5));
+      EXPECT_GE(warm.pinRoundsReplayed() - beforeNear, replayedAlone);
+      expectSamePlan(near, nearAfter);
+    }
   }
 }
 
