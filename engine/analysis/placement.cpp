@@ -222,7 +222,7 @@ class Packer {
 void Packer::gather(const Instance& a, std::size_t b0, std::size_t b1) {
   // Every list read is in offset order (each bucket's edges too, kept sorted as they are added):
   // each is one run, and fits() reads the runs together, in offset order, without merging them
-  // into one list (copying and merging the ranges took a third of a placement).
+  // into one list (copying and merging them took 7 % of a placement of ResNet-152).
   m_gathered.clear();
   m_runEnds.clear();
   m_runs.clear();
