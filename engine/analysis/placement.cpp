@@ -465,10 +465,6 @@ std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, st
   return order;
 }
 
-}  // namespace
-
-namespace {
-
 /// planPlacement, trying the order `firstKind` first (then the others, in turn). Which order is
 /// tried first changes which placement is returned where several fit, and nothing else: whether
 /// one fits, and the extent where none does (the least at which an order stopped) or where every

@@ -83,21 +83,6 @@ class CliReplace : public ::testing::Test {
       return ::testing::AssertionFailure() << e.what();
     }
   }
-  /// Whether the recording holds `n` iterations within 60 s, or is gone: the run finished and
-  /// its file replaced the database (near the end, that can happen between two polls, and what
-  /// follows the signal tells the cases apart). The recording exists once the run is announced.
-  bool recordedOrReplaced(std::int64_t n) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (!fs::exists(m_recording)) return true;
-      try {
-        if (store::RunReader(m_recording).counts().iterations >= n) return true;
-      } catch (const Error&) {  // renamed while it was read
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-  }
   std::string announced() const {
     return "recording into '" + m_recording + "'; it replaces '" + m_db +
            "' once the run completes";
@@ -138,7 +123,9 @@ TEST_F(CliReplace, AProfileStoppedAtAnyMomentLeavesTheEarlierDatabaseUnderItsNam
       // While the new run is recorded, the earlier one is under its name.
       EXPECT_TRUE(holdsEarlier());
       if (m.iterations > 0) {
-        EXPECT_TRUE(recordedOrReplaced(m.iterations));
+        // The recording exists once the run is announced: gone, the run finished and its file
+        // replaced the database (what follows the signal tells the cases apart).
+        EXPECT_TRUE(testing::waitForIterations(m_recording, m.iterations, true));
       }
       kill(pid, sig);
       int status = 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <utility>
@@ -52,14 +53,17 @@ inline pid_t startLongProfile(const std::string& db) {
                    "--warmup", "0", "--iters", "1000", "--db", db});
 }
 
-/// Waits until the database holds at least `n` iterations (read-only, while it is written).
-inline bool waitForIterations(const std::string& db, std::int64_t n) {
+/// Waits until the database holds at least `n` iterations (read-only, while it is written), for
+/// at most 60 s. With `orGone`, a database that no longer exists ends the wait too (a recording
+/// that a finished run renamed over the file it replaces, which can happen between two polls).
+inline bool waitForIterations(const std::string& db, std::int64_t n, bool orGone = false) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
+    if (orGone && !std::filesystem::exists(db)) return true;
     try {
       store::RunReader reader(db);
       if (reader.counts().iterations >= n) return true;
-    } catch (const Error&) {  // not created yet
+    } catch (const Error&) {  // not created yet, or renamed while it was read
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
