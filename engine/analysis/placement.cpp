@@ -7,6 +7,7 @@
 #include <limits>
 #include <tuple>
 
+#include "analysis/pool_allocator.h"
 #include "analysis/reuse_delay.h"
 #include "common/error.h"
 
@@ -537,9 +538,9 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
   if (delay > 0 && !alignments.empty()) attempts.push_back({delay, alignments.front()});
   for (const std::int64_t a : alignments)
     attempts.push_back({0, a});
-  // Whether an outcome from attempt `from` (moved first) on, or none packing, matters.
+  // Whether an outcome from attempt `from` (moved first) on, or one at run time, matters.
   const auto stillMatters = [&](std::size_t from, bool movedFirst) {
-    if (matters(0, moves)) return true;
+    if (matters(0, moves) || matters(0, false)) return true;  // at run time
     for (std::size_t i = from; i < attempts.size(); ++i) {
       for (const bool moved : {true, false}) {
         if ((moved && !moves) || (i == from && moved && !movedFirst)) continue;
@@ -667,7 +668,75 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
       return out;
     }
   }
+  // None packs ahead: the executor places at run time, with delay 0, the moves first. The
+  // attempts that waited run the schedule of the first run-time placement: they are placed only
+  // where that does not fit.
+  if (matters && !matters(0, moves) && !matters(0, false)) {
+    out.undecided = true;
+    return out;
+  }
+  const auto atRunTime = [&](bool moved) {
+    out.failure = placeAtRunTime(gmap, move_to, moved, k, budget,
+                                 alignments.empty() ? 1 : alignments.back(), workspaceAlignment);
+    if (!out.failure) out.run_time_moved = moved;
+    return !out.failure;
+  };
+  if (atRunTime(moves)) return out;
+  for (const Waiting& w : waiting) {
+    const Attempt& wa = attempts[w.attempt];
+    std::vector<std::int64_t> none;
+    const std::int64_t e = *extentOf(wa, w.moved, none, [] { return true; });
+    if (e <= budget) {
+      out.failure.reset();
+      out.placed = PlacedSchedule{wa.delay, w.moved, wa.alignment, {}};
+      return out;
+    }
+    missed(wa, e);
+  }
+  if (moves) atRunTime(false);
   return out;
+}
+
+std::vector<GmapOp> iterationSchedule(const Gmap& gmap, const std::vector<int>& moveTo, bool move) {
+  std::vector<GmapOp> out = executionOrder(gmap, move ? moveTo : std::vector<int>{});
+  const auto setup = std::count_if(gmap.ops.begin(), gmap.ops.end(),
+                                   [](const GmapOp& op) { return op.step == 0; });
+  out.erase(out.begin(), out.begin() + setup);
+  return out;
+}
+
+std::optional<RunTimeFailure> placeAtRunTime(const Gmap& gmap, const std::vector<int>& moveTo,
+                                             bool move, std::int64_t k, std::int64_t budget,
+                                             std::int64_t alignment,
+                                             std::int64_t workspaceAlignment) {
+  std::vector<GmapOp> ops;
+  for (const GmapOp& op : gmap.ops) {
+    if (op.step == 0) ops.push_back(op);
+  }
+  const std::vector<GmapOp> iteration = iterationSchedule(gmap, moveTo, move);
+  ops.insert(ops.end(), iteration.begin(), iteration.end());
+  rt::PoolAllocator alloc(budget, alignment);
+  std::vector<std::optional<rt::PoolBlock>> blocks(gmap.buffers.size());
+  for (const GmapOp& op : ops) {
+    if (op.kind != GmapOpKind::Allocate && op.kind != GmapOpKind::Release) continue;
+    auto& block = blocks[static_cast<std::size_t>(op.buffer)];
+    if (op.kind == GmapOpKind::Allocate) {
+      const GmapBuffer& buf = gmap.buffers[static_cast<std::size_t>(op.buffer)];
+      const std::int64_t bytes = buf.size.at(k);
+      if (bytes == 0) continue;
+      block = alloc.allocate(bytes, buf.kind == BufferKind::Workspace ? workspaceAlignment : 0);
+      if (!block) {
+        return RunTimeFailure{.step = op.step,
+                              .buffer = op.buffer,
+                              .bytes = bytes,
+                              .largest_free = alloc.stats().largest_free};
+      }
+    } else {
+      if (block) alloc.release(*block, rt::Fence{});
+      block.reset();
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace swapscope

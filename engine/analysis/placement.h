@@ -43,6 +43,29 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
                         std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0,
                         std::int64_t target = 0);
 
+/// Steps 1..2N of `gmap` in execution order (the set-up, step 0, left out); with `move`, the
+/// prefetches moved by `moveTo` open the step they moved to.
+std::vector<GmapOp> iterationSchedule(const Gmap& gmap, const std::vector<int>& moveTo, bool move);
+
+/// The allocation that does not fit where an iteration is placed at run time.
+struct RunTimeFailure {
+  int step = 0;
+  int buffer = -1;
+  std::int64_t bytes = 0;
+  std::int64_t largest_free = 0;  ///< the allocator's largest free block then
+};
+
+/// An iteration placed at run time, as the executor does where nothing packs ahead: the set-up's
+/// allocations, then iterationSchedule's, with their releases, replayed on a fresh run-time
+/// allocator (analysis/pool_allocator.h: best fit) of `budget` bytes at `alignment`, each buffer
+/// at its size at k (workspaces aligned to `workspaceAlignment` where that is larger). The
+/// allocator is deterministic, so the run fits where this does. None where every allocation fits,
+/// else the first that does not.
+std::optional<RunTimeFailure> placeAtRunTime(const Gmap& gmap, const std::vector<int>& moveTo,
+                                             bool move, std::int64_t k, std::int64_t budget,
+                                             std::int64_t alignment,
+                                             std::int64_t workspaceAlignment);
+
 /// A placement made ahead of time, and the schedule it fixes.
 struct PlacedSchedule {
   int delay = 0;                      ///< the reuse delay it keeps offloaded memory for
@@ -53,11 +76,19 @@ struct PlacedSchedule {
 
 struct AheadOfTime {
   std::optional<PlacedSchedule> placed;  ///< none: no placement ahead of time packs
+  /// Where none packs ahead, the executor places at run time with delay 0 (placeAtRunTime, at the
+  /// last of the alignments): with the moves where that fits them, else without. Whether it then
+  /// runs with the moves; none where neither fits: the plan does not run.
+  std::optional<bool> run_time_moved;
+  /// Then, where neither fits: where the run-time placement without the moves fails.
+  std::optional<RunTimeFailure> failure;
   /// placeAhead stopped before deciding: no outcome still possible was one its caller asked for.
   bool undecided = false;
   /// Then, with a budget of 0 (every order placed in full), the least pool a delay-0 placement
   /// needs; with a budget, an extent beyond it.
   std::int64_t best_extent = 0;
+  /// Whether the plan runs: placed ahead, or at run time.
+  bool runs() const { return placed || run_time_moved; }
 };
 
 /// What the placements of one schedule (a GMAP at one k) are known to need, for a caller that
@@ -90,7 +121,8 @@ class PlacementMemo {
 /// `move_to` (analysis/prefetch_schedule.h; skipped when it moves none) and then without. A
 /// budget can hold the delayed peak of the moved schedule and still not pack it (alignment,
 /// fragmentation): the plan then runs without the moves, or without the delay. Where none packs,
-/// the executor places at run time with delay 0.
+/// the executor places at run time with delay 0 (placeAtRunTime, at alignments.back()), with the
+/// moves and then without; where neither fits, the plan does not run (`runs()` is false).
 ///
 /// With a `memo` (kept by the caller for this GMAP at this k, `move_to` and `workspaceAlignment`),
 /// an attempt whose delayed peak at its alignment (analysis/reuse_delay.h) exceeds the budget is
@@ -99,17 +131,19 @@ class PlacementMemo {
 /// placement's extent from below where `workspaceAlignment` is 0 or a multiple of the alignment
 /// (no rounding then makes a buffer smaller than the bound counts it). An attempt the memo
 /// cannot answer a third time is placed in every order in full: the least extent it then knows
-/// answers every later budget. With a memo, an attempt of the schedule the planner values a plan
-/// on where none packs (delay 0, with the moves where `move_to` has any) whose delayed peak is
-/// above 99 % of the budget, and which the memo cannot answer, is placed only where a later
-/// attempt with another schedule packs: the result may then say that none packs, or name a later
-/// attempt of that schedule, where such an attempt would have packed (the same schedule), and
-/// `best_extent` does not count it.
+/// answers every later budget. With a memo, an attempt of the schedule of the first run-time
+/// placement (delay 0, with the moves where `move_to` has any) whose delayed peak is above 99 %
+/// of the budget, and which the memo cannot answer, waits: it is placed only where a later
+/// attempt with another schedule packs, or where none packs and the run-time placement of that
+/// schedule does not fit (either runs the same schedule). The result may then name a later
+/// attempt of that schedule, or the run-time placement, where such an attempt would have packed,
+/// and `best_extent` does not count it.
 ///
 /// `matters` (delay, moved), where given, says which outcomes the caller needs to tell apart
-/// (the planner: those whose predicted time could still beat its best). Before it places an
-/// attempt, placeAhead returns `undecided` where no outcome still possible matters: an attempt
-/// from this one on, or none packing (delay 0, with the moves where `move_to` has any).
+/// (the planner: those whose predicted time could still beat its best; that the plan does not
+/// run never matters by itself). Before it places an attempt or at run time, placeAhead returns
+/// `undecided` where no outcome still possible matters: an attempt from this one on, or delay 0
+/// at run time (with the moves where `move_to` has any, or without).
 AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::int64_t k,
                        std::int64_t budget, int delay, const std::vector<std::int64_t>& alignments,
                        std::int64_t workspaceAlignment = 0, PlacementMemo* memo = nullptr,

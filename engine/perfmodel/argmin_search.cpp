@@ -89,12 +89,14 @@ class ArgminSearch {
  private:
   using Stage = Context::Stage;
   // Every plan the search compares is valued on the schedule the executor will run it with
-  // (its placement decision, executorSchedule), not only the plan returned. A plan's times under
-  // the schedules the decision can choose (KPlan::schedules) bound that value: the bound search
-  // over k prunes with the most (no k is pruned that could beat the placed best), and the plans
-  // are then placed in order of the least, until the next one's least cannot beat the best
-  // placed value. Most plans are never placed: where a plan's schedules all take the same time,
-  // or the least of the rest is above the best, the decision cannot change the answer.
+  // (its placement decision, executorSchedule), not only the plan returned; a plan whose buffers
+  // pack neither ahead of time nor at run time does not run, and is never chosen. A plan's times
+  // under the schedules the decision can choose (KPlan::schedules) bound its value where it
+  // runs: the bound search over k prunes with the most (no k is pruned that could beat the placed
+  // best; where the plan that pruned it does not run, it is simulated after all, settle()), and
+  // the plans are then placed in order of the least, until the next one's least cannot beat the
+  // best placed value. Most plans are placed only to learn that they run: where the least of the
+  // rest is above the best, the decision cannot change the answer.
   struct Candidate {
     Context::KPlan plan;
     double least = 0, most = 0;  ///< the objective under the fastest and slowest schedule
@@ -155,8 +157,11 @@ class ArgminSearch {
   void pause() const {
     if (m_req.pause_point) m_req.pause_point();
   }
-  /// Simulates the k values of `ks` in bound order, adding their plans to the pool.
+  /// Simulates the k values of `ks` in bound order, adding their plans to the pool; those the
+  /// bound prunes join `m_pruned`.
   void search(const std::vector<std::int64_t>& ks);
+  /// best(), with the k values pruned by a plan that turned out not to run simulated too.
+  Candidate* settle();
   bool keepsAll(const Candidate& c) const { return c.plan.plan->swapped == m_ctx.keepAll.set; }
   /// The plan of least placed objective (ties: the smaller k), placing plans in order of their
   /// least objective until the next one's cannot beat it. Only the plans `keepsAll` names where
@@ -180,6 +185,9 @@ class ArgminSearch {
   double m_dispatch = 0;             // the compute stream's plain hand-off before each task
   std::vector<Candidate> m_pool;     // every plan simulated, in the order one thread takes them
   double m_bestMost = std::numeric_limits<double>::infinity();
+  /// The k values search() pruned, with their bounds: none can beat the least `most` of the
+  /// plans simulated before them, where that plan runs.
+  std::vector<std::pair<double, std::int64_t>> m_pruned;
 };
 
 void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
@@ -247,7 +255,11 @@ void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
   for (auto& f : others)
     f.get();
   for (std::size_t i = 0; i < n; ++i) {
-    if (candidates[i].bound > m_bestMost || !done[i].load()) break;  // one thread stops here
+    if (candidates[i].bound > m_bestMost || !done[i].load()) {  // one thread stops here
+      for (std::size_t j = i; j < n; ++j)
+        m_pruned.emplace_back(candidates[j].bound, candidates[j].times->k);
+      break;
+    }
     m_out.evaluated += counts[i];
     m_out.reused += reused[i];
     if (!results[i].plan) continue;
@@ -266,36 +278,72 @@ ArgminSearch::Candidate* ArgminSearch::best(std::optional<bool> keepingAll) {
   });
   Candidate* chosen = nullptr;
   double chosenObj = std::numeric_limits<double>::infinity();
+  // A plan that does not run (nothing packs, ahead or at run time) has no finite value: never
+  // chosen.
   const auto consider = [&](Candidate* c, double obj) {
+    if (!std::isfinite(obj)) return;
     if (obj < chosenObj || (obj == chosenObj && c->plan.plan->k < chosen->plan.plan->k)) {
       chosen = c;
       chosenObj = obj;
     }
   };
-  // First the plans whose placed value is known without placing (their schedules take one time,
-  // or the memo of earlier placements answers): a best found there spares the placements of
-  // the plans it beats (most of a drag's, whose new plans are those of new k values).
+  const auto runs = [](const Candidate* c) { return !c->placed || std::isfinite(*c->placed); };
+  // First the plans whose placed value is known without placing (the memo of earlier placements
+  // answers): a best found there spares the placements of the plans it beats (most of a drag's,
+  // whose new plans are those of new k values).
   for (Candidate* c : order) {
     if (c->least > chosenObj) break;
     if (const std::optional<double> known = knownObjective(*c)) consider(c, *known);
   }
-  // No plan above the least `most` can be the best: the plan it belongs to places within it.
-  double limit = std::numeric_limits<double>::infinity();
-  for (const Candidate* c : order)
-    limit = std::min(limit, c->most);
-  for (Candidate* c : order) {
-    if (c->least > chosenObj) break;
-    pause();
-    const std::optional<double> placed = placedObjective(*c, std::min(chosenObj, limit));
-    if (placed) consider(c, *placed);  // else above the best: cannot win
+  // No plan above the least `most` of those that may run can be the best: the plan it belongs
+  // to runs within it, unless it turns out not to run. The best is then sought again under the
+  // least `most` of the others (each round finds one more plan that does not run).
+  for (;;) {
+    double limit = std::numeric_limits<double>::infinity();
+    int known = 0;
+    for (const Candidate* c : order) {
+      if (runs(c)) limit = std::min(limit, c->most);
+      known += !runs(c);
+    }
+    for (Candidate* c : order) {
+      if (c->least > chosenObj) break;
+      pause();
+      const std::optional<double> placed = placedObjective(*c, std::min(chosenObj, limit));
+      if (placed) consider(c, *placed);  // else above the best: cannot win
+    }
+    if (chosenObj <= limit) return chosen;
+    const int after = static_cast<int>(std::count_if(
+        order.begin(), order.end(), [&](const Candidate* c) { return !runs(c); }));
+    if (after == known) return chosen;  // (never: the plan of the limit was placed)
   }
-  return chosen;
+}
+
+ArgminSearch::Candidate* ArgminSearch::settle() {
+  for (;;) {
+    Candidate* chosen = best();
+    // A k pruned by a plan that does not run can beat the best that does: those within it are
+    // simulated (the first of them at least, so that this ends).
+    const double obj = chosen ? *chosen->placed : std::numeric_limits<double>::infinity();
+    std::vector<std::int64_t> again;
+    std::vector<std::pair<double, std::int64_t>> kept;
+    for (const auto& [bound, k] : m_pruned) {
+      if (bound <= obj) {
+        again.push_back(k);
+      } else {
+        kept.emplace_back(bound, k);
+      }
+    }
+    if (again.empty()) return chosen;
+    m_pruned = std::move(kept);
+    m_bestMost = obj;
+    search(again);
+  }
 }
 
 std::optional<Evaluation> ArgminSearch::run(std::int64_t top) {
   const auto ks = grid(top);
   search(ks);
-  Candidate* chosen = best();
+  Candidate* chosen = settle();
   if (chosen && ks.size() > 1 && ks.back() > 48) {
     // Refine between the grid neighbours of the best k.
     const std::int64_t bestK = chosen->plan.plan->k;
@@ -308,7 +356,7 @@ std::optional<Evaluation> ArgminSearch::run(std::int64_t top) {
       if (k != bestK) fine.push_back(k);
     }
     search(fine);
-    chosen = best();
+    chosen = settle();
   }
   if (!chosen) return std::nullopt;
   // A plan that keeps every FM (accudnn where the budget holds keep-all at k) is valued as it

@@ -206,8 +206,16 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
     ++out.evaluated;
     // A fixed policy's own plan: its recompute set is not in `set`.
     BudgetWindow window(req.budget);
-    auto e =
-        evaluatePrepared(ctx, fixed ? *fixed : *ctx.prepared(set), times, window, req.reuse_delay);
+    const Prepared& plan = fixed ? *fixed : *ctx.prepared(set);
+    auto e = evaluatePrepared(ctx, plan, times, window, req.reuse_delay);
+    // Beyond Algorithm 2: a plan whose buffers pack neither ahead of time nor at run time does
+    // not run (the executor refuses it), whatever (6) says.
+    if (e && req.reuse_delay < 0 && !executorSchedule(ctx, plan, req.budget, *e)->runs) {
+      failure = "k = " + std::to_string(k) + " meets (6), but its buffers pack neither ahead of " +
+                "time nor at run time in " + formatBytes(req.budget) +
+                " (alignment and fragmentation)";
+      return std::nullopt;
+    }
     if (e) timelines[k] = {std::move(pr), fixed ? 0 : req.budget - peak};
     return e;
   };

@@ -212,11 +212,9 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
   return e;
 }
 
-std::optional<ScheduleTime> executorSchedule(
+std::optional<ExecutorDecision> executorSchedule(
     const Context& ctx, const Prepared& p, std::int64_t budget, const Evaluation& e,
     const std::function<bool(int delay, bool moved)>& matters) {
-  // Without a delay or moves, every attempt and the fallback run the same schedule.
-  if (e.reuse_delay == 0 && e.prefetches_moved == 0) return ScheduleTime{0, false, 0};
   const auto schedule = ctx.scheduleAt(p, e.k);
   const std::vector<int> none;
   // As the executor places: buffers never below fp32's alignment or the pool's padding.
@@ -226,31 +224,28 @@ std::optional<ScheduleTime> executorSchedule(
       p.pool(), e.prefetches_moved > 0 ? schedule->move_to : none, e.k, budget, e.reuse_delay,
       {ctx.model.poolAlignment(), minAlign}, padding.workspace, &schedule->placements, matters);
   if (ahead.undecided) return std::nullopt;
-  // Where nothing packs ahead, the executor places at run time with delay 0 (moves kept if a
-  // dry run fits them, which the planner does not replay: the plan is then returned, and the
-  // executor may still refuse it, naming the shortfall). The planner places its own GMAP padded
-  // as the profiled pool pads, at that pool's alignment and then fp32's (or the padding's): the
-  // executor's inputs on the CPU. It holds the kernel workspaces the CUDA backend adds to the
-  // pool (per convolution, under --conv-algo) where the profile recorded them (a line per layer
-  // over the profiled k values, at or above each); where it did not, the decisions can differ,
-  // and `run` warns where they do.
-  if (ahead.placed) return ScheduleTime{ahead.placed->delay, ahead.placed->moved, 0};
-  return ScheduleTime{0, e.prefetches_moved > 0, 0};
+  // The planner places its own GMAP padded as the profiled pool pads, at that pool's alignment
+  // and then fp32's (or the padding's): the executor's inputs on the CPU. It holds the kernel
+  // workspaces the CUDA backend adds to the pool (per convolution, under --conv-algo) where the
+  // profile recorded them (a line per layer over the profiled k values, at or above each);
+  // where it did not, the decisions can differ, and `run` warns where they do.
+  if (ahead.placed) return ExecutorDecision{true, ahead.placed->delay, ahead.placed->moved};
+  if (ahead.run_time_moved) return ExecutorDecision{true, 0, *ahead.run_time_moved};
+  return ExecutorDecision{false, 0, false};
 }
 
-/// The schedule the swap executor will run `e` with: its placement decision
-/// (analysis/placement.h's placeAhead, at the model's pool alignment and then fp32's). Where the
-/// pool does not pack the simulated schedule (the moved prefetches, the reuse delay), `e` is
-/// simulated again with the one that packs, so that the prediction models the schedule that runs.
-void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e) {
-  const ScheduleTime runs = *executorSchedule(ctx, p, budget, e);
-  if (runs.delay == e.reuse_delay && runs.moved == (e.prefetches_moved > 0)) return;
+bool placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget,
+                        Evaluation& e) {
+  const ExecutorDecision runs = *executorSchedule(ctx, p, budget, e);
+  if (!runs.runs) return false;
+  if (runs.delay == e.reuse_delay && runs.moved == (e.prefetches_moved > 0)) return true;
   const auto schedule = ctx.scheduleAt(p, e.k);
   Context::Schedule placed;
   if (runs.moved) placed.move_to = schedule->move_to;
   e.sim = simulate(simInput(ctx, p, *ctx.timesAt(e.k), placed, runs.delay));
   e.reuse_delay = runs.delay;
   if (!runs.moved) e.prefetches_moved = 0;
+  return true;
 }
 
 namespace {
@@ -283,26 +278,24 @@ std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
                                  const std::vector<ScheduleTime>& schedules, std::int64_t budget,
                                  double limit, bool knownOnly) {
   if (schedules.empty()) return e.sim.t_iter;
-  // Where every schedule takes the same time, the decision cannot change it.
-  const bool same = std::all_of(schedules.begin(), schedules.end(), [&](const ScheduleTime& s) {
-    return s.t_iter == schedules.front().t_iter;
-  });
-  if (same) {
-    if (schedules.front().t_iter > limit) return std::nullopt;
-    return schedules.front().t_iter;
-  }
   const auto timeOf = [&](int delay, bool moved) {
     for (const ScheduleTime& s : schedules) {
       if (s.delay == delay && s.moved == moved) return s.t_iter;
     }
     throw Error(ErrorKind::Runtime, "placedTime: the executor's schedule was not simulated");
   };
+  // Where every schedule takes the same time, the decision changes only whether the plan runs.
   // No outcome matters to a caller that asks for what is known: placeAhead then stops before
   // it would place.
+  const bool same = std::all_of(schedules.begin(), schedules.end(), [&](const ScheduleTime& s) {
+    return s.t_iter == schedules.front().t_iter;
+  });
+  if (same && schedules.front().t_iter > limit) return std::nullopt;
   const auto runs = executorSchedule(
       ctx, *preparedOf(ctx, e), budget, e,
       [&](int delay, bool moved) { return !knownOnly && timeOf(delay, moved) <= limit; });
   if (!runs) return std::nullopt;
+  if (!runs->runs) return std::numeric_limits<double>::infinity();
   return timeOf(runs->delay, runs->moved);
 }
 

@@ -314,16 +314,25 @@ std::optional<Evaluation> evaluatePrepared(const Context& ctx, const Prepared& p
                                            const StepTimes& times, BudgetWindow& window,
                                            int reuseDelay);
 
-/// The schedule the swap executor's placement decision (analysis/placement.h's placeAhead) runs
-/// `e` with at `budget`: its own (e.reuse_delay, its moved prefetches) where that packs, else the
-/// first of the fallbacks that does (no moves, delay 0), else delay 0 placed at run time.
-/// With `matters`, none where no outcome still possible is one it asks for (placeAhead).
-std::optional<ScheduleTime> executorSchedule(
+/// The swap executor's placement decision for a plan: the schedule it runs, or that it does not.
+struct ExecutorDecision {
+  bool runs = true;  ///< false: nothing packs ahead, and neither run-time placement fits
+  int delay = 0;
+  bool moved = false;
+};
+
+/// The swap executor's placement decision (analysis/placement.h's placeAhead) for `e` at
+/// `budget`: its own schedule (e.reuse_delay, its moved prefetches) where that packs, else the
+/// first of the fallbacks that does (no moves, delay 0), else delay 0 placed at run time where
+/// that fits, else that it does not run. With `matters`, none where no outcome still possible is
+/// one it asks for (placeAhead).
+std::optional<ExecutorDecision> executorSchedule(
     const Context& ctx, const Prepared& p, std::int64_t budget, const Evaluation& e,
     const std::function<bool(int delay, bool moved)>& matters = {});
 
-/// `e` simulated again on the schedule the swap executor's placement decision runs.
-void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e);
+/// `e` simulated again on the schedule the swap executor's placement decision runs; false (and
+/// `e` unchanged) where the plan does not run.
+bool placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e);
 
 /// `e`'s iteration time under every schedule executorSchedule can choose for it: its own, and
 /// those without the moves and with delay 0 where they differ from it (one simulation each, added
@@ -332,9 +341,10 @@ void placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budg
 std::vector<ScheduleTime> scheduleTimes(const Context& ctx, const Evaluation& e, int* simulations);
 
 /// The time of `e` under the schedule the executor picks at `budget`, from `schedules`
-/// (scheduleTimes of `e`); e's own where `schedules` is empty. None where it is above `limit`:
-/// the decision stops placing once every outcome still possible would be. With `knownOnly`,
-/// nothing is placed: none where the decision needs a placement that its memo cannot answer.
+/// (scheduleTimes of `e`); e's own where `schedules` is empty (a fixed reuse delay: no
+/// decision). Infinity where the plan does not run. None where it is above `limit`: the decision
+/// stops placing once every outcome still possible would be. With `knownOnly`, nothing is placed:
+/// none where the decision needs a placement that its memo cannot answer.
 std::optional<double> placedTime(const Context& ctx, const Evaluation& e,
                                  const std::vector<ScheduleTime>& schedules, std::int64_t budget,
                                  double limit = std::numeric_limits<double>::infinity(),

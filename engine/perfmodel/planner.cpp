@@ -108,7 +108,7 @@ std::optional<Evaluation> Planner::evaluate(std::int64_t k, const SwapSet& swapp
   const auto p = ctx.prepared(swapped);
   BudgetWindow window(budget);
   std::optional<Evaluation> e = evaluatePrepared(ctx, *p, *ctx.timesAt(k), window, reuse_delay);
-  if (e && reuse_delay < 0) placeAsTheExecutor(ctx, *p, budget, *e);
+  if (e && reuse_delay < 0 && !placeAsTheExecutor(ctx, *p, budget, *e)) return std::nullopt;
   return e;
 }
 
@@ -185,18 +185,43 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     best = paperSearch(ctx, req, fixed, top, out);
     if (out.infeasible) return out;
   }
-  if (best && search && search->stage2)
+  std::optional<Evaluation> stage1;
+  if (best && search && search->stage2) {
+    stage1 = best;
     best = search->stage2(ctx, std::move(*best), req.budget, req.reuse_delay, &out.evaluated);
+  }
+  // Every k here fits the peak (k_max): where none is returned, none runs.
+  const std::string doesNotPack =
+      " does not run in " + formatBytes(req.budget) +
+      ": its peak fits, but its buffers pack neither ahead of time nor at run time (alignment "
+      "and fragmentation), so the executor would refuse it";
   if (!best) {
-    out.reason = "no k up to " + std::to_string(top) + " fits";
+    out.reason =
+        req.batch
+            ? "the plan at k = " + std::to_string(*req.batch) + doesNotPack
+            : "no plan of k up to " + std::to_string(top) + " runs in " +
+                  formatBytes(req.budget) +
+                  ": their peaks fit, but their buffers pack neither ahead of time nor at run "
+                  "time (alignment and fragmentation), so the executor would refuse them";
     return out;
+  }
+  const auto preparedOf = [&](const Evaluation& e) {
+    return fixed ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
+                 : ctx.prepared(e.swapped, e.recomputed);
+  };
+  auto final = preparedOf(*best);
+  // The executor refuses a plan whose buffers pack neither ahead of time nor at run time. The
+  // argmin searches compare only plans that run; a second stage's plan (then the first stage's
+  // is returned), a fixed k's or paper mode's is checked here.
+  if (req.reuse_delay < 0 && !placeAsTheExecutor(ctx, *final, req.budget, *best)) {
+    if (!stage1 || !placeAsTheExecutor(ctx, *(final = preparedOf(*stage1)), req.budget, *stage1)) {
+      out.reason = "the plan at k = " + std::to_string(best->k) + doesNotPack;
+      return out;
+    }
+    best = std::move(stage1);
   }
   out.trainable = true;
   out.best = std::move(*best);
-  const auto final = fixed
-                         ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
-                         : ctx.prepared(out.best.swapped, out.best.recomputed);
-  if (req.reuse_delay < 0) placeAsTheExecutor(ctx, *final, req.budget, out.best);
   out.gmap = final->gmap;
   out.curve = final->curve;
   out.t_whole = wholeTrainingSeconds(out.best.k, out.best.sim.t_iter, out.delta, req);

@@ -143,7 +143,8 @@ class Planner {
   PlanResult plan(const PlanRequest& request) const;
   /// Simulates one k and swap set, with the schedule the executor will run it with (its reuse
   /// delay and moved prefetches, or those of `reuse_delay` where it is given); nullopt when its
-  /// peak exceeds the budget.
+  /// peak exceeds the budget, or (without `reuse_delay`) where the executor would refuse it: its
+  /// buffers pack neither ahead of time nor at run time.
   std::optional<Evaluation> evaluate(std::int64_t k, const SwapSet& swapped, std::int64_t budget,
                                      int reuse_delay = -1) const;
   /// accudnn at one k: swap-all, then greedy pins that remove stall, then (keep_what_fits) every

@@ -23,7 +23,7 @@
 #include "graph/network.h"
 #include "runtime/image_layout.h"
 #include "runtime/kernel.h"
-#include "runtime/pool_allocator.h"
+#include "analysis/pool_allocator.h"
 
 namespace swapscope::rt {
 

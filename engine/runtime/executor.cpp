@@ -27,53 +27,6 @@ std::string describeStep(const Network& net, const Gmap& gmap, int step) {
          net.layer(layer).name + "')";
 }
 
-struct DryRunFailure {
-  int step = 0;
-  int buffer = -1;
-  std::int64_t bytes = 0;
-  std::int64_t largest_free = 0;
-};
-
-/// Replays the allocations and releases of `ops` (of one pass of `passSamples` samples) on a
-/// fresh allocator of the pool's shape. Workspaces are aligned to `workspaceAlignment` where that
-/// is larger.
-std::optional<DryRunFailure> dryRun(const Gmap& gmap, const std::vector<GmapOp>& ops,
-                                    std::int64_t passSamples, std::int64_t budget,
-                                    std::int64_t alignment, std::int64_t workspaceAlignment) {
-  PoolAllocator alloc(budget, alignment);
-  std::vector<std::optional<PoolBlock>> blocks(gmap.buffers.size());
-  for (const GmapOp& op : ops) {
-    if (op.kind == GmapOpKind::Allocate) {
-      const GmapBuffer& buf = gmap.buffers[static_cast<std::size_t>(op.buffer)];
-      const std::int64_t bytes = buf.size.at(passSamples);
-      if (bytes == 0) continue;
-      blocks[static_cast<std::size_t>(op.buffer)] =
-          alloc.allocate(bytes, buf.kind == BufferKind::Workspace ? workspaceAlignment : 0);
-      if (!blocks[static_cast<std::size_t>(op.buffer)]) {
-        return DryRunFailure{.step = op.step,
-                             .buffer = op.buffer,
-                             .bytes = bytes,
-                             .largest_free = alloc.stats().largest_free};
-      }
-    } else if (op.kind == GmapOpKind::Release) {
-      auto& b = blocks[static_cast<std::size_t>(op.buffer)];
-      if (b) alloc.release(*b, Fence{});
-      b.reset();
-    }
-  }
-  return std::nullopt;
-}
-
-/// Steps 1..2N of `gmap` in execution order (the set-up, step 0, left out); with `move`, the
-/// prefetches moved by `moveTo` open the step they moved to.
-std::vector<GmapOp> iterationSchedule(const Gmap& gmap, const std::vector<int>& moveTo, bool move) {
-  std::vector<GmapOp> out = executionOrder(gmap, move ? moveTo : std::vector<int>{});
-  const auto setup = std::count_if(gmap.ops.begin(), gmap.ops.end(),
-                                   [](const GmapOp& op) { return op.step == 0; });
-  out.erase(out.begin(), out.begin() + setup);
-  return out;
-}
-
 /// The executor's placement of an iteration's buffers in the pool.
 struct PoolPlacement {
   std::vector<int> move_to;  ///< per buffer, the step its prefetch may move to (movePrefetches)
@@ -83,16 +36,16 @@ struct PoolPlacement {
   int delay = 0;
   std::int64_t alignment = 0;
   std::vector<std::int64_t> offsets;     ///< placed ahead: each buffer's offset; else empty
-  std::optional<DryRunFailure> failure;  ///< not placed: the dry run's failure without the moves
+  std::optional<RunTimeFailure> failure;  ///< not placed: the dry run's failure without the moves
   /// Ahead of time, or at run time where a dry run fits.
   bool placed() const { return !failure; }
 };
 
 /// Where the buffers of `gmap` (padded as `poolGmap`, with its curve and peak at one pass of
-/// `passSamples` samples) go in a pool
-/// of `budget` bytes: placed ahead with the schedule analysis/placement.h's placeAhead decides
-/// (the planner simulates the one it decides), else at run time (best fit) with delay 0, the
-/// prefetches moved and then not, if a dry run shows it fits. Prefetches are moved earlier
+/// `passSamples` samples) go in a pool of `budget` bytes: analysis/placement.h's placeAhead
+/// decides (the planner makes the same decision and simulates its schedule): placed ahead, else
+/// at run time (best fit) with delay 0, the prefetches moved and then not, where a dry run shows
+/// that it fits. Prefetches are moved earlier
 /// (with `movePrefetchesEarlier`) where the pool allows without raising the peak, in backward
 /// order, never before the FM's device copy is released.
 PoolPlacement placePool(const Gmap& gmap, const Gmap& poolGmap, const MemoryCurve& curve,
@@ -116,23 +69,11 @@ PoolPlacement placePool(const Gmap& gmap, const Gmap& poolGmap, const MemoryCurv
     p.delay = ahead.placed->delay;
     p.alignment = ahead.placed->alignment;
     p.offsets = std::move(ahead.placed->offsets);
-    return p;
-  }
-  std::vector<GmapOp> setup;
-  for (const GmapOp& op : gmap.ops) {
-    if (op.step == 0) setup.push_back(op);
-  }
-  for (const bool move : {true, false}) {
-    if (move && p.movable == 0) continue;
-    std::vector<GmapOp> all = setup;
-    const std::vector<GmapOp> schedule = iterationSchedule(gmap, p.move_to, move);
-    all.insert(all.end(), schedule.begin(), schedule.end());
-    p.failure = dryRun(poolGmap, all, passSamples, budget, minAlign, shape.padding.workspace);
-    if (!p.failure) {
-      p.moved = move;
-      p.alignment = minAlign;
-      return p;
-    }
+  } else if (ahead.run_time_moved) {
+    p.moved = *ahead.run_time_moved;
+    p.alignment = minAlign;
+  } else {
+    p.failure = ahead.failure;
   }
   return p;
 }
@@ -527,7 +468,7 @@ void SwapExecutor::placeBuffers(std::int64_t budget, std::int64_t peak) {
         placeAhead(im.poolGmap, moves, im.passSamples, 0, 0, {device.poolAlignment(), minAlign},
                    padding.workspace)
             .best_extent;
-    const DryRunFailure& failure = *p.failure;
+    const RunTimeFailure& failure = *p.failure;
     throw PlanDoesNotFit(
         "the plan's peak of " + formatBytes(peak) + " fits the budget of " + formatBytes(budget) +
             ", but its buffers do not pack into the pool: placed ahead they need " +

@@ -10,7 +10,7 @@
 
 #include "runtime/device.h"
 #include "runtime/executor.h"
-#include "runtime/pool_allocator.h"
+#include "analysis/pool_allocator.h"
 
 namespace swapscope::rt {
 

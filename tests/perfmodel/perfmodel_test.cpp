@@ -22,6 +22,7 @@
 #include "perfmodel/planner.h"
 #include "perfmodel/simulator.h"
 #include "perfmodel/sub_batch_plan.h"
+#include "runtime/executor.h"
 #include "sample_runs.h"
 #include "store/run_db.h"
 
@@ -375,7 +376,9 @@ TEST(Algorithm2, AFastLinkMeetsConstraint6AtTheLargestK) {
 TEST(Algorithm2, ASlowLinkKeepsEveryPrefetchedFmAndTheLargestKWhereTheyFit) {
   // 1 ms per sample per step and 1 byte per second: any prefetch outlasts the whole iteration, so
   // (6) holds at k exactly when every FM prefetched in backward can stay on the device: in the
-  // pinned area budget - M_peak(k), or anywhere when keep-all's peak fits the budget.
+  // pinned area budget - M_peak(k), or anywhere when keep-all's peak fits the budget. Of those k,
+  // the largest whose plan runs: at 100,000 bytes, the plan's buffers do not pack into the pool
+  // at the largest two (the executor, rt::poolHolds, says so).
   const Chain c;
   const PerfModel model = PerfModel::fit(syntheticRun(c.net, 1e6, 1.0));
   const Planner planner(model, c.net);
@@ -398,7 +401,15 @@ TEST(Algorithm2, ASlowLinkKeepsEveryPrefetchedFmAndTheLargestKWhereTheyFit) {
       req.paper_scan_all = scanAll;
       const PlanResult r = planner.plan(req);
       ASSERT_TRUE(r.trainable) << r.reason;
-      EXPECT_EQ(r.best.k, expected) << budget << (scanAll ? " scanning every k" : "");
+      // The same set at every k from the plan's to the largest that meets (6): it runs at the
+      // plan's k only.
+      const Gmap set = buildGmap(c.net, c.costs, r.best.swapped);
+      const rt::PoolShape shape{model.poolAlignment(), model.poolPadding()};
+      EXPECT_TRUE(rt::poolHolds(set, r.best.k, budget, shape)) << budget;
+      for (std::int64_t k = r.best.k + 1; k <= expected; ++k)
+        EXPECT_FALSE(rt::poolHolds(set, k, budget, shape)) << budget << " at k = " << k;
+      EXPECT_EQ(r.best.k, budget == 100'000 ? expected - 2 : expected)
+          << budget << (scanAll ? " scanning every k" : "");
       EXPECT_TRUE(r.paper.violations.empty());
       EXPECT_EQ(r.best.bytesMoved(), 0);  // nothing left to prefetch
       EXPECT_LE(r.best.peak, budget);

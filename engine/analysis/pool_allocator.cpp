@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "runtime/pool_allocator.h"
+#include "analysis/pool_allocator.h"
 
 #include <algorithm>
 #include <string>

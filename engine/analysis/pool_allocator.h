@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief The deterministic allocator that runs inside the one budget-sized pool (docs/runtime.md).
+/// It is part of the analysis library, beside the offline placement, so that the planner replays
+/// the executor's run-time placement (analysis/placement.h's placeAtRunTime) as it runs.
 ///
 /// Policy: best fit. An allocation of `bytes` is rounded up to the alignment and carved from the
 /// start of the smallest free run that holds it; ties go to the lowest offset. A released block
