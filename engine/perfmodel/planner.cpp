@@ -149,7 +149,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     out.reason = "untrainable: " + std::string(policyName(req.policy)) + " needs " +
                  formatBytes(need) + " (" + std::to_string(need) +
                  " bytes) at k = 1, the budget is " + formatBytes(req.budget) +
-                 "; the minimum for any policy is swap-all's " + formatBytes(out.min_budget);
+                 "; no policy fits below swap-all's peak at k = 1, " + formatBytes(out.min_budget);
     return out;
   }
   if (req.batch && *req.batch > out.k_max) {
