@@ -153,7 +153,7 @@ class Packer {
   Placement placeBoth(const std::vector<std::size_t>& order, std::int64_t target, Placement& first);
 
  private:
-  static constexpr std::size_t kOpsPerBucket = 64;
+  static constexpr std::size_t kOpsPerBucket = 128;
   static constexpr std::size_t kFewBuckets = 4;
 
   bool overlapsEveryone(const Instance& in) const {
@@ -676,7 +676,7 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     return out;
   }
   const auto atRunTime = [&](bool moved) {
-    out.failure = placeAtRunTime(gmap, move_to, moved, k, budget,
+    out.failure = placeAtRunTime(gmap, ops(moved), k, budget,
                                  alignments.empty() ? 1 : alignments.back(), workspaceAlignment);
     if (!out.failure) out.run_time_moved = moved;
     return !out.failure;
@@ -697,24 +697,10 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
   return out;
 }
 
-std::vector<GmapOp> iterationSchedule(const Gmap& gmap, const std::vector<int>& moveTo, bool move) {
-  std::vector<GmapOp> out = executionOrder(gmap, move ? moveTo : std::vector<int>{});
-  const auto setup = std::count_if(gmap.ops.begin(), gmap.ops.end(),
-                                   [](const GmapOp& op) { return op.step == 0; });
-  out.erase(out.begin(), out.begin() + setup);
-  return out;
-}
-
-std::optional<RunTimeFailure> placeAtRunTime(const Gmap& gmap, const std::vector<int>& moveTo,
-                                             bool move, std::int64_t k, std::int64_t budget,
+std::optional<RunTimeFailure> placeAtRunTime(const Gmap& gmap, const std::vector<GmapOp>& ops,
+                                             std::int64_t k, std::int64_t budget,
                                              std::int64_t alignment,
                                              std::int64_t workspaceAlignment) {
-  std::vector<GmapOp> ops;
-  for (const GmapOp& op : gmap.ops) {
-    if (op.step == 0) ops.push_back(op);
-  }
-  const std::vector<GmapOp> iteration = iterationSchedule(gmap, moveTo, move);
-  ops.insert(ops.end(), iteration.begin(), iteration.end());
   rt::PoolAllocator alloc(budget, alignment);
   std::vector<std::optional<rt::PoolBlock>> blocks(gmap.buffers.size());
   for (const GmapOp& op : ops) {

@@ -43,10 +43,6 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
                         std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0,
                         std::int64_t target = 0);
 
-/// Steps 1..2N of `gmap` in execution order (the set-up, step 0, left out); with `move`, the
-/// prefetches moved by `moveTo` open the step they moved to.
-std::vector<GmapOp> iterationSchedule(const Gmap& gmap, const std::vector<int>& moveTo, bool move);
-
 /// The allocation that does not fit where an iteration is placed at run time.
 struct RunTimeFailure {
   int step = 0;
@@ -55,14 +51,14 @@ struct RunTimeFailure {
   std::int64_t largest_free = 0;  ///< the allocator's largest free block then
 };
 
-/// An iteration placed at run time, as the executor does where nothing packs ahead: the set-up's
-/// allocations, then iterationSchedule's, with their releases, replayed on a fresh run-time
-/// allocator (analysis/pool_allocator.h: best fit) of `budget` bytes at `alignment`, each buffer
-/// at its size at k (workspaces aligned to `workspaceAlignment` where that is larger). The
-/// allocator is deterministic, so the run fits where this does. None where every allocation fits,
-/// else the first that does not.
-std::optional<RunTimeFailure> placeAtRunTime(const Gmap& gmap, const std::vector<int>& moveTo,
-                                             bool move, std::int64_t k, std::int64_t budget,
+/// An iteration placed at run time, as the executor does where nothing packs ahead: the
+/// allocations and releases of `ops` (executionOrder: the set-up's, then the iteration's) replayed
+/// on a fresh run-time allocator (analysis/pool_allocator.h: best fit) of `budget` bytes at
+/// `alignment`, each buffer at its size at k (workspaces aligned to `workspaceAlignment` where
+/// that is larger). The allocator is deterministic, so the run fits where this does. None where
+/// every allocation fits, else the first that does not.
+std::optional<RunTimeFailure> placeAtRunTime(const Gmap& gmap, const std::vector<GmapOp>& ops,
+                                             std::int64_t k, std::int64_t budget,
                                              std::int64_t alignment,
                                              std::int64_t workspaceAlignment);
 

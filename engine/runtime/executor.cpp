@@ -27,6 +27,16 @@ std::string describeStep(const Network& net, const Gmap& gmap, int step) {
          net.layer(layer).name + "')";
 }
 
+/// Steps 1..2N of `gmap` in execution order (the set-up, step 0, left out); with `move`, the
+/// prefetches moved by `moveTo` open the step they moved to.
+std::vector<GmapOp> iterationSchedule(const Gmap& gmap, const std::vector<int>& moveTo, bool move) {
+  std::vector<GmapOp> out = executionOrder(gmap, move ? moveTo : std::vector<int>{});
+  const auto setup = std::count_if(gmap.ops.begin(), gmap.ops.end(),
+                                   [](const GmapOp& op) { return op.step == 0; });
+  out.erase(out.begin(), out.begin() + setup);
+  return out;
+}
+
 /// The executor's placement of an iteration's buffers in the pool.
 struct PoolPlacement {
   std::vector<int> move_to;  ///< per buffer, the step its prefetch may move to (movePrefetches)
