@@ -3,9 +3,10 @@
 # Every policy of the policy table side by side, in prediction, with the built CLI and the two
 # sample runs' fits: resnet56 and fmnist-cnn on their own profiles, and ResNet-50 and ResNet-152
 # at 224x224 with the resnet56 fits transferred (as planner_bench does), each at three budgets.
-# Per policy and budget: the largest k that trains (k_max), and at one common k per budget (the
-# largest k every policy but keep-all trains): the predicted t_iter, stall per iteration, bytes
-# moved over the link per iteration and forward FLOPs recomputed per iteration. Then Ito et al.'s
+# Per policy and budget: the largest k whose peak fits (k_max; its buffers may still not pack),
+# and at one common k per budget (the largest k every policy but keep-all fits): the predicted
+# t_iter, stall per iteration, bytes moved over the link per iteration and forward FLOPs
+# recomputed per iteration. Then Ito et al.'s
 # setting (ResNet-50, k = 640, 16 GiB): each policy against in-core (keep-all with no budget).
 # Prints Markdown. Measured t_iter on the CPU backend comes from bench/plan_accuracy.sh with
 # POLICIES set.
