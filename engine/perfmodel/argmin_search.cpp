@@ -312,8 +312,8 @@ ArgminSearch::Candidate* ArgminSearch::best(std::optional<bool> keepingAll) {
       if (placed) consider(c, *placed);  // else above the best: cannot win
     }
     if (chosenObj <= limit) return chosen;
-    const int after = static_cast<int>(std::count_if(
-        order.begin(), order.end(), [&](const Candidate* c) { return !runs(c); }));
+    const int after = static_cast<int>(
+        std::count_if(order.begin(), order.end(), [&](const Candidate* c) { return !runs(c); }));
     if (after == known) return chosen;  // (never: the plan of the limit was placed)
   }
 }

@@ -234,8 +234,7 @@ std::optional<ExecutorDecision> executorSchedule(
   return ExecutorDecision{false, 0, false};
 }
 
-bool placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget,
-                        Evaluation& e) {
+bool placeAsTheExecutor(const Context& ctx, const Prepared& p, std::int64_t budget, Evaluation& e) {
   const ExecutorDecision runs = *executorSchedule(ctx, p, budget, e);
   if (!runs.runs) return false;
   if (runs.delay == e.reuse_delay && runs.moved == (e.prefetches_moved > 0)) return true;

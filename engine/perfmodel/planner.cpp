@@ -199,8 +199,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     out.reason =
         req.batch
             ? "the plan at k = " + std::to_string(*req.batch) + doesNotPack
-            : "no plan of k up to " + std::to_string(top) + " runs in " +
-                  formatBytes(req.budget) +
+            : "no plan of k up to " + std::to_string(top) + " runs in " + formatBytes(req.budget) +
                   ": their peaks fit, but their buffers pack neither ahead of time nor at run "
                   "time (alignment and fragmentation), so the executor would refuse them";
     return out;

@@ -20,10 +20,10 @@
 
 #include "analysis/gmap.h"
 #include "analysis/layer_cost.h"
+#include "analysis/pool_allocator.h"
 #include "graph/network.h"
 #include "runtime/image_layout.h"
 #include "runtime/kernel.h"
-#include "analysis/pool_allocator.h"
 
 namespace swapscope::rt {
 

@@ -45,7 +45,7 @@ struct PoolPlacement {
   bool moved = false;        ///< the schedule that runs has the moves
   int delay = 0;
   std::int64_t alignment = 0;
-  std::vector<std::int64_t> offsets;     ///< placed ahead: each buffer's offset; else empty
+  std::vector<std::int64_t> offsets;      ///< placed ahead: each buffer's offset; else empty
   std::optional<RunTimeFailure> failure;  ///< not placed: the dry run's failure without the moves
   /// Ahead of time, or at run time where a dry run fits.
   bool placed() const { return !failure; }

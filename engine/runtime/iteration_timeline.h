@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/pool_allocator.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
-#include "analysis/pool_allocator.h"
 
 namespace swapscope::rt {
 

@@ -394,7 +394,8 @@ TEST(CliPlanSearch, SearchesKAndExplainsAnUntrainableBudget) {
   r = run({"plan", "--db", kSample, "--budget", "1MiB"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("untrainable"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("no policy fits below swap-all's peak at k = 1, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no policy fits below swap-all's peak at k = 1, "), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -396,9 +396,9 @@ TEST(MainWindow, TheUntrainableNoteIsWholeAtAnyBudgetAndWidth) {
     SCOPED_TRACE(budget);
     OpenWindow w({"--budget", budget, "--view", "memory"});
     EXPECT_FALSE(w.window.shownPlan()->result->trainable);
-    EXPECT_NE(
-        w.window.view<MemoryChartView>()->data().untrainable.find("no policy fits below swap-all's peak at k = 1"),
-        std::string::npos);
+    EXPECT_NE(w.window.view<MemoryChartView>()->data().untrainable.find(
+                  "no policy fits below swap-all's peak at k = 1"),
+              std::string::npos);
     // The Summary says it once.
     ASSERT_FALSE(w.window.view<SummaryView>()->data().warnings.empty());
     EXPECT_EQ(w.window.view<SummaryView>()->data().warnings.front(),

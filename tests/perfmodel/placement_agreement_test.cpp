@@ -58,6 +58,24 @@ std::optional<std::pair<int, bool>> runs(const AheadOfTime& a) {
   return std::nullopt;
 }
 
+/// The model fitted to the resnet56 sample run.
+const PerfModel& sampleModel() {
+  static const PerfModel model =
+      PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
+                                      "/resnet56-32x32-cpu-profile.swapdb")
+                         .load());
+  return model;
+}
+
+/// `policy`'s argmin plan within `budget`, on one planner thread.
+PlanRequest oneThread(Policy policy, std::int64_t budget) {
+  PlanRequest req;
+  req.policy = policy;
+  req.budget = budget;
+  req.threads = 1;
+  return req;
+}
+
 /// f times `bytes`, rounded down.
 std::int64_t scaled(double f, std::int64_t bytes) {
   return static_cast<std::int64_t>(std::floor(f * static_cast<double>(bytes)));
@@ -195,9 +213,7 @@ TEST(PlacementAgreement, APaddedPoolsPlanIsPlacedAsThatPoolPlacesIt) {
 // per sample on the simulated schedule does not pack it, and the placed search chooses another k.
 TEST(PlacementAgreement, TheSearchComparesEveryKOnItsPlacedSchedule) {
   const Network net = buildZooModel("resnet20");
-  const PerfModel model = PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                                          "/resnet56-32x32-cpu-profile.swapdb")
-                                             .load());
+  const PerfModel& model = sampleModel();
   const Planner planner(model, net);
   const std::vector<LayerCost> costs = computeLayerCosts(net);
   int budgets = 0, changed = 0;
@@ -207,11 +223,7 @@ TEST(PlacementAgreement, TheSearchComparesEveryKOnItsPlacedSchedule) {
     for (int step = 0; step <= 40; ++step) {
       const std::int64_t budget = low + (high - low) * step / 40;
       SCOPED_TRACE(std::string(policyName(policy)) + " at " + std::to_string(budget) + " bytes");
-      PlanRequest req;
-      req.policy = policy;
-      req.budget = budget;
-      req.threads = 1;
-      const PlanResult r = planner.plan(req);
+      const PlanResult r = planner.plan(oneThread(policy, budget));
       ASSERT_TRUE(r.trainable);
       ASSERT_LE(r.k_max, 48);
       ++budgets;
@@ -258,9 +270,7 @@ TEST(PlacementAgreement, TheSearchComparesEveryKOnItsPlacedSchedule) {
 // candidate, the search's swap-all plan is the best of those that run, every k placed.
 TEST(PlacementAgreement, EveryPlanThePlannerReturnsRuns) {
   const Network net = buildZooModel("resnet50");
-  const PerfModel model = PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                                          "/resnet56-32x32-cpu-profile.swapdb")
-                                             .load());
+  const PerfModel& model = sampleModel();
   const Planner planner(model, net);
   const rt::PoolShape shape{model.poolAlignment(), model.poolPadding()};
   const MemoryPlan swapAll = planMemory(net, planner.costs(), Policy::SwapAll);
@@ -273,19 +283,15 @@ TEST(PlacementAgreement, EveryPlanThePlannerReturnsRuns) {
     kMaxRefused += !rt::poolHolds(swapAll.gmap, kMax, budget, shape);
     for (const Policy policy : {Policy::AccUdnn, Policy::SwapAll}) {
       SCOPED_TRACE(std::string(policyName(policy)) + " at " + std::to_string(budget) + " bytes");
-      PlanRequest req;
-      req.policy = policy;
-      req.budget = budget;
-      req.threads = 1;
-      const PlanResult r = planner.plan(req);
+      const PlanResult r = planner.plan(oneThread(policy, budget));
       if (!r.trainable) {
         EXPECT_NE(r.reason.find("pack neither ahead of time nor at run time"), std::string::npos)
             << r.reason;
         continue;
       }
       ++plans;
-      EXPECT_TRUE(rt::poolHolds(buildGmap(net, planner.costs(), r.best.swapped), r.best.k, budget,
-                                shape))
+      EXPECT_TRUE(
+          rt::poolHolds(buildGmap(net, planner.costs(), r.best.swapped), r.best.k, budget, shape))
           << "k = " << r.best.k;
       if (policy != Policy::SwapAll || r.k_max > 48) continue;
       // Where every k is a candidate: the k of least time per sample of those that run
@@ -307,15 +313,14 @@ TEST(PlacementAgreement, EveryPlanThePlannerReturnsRuns) {
   // (no k whose bound exceeds a plan's slowest time is simulated), do not run: the k values
   // they pruned are searched too, and a plan that runs is found.
   for (const int i : {5, 9}) {
-    PlanRequest req;
-    req.budget = static_cast<std::int64_t>(static_cast<double>(planner.minBudget()) *
-                                           std::pow(3.0, i / 120.0));
-    req.threads = 1;
+    const PlanRequest req = oneThread(
+        Policy::AccUdnn, static_cast<std::int64_t>(static_cast<double>(planner.minBudget()) *
+                                                   std::pow(3.0, i / 120.0)));
     SCOPED_TRACE("accudnn at " + std::to_string(req.budget) + " bytes");
     const PlanResult r = planner.plan(req);
     ASSERT_TRUE(r.trainable) << r.reason;
-    EXPECT_TRUE(rt::poolHolds(buildGmap(net, planner.costs(), r.best.swapped), r.best.k,
-                              req.budget, shape));
+    EXPECT_TRUE(rt::poolHolds(buildGmap(net, planner.costs(), r.best.swapped), r.best.k, req.budget,
+                              shape));
   }
   EXPECT_GT(plans, 24);
   EXPECT_GT(kMaxRefused, 0) << "every largest k runs: the test shows nothing";
