@@ -120,8 +120,9 @@ ArgParser planParser() {
   addSubBatchOptions(args,
                      "with --batch K; auto: the S dividing K with the least simulated t_iter");
   args.flag("--allow-sub-batches",
-            "with --batch K: K in one pass where it fits the budget, else split into the S "
-            "dividing K with the least simulated t_iter (moDNN), saying why");
+            "with --batch K: K in one pass where it fits the budget (its peak, and its buffers "
+            "pack), else split into the S dividing K with the least simulated t_iter (moDNN), "
+            "saying why");
   args.option("--out", "FILE", "write the plan JSON (docs/plan-json.md)");
   addForceFlag(args, "the --out file");
   args.flag("--json", "print the plan JSON instead of text");
@@ -282,6 +283,11 @@ void printPlanText(const PlanReport& t, std::ostream& out) {
         << " bytes" << (searched ? ", swap-all's peak" : "") << ") under " << policyName(req.policy)
         << ", the budget is " << formatBytes(req.budget) << " (" << req.budget
         << " bytes): split into " << passes << " passes\n";
+  } else if (sub.whole_does_not_pack) {
+    out << "  sub-batches       k = " << planFile.k << " alone fits its peak in "
+        << formatBytes(req.budget) << " under " << policyName(req.policy)
+        << ", but its buffers pack neither ahead of time nor at run time: split into " << passes
+        << " passes\n";
   }
   out << "  t_iter            " << ms(planFile.predictions.t_iter_s) << "  (" << std::fixed
       << std::setprecision(1) << planFile.predictions.throughput << " samples/s)\n"

@@ -609,13 +609,14 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     if (a.delay == 0)
       out.best_extent = out.best_extent == 0 ? extent : std::min(out.best_extent, extent);
   };
-  // With a memo (the planner, which needs the schedule only), an attempt whose schedule is the
-  // one the planner values a plan on where none packs (delay 0, with the moves where there are
-  // any) can wait where the memo cannot answer it: its outcome matters only where a later
-  // attempt with another schedule packs. Where none of those does, the schedule is that one,
-  // whether it packs or not, and it is never placed. It waits where its delayed peak is above
-  // 99 % of the budget, where placements that do not pack are found (a refusal places every
-  // order up to the budget; a placement that packs usually stops at the first order).
+  // With a memo (the planner, which needs the schedule only), an attempt whose schedule is that
+  // of the first run-time placement (delay 0, with the moves where there are any) can wait where
+  // the memo cannot answer it: its outcome matters only where a later attempt with another
+  // schedule packs, or where none does and that run-time placement does not fit (it runs the
+  // same schedule where either fits). Otherwise it is never placed. It waits where its delayed
+  // peak is above 99 % of the budget, where placements that do not pack are found (a refusal
+  // places every order up to the budget; a placement that packs usually stops at the first
+  // order).
   struct Waiting {
     std::size_t attempt;
     bool moved;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The argmin search (AccUDNN §4 without constraint (6)): every k's plan valued by the objective,
 // branch and bound over a geometric grid of k, then a finer pass around the best.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <future>
+#include <map>
 #include <thread>
 #include <tuple>
 
@@ -188,6 +190,12 @@ class ArgminSearch {
   /// The k values search() pruned, with their bounds: none can beat the least `most` of the
   /// plans simulated before them, where that plan runs.
   std::vector<std::pair<double, std::int64_t>> m_pruned;
+  /// Those of them another thread made before the bound pruned them, with its counts.
+  struct Spare {
+    Context::KPlan plan;
+    int simulations = 0, reused = 0;
+  };
+  std::map<std::int64_t, Spare> m_spare;
 };
 
 void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
@@ -243,7 +251,13 @@ void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
         return;
       }
       pause();
-      results[i] = at(*candidates[i].times, Stage::Phase1, nullptr, &counts[i], &reused[i]);
+      if (const auto spare = m_spare.find(candidates[i].times->k); spare != m_spare.end()) {
+        results[i] = spare->second.plan;  // made by a thread before (read only here)
+        counts[i] = spare->second.simulations;
+        reused[i] = spare->second.reused;
+      } else {
+        results[i] = at(*candidates[i].times, Stage::Phase1, nullptr, &counts[i], &reused[i]);
+      }
       if (results[i].plan) mosts[i] = candidateOf(results[i]).most;
       done[i].store(true, std::memory_order_release);
     }
@@ -256,8 +270,13 @@ void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
     f.get();
   for (std::size_t i = 0; i < n; ++i) {
     if (candidates[i].bound > m_bestMost || !done[i].load()) {  // one thread stops here
-      for (std::size_t j = i; j < n; ++j)
-        m_pruned.emplace_back(candidates[j].bound, candidates[j].times->k);
+      for (std::size_t j = i; j < n; ++j) {
+        const std::int64_t k = candidates[j].times->k;
+        m_pruned.emplace_back(candidates[j].bound, k);
+        // Made by another thread all the same: kept with its counts, so that settle() takes it
+        // as one thread would make it (not as a plan reused from an earlier budget).
+        if (done[j].load()) m_spare[k] = {std::move(results[j]), counts[j], reused[j]};
+      }
       break;
     }
     m_out.evaluated += counts[i];
@@ -344,7 +363,18 @@ std::optional<Evaluation> ArgminSearch::run(std::int64_t top) {
   const auto ks = grid(top);
   search(ks);
   Candidate* chosen = settle();
-  if (chosen && ks.size() > 1 && ks.back() > 48) {
+  if (!chosen && ks.size() < static_cast<std::size_t>(top)) {
+    // No plan of the grid's k values runs: the k values between them are searched too, so
+    // that "none runs" holds for every k.
+    std::vector<std::int64_t> rest;
+    for (std::int64_t k = 1; k <= top; ++k) {
+      if (!std::binary_search(ks.begin(), ks.end(), k)) rest.push_back(k);
+    }
+    search(rest);
+    chosen = settle();
+  }
+  if (chosen && ks.size() > 1 && ks.back() > 48 &&
+      std::binary_search(ks.begin(), ks.end(), chosen->plan.plan->k)) {
     // Refine between the grid neighbours of the best k.
     const std::int64_t bestK = chosen->plan.plan->k;
     const auto it = std::find(ks.begin(), ks.end(), bestK);

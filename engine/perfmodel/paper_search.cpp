@@ -120,7 +120,8 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
     prefetchedAt[static_cast<std::size_t>(op.step)].push_back(op.buffer);
   }
   std::map<std::int64_t, std::pair<PaperResult, std::int64_t>> timelines;  // feasible k
-  std::string failure;  // the last infeasible k: its first violation and the cause
+  std::string failure;   // the last infeasible k: its first violation and the cause
+  bool packing = false;  // the last infeasible k met (6) but did not run
   auto paperAt = [&](std::int64_t k) -> std::optional<Evaluation> {
     const std::int64_t peak = base.curve.peak(k);
     const StepTimes& times = *ctx.timesAt(k);
@@ -178,6 +179,7 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
       ++out.evaluated;
     }
     if (!pr.violations.empty()) {
+      packing = false;
       failure =
           Infeasible{ctx, req, g, k, peak, fixed != nullptr}.why(pr, pin, prefetchedAt, set, area);
       return std::nullopt;
@@ -214,6 +216,7 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
       failure = "k = " + std::to_string(k) + " meets (6), but its buffers pack neither ahead of " +
                 "time nor at run time in " + formatBytes(req.budget) +
                 " (alignment and fragmentation)";
+      packing = true;
       return std::nullopt;
     }
     if (e) timelines[k] = {std::move(pr), fixed ? 0 : req.budget - peak};
@@ -224,6 +227,10 @@ std::optional<Evaluation> paperSearch(const Context& ctx, const PlanRequest& req
     auto& [timeline, area] = timelines.at(best->k);
     out.paper = std::move(timeline);
     out.pinned_area = area;
+  } else if (packing) {
+    // The k values that meet (6) do not run: not a stall the model predicts, the pool's packing.
+    out.does_not_pack = true;
+    out.reason = "Algorithm 2 found no k that runs in " + formatBytes(req.budget) + ": " + failure;
   } else {
     out.infeasible = true;
     out.reason =

@@ -183,7 +183,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     best = argminSearch(ctx, req, fixed, top, out);
   } else {
     best = paperSearch(ctx, req, fixed, top, out);
-    if (out.infeasible) return out;
+    if (out.infeasible || out.does_not_pack) return out;
   }
   std::optional<Evaluation> stage1;
   if (best && search && search->stage2) {
@@ -196,6 +196,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
       ": its peak fits, but its buffers pack neither ahead of time nor at run time (alignment "
       "and fragmentation), so the executor would refuse it";
   if (!best) {
+    out.does_not_pack = true;
     out.reason =
         req.batch
             ? "the plan at k = " + std::to_string(*req.batch) + doesNotPack
@@ -214,6 +215,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   // is returned), a fixed k's or paper mode's is checked here.
   if (req.reuse_delay < 0 && !placeAsTheExecutor(ctx, *final, req.budget, *best)) {
     if (!stage1 || !placeAsTheExecutor(ctx, *(final = preparedOf(*stage1)), req.budget, *stage1)) {
+      out.does_not_pack = true;
       out.reason = "the plan at k = " + std::to_string(best->k) + doesNotPack;
       return out;
     }

@@ -100,6 +100,9 @@ struct PlanResult {
   /// where that count does not fit in 64 bits (a figure no message may print as a number).
   std::int64_t batch_need = 0;
   static constexpr std::int64_t kNeedOverflows = -1;
+  /// Not trainable because the peak fits but the buffers pack neither ahead of time nor at run
+  /// time (the executor would refuse the plan): `reason` says so.
+  bool does_not_pack = false;
   Evaluation best;
   Gmap gmap;  ///< of the best plan
   MemoryCurve curve;

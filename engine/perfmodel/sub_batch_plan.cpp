@@ -83,12 +83,15 @@ SubBatchPlan planSubBatches(const Planner& planner, const PlanRequest& request,
 SubBatchPlan planAllowingSubBatches(const Planner& planner, const PlanRequest& request) {
   const std::int64_t k = fixedBatch(request);
   SubBatchPlan whole = planOne(planner, request, k, 1);
-  // Only a minibatch too large for the budget is split; any other refusal (a budget below this
-  // policy's need at k = 1, which no S lowers) stands as it is.
-  if (whole.pass.trainable || whole.pass.batch_need == 0 || k == 1) return whole;
+  // Only a minibatch too large for the budget is split (its peak, or its buffers, which do not
+  // pack); any other refusal (a budget below this policy's need at k = 1, which no S lowers)
+  // stands as it is.
+  const bool tooLarge = whole.pass.batch_need != 0 || whole.pass.does_not_pack;
+  if (whole.pass.trainable || !tooLarge || k == 1) return whole;
   SubBatchPlan out = leastTime(planner, request, k, 2);
   out.candidates += 1;
   out.whole_need = whole.pass.batch_need;
+  out.whole_does_not_pack = whole.pass.does_not_pack;
   return out;
 }
 

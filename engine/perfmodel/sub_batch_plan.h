@@ -26,6 +26,9 @@ struct SubBatchPlan {
   /// (PlanResult::batch_need, PlanResult::kNeedOverflows beyond a 64-bit count), which is why
   /// S > 1 was planned; 0 where k fits in one pass.
   std::int64_t whole_need = 0;
+  /// planAllowingSubBatches: k in one pass fits its peak but its buffers do not pack
+  /// (PlanResult::does_not_pack), which is why S > 1 was planned.
+  bool whole_does_not_pack = false;
   /// The samples of one pass: k / S.
   std::int64_t passSamples() const { return k / sub_batches; }
 };
@@ -39,9 +42,10 @@ SubBatchPlan planSubBatches(const Planner& planner, const PlanRequest& request,
                             std::int64_t sub_batches);
 
 /// `plan --batch K --allow-sub-batches`: the minibatch k = K in one pass where that trains
-/// (sub_batches = 1, as Planner::plan at fixed k), else the divisor S > 1 of k with the least
-/// simulated t_iter (as planSubBatches with sub_batches = 0), whole_need saying what k alone
-/// needs. Error(BadInput) without request.batch; pass.trainable is false where no S trains.
+/// (sub_batches = 1, as Planner::plan at fixed k), else, where k is too large (its peak, or its
+/// buffers do not pack), the divisor S > 1 of k with the least simulated t_iter (as
+/// planSubBatches with sub_batches = 0), whole_need or whole_does_not_pack saying why.
+/// Error(BadInput) without request.batch; pass.trainable is false where no S trains.
 SubBatchPlan planAllowingSubBatches(const Planner& planner, const PlanRequest& request);
 
 /// The plan file of a trainable sub-batch plan: the pass's swap set and steps, with the

@@ -15,6 +15,7 @@
 #include "graph/zoo.h"
 #include "perfmodel/hand_made_run.h"
 #include "perfmodel/planner.h"
+#include "perfmodel/sub_batch_plan.h"
 #include "runtime/cpu/cpu_device.h"
 #include "runtime/executor.h"
 #include "runtime/test_networks.h"
@@ -325,6 +326,28 @@ TEST(PlacementAgreement, EveryPlanThePlannerReturnsRuns) {
   EXPECT_GT(plans, 24);
   EXPECT_GT(kMaxRefused, 0) << "every largest k runs: the test shows nothing";
   EXPECT_GT(notRun, 0) << "every k runs: the search's exactness is not shown";
+}
+
+// `plan --batch K --allow-sub-batches` splits K where its plan's peak fits but its buffers do
+// not pack: ResNet-50, swap-all, k = 4 at 358,288,864 bytes (the executor refuses k = 4 in one
+// pass and takes k = 2).
+TEST(PlacementAgreement, AllowingSubBatchesSplitsAMinibatchWhoseBuffersDoNotPack) {
+  const Network net = buildZooModel("resnet50");
+  const Planner planner(sampleModel(), net);
+  const rt::PoolShape shape{sampleModel().poolAlignment(), sampleModel().poolPadding()};
+  const MemoryPlan swapAll = planMemory(net, planner.costs(), Policy::SwapAll);
+  PlanRequest req = oneThread(Policy::SwapAll, 358'288'864);
+  req.batch = 4;
+  ASSERT_LE(swapAll.curve.peak(4), req.budget);
+  EXPECT_FALSE(rt::poolHolds(swapAll.gmap, 4, req.budget, shape));
+  const PlanResult whole = planner.plan(req);
+  EXPECT_FALSE(whole.trainable);
+  EXPECT_TRUE(whole.does_not_pack);
+  const SubBatchPlan split = planAllowingSubBatches(planner, req);
+  ASSERT_TRUE(split.pass.trainable) << split.pass.reason;
+  EXPECT_GT(split.sub_batches, 1);
+  EXPECT_TRUE(split.whole_does_not_pack);
+  EXPECT_TRUE(rt::poolHolds(swapAll.gmap, split.passSamples(), req.budget, shape));
 }
 
 // The planner asks placeAhead with a memo and the bound of the delayed peak, which place no
