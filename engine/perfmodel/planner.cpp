@@ -211,15 +211,27 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   };
   auto final = preparedOf(*best);
   // The executor refuses a plan whose buffers pack neither ahead of time nor at run time. The
-  // argmin searches compare only plans that run; a second stage's plan (then the first stage's
-  // is returned), a fixed k's or paper mode's is checked here.
+  // argmin searches compare only plans that run; a second stage's plan, a fixed k's or paper
+  // mode's is checked here. Where it does not run, the first stage's plan is taken (ito), or at
+  // a fixed k of a searched policy swap-all's (where accudnn's pins start), where it runs.
   if (req.reuse_delay < 0 && !placeAsTheExecutor(ctx, *final, req.budget, *best)) {
-    if (!stage1 || !placeAsTheExecutor(ctx, *(final = preparedOf(*stage1)), req.budget, *stage1)) {
+    std::vector<Evaluation> fallbacks;
+    if (stage1) fallbacks.push_back(std::move(*stage1));
+    if (req.batch && !fixed) {
+      BudgetWindow window(req.budget);
+      ++out.evaluated;
+      if (auto e = evaluatePrepared(ctx, swapAll, *ctx.timesAt(*req.batch), window, -1))
+        fallbacks.push_back(std::move(*e));
+    }
+    const auto runs = std::find_if(fallbacks.begin(), fallbacks.end(), [&](Evaluation& e) {
+      return placeAsTheExecutor(ctx, *(final = preparedOf(e)), req.budget, e);
+    });
+    if (runs == fallbacks.end()) {
       out.does_not_pack = true;
       out.reason = "the plan at k = " + std::to_string(best->k) + doesNotPack;
       return out;
     }
-    best = std::move(stage1);
+    best = std::move(*runs);
   }
   out.trainable = true;
   out.best = std::move(*best);

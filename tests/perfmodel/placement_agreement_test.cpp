@@ -350,6 +350,26 @@ TEST(PlacementAgreement, AllowingSubBatchesSplitsAMinibatchWhoseBuffersDoNotPack
   EXPECT_TRUE(rt::poolHolds(swapAll.gmap, split.passSamples(), req.budget, shape));
 }
 
+// At a fixed k, accudnn's plan starts from swap-all's: where the plan with its pins does not
+// pack, swap-all's is returned where it runs (ResNet-50, k = 2 at 332,598,752 bytes).
+TEST(PlacementAgreement, AFixedKWhosePinsDoNotPackTakesSwapAllsPlan) {
+  const Network net = buildZooModel("resnet50");
+  const Planner planner(sampleModel(), net);
+  const rt::PoolShape shape{sampleModel().poolAlignment(), sampleModel().poolPadding()};
+  const MemoryPlan swapAll = planMemory(net, planner.costs(), Policy::SwapAll);
+  PlanRequest req = oneThread(Policy::AccUdnn, 332'598'752);
+  req.batch = 2;
+  const std::optional<Evaluation> pinned = planner.accudnnAt(2, req.budget);
+  ASSERT_TRUE(pinned.has_value());
+  EXPECT_NE(pinned->swapped, swapAll.gmap.swapped);
+  EXPECT_FALSE(
+      rt::poolHolds(buildGmap(net, planner.costs(), pinned->swapped), 2, req.budget, shape));
+  const PlanResult r = planner.plan(req);
+  ASSERT_TRUE(r.trainable) << r.reason;
+  EXPECT_EQ(r.best.swapped, swapAll.gmap.swapped);
+  EXPECT_TRUE(rt::poolHolds(swapAll.gmap, 2, req.budget, shape));
+}
+
 // The planner asks placeAhead with a memo and the bound of the delayed peak, which place no
 // buffer where they can answer: the decision must be the one of placing every attempt, at every
 // budget, in any order of asking. And a placement with a target fits it exactly where the least
