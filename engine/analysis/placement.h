@@ -83,8 +83,6 @@ struct AheadOfTime {
   /// Then, with a budget of 0 (every order placed in full), the least pool a delay-0 placement
   /// needs; with a budget, an extent beyond it.
   std::int64_t best_extent = 0;
-  /// Whether the plan runs: placed ahead, or at run time.
-  bool runs() const { return placed || run_time_moved; }
 };
 
 /// What the placements of one schedule (a GMAP at one k) are known to need, for a caller that
@@ -118,7 +116,8 @@ class PlacementMemo {
 /// budget can hold the delayed peak of the moved schedule and still not pack it (alignment,
 /// fragmentation): the plan then runs without the moves, or without the delay. Where none packs,
 /// the executor places at run time with delay 0 (placeAtRunTime, at alignments.back()), with the
-/// moves and then without; where neither fits, the plan does not run (`runs()` is false).
+/// moves and then without; where neither fits, the plan does not run (neither `placed` nor
+/// `run_time_moved`).
 ///
 /// With a `memo` (kept by the caller for this GMAP at this k, `move_to` and `workspaceAlignment`),
 /// an attempt whose delayed peak at its alignment (analysis/reuse_delay.h) exceeds the budget is

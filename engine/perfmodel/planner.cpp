@@ -191,19 +191,19 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     best = search->stage2(ctx, std::move(*best), req.budget, req.reuse_delay, &out.evaluated);
   }
   // Every k here fits the peak (k_max): where none is returned, none runs.
-  const std::string doesNotPack =
-      " does not run in " + formatBytes(req.budget) +
-      ": its peak fits, but its buffers pack neither ahead of time nor at run time (alignment "
-      "and fragmentation), so the executor would refuse it";
-  if (!best) {
+  const auto doesNotPack = [&](const std::string& what) {
     out.does_not_pack = true;
-    out.reason =
-        req.batch
-            ? "the plan at k = " + std::to_string(*req.batch) + doesNotPack
-            : "no plan of k up to " + std::to_string(top) + " runs in " + formatBytes(req.budget) +
-                  ": their peaks fit, but their buffers pack neither ahead of time nor at run "
-                  "time (alignment and fragmentation), so the executor would refuse them";
+    out.reason = what + " in " + formatBytes(req.budget) +
+                 ": the peak fits, but the buffers pack neither ahead of time nor at run time "
+                 "(alignment and fragmentation), so the executor would refuse the plan";
     return out;
+  };
+  const auto atK = [](std::int64_t k) {
+    return "the plan at k = " + std::to_string(k) + " does not run";
+  };
+  if (!best) {
+    return doesNotPack(req.batch ? atK(*req.batch)
+                                 : "no plan of k up to " + std::to_string(top) + " runs");
   }
   const auto preparedOf = [&](const Evaluation& e) {
     return fixed ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
@@ -220,17 +220,14 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     if (req.batch && !fixed) {
       BudgetWindow window(req.budget);
       ++out.evaluated;
-      if (auto e = evaluatePrepared(ctx, swapAll, *ctx.timesAt(*req.batch), window, -1))
+      if (auto e =
+              evaluatePrepared(ctx, swapAll, *ctx.timesAt(*req.batch), window, req.reuse_delay))
         fallbacks.push_back(std::move(*e));
     }
     const auto runs = std::find_if(fallbacks.begin(), fallbacks.end(), [&](Evaluation& e) {
       return placeAsTheExecutor(ctx, *(final = preparedOf(e)), req.budget, e);
     });
-    if (runs == fallbacks.end()) {
-      out.does_not_pack = true;
-      out.reason = "the plan at k = " + std::to_string(best->k) + doesNotPack;
-      return out;
-    }
+    if (runs == fallbacks.end()) return doesNotPack(atK(best->k));
     best = std::move(*runs);
   }
   out.trainable = true;

@@ -20,6 +20,7 @@
 #include "runtime/executor.h"
 #include "runtime/test_networks.h"
 #include "runtime/wrapped_cpu_device.h"
+#include "sample_runs.h"
 #include "store/run_db.h"
 
 namespace swapscope::perf {
@@ -62,11 +63,18 @@ std::optional<std::pair<int, bool>> runs(const AheadOfTime& a) {
 /// The model fitted to the resnet56 sample run.
 const PerfModel& sampleModel() {
   static const PerfModel model =
-      PerfModel::fit(store::RunReader(std::string(SWAPSCOPE_SAMPLE_RUNS_DIR) +
-                                      "/resnet56-32x32-cpu-profile.swapdb")
-                         .load());
+      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
   return model;
 }
+
+/// ResNet-50 at 224x224 planned under the resnet56 sample's model, the pool shape of that
+/// model's device (rt::poolHolds takes it), and ResNet-50's swap-all plan.
+struct ResNet50Sample {
+  Network net = buildZooModel("resnet50");
+  Planner planner{sampleModel(), net};
+  rt::PoolShape shape{sampleModel().poolAlignment(), sampleModel().poolPadding()};
+  MemoryPlan swapAll = planMemory(net, planner.costs(), Policy::SwapAll);
+};
 
 /// `policy`'s argmin plan within `budget`, on one planner thread.
 PlanRequest oneThread(Policy policy, std::int64_t budget) {
@@ -270,11 +278,8 @@ TEST(PlacementAgreement, TheSearchComparesEveryKOnItsPlacedSchedule) {
 // that took a plan whose peak fits for one that runs would return it. Where every k is a
 // candidate, the search's swap-all plan is the best of those that run, every k placed.
 TEST(PlacementAgreement, EveryPlanThePlannerReturnsRuns) {
-  const Network net = buildZooModel("resnet50");
-  const PerfModel& model = sampleModel();
-  const Planner planner(model, net);
-  const rt::PoolShape shape{model.poolAlignment(), model.poolPadding()};
-  const MemoryPlan swapAll = planMemory(net, planner.costs(), Policy::SwapAll);
+  const ResNet50Sample r50;
+  const auto& [net, planner, shape, swapAll] = r50;
   int plans = 0, kMaxRefused = 0, notRun = 0;
   for (std::int64_t at = 1; at <= 31; at += 2) {
     // Exactly swap-all's peak at k, and 0.1 % above it.
@@ -332,10 +337,8 @@ TEST(PlacementAgreement, EveryPlanThePlannerReturnsRuns) {
 // not pack: ResNet-50, swap-all, k = 4 at 358,288,864 bytes (the executor refuses k = 4 in one
 // pass and takes k = 2).
 TEST(PlacementAgreement, AllowingSubBatchesSplitsAMinibatchWhoseBuffersDoNotPack) {
-  const Network net = buildZooModel("resnet50");
-  const Planner planner(sampleModel(), net);
-  const rt::PoolShape shape{sampleModel().poolAlignment(), sampleModel().poolPadding()};
-  const MemoryPlan swapAll = planMemory(net, planner.costs(), Policy::SwapAll);
+  const ResNet50Sample r50;
+  const auto& [net, planner, shape, swapAll] = r50;
   PlanRequest req = oneThread(Policy::SwapAll, 358'288'864);
   req.batch = 4;
   ASSERT_LE(swapAll.curve.peak(4), req.budget);
@@ -353,10 +356,8 @@ TEST(PlacementAgreement, AllowingSubBatchesSplitsAMinibatchWhoseBuffersDoNotPack
 // At a fixed k, accudnn's plan starts from swap-all's: where the plan with its pins does not
 // pack, swap-all's is returned where it runs (ResNet-50, k = 2 at 332,598,752 bytes).
 TEST(PlacementAgreement, AFixedKWhosePinsDoNotPackTakesSwapAllsPlan) {
-  const Network net = buildZooModel("resnet50");
-  const Planner planner(sampleModel(), net);
-  const rt::PoolShape shape{sampleModel().poolAlignment(), sampleModel().poolPadding()};
-  const MemoryPlan swapAll = planMemory(net, planner.costs(), Policy::SwapAll);
+  const ResNet50Sample r50;
+  const auto& [net, planner, shape, swapAll] = r50;
   PlanRequest req = oneThread(Policy::AccUdnn, 332'598'752);
   req.batch = 2;
   const std::optional<Evaluation> pinned = planner.accudnnAt(2, req.budget);
