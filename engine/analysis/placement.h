@@ -32,9 +32,10 @@ struct Placement {
 /// compute does not wait for it. It costs pool space, so the executor uses it only where the
 /// budget has room.
 ///
-/// One order can leave a pool a few hundred bytes larger than the most bytes alive at once, so
-/// the placement tries several orders (largest first, longest-lived first, largest bytes x
-/// lifetime first, allocation order), each with best fit and with first fit, and stops at the
+/// One order can leave a pool larger than the most bytes alive at once (by a few hundred bytes,
+/// or by an FM where buffers of one size form staircases), so the placement tries several orders
+/// (largest first, longest-lived first, largest bytes x lifetime first, allocation order, largest
+/// first with ties latest-ending first), each with best fit and with first fit, and stops at the
 /// first whose extent is at most `target`. A target of 0 places every order in full and returns
 /// the smallest extent; with a target, an order stops once its extent passes it, and where none
 /// fits, the extent returned is the least extent at which an order stopped: no order's full
