@@ -419,11 +419,11 @@ Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t 
 /// largest first with ties latest-ending first. `kind` 0..kOrders - 1; remaining ties broken by
 /// the instance's index (a stable sort).
 ///
-/// The last order packs the schedules the others leave several per cent above their peak: a
-/// network's FMs come in a few sizes, so most buffers tie on size, and the prefetched ones form
-/// staircases (each opens before the one before it is released). Placed earliest first, each
-/// step of a staircase lands above the last; placed latest-ending first, the later ones take
-/// the low offsets and the earlier ones fill in beneath the ones they outlive.
+/// The last order packs schedules the others leave about one FM above their peak: a network's
+/// FMs come in a few sizes, so most buffers tie on size, and the prefetched ones form staircases
+/// (each allocated before the one before it is released). Placed earliest first among equals,
+/// each step of a staircase lands above the last; latest-ending first packs ResNet-50's swap-all
+/// iteration at k = 8 into exactly its peak (tests/analysis/placement_test.cpp).
 ///
 /// Each order's key is packed into one 128-bit unsigned integer that compares as the key's
 /// fields in turn (each field mapped so that its order is the unsigned order of its bits): one
