@@ -492,8 +492,13 @@ Placement placeOrders(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int
   thread_local PackerStorage storage;
   Packer packer(inst, allocs, ops.size(), storage);
   Placement p;
-  for (int i = 0; i < kOrders; ++i) {
-    const int kind = i == 0 ? firstKind : (i <= firstKind ? i - 1 : i);
+  // `firstKind`, then every other kind in turn: the same orders whichever comes first.
+  std::array<int, kOrders> kinds{};
+  kinds[0] = firstKind;
+  for (int kind = 0, at = 1; kind < kOrders; ++kind) {
+    if (kind != firstKind) kinds[static_cast<std::size_t>(at++)] = kind;
+  }
+  for (const int kind : kinds) {
     const std::vector<std::size_t> order = orderOf(kind, inst, ops.size());
     Placement first;
     // Best fit, then first fit.
