@@ -479,13 +479,15 @@ std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, st
   return order;
 }
 
-/// planPlacement, trying the order `firstKind` first (then the others, in turn). Which order is
-/// tried first changes which placement is returned where several fit, and nothing else: whether
-/// one fits, and the extent where none does (the least at which an order stopped) or where every
-/// order is placed in full (the least). `*fitted` is set to the order that fitted, where one did.
+/// planPlacement, trying the order `firstKind` first (then the others, in turn), each placed up to
+/// `target` (0: in full), until one's extent is within `enough` (0: none is). Which order is tried
+/// first changes which placement is returned where several are within `enough`, and nothing
+/// else: whether one is, and the extent where none is (the least at which an order stopped, or
+/// where every order is placed in full, the least). `*fitted` is set to the order within
+/// `enough`, where one is.
 Placement placeOrders(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                       std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
-                      std::int64_t target, int firstKind, int* fitted) {
+                      std::int64_t target, std::int64_t enough, int firstKind, int* fitted) {
   std::size_t allocs = 0;
   std::vector<Instance> inst =
       instancesOf(gmap, ops, k, alignment, delay, workspaceAlignment, allocs);
@@ -505,7 +507,7 @@ Placement placeOrders(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int
     for (Placement* q : {static_cast<Placement*>(nullptr), &first}) {
       Placement made = q ? std::move(*q) : packer.placeBoth(order, target, first);
       if (p.offsets.empty() || made.extent < p.extent) p = std::move(made);
-      if (p.extent <= target) {
+      if (p.extent <= enough) {
         if (fitted) *fitted = kind;
         return p;
       }
@@ -523,7 +525,8 @@ thread_local std::array<int, 4> lastFitted{};
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                         std::int64_t alignment, int delay, std::int64_t workspaceAlignment,
                         std::int64_t target) {
-  return placeOrders(gmap, ops, k, alignment, delay, workspaceAlignment, target, 0, nullptr);
+  return placeOrders(gmap, ops, k, alignment, delay, workspaceAlignment, target, target, 0,
+                     nullptr);
 }
 
 PlacementMemo::Known PlacementMemo::get(int delay, bool moved, std::int64_t alignment) const {
@@ -601,18 +604,21 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     if (!mayPlace()) return std::nullopt;
     // The first time, the orders stop at the first that fits or once past the budget. The
     // budgets of a drag or a sweep meet a key again and again, each just beyond the last: the
-    // third time, every order is placed in full, and the least extent is exact.
+    // third time, the orders are placed in full until one fits: where none does, the least
+    // extent is exact; where one does, only the orders before it cost more than the first time
+    // (most often none: the order of the last fit on this thread is tried first).
     const bool full = known.placed > 1;
     // Only whether it fits is asked here, not where: the order that fitted the last placement of
     // the same kind of schedule on this thread is tried first (most placements that fit, fit in
     // the order that the last one did, and the orders before it are placed in vain).
     int& hint = lastFitted[static_cast<std::size_t>((a.delay > 0 ? 2 : 0) + (moved ? 1 : 0))];
-    const std::int64_t extent = placeOrders(gmap, ops(moved), k, a.alignment, a.delay,
-                                            workspaceAlignment, full ? 0 : budget, hint, &hint)
-                                    .extent;
+    const std::int64_t extent =
+        placeOrders(gmap, ops(moved), k, a.alignment, a.delay, workspaceAlignment,
+                    full ? 0 : budget, budget, hint, &hint)
+            .extent;
     // None fitted: every order stopped beyond the budget, each at an extent its full placement
-    // cannot be below; the least of them is returned.
-    if (full) {
+    // cannot be below (in full: its full placement's); the least of them is returned.
+    if (full && extent > budget) {
       known.fitted = known.least = extent;
     } else if (extent <= budget) {
       known.fitted = extent;
