@@ -126,14 +126,14 @@ class PlacementMemo {
 /// decision is the same, for callers that need the decision only. The delayed peak bounds every
 /// placement's extent from below where `workspaceAlignment` is 0 or a multiple of the alignment
 /// (no rounding then makes a buffer smaller than the bound counts it). An attempt the memo
-/// cannot answer a third time is placed in every order in full: the least extent it then knows
-/// answers every later budget. With a memo, an attempt of the schedule of the first run-time
-/// placement (delay 0, with the moves where `move_to` has any) whose delayed peak is above 99 %
-/// of the budget, and which the memo cannot answer, waits: it is placed only where a later
-/// attempt with another schedule packs, or where none packs and the run-time placement of that
-/// schedule does not fit (either runs the same schedule). The result may then name a later
-/// attempt of that schedule, or the run-time placement, where such an attempt would have packed,
-/// and `best_extent` does not count it.
+/// cannot answer a third time is placed in full, order by order, until one fits the budget:
+/// where none does, the least extent it then knows answers every later budget. With a memo, an
+/// attempt of the schedule of the first run-time placement (delay 0, with the moves where `move_to`
+/// has any) whose delayed peak is above 99 % of the budget, and which the memo cannot answer,
+/// waits: it is placed only where a later attempt with another schedule packs, or where none packs
+/// and the run-time placement of that schedule does not fit (either runs the same schedule). The
+/// result may then name a later attempt of that schedule, or the run-time placement, where such an
+/// attempt would have packed, and `best_extent` does not count it.
 ///
 /// `matters` (delay, moved), where given, says which outcomes the caller needs to tell apart
 /// (the planner: those whose predicted time could still beat its best; that the plan does not
