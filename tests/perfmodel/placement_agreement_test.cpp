@@ -460,6 +460,45 @@ TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
   EXPECT_EQ(known.fitted, least);
 }
 
+// The third time the memo cannot answer a schedule it places the orders in full until one fits:
+// where one does, the least extent stays unknown, and a budget below that fit is placed again, in
+// every order in full. Each budget here is the least the memo cannot answer (two refusals, each
+// with the orders stopped just beyond it), then the least extent of the delayed moved schedule
+// (the third placement, which fits), then one the fit does not answer (the fourth, which
+// refuses); every decision must be the one of placing without a memo.
+TEST(PlacementAgreement, TheMemosThirdPlacementDecidesAsPlacingDoes) {
+  const Network net = buildZooModel("resnet50");
+  const std::vector<LayerCost> costs = computeLayerCosts(net);
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
+  const std::int64_t k = 3, peak = plan.curve.peak(k);
+  const std::vector<int> moveTo = movePrefetches(plan.gmap, plan.curve, k, peak).move_to;
+  const std::vector<GmapOp> order = executionOrder(plan.gmap, moveTo);
+  const std::int64_t least = planPlacement(plan.gmap, order, k, 64, 1).extent;
+  PlacementMemo memo;
+  const auto ask = [&](std::int64_t budget) {
+    SCOPED_TRACE(budget);
+    const AheadOfTime placed = placeAhead(plan.gmap, moveTo, k, budget, 1, {64, 4});
+    const AheadOfTime remembered = placeAhead(plan.gmap, moveTo, k, budget, 1, {64, 4}, 0, &memo);
+    EXPECT_EQ(runs(placed), runs(remembered));
+    EXPECT_EQ(runs(placed) == std::pair(1, true), budget >= least);
+    return memo.get(1, true, 64);
+  };
+  std::int64_t budget = delayedPeak(plan.gmap, order, k, 1, 64);
+  for (int refusal = 1; refusal <= 2; ++refusal) {
+    ASSERT_LT(budget, least) << "refusal " << refusal << ": the moved schedule packs at " << budget;
+    budget = ask(budget).least;
+  }
+  PlacementMemo::Known known = ask(least);
+  EXPECT_EQ(known.placed, 3);
+  EXPECT_EQ(known.fitted, least);
+  ASSERT_LT(known.least, least) << "the refusals knew the least extent: nothing left to place";
+  known = ask(known.least);
+  EXPECT_EQ(known.placed, 4);
+  EXPECT_EQ(known.least, least) << "the fourth placement, in full, knows the least extent";
+  known = ask(least - 1);
+  EXPECT_EQ(known.placed, 4) << "the memo answers";
+}
+
 // Where nothing packs ahead, the executor places at run time, delay 0 with the moves first: the
 // planner's memoized decision reaches that without placing the attempts of that schedule near
 // the budget where the run-time placement fits, and places them where a later attempt with
