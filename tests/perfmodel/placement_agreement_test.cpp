@@ -414,20 +414,34 @@ TEST(PlacementAgreement, AFixedKWhosePinsDoNotPackTakesSwapAllsPlan) {
   EXPECT_TRUE(rt::poolHolds(swapAll.gmap, 3, req.budget, shape));
 }
 
+/// ResNet-50's swap-all plan at k = 3 with its prefetches moved (up to its peak), in the
+/// executor's op order, and the least extent of that schedule under reuse delay 1 at alignment 64.
+struct MovedSwapAll {
+  MemoryPlan plan;
+  std::int64_t k = 3, peak = 0;
+  std::vector<int> moveTo;
+  std::vector<GmapOp> order;
+  std::int64_t least = 0;
+  MovedSwapAll() {
+    const Network net = buildZooModel("resnet50");
+    const std::vector<LayerCost> costs = computeLayerCosts(net);
+    plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
+    peak = plan.curve.peak(k);
+    moveTo = movePrefetches(plan.gmap, plan.curve, k, peak).move_to;
+    order = executionOrder(plan.gmap, moveTo);
+    least = planPlacement(plan.gmap, order, k, 64, 1).extent;
+  }
+};
+
 // The planner asks placeAhead with a memo and the bound of the delayed peak, which place no
 // buffer where they can answer: the decision must be the one of placing every attempt, at every
 // budget, in any order of asking. And a placement with a target fits it exactly where the least
 // extent of all orders does (orders stop once they pass the target).
 TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
-  const Network net = buildZooModel("resnet50");
-  const std::vector<LayerCost> costs = computeLayerCosts(net);
   // swap-all at k = 3 reaches three decisions within 5 % above its peak: (0, unmoved),
   // (1, unmoved), (1, moved).
-  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
-  const std::int64_t k = 3, peak = plan.curve.peak(k);
-  const std::vector<int> moveTo = movePrefetches(plan.gmap, plan.curve, k, peak).move_to;
-  const std::vector<GmapOp> order = executionOrder(plan.gmap, moveTo);
-  const std::int64_t least = planPlacement(plan.gmap, order, k, 64, 1).extent;
+  const MovedSwapAll fixture;
+  const auto& [plan, k, peak, moveTo, order, least] = fixture;
   std::vector<std::int64_t> budgets;  // high and low in turn: the memo answers both ways
   for (int i = 0; i <= 25; ++i) {     // 0 to 5 % above the peak, where the decisions change
     budgets.push_back(peak + peak * i / 1000);
@@ -467,13 +481,8 @@ TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
 // (the third placement, which fits), then one the fit does not answer (the fourth, which
 // refuses); every decision must be the one of placing without a memo.
 TEST(PlacementAgreement, TheMemosThirdPlacementDecidesAsPlacingDoes) {
-  const Network net = buildZooModel("resnet50");
-  const std::vector<LayerCost> costs = computeLayerCosts(net);
-  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
-  const std::int64_t k = 3, peak = plan.curve.peak(k);
-  const std::vector<int> moveTo = movePrefetches(plan.gmap, plan.curve, k, peak).move_to;
-  const std::vector<GmapOp> order = executionOrder(plan.gmap, moveTo);
-  const std::int64_t least = planPlacement(plan.gmap, order, k, 64, 1).extent;
+  const MovedSwapAll fixture;
+  const auto& [plan, k, peak, moveTo, order, least] = fixture;
   PlacementMemo memo;
   const auto ask = [&](std::int64_t budget) {
     SCOPED_TRACE(budget);
