@@ -147,10 +147,11 @@ class Packer {
   }
 
   /// The instances in `order`, each at the best fit; stops once the extent passes `target` (0:
-  /// never). Where that does not fit `target`, `first` is the same at the first fit (else it is
-  /// left empty). The two share the buffers they place at the same offsets, up to the first
-  /// where best and first fit part: those are placed once.
-  Placement placeBoth(const std::vector<std::size_t>& order, std::int64_t target, Placement& first);
+  /// never). Where that extent is not within `enough`, `first` is the same at the first fit (else
+  /// it is left empty, not placed). The two share the buffers they place at the same offsets, up
+  /// to the first where best and first fit part: those are placed once.
+  Placement placeBoth(const std::vector<std::size_t>& order, std::int64_t target,
+                      std::int64_t enough, Placement& first);
 
  private:
   static constexpr std::size_t kOpsPerBucket = 128;
@@ -391,13 +392,13 @@ std::size_t Packer::placeFrom(const std::vector<std::size_t>& order, std::size_t
 }
 
 Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t target,
-                            Placement& first) {
+                            std::int64_t enough, Placement& first) {
   Placement p;
   p.offsets.assign(m_allocs, -1);
   reset(order);
   const std::size_t part = placeFrom(order, 0, Fit::Both, target, p);
   if (part == order.size()) {  // never parted: first fit is the same placement
-    first = target > 0 && p.extent <= target ? Placement{} : p;
+    first = p.extent <= enough ? Placement{} : p;
     return p;
   }
   // Best fit goes on from the buffer where they part, and first fit, where needed, from what
@@ -405,7 +406,7 @@ Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t 
   m_saved = m_placed;
   first = p;
   placeFrom(order, part, Fit::Best, target, p);
-  if (target > 0 && p.extent <= target) {
+  if (p.extent <= enough) {
     first = Placement{};
     return p;
   }
@@ -505,7 +506,8 @@ Placement placeOrders(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int
     Placement first;
     // Best fit, then first fit.
     for (Placement* q : {static_cast<Placement*>(nullptr), &first}) {
-      Placement made = q ? std::move(*q) : packer.placeBoth(order, target, first);
+      if (q && q->offsets.empty()) break;  // best fit was within `enough`: first fit not placed
+      Placement made = q ? std::move(*q) : packer.placeBoth(order, target, enough, first);
       if (p.offsets.empty() || made.extent < p.extent) p = std::move(made);
       if (p.extent <= enough) {
         if (fitted) *fitted = kind;
@@ -602,11 +604,12 @@ AheadOfTime placeAhead(const Gmap& gmap, const std::vector<int>& move_to, std::i
     if (known.least > budget) return known.least;
     if (known.bound > budget) return known.bound;  // no order packs below it: not placed
     if (!mayPlace()) return std::nullopt;
-    // The first time, the orders stop at the first that fits or once past the budget. The
-    // budgets of a drag or a sweep meet a key again and again, each just beyond the last: the
-    // third time, the orders are placed in full until one fits: where none does, the least
-    // extent is exact; where one does, only the orders before it cost more than the first time
-    // (most often none: the order of the last fit on this thread is tried first).
+    // The first two times, the orders stop at the first that fits or once past the budget. The
+    // budgets of a drag or a sweep meet a key again and again, each just beyond the last: from
+    // the third time on, the orders are placed in full until one fits (its first fit is then not
+    // placed): where none does, the least extent is exact; where one does, only the orders before
+    // it cost more than a placement up to the budget (most often none: the order of the last fit
+    // on this thread is tried first).
     const bool full = known.placed > 1;
     // Only whether it fits is asked here, not where: the order that fitted the last placement of
     // the same kind of schedule on this thread is tried first (most placements that fit, fit in

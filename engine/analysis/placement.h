@@ -126,7 +126,8 @@ class PlacementMemo {
 /// decision is the same, for callers that need the decision only. The delayed peak bounds every
 /// placement's extent from below where `workspaceAlignment` is 0 or a multiple of the alignment
 /// (no rounding then makes a buffer smaller than the bound counts it). An attempt the memo
-/// cannot answer a third time is placed in full, order by order, until one fits the budget:
+/// cannot answer is placed, from the third time on, in full, order by order, until one fits the
+/// budget:
 /// where none does, the least extent it then knows answers every later budget. With a memo, an
 /// attempt of the schedule of the first run-time placement (delay 0, with the moves where `move_to`
 /// has any) whose delayed peak is above 99 % of the budget, and which the memo cannot answer,

@@ -474,38 +474,43 @@ TEST(PlacementAgreement, TheMemoizedDecisionIsThePlacedOne) {
   EXPECT_EQ(known.fitted, least);
 }
 
-// The third time the memo cannot answer a schedule it places the orders in full until one fits:
-// where one does, the least extent stays unknown, and a budget below that fit is placed again, in
-// every order in full. Each budget here is the least the memo cannot answer (two refusals, each
-// with the orders stopped just beyond it), then the least extent of the delayed moved schedule
-// (the third placement, which fits), then one the fit does not answer (the fourth, which
-// refuses); every decision must be the one of placing without a memo.
-TEST(PlacementAgreement, TheMemosThirdPlacementDecidesAsPlacingDoes) {
+// From the third time the memo cannot answer a schedule on, it places the orders in full until
+// one fits: a fit gives an extent that fits (not always the least), a refusal the least extent.
+// Two refusals at the least budgets the memo cannot answer (the orders stopped just beyond each),
+// then a fit well above the least extent, then budgets between them, at it and below it: every
+// decision must be the one of placing without a memo.
+TEST(PlacementAgreement, TheMemosPlacementsInFullDecideAsPlacingDoes) {
   const MovedSwapAll fixture;
   const auto& [plan, k, peak, moveTo, order, least] = fixture;
+  const auto decision = [&](std::int64_t budget) {
+    return runs(placeAhead(plan.gmap, moveTo, k, budget, 1, {64, 4}));
+  };
+  ASSERT_EQ(decision(least), std::pair(1, true)) << "the delayed moved schedule packs at its least";
+  ASSERT_NE(decision(least - 1), std::pair(1, true));
   PlacementMemo memo;
   const auto ask = [&](std::int64_t budget) {
     SCOPED_TRACE(budget);
-    const AheadOfTime placed = placeAhead(plan.gmap, moveTo, k, budget, 1, {64, 4});
-    const AheadOfTime remembered = placeAhead(plan.gmap, moveTo, k, budget, 1, {64, 4}, 0, &memo);
-    EXPECT_EQ(runs(placed), runs(remembered));
-    EXPECT_EQ(runs(placed) == std::pair(1, true), budget >= least);
+    EXPECT_EQ(decision(budget),
+              runs(placeAhead(plan.gmap, moveTo, k, budget, 1, {64, 4}, 0, &memo)));
     return memo.get(1, true, 64);
   };
   std::int64_t budget = delayedPeak(plan.gmap, order, k, 1, 64);
-  for (int refusal = 1; refusal <= 2; ++refusal) {
-    ASSERT_LT(budget, least) << "refusal " << refusal << ": the moved schedule packs at " << budget;
+  for (int refusal = 1; refusal <= 2; ++refusal)
     budget = ask(budget).least;
-  }
-  PlacementMemo::Known known = ask(least);
+  ASSERT_LT(budget, least) << "two placements up to the budget found the least extent";
+  PlacementMemo::Known known = ask(least + least / 10);
   EXPECT_EQ(known.placed, 3);
+  EXPECT_GE(known.fitted, least);
+  EXPECT_LT(known.least, least) << "a fit must not fix the least extent";
+  const std::int64_t fitted = known.fitted;
+  for (const std::int64_t b : {least + (fitted - least) / 2, least, least - 1})
+    known = ask(b);
+  EXPECT_EQ(known.least, least) << "a placement in full that refuses knows the least extent";
   EXPECT_EQ(known.fitted, least);
-  ASSERT_LT(known.least, least) << "the refusals knew the least extent: nothing left to place";
-  known = ask(known.least);
-  EXPECT_EQ(known.placed, 4);
-  EXPECT_EQ(known.least, least) << "the fourth placement, in full, knows the least extent";
-  known = ask(least - 1);
-  EXPECT_EQ(known.placed, 4) << "the memo answers";
+  const int placed = known.placed;
+  for (const std::int64_t b : {least - 1, least, least + (fitted - least) / 2, fitted})
+    known = ask(b);
+  EXPECT_EQ(known.placed, placed) << "the memo answers";
 }
 
 // Where nothing packs ahead, the executor places at run time, delay 0 with the moves first: the
