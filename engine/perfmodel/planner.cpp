@@ -128,20 +128,11 @@ PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& r
   return Planner(model, net).plan(req);
 }
 
-PlanResult Planner::plan(const PlanRequest& req) const {
-  const Context& ctx = m_impl->ctx;
-  const Prepared& swapAll = ctx.swapAll;
-  PlanResult out;
-  out.min_budget = swapAll.curve.peak(1);
-  out.delta = allReduceSeconds(ctx.paramBytes, req.gpus, req.link_bandwidth, req.link_latency);
+namespace {
 
-  const Prepared* fixed = policyInfo(req.policy).fixed() ? &ctx.fixedPlan(req.policy) : nullptr;
-  const Search* search = fixed ? nullptr : &searchOf(req.policy);
-  if (search && !search->no_paper_mode.empty() && req.mode == PlanMode::Paper && !req.batch) {
-    throwBadInput("--policy " + std::string(policyName(req.policy)) + " has no paper mode: " +
-                  std::string(search->no_paper_mode) + "; use --mode argmin or a fixed --batch");
-  }
-  const MemoryCurve& limitCurve = fixed ? fixed->curve : swapAll.curve;
+/// k_max for the request (swap-all's curve, or the fixed policy's), or why no k fits: false
+/// where none does, or where the request's fixed k is above k_max (`out.reason` says so).
+bool withinReach(const MemoryCurve& limitCurve, const PlanRequest& req, PlanResult& out) {
   // No k above the limit of every verb (common/batch_limit.h): a plan the run would refuse.
   out.k_max = std::min(limitCurve.kMax(req.budget, kMaxBatch), kMaxBatch);
   if (out.k_max < 1) {
@@ -150,7 +141,7 @@ PlanResult Planner::plan(const PlanRequest& req) const {
                  formatBytes(need) + " (" + std::to_string(need) +
                  " bytes) at k = 1, the budget is " + formatBytes(req.budget) +
                  "; no policy fits below swap-all's peak at k = 1, " + formatBytes(out.min_budget);
-    return out;
+    return false;
   }
   if (req.batch && *req.batch > out.k_max) {
     try {
@@ -163,22 +154,92 @@ PlanResult Planner::plan(const PlanRequest& req) const {
                  " does not fit: " + std::string(policyName(req.policy)) +
                  " fits at most k = " + std::to_string(out.k_max) + " in " +
                  formatBytes(req.budget);
-    return out;
+    return false;
   }
+  return true;
+}
+
+/// The plan at the request's fixed k: the fixed policy's, or accudnn's both phases, phase 2 kept
+/// only where the schedule the executor places is no slower than phase 1's.
+std::optional<Evaluation> fixedKPlan(const Context& ctx, const PlanRequest& req,
+                                     const Prepared* fixed, PlanResult& out) {
+  const auto times = ctx.timesAt(*req.batch);
+  auto p =
+      kPlanAt(ctx, req, fixed, *times, Context::Stage::Whole, nullptr, &out.evaluated, &out.reused);
+  if (p.plan && !fixed && !p.schedules.empty()) {
+    auto phase1 = kPlanAt(ctx, req, fixed, *times, Context::Stage::Phase1, nullptr, &out.evaluated,
+                          &out.reused);
+    if (phase1.plan) p = noSlowerPlaced(ctx, req.budget, phase1, p);
+  }
+  if (!p.plan) return std::nullopt;
+  return *p.plan;
+}
+
+/// `out` marked as a plan whose peak fits but whose buffers do not pack, `what` saying which.
+PlanResult doesNotPack(PlanResult& out, const std::string& what, std::int64_t budget) {
+  out.does_not_pack = true;
+  out.reason = what + " in " + formatBytes(budget) +
+               ": the peak fits, but the buffers pack neither ahead of time nor at run time "
+               "(alignment and fragmentation), so the executor would refuse the plan";
+  return std::move(out);
+}
+
+std::string doesNotRunAt(std::int64_t k) {
+  return "the plan at k = " + std::to_string(k) + " does not run";
+}
+
+/// `best` as the executor will run it (simulated on the schedule its placement decision picks),
+/// with its prepared set; none where it packs neither ahead of time nor at run time. The argmin
+/// searches compare only plans that run; a second stage's plan, a fixed k's or paper mode's is
+/// checked here. Where it does not run, the first stage's plan is taken (ito), or at a fixed k
+/// of a searched policy swap-all's (where accudnn's pins start), where it runs.
+std::shared_ptr<const Prepared> asPlaced(const Context& ctx, const PlanRequest& req,
+                                         const Prepared* fixed, Evaluation& best,
+                                         std::optional<Evaluation> stage1, PlanResult& out) {
+  const auto preparedOf = [&](const Evaluation& e) {
+    return fixed ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
+                 : ctx.prepared(e.swapped, e.recomputed);
+  };
+  auto final = preparedOf(best);
+  if (req.reuse_delay >= 0 || placeAsTheExecutor(ctx, *final, req.budget, best)) return final;
+  std::vector<Evaluation> fallbacks;
+  if (stage1) fallbacks.push_back(std::move(*stage1));
+  if (req.batch && !fixed) {
+    BudgetWindow window(req.budget);
+    ++out.evaluated;
+    if (auto e =
+            evaluatePrepared(ctx, ctx.swapAll, *ctx.timesAt(*req.batch), window, req.reuse_delay))
+      fallbacks.push_back(std::move(*e));
+  }
+  for (Evaluation& e : fallbacks) {
+    final = preparedOf(e);
+    if (placeAsTheExecutor(ctx, *final, req.budget, e)) {
+      best = std::move(e);
+      return final;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+PlanResult Planner::plan(const PlanRequest& req) const {
+  const Context& ctx = m_impl->ctx;
+  PlanResult out;
+  out.min_budget = ctx.swapAll.curve.peak(1);
+  out.delta = allReduceSeconds(ctx.paramBytes, req.gpus, req.link_bandwidth, req.link_latency);
+  const Prepared* fixed = policyInfo(req.policy).fixed() ? &ctx.fixedPlan(req.policy) : nullptr;
+  const Search* search = fixed ? nullptr : &searchOf(req.policy);
+  if (search && !search->no_paper_mode.empty() && req.mode == PlanMode::Paper && !req.batch) {
+    throwBadInput("--policy " + std::string(policyName(req.policy)) + " has no paper mode: " +
+                  std::string(search->no_paper_mode) + "; use --mode argmin or a fixed --batch");
+  }
+  if (!withinReach(fixed ? fixed->curve : ctx.swapAll.curve, req, out)) return out;
   const std::int64_t top = req.max_batch > 0 ? std::min(out.k_max, req.max_batch) : out.k_max;
 
   std::optional<Evaluation> best;
   if (req.batch) {
-    const auto times = ctx.timesAt(*req.batch);
-    auto p = kPlanAt(ctx, req, fixed, *times, Context::Stage::Whole, nullptr, &out.evaluated,
-                     &out.reused);
-    // Phase 2 is kept only where the schedule the executor places is no slower than phase 1's.
-    if (p.plan && !fixed && !p.schedules.empty()) {
-      auto phase1 = kPlanAt(ctx, req, fixed, *times, Context::Stage::Phase1, nullptr,
-                            &out.evaluated, &out.reused);
-      if (phase1.plan) p = noSlowerPlaced(ctx, req.budget, phase1, p);
-    }
-    if (p.plan) best = *p.plan;
+    best = fixedKPlan(ctx, req, fixed, out);
   } else if (req.mode == PlanMode::Argmin) {
     best = argminSearch(ctx, req, fixed, top, out);
   } else {
@@ -191,45 +252,15 @@ PlanResult Planner::plan(const PlanRequest& req) const {
     best = search->stage2(ctx, std::move(*best), req.budget, req.reuse_delay, &out.evaluated);
   }
   // Every k here fits the peak (k_max): where none is returned, none runs.
-  const auto doesNotPack = [&](const std::string& what) {
-    out.does_not_pack = true;
-    out.reason = what + " in " + formatBytes(req.budget) +
-                 ": the peak fits, but the buffers pack neither ahead of time nor at run time "
-                 "(alignment and fragmentation), so the executor would refuse the plan";
-    return out;
-  };
-  const auto atK = [](std::int64_t k) {
-    return "the plan at k = " + std::to_string(k) + " does not run";
-  };
   if (!best) {
-    return doesNotPack(req.batch ? atK(*req.batch)
-                                 : "no plan of k up to " + std::to_string(top) + " runs");
+    return doesNotPack(out,
+                       req.batch ? doesNotRunAt(*req.batch)
+                                 : "no plan of k up to " + std::to_string(top) + " runs",
+                       req.budget);
   }
-  const auto preparedOf = [&](const Evaluation& e) {
-    return fixed ? std::shared_ptr<const Prepared>(std::shared_ptr<const Prepared>(), fixed)
-                 : ctx.prepared(e.swapped, e.recomputed);
-  };
-  auto final = preparedOf(*best);
-  // The executor refuses a plan whose buffers pack neither ahead of time nor at run time. The
-  // argmin searches compare only plans that run; a second stage's plan, a fixed k's or paper
-  // mode's is checked here. Where it does not run, the first stage's plan is taken (ito), or at
-  // a fixed k of a searched policy swap-all's (where accudnn's pins start), where it runs.
-  if (req.reuse_delay < 0 && !placeAsTheExecutor(ctx, *final, req.budget, *best)) {
-    std::vector<Evaluation> fallbacks;
-    if (stage1) fallbacks.push_back(std::move(*stage1));
-    if (req.batch && !fixed) {
-      BudgetWindow window(req.budget);
-      ++out.evaluated;
-      if (auto e =
-              evaluatePrepared(ctx, swapAll, *ctx.timesAt(*req.batch), window, req.reuse_delay))
-        fallbacks.push_back(std::move(*e));
-    }
-    const auto runs = std::find_if(fallbacks.begin(), fallbacks.end(), [&](Evaluation& e) {
-      return placeAsTheExecutor(ctx, *(final = preparedOf(e)), req.budget, e);
-    });
-    if (runs == fallbacks.end()) return doesNotPack(atK(best->k));
-    best = std::move(*runs);
-  }
+  const std::int64_t k = best->k;
+  const auto final = asPlaced(ctx, req, fixed, *best, std::move(stage1), out);
+  if (!final) return doesNotPack(out, doesNotRunAt(k), req.budget);
   out.trainable = true;
   out.best = std::move(*best);
   out.gmap = final->gmap;
