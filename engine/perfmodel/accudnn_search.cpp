@@ -135,6 +135,21 @@ class AccudnnAtK {
     if (round) round->compared.emplace_back(*m + f.bytes, fitted);
     return fitted;
   }
+  /// One phase-1 round's simulations, reused from round to round: trials allocate nothing once
+  /// warm.
+  struct PinRound {
+    SimResult trial, bestSim;
+    bool bestComplete = false;  ///< bestSim holds the best pin's whole simulation
+  };
+  /// Replays the rounds an earlier budget made at this k as far as they hold here, into `trace`;
+  /// true where they are all of that budget's phase 1 (nothing is left to pin).
+  bool replayKept(Context::PinTrace& trace);
+  /// The pin that removes the most stall per byte (more than `minGain`), its comparisons with the
+  /// budget added to `round`; -1 where none does. `state.bestSim` holds its simulation where
+  /// `state.bestComplete`.
+  int bestPin(double minGain, Round& round, PinRound& state);
+  /// The whole simulation of pin `f` into `out`; its removable stall.
+  double whole(int f, SimResult& out);
   /// How many of the first rounds of `trace` have comparisons that come out the same at this
   /// budget.
   std::size_t holds(const Context::PinTrace& trace) const;
@@ -253,101 +268,27 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
     m_phase1 = m_order.size();
     return;
   }
-  SimResult trial, bestSim;  // reused: trials allocate nothing once warm
-  constexpr double kEps = 1e-9;
   // A pin must remove more than kMinPinGain of the iteration: the model cannot tell smaller
   // differences apart (a run's t_iter varies by several per cent), and on ResNet-152 a greedy
   // of such pins took 25,000 simulations per plan for 0.25 % of predicted time per sample.
+  constexpr double kEps = 1e-9;
   constexpr double kMinPinGain = 1e-5;
   const double minGain = std::max(kEps, kMinPinGain * m_sim.t_iter);  // swap-all's
-  // The rounds an earlier budget made at this k, as far as they hold here: of the traces kept,
-  // the one that holds the longest (ties: the latest).
   Context::PinTrace trace;
-  if (const auto kept = m_ctx.pinTraces(m_times.k, m_in.reuse_delay)) {
-    const Context::PinTrace* longest = nullptr;
-    std::size_t replayed = 0;
-    for (const auto& t : kept->latest) {
-      const std::size_t n = holds(*t);
-      if (!longest || n > replayed) {
-        longest = t.get();
-        replayed = n;
-      }
-    }
-    replay(*longest, replayed);
-    trace.rounds.assign(longest->rounds.begin(),
-                        longest->rounds.begin() + static_cast<std::ptrdiff_t>(replayed));
-    if (replayed == longest->rounds.size()) {  // phase 1 ends as it did there
-      m_phase1 = m_order.size();
-      return;
-    }
-    ensureSimulated();
+  if (replayKept(trace)) {  // phase 1 ends as it did for an earlier budget
+    m_phase1 = m_order.size();
+    return;
   }
+  PinRound state;
   while (m_sim.removableStall() > minGain) {
     Round round;
     const int countBefore = m_count;
-    const double before = m_sim.removableStall();
-    int best = -1;
-    double bestScore = 0;
-    bool bestComplete = false;  // bestSim holds the best pin's whole simulation
-    // Gains that agree within `close` (far above the rounding of a simulation's sums, far below
-    // what the model can tell apart) are ties, and the earlier candidate keeps them: the choice
-    // does not depend on rounding, so a trial that stops where it is the current plan moved in
-    // time (whose stall is the current plan's up to the rounding of a different sum) chooses
-    // as a whole simulation would. Only a gain that close to the least gain is simulated whole.
-    const double close = 1e-9 * before + 1e-12;
-    const auto bytesOf = [](const Fm& x) {
-      return static_cast<double>(std::max<std::int64_t>(1, x.bytes));
-    };
-    // The whole simulation of pin `f` into `out`; its removable stall.
-    const auto whole = [&](int f, SimResult& out) {
-      const Fm& x = fm(f);
-      setPinned(x, true);
-      simulateFrom(m_schedule, m_in, m_sim,
-                   static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
-                   std::numeric_limits<double>::infinity(), out);
-      setPinned(x, false);
-      ++m_count;
-      return out.removableStall();
-    };
-    std::set<int> tried;
-    for (const int f : stallCandidates()) {
-      if (!tried.insert(f).second) continue;
-      const Fm& x = fm(f);
-      if (x.prefetch == 0 || !fits(x, &round)) continue;
-      // No pin removes more than all the stall: skip a candidate that could at best tie.
-      if (before / bytesOf(x) <= bestScore) continue;
-      setPinned(x, true);
-      // The steps before the pin's first transfer are the current plan's; once the stall
-      // exceeds what could still beat the best pin (with a margin far above rounding), the
-      // candidate cannot win; and once the trial is the current plan moved in time, the rest
-      // of its stall is the current plan's (simulateTrial).
-      const double needed = std::max(minGain, bestScore * bytesOf(x));
-      const double limit = before - needed + 1e-12 + 1e-9 * before;
-      double stall = 0;
-      TrialEnd end = simulateTrial(
-          m_schedule, m_in, m_sim, static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
-          static_cast<std::size_t>(m_schedule.lastTransferStep(x.buffer)) + 1, limit, trial,
-          &stall);
-      ++m_count;
-      setPinned(x, false);
-      if (end == TrialEnd::OverLimit) continue;
-      double gain = before - stall;
-      if (end == TrialEnd::Shifted && std::abs(gain - minGain) <= close) {
-        gain = before - whole(f, trial);
-        end = TrialEnd::Complete;
-      }
-      if (gain > minGain && (best < 0 || gain - bestScore * bytesOf(x) > close)) {
-        bestScore = gain / bytesOf(x);
-        best = f;
-        bestComplete = end == TrialEnd::Complete;
-        if (bestComplete) std::swap(bestSim, trial);
-      }
-    }
+    const int best = bestPin(minGain, round, state);
     round.pin = best;
     if (best >= 0) {
-      if (!bestComplete) whole(best, bestSim);  // the chosen pin's whole simulation
+      if (!state.bestComplete) whole(best, state.bestSim);  // the chosen pin's whole simulation
       pin(best);
-      std::swap(m_sim, bestSim);
+      std::swap(m_sim, state.bestSim);
     }
     round.simulations = m_count - countBefore;
     trace.rounds.push_back(std::move(round));
@@ -355,6 +296,90 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
   }
   m_phase1 = m_order.size();
   m_ctx.keepPinTrace(m_times.k, m_in.reuse_delay, std::move(trace));
+}
+
+bool AccudnnAtK::replayKept(Context::PinTrace& trace) {
+  // The rounds an earlier budget made at this k, as far as they hold here: of the traces kept,
+  // the one that holds the longest (ties: the latest).
+  const auto kept = m_ctx.pinTraces(m_times.k, m_in.reuse_delay);
+  if (!kept) return false;
+  const Context::PinTrace* longest = nullptr;
+  std::size_t replayed = 0;
+  for (const auto& t : kept->latest) {
+    const std::size_t n = holds(*t);
+    if (!longest || n > replayed) {
+      longest = t.get();
+      replayed = n;
+    }
+  }
+  replay(*longest, replayed);
+  trace.rounds.assign(longest->rounds.begin(),
+                      longest->rounds.begin() + static_cast<std::ptrdiff_t>(replayed));
+  if (replayed == longest->rounds.size()) return true;
+  ensureSimulated();
+  return false;
+}
+
+double AccudnnAtK::whole(int f, SimResult& out) {
+  const Fm& x = fm(f);
+  setPinned(x, true);
+  simulateFrom(m_schedule, m_in, m_sim,
+               static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
+               std::numeric_limits<double>::infinity(), out);
+  setPinned(x, false);
+  ++m_count;
+  return out.removableStall();
+}
+
+int AccudnnAtK::bestPin(double minGain, Round& round, PinRound& state) {
+  const double before = m_sim.removableStall();
+  int best = -1;
+  double bestScore = 0;
+  state.bestComplete = false;
+  // Gains that agree within `close` (far above the rounding of a simulation's sums, far below
+  // what the model can tell apart) are ties, and the earlier candidate keeps them: the choice
+  // does not depend on rounding, so a trial that stops where it is the current plan moved in
+  // time (whose stall is the current plan's up to the rounding of a different sum) chooses
+  // as a whole simulation would. Only a gain that close to the least gain is simulated whole.
+  const double close = 1e-9 * before + 1e-12;
+  const auto bytesOf = [](const Fm& x) {
+    return static_cast<double>(std::max<std::int64_t>(1, x.bytes));
+  };
+  std::set<int> tried;
+  for (const int f : stallCandidates()) {
+    if (!tried.insert(f).second) continue;
+    const Fm& x = fm(f);
+    if (x.prefetch == 0 || !fits(x, &round)) continue;
+    // No pin removes more than all the stall: skip a candidate that could at best tie.
+    if (before / bytesOf(x) <= bestScore) continue;
+    setPinned(x, true);
+    // The steps before the pin's first transfer are the current plan's; once the stall
+    // exceeds what could still beat the best pin (with a margin far above rounding), the
+    // candidate cannot win; and once the trial is the current plan moved in time, the rest
+    // of its stall is the current plan's (simulateTrial).
+    const double needed = std::max(minGain, bestScore * bytesOf(x));
+    const double limit = before - needed + 1e-12 + 1e-9 * before;
+    double stall = 0;
+    TrialEnd end = simulateTrial(
+        m_schedule, m_in, m_sim, static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
+        static_cast<std::size_t>(m_schedule.lastTransferStep(x.buffer)) + 1, limit, state.trial,
+        &stall);
+    ++m_count;
+    setPinned(x, false);
+    if (end == TrialEnd::OverLimit) continue;
+    double gain = before - stall;
+    if (end == TrialEnd::Shifted && std::abs(gain - minGain) <= close) {
+      gain = before - whole(f, state.trial);
+      end = TrialEnd::Complete;
+    }
+    if (gain > minGain && (best < 0 || gain - bestScore * bytesOf(x) > close)) {
+      bestScore = gain / bytesOf(x);
+      best = f;
+      state.bestComplete = end == TrialEnd::Complete;
+      if (state.bestComplete) std::swap(state.bestSim, state.trial);
+    }
+  }
+  return best;
 }
 
 std::size_t AccudnnAtK::holds(const Context::PinTrace& trace) const {

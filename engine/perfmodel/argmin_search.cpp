@@ -159,6 +159,13 @@ class ArgminSearch {
   void pause() const {
     if (m_req.pause_point) m_req.pause_point();
   }
+  /// A k value's bound on its objective: the minibatch's load, then its compute time.
+  struct Bound {
+    double bound;
+    std::shared_ptr<const StepTimes> times;
+  };
+  /// The k values of `ks` with their bounds, least bound first (ties: the smaller k).
+  std::vector<Bound> inBoundOrder(const std::vector<std::int64_t>& ks) const;
   /// Simulates the k values of `ks` in bound order, adding their plans to the pool; those the
   /// bound prunes join `m_pruned`.
   void search(const std::vector<std::int64_t>& ks);
@@ -198,11 +205,8 @@ class ArgminSearch {
   std::map<std::int64_t, Spare> m_spare;
 };
 
-void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
-  struct Bound {
-    double bound;
-    std::shared_ptr<const StepTimes> times;
-  };
+std::vector<ArgminSearch::Bound> ArgminSearch::inBoundOrder(
+    const std::vector<std::int64_t>& ks) const {
   std::vector<Bound> candidates;
   candidates.reserve(ks.size());
   for (const std::int64_t k : ks) {
@@ -221,6 +225,11 @@ void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
   std::sort(candidates.begin(), candidates.end(), [](const Bound& x, const Bound& y) {
     return std::tie(x.bound, x.times->k) < std::tie(y.bound, y.times->k);
   });
+  return candidates;
+}
+
+void ArgminSearch::search(const std::vector<std::int64_t>& ks) {
+  const std::vector<Bound> candidates = inBoundOrder(ks);
   // `m_lanes` threads take the k values in bound order. A thread skips k (and so every later
   // one) when its bound exceeds the least `most` of the k values before it that are done:
   // one thread would have stopped there too, since that can only be lower once the rest are
