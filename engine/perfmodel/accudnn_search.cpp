@@ -135,9 +135,9 @@ class AccudnnAtK {
     if (round) round->compared.emplace_back(*m + f.bytes, fitted);
     return fitted;
   }
-  /// One phase-1 round's simulations, reused from round to round: trials allocate nothing once
-  /// warm.
-  struct PinRound {
+  /// The simulations phase 1's rounds write into: one object serves every round (bestPin resets
+  /// `bestComplete`), so trials allocate nothing once warm.
+  struct PinBuffers {
     SimResult trial, bestSim;
     bool bestComplete = false;  ///< bestSim holds the best pin's whole simulation
   };
@@ -147,7 +147,7 @@ class AccudnnAtK {
   /// The pin that removes the most stall per byte (more than `minGain`), its comparisons with the
   /// budget added to `round`; -1 where none does. `state.bestSim` holds its simulation where
   /// `state.bestComplete`.
-  int bestPin(double minGain, Round& round, PinRound& state);
+  int bestPin(double minGain, Round& round, PinBuffers& state);
   /// The whole simulation of pin `f` into `out`; its removable stall.
   double whole(int f, SimResult& out);
   /// How many of the first rounds of `trace` have comparisons that come out the same at this
@@ -268,10 +268,10 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
     m_phase1 = m_order.size();
     return;
   }
+  constexpr double kEps = 1e-9;
   // A pin must remove more than kMinPinGain of the iteration: the model cannot tell smaller
   // differences apart (a run's t_iter varies by several per cent), and on ResNet-152 a greedy
   // of such pins took 25,000 simulations per plan for 0.25 % of predicted time per sample.
-  constexpr double kEps = 1e-9;
   constexpr double kMinPinGain = 1e-5;
   const double minGain = std::max(kEps, kMinPinGain * m_sim.t_iter);  // swap-all's
   Context::PinTrace trace;
@@ -279,7 +279,7 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
     m_phase1 = m_order.size();
     return;
   }
-  PinRound state;
+  PinBuffers state;
   while (m_sim.removableStall() > minGain) {
     Round round;
     const int countBefore = m_count;
@@ -331,7 +331,7 @@ double AccudnnAtK::whole(int f, SimResult& out) {
   return out.removableStall();
 }
 
-int AccudnnAtK::bestPin(double minGain, Round& round, PinRound& state) {
+int AccudnnAtK::bestPin(double minGain, Round& round, PinBuffers& state) {
   const double before = m_sim.removableStall();
   int best = -1;
   double bestScore = 0;

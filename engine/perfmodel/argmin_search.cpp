@@ -159,7 +159,8 @@ class ArgminSearch {
   void pause() const {
     if (m_req.pause_point) m_req.pause_point();
   }
-  /// A k value's bound on its objective: the minibatch's load, then its compute time.
+  /// The least objective any plan at one k can reach (from its compute time and the minibatch's
+  /// load), with that k's step times.
   struct Bound {
     double bound;
     std::shared_ptr<const StepTimes> times;

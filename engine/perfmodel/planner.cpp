@@ -176,12 +176,12 @@ std::optional<Evaluation> fixedKPlan(const Context& ctx, const PlanRequest& req,
 }
 
 /// `out` marked as a plan whose peak fits but whose buffers do not pack, `what` saying which.
-PlanResult doesNotPack(PlanResult& out, const std::string& what, std::int64_t budget) {
+PlanResult doesNotPack(PlanResult out, const std::string& what, std::int64_t budget) {
   out.does_not_pack = true;
   out.reason = what + " in " + formatBytes(budget) +
                ": the peak fits, but the buffers pack neither ahead of time nor at run time "
                "(alignment and fragmentation), so the executor would refuse the plan";
-  return std::move(out);
+  return out;
 }
 
 std::string doesNotRunAt(std::int64_t k) {
@@ -192,7 +192,9 @@ std::string doesNotRunAt(std::int64_t k) {
 /// with its prepared set; none where it packs neither ahead of time nor at run time. The argmin
 /// searches compare only plans that run; a second stage's plan, a fixed k's or paper mode's is
 /// checked here. Where it does not run, the first stage's plan is taken (ito), or at a fixed k
-/// of a searched policy swap-all's (where accudnn's pins start), where it runs.
+/// of a searched policy swap-all's (where accudnn's pins start), where it runs. `best` becomes the
+/// plan taken (re-simulated on its schedule) and `out.evaluated` counts the simulations made here.
+/// With a fixed reuse delay (`reuse_delay >= 0`) the plan is returned unchecked.
 std::shared_ptr<const Prepared> asPlaced(const Context& ctx, const PlanRequest& req,
                                          const Prepared* fixed, Evaluation& best,
                                          std::optional<Evaluation> stage1, PlanResult& out) {
@@ -253,14 +255,15 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   }
   // Every k here fits the peak (k_max): where none is returned, none runs.
   if (!best) {
-    return doesNotPack(out,
+    return doesNotPack(std::move(out),
                        req.batch ? doesNotRunAt(*req.batch)
                                  : "no plan of k up to " + std::to_string(top) + " runs",
                        req.budget);
   }
+  // The k the error names where no schedule runs: asPlaced may replace `best` by a fallback.
   const std::int64_t k = best->k;
   const auto final = asPlaced(ctx, req, fixed, *best, std::move(stage1), out);
-  if (!final) return doesNotPack(out, doesNotRunAt(k), req.budget);
+  if (!final) return doesNotPack(std::move(out), doesNotRunAt(k), req.budget);
   out.trainable = true;
   out.best = std::move(*best);
   out.gmap = final->gmap;
