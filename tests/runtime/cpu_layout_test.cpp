@@ -26,9 +26,10 @@ struct Trained {
   std::int64_t high_water = 0, peak = 0;
 };
 
-/// `iters` iterations on seeded synthetic data, its images scaled by `scale`.
+/// `iters` iterations on seeded synthetic data, each image value moved by up to `noise` of itself
+/// (a seeded random factor in [1 - noise, 1 + noise] per value).
 Trained train(const Network& net, ImageLayout layout, Policy policy, std::int64_t k, int iters,
-              float scale = 1.0f) {
+              double noise = 0) {
   DeviceOptions options;
   options.cpu_layout = layout;
   auto device = createCpuDevice(options);
@@ -37,8 +38,10 @@ Trained train(const Network& net, ImageLayout layout, Policy policy, std::int64_
   const std::int64_t peak = planMemory(net, costs, swapped).curve.peak(k);
   SwapExecutor ex(*device, net, k, swapped, peak + peak / 8);  // room to pack the buffers
   Dataset data = syntheticDataset(net.sampleShape(), net.classes(), k * iters, 3);
-  for (float& v : data.images)
-    v *= scale;
+  if (noise > 0) {
+    for (std::size_t i = 0; i < data.images.size(); ++i)
+      data.images[i] *= static_cast<float>(1 + noise * (2 * uniform01(17, i) - 1));
+  }
   Trained t;
   for (int it = 0; it < iters; ++it) {
     const float* x = data.images.data() + it * k * net.sampleShape().numel();
@@ -100,17 +103,20 @@ double largestError(const std::vector<std::vector<float>>& a,
 
 TEST(CpuLayout, NhwcMovesAResNetsWeightsNoMoreThanRoundingTheImagesDoes) {
   // Deep networks with batch norm, trained on random labels, amplify any rounding: on ResNet-20
-  // at k = 8 under NCHW, scaling the images by 1 + 1e-6 moves the weights after 5 iterations by
-  // far more than 1e-5 (docs/runtime.md). Other orders of the sums (NHWC's kernels) are held
-  // to that measured spread; EveryLayerOfAResNetComputesWhatNchwComputes checks each layer.
+  // at k = 8 under NCHW, moving each image value by a random factor within 1 +- 1e-6 (a few
+  // roundings) moves the weights after 5 iterations by far more than 1e-5 (docs/runtime.md).
+  // Other orders of the sums (NHWC's kernels) are held to that measured spread;
+  // EveryLayerOfAResNetComputesWhatNchwComputes checks each layer. One factor for every value
+  // would not do: batch norm takes a uniform scale out, and what is left of it depends on the
+  // machine's kernels.
   const Network net = buildZooModel("resnet20", {});
   const Trained nchw = train(net, ImageLayout::Nchw, Policy::KeepAll, 8, 5);
-  const Trained rounded = train(net, ImageLayout::Nchw, Policy::KeepAll, 8, 5, 1.0f + 1e-6f);
+  const Trained rounded = train(net, ImageLayout::Nchw, Policy::KeepAll, 8, 5, 1e-6);
   const Trained nhwc = train(net, ImageLayout::Nhwc, Policy::KeepAll, 8, 5);
   const double spread = largestError(nchw.weights, rounded.weights);
   const double layout = largestError(nchw.weights, nhwc.weights);
-  std::printf("weights after 5 iterations: NHWC against NCHW %.2e, images x (1 + 1e-6) %.2e\n",
-              layout, spread);
+  std::printf("weights after 5 iterations: NHWC against NCHW %.2e, images +-1e-6 %.2e\n", layout,
+              spread);
   EXPECT_LT(layout, 2 * spread);
   EXPECT_EQ(nhwc.high_water, nhwc.peak);
 }
@@ -126,7 +132,7 @@ TEST(CpuLayout, SwappingKeepsTheNhwcWeightsBitIdentical) {
 
 /// The scratch each slot asks for once every layer's kernel of `net` at minibatch `k` is made.
 struct Scratch {
-  std::size_t weights, weight_grad, scratchpad;
+  std::size_t weights, weight_grad;
 };
 
 Scratch scratchAt(const Network& net, std::int64_t k, ImageLayout layout) {
@@ -135,7 +141,7 @@ Scratch scratchAt(const Network& net, std::int64_t k, ImageLayout layout) {
   for (int l = 0; l < net.size(); ++l)
     kernels.push_back(cpu::createCpuKernel(ctx, net, l, k));
   return {ctx.reserved(cpu::CpuContext::kBlockedWeights),
-          ctx.reserved(cpu::CpuContext::kBlockedWeightGrad), ctx.scratchpadBytes()};
+          ctx.reserved(cpu::CpuContext::kBlockedWeightGrad)};
 }
 
 TEST(CpuLayout, TheBlockedWeightsScratchDoesNotDependOnK) {
@@ -143,8 +149,7 @@ TEST(CpuLayout, TheBlockedWeightsScratchDoesNotDependOnK) {
   o.input = Shape{{3, 64, 64}};
   for (const char* model : {"resnet18", "resnet50", "vgg11", "fmnist-cnn"}) {
     SCOPED_TRACE(model);
-    const Network net =
-        buildZooModel(model, std::string(model) == "fmnist-cnn" ? ZooOptions{} : o);
+    const Network net = buildZooModel(model, std::string(model) == "fmnist-cnn" ? ZooOptions{} : o);
     // The largest convolution's weights: the blocked copy holds at least as many bytes.
     std::int64_t largest = 0;
     for (int l = 0; l < net.size(); ++l) {
@@ -158,7 +163,8 @@ TEST(CpuLayout, TheBlockedWeightsScratchDoesNotDependOnK) {
     EXPECT_GE(static_cast<std::int64_t>(small.weights), largest);
     EXPECT_EQ(small.weights, large.weights);
     EXPECT_EQ(small.weight_grad, large.weight_grad);
-    EXPECT_EQ(small.scratchpad, large.scratchpad);
+    // oneDNN's own scratchpad is not held to this: its kernels for larger minibatches may ask for
+    // more (on an AVX-512 machine they do), and a run reserves what those made at its k ask for.
     // Under NCHW nothing is reordered.
     const Scratch plain = scratchAt(net, 2, ImageLayout::Nchw);
     EXPECT_EQ(plain.weights, 0u);
