@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <utility>
 
 #include "common/bytes.h"
 #include "common/error.h"
@@ -95,6 +97,36 @@ mode_t currentUmask() {
   return 022;
 }
 
+/// Whether `path` is a regular file that begins as every SQLite database does.
+bool isSqliteDatabase(const std::string& path) {
+  static constexpr char kMagic[] = "SQLite format 3";  // and its terminating 0: 16 bytes
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st {};
+  char head[sizeof kMagic] = {};
+  const bool is = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                  ::read(fd, head, sizeof head) == static_cast<ssize_t>(sizeof head) &&
+                  std::memcmp(head, kMagic, sizeof kMagic) == 0;
+  ::close(fd);
+  return is;
+}
+
+/// Where `path` names the -wal, -shm or -journal file of an SQLite database beside it, that
+/// database and the suffix. SQLite reads those files as part of the database (a -wal's frames
+/// are its last transactions), so writing one, or replacing it while the database is open,
+/// loses what the database holds.
+std::optional<std::pair<std::string, std::string>> sqliteCompanion(const std::string& path) {
+  for (const std::string& name : {path, resolvedPath(path).string()}) {
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+      const std::size_t n = std::strlen(suffix);
+      if (name.size() <= n || name.compare(name.size() - n, n, suffix) != 0) continue;
+      const std::string database = name.substr(0, name.size() - n);
+      if (isSqliteDatabase(database)) return std::make_pair(database, std::string(suffix));
+    }
+  }
+  return std::nullopt;
+}
+
 std::string folderOf(const std::string& path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   return parent.empty() ? std::string(".") : parent.string();
@@ -168,6 +200,12 @@ void checkOutputPath(const std::string& path, std::string_view what, const Outpu
   const std::filesystem::path out = resolvedPath(path);
   for (const Input& in : rules.inputs) {
     if (resolvedPath(in.path) == out) refuse(in);
+  }
+  if (const auto companion = sqliteCompanion(path)) {
+    throwBadInput(quoted(what, path) + " is the " + companion->second +
+                  " file of the SQLite database '" + companion->first +
+                  "', which SQLite reads as part of that database; it is never written, not even "
+                  "with --force: choose another name");
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {

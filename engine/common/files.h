@@ -59,8 +59,10 @@ struct OutputRules {
 
 /// Checks an output path before any work is done, so that a long run does not end in a refusal:
 /// the path must not be one of the inputs (always refused), must not exist unless rules.force
-/// (refused: "exists; pass --force to replace it"), must not be a folder or other non-file, and
-/// its folder must exist. Throws Error(BadInput) naming `what` and the path.
+/// (refused: "exists; pass --force to replace it"), must not be a folder or other non-file, must
+/// not be the -wal, -shm or -journal file of an SQLite database beside it (always refused: SQLite
+/// reads those as part of the database), and its folder must exist. Throws Error(BadInput)
+/// naming `what` and the path.
 void checkOutputPath(const std::string& path, std::string_view what, const OutputRules& rules);
 
 /// A file being written: bytes go to a temporary file next to the target; commit() flushes it

@@ -285,6 +285,35 @@ TEST_F(CliFiles, ForceNeverReplacesADatabaseThatALiveRunIsWriting) {
   EXPECT_EQ(run({"plan", "--db", db, "--budget", "32MiB", "--out", live, "--force"}).code, 0);
 }
 
+TEST_F(CliFiles, ForceNeverWritesAnotherDatabasesWriteAheadLog) {
+  // A live run's -wal holds the iterations it has committed; SQLite removes it when the run
+  // closes. Every verb refuses it, and the -shm and -journal names, as an output.
+  store::RunMeta meta;
+  meta.kind = "profile";
+  const std::string live = path("live.swapdb");
+  auto writer = std::make_unique<store::RunWriter>(live, meta);
+  ASSERT_TRUE(fs::exists(live + "-wal"));
+  const std::string wal = slurp(live + "-wal");
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    auto forced = writers(db, live + suffix);
+    forced.push_back({"profile", "--model", "fmnist-cnn", "--budget", "16MiB", "--iters", "1",
+                      "--max-batch", "2", "--db", live + suffix});
+    for (auto args : forced) {
+      args.push_back("--force");
+      const testing::Result r = run(args);
+      EXPECT_EQ(r.code, 2) << args[0] << suffix << ": " << r.err;
+      EXPECT_NE(r.err.find(std::string(" is the ") + suffix + " file of the SQLite database '" +
+                           live + "'"),
+                std::string::npos)
+          << args[0] << suffix << ": " << r.err;
+    }
+  }
+  EXPECT_EQ(slurp(live + "-wal"), wal);
+  EXPECT_FALSE(fs::exists(live + "-journal"));
+  EXPECT_TRUE(store::liveWriter(live).has_value());
+  writer->finish(store::RunStatus::Complete);
+}
+
 TEST_F(CliFiles, AnInputDatabasesWriteAheadLogIsNeverAnOutput) {
   // The refusal comes before the database is opened, so the log's content does not matter.
   for (const char* suffix : {"-wal", "-shm", "-journal"}) {

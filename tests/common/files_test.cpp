@@ -163,6 +163,33 @@ TEST_F(FilesTest, AnInputThatDoesNotExistYetIsNotWrittenThroughALinkedFolder) {
   EXPECT_EQ(get(path("sub/a.swapdb-wal")), "plan");
 }
 
+TEST_F(FilesTest, AnSqliteDatabasesCompanionFilesAreNeverWritten) {
+  // Any SQLite database, not only the command's inputs: a live run's -wal holds its committed
+  // iterations, and SQLite takes a -wal or -journal written beside a database as its own.
+  const std::string header("SQLite format 3\0rest of page 1", 31);
+  put(path("live.swapdb"), header);
+  put(path("live.swapdb-wal"), "frames");
+  fs::create_symlink(path("live.swapdb-wal"), path("link.json"));
+  for (const std::string& name : {path("live.swapdb-wal"), path("live.swapdb-shm"),
+                                  path("live.swapdb-journal"), path("link.json")}) {
+    const std::string msg =
+        errorOf([&] { files::writeOutputFile(name, "the plan --out", "plan", {.force = true}); },
+                ErrorKind::BadInput);
+    EXPECT_NE(msg.find("file of the SQLite database '"), std::string::npos) << name << ": " << msg;
+    EXPECT_NE(msg.find("not even with --force"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(get(path("live.swapdb-wal")), "frames");
+  EXPECT_EQ(get(path("live.swapdb")), header);
+  EXPECT_FALSE(fs::exists(path("live.swapdb-shm")));
+  EXPECT_FALSE(fs::exists(path("live.swapdb-journal")));
+  // Beside a file that is not an SQLite database, or beside none, such a name is a plain file.
+  put(path("notes.txt"), "SQLite format 2, say");
+  files::writeOutputFile(path("notes.txt-wal"), "the plan --out", "plan", {});
+  files::writeOutputFile(path("none-wal"), "the plan --out", "plan", {});
+  EXPECT_EQ(get(path("notes.txt-wal")), "plan");
+  EXPECT_EQ(get(path("none-wal")), "plan");
+}
+
 TEST_F(FilesTest, OutputOntoAFolderOrIntoAMissingFolderIsRefused) {
   fs::create_directories(dir / "sub");
   EXPECT_NE(
