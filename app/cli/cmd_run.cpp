@@ -86,9 +86,9 @@ json profileJson(const collect::KernelProfile& p, const std::string& source, dou
 void printProfile(std::ostream& out, const collect::KernelProfile& p, const std::string& source,
                   double unprofiled, double profiled, std::size_t iterations) {
   out << "collector: " << source << "\n"
-      << "  overhead    " << formatRelativeError(unprofiled, profiled) << " (median of "
-      << iterations << " profiled iterations, " << formatMilliseconds(profiled) << ", against "
-      << formatMilliseconds(unprofiled) << " unprofiled)\n";
+      << "  overhead    " << formatRelativeError(profiled, unprofiled) << " (median of "
+      << iterations << " profiled iterations, " << formatMilliseconds(profiled)
+      << " ms, against " << formatMilliseconds(unprofiled) << " ms unprofiled)\n";
   std::int64_t kernels = 0;
   bool counted = true;
   for (const collect::StepKernels& s : p.steps) {
@@ -96,7 +96,7 @@ void printProfile(std::ostream& out, const collect::KernelProfile& p, const std:
     counted = counted && s.kernels >= 0;
   }
   out << "  kernels     " << formatMilliseconds(static_cast<double>(p.kernelTotalNs()) * 1e-9)
-      << " in the last profiled iteration";
+      << " ms in the last profiled iteration";
   if (counted) out << ", " << kernels << " kernels";
   if (p.untagged_kernels > 0) out << " (+" << p.untagged_kernels << " outside any step)";
   if (p.dropped_records > 0) out << "; " << p.dropped_records << " records dropped";

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -561,7 +562,18 @@ TEST(CliRunCollector, ProfilesAgainUnderTheCollectorAndReportsItsOverhead) {
       {"run", "--plan", plan.string(), "--iters", "1", "--warmup", "0", "--collector", "events"});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("collector: cpu task timers"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("overhead"), std::string::npos) << text.out;
+  // The text's overhead is the JSON's, profiled against unprofiled, from the times it prints.
+  std::smatch m;
+  const std::regex line(
+      R"(overhead +([+-]?[0-9.]+) % \(median of 1 profiled iterations, ([0-9.]+) ms, against )"
+      R"(([0-9.]+) ms unprofiled\))");
+  ASSERT_TRUE(std::regex_search(text.out, m, line)) << text.out;
+  const double shown = std::stod(m[1]), profiled = std::stod(m[2]), unprofiled = std::stod(m[3]);
+  ASSERT_GT(unprofiled, 0.0) << text.out;
+  // Each time is printed to 3 decimals below 10 ms, else to 1.
+  const double rounding = (profiled < 10 ? 5e-4 : 0.05) + (unprofiled < 10 ? 5e-4 : 0.05);
+  const double bound = 100 * rounding * (1 + profiled / unprofiled) / unprofiled + 0.05;
+  EXPECT_NEAR(shown, 100 * (profiled / unprofiled - 1), bound) << text.out;
   fs::remove(plan);
 }
 
