@@ -131,8 +131,20 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   }
   if (auto it = m.extra.find("k_max"); it != m.extra.end()) {
     std::string kmax = it->second;
-    if (auto cap = m.extra.find("max_batch"); cap != m.extra.end() && cap->second != "0") {
-      kmax += " (profiled up to the cap, k = " + cap->second + ")";
+    // The profile stops at the smaller of k_max and the cap (0: none); a cap above k_max
+    // stopped nothing.
+    if (auto cap = m.extra.find("max_batch"); cap != m.extra.end()) {
+      const auto number = [](const std::string& v) -> std::int64_t {
+        try {
+          return std::stoll(v);
+        } catch (const std::exception&) {
+          return 0;
+        }
+      };
+      const std::int64_t capK = number(cap->second);
+      if (capK > 0 && capK < number(it->second)) {
+        kmax += " (profiled up to the cap, k = " + cap->second + ")";
+      }
     }
     line("k_max", kmax + " under swap-all");
   }

@@ -218,7 +218,7 @@ struct PlanReport {
   const perf::SubBatchPlan& sub;
   const perf::PlanResult& r;
   const store::PlanFile& planFile;
-  const std::string& unsteady;
+  const std::vector<std::string>& warnings;  ///< about the profile the model is fitted to
   const std::string& onePerPass;
 };
 
@@ -256,7 +256,8 @@ void printPlanText(const PlanReport& t, std::ostream& out) {
       << " (model from " << dbPath << ")\n"
       << "  fits describe     " << model.device() << " (backend " << t.run.meta.backend
       << ", profiled " << t.run.meta.started_utc << "): predictions hold for that device only\n";
-  if (!t.unsteady.empty()) out << "  warning           " << dbPath << ": " << t.unsteady << '\n';
+  for (const std::string& w : t.warnings)
+    out << "  warning           " << dbPath << ": " << w << '\n';
   printStallModel(model, t.run, dbPath, out);
   out << "  policy            " << policyName(req.policy) << ", "
       << (req.batch ? "k fixed" : std::string("mode ") + std::string(perf::planModeName(req.mode)))
@@ -374,15 +375,27 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       chosenSplit ? onePerPassNote(planFile.k, passes, sub.candidates) : std::string();
   // A profile recorded while other work ran: its fits, and so the plan, may be far off.
   const std::optional<perf::ProfileStability> stability = perf::readStability(run);
-  const std::string unsteady = stability ? perf::stabilityWarning(*stability) : std::string();
+  std::vector<std::string> warnings;
+  // A profile that did not finish: the model rests on what it recorded until it stopped.
+  if (run.meta.status != store::RunStatus::Complete) {
+    warnings.push_back(
+        "the profile is " + std::string(store::runStatusName(run.meta.status)) +
+        (run.meta.status_message.empty() ? "" : " (" + run.meta.status_message + ")") +
+        ": the model is fitted to what it recorded before it stopped, which may be too little "
+        "for a plan to rest on");
+  }
+  if (stability) {
+    if (std::string w = perf::stabilityWarning(*stability); !w.empty())
+      warnings.push_back(std::move(w));
+  }
   if (args.has("--json")) {
-    for (const std::string& note : {unsteady, onePerPass}) {
-      if (!note.empty()) doc["notes"].push_back(note);
-    }
+    for (const std::string& note : warnings)
+      doc["notes"].push_back(note);
+    if (!onePerPass.empty()) doc["notes"].push_back(onePerPass);
     out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
-  printPlanText({o, run, net, model, planner, sub, r, planFile, unsteady, onePerPass}, out);
+  printPlanText({o, run, net, model, planner, sub, r, planFile, warnings, onePerPass}, out);
   return kExitOk;
 }
 

@@ -255,3 +255,45 @@ TEST_F(CliDbSafety, AnUnsteadyProfileIsWarnedAboutByInfoAndPlan) {
 
 }  // namespace
 }  // namespace swapscope::cli
+
+namespace swapscope::cli {
+namespace {
+
+TEST_F(CliDbSafety, InfoNamesTheCapOnlyWhereItStoppedTheProfile) {
+  const std::string db = path("cap.swapdb");
+  fs::copy_file(kSample, db);
+  // Its profile stopped at k_max, below the cap of 128.
+  execSql(db, "UPDATE meta SET value = '94' WHERE key = 'k_max'");
+  auto r = run({"info", "--db", db});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 94 under swap-all"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("the cap"), std::string::npos) << r.out;
+  execSql(db, "UPDATE meta SET value = '16' WHERE key = 'max_batch'");
+  r = run({"info", "--db", db});
+  EXPECT_NE(r.out.find(" 94 (profiled up to the cap, k = 16) under swap-all"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(CliDbSafety, PlanWarnsOfAProfileThatDidNotFinish) {
+  const std::string db = path("stopped.swapdb");
+  fs::copy_file(kSample, db);
+  auto r = run({"plan", "--db", db, "--budget", "16MiB", "--batch", "8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;  // complete
+  execSql(db,
+          "UPDATE meta SET value = 'incomplete' WHERE key = 'status'; "
+          "UPDATE meta SET value = 'interrupted after 6 recorded iterations' "
+          "WHERE key = 'status_message'");
+  const std::string warning =
+      "the profile is incomplete (interrupted after 6 recorded iterations): the model is fitted "
+      "to what it recorded before it stopped";
+  r = run({"plan", "--db", db, "--budget", "16MiB", "--batch", "8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  warning           " + db + ": " + warning), std::string::npos) << r.out;
+  r = run({"plan", "--db", db, "--budget", "16MiB", "--batch", "8", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["notes"][0].get<std::string>().rfind(warning, 0), 0u) << r.out;
+}
+
+}  // namespace
+}  // namespace swapscope::cli
