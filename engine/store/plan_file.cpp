@@ -371,8 +371,13 @@ PlanFile readPlanFile(const std::string& path) {
     throwBadInput("plan '" + path + "': JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                   " levels at " + describeTextOffset(text, *at));
   }
-  const json doc = parseJsonUniqueKeys(text, "plan '" + path + "'", false);
-  if (doc.is_discarded()) throwBadInput("plan '" + path + "' is not valid JSON");
+  json doc;
+  try {
+    doc = parseJsonUniqueKeys(text, "plan '" + path + "'");
+  } catch (const json::exception& e) {
+    // A syntax error (with its line and column), or a number no double holds (1e400).
+    throwBadInput("plan '" + path + "' is not valid JSON: " + boundedParseError(e.what()));
+  }
   return planFromJson(doc, path);
 }
 

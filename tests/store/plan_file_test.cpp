@@ -440,6 +440,18 @@ TEST(PlanFile, UnreadableFilesAreNamed) {
   EXPECT_NE(refused(dir.string()).find("is a directory"), std::string::npos);
   std::ofstream((dir / "text.json").string()) << "{ not json";
   EXPECT_NE(refused((dir / "text.json").string()).find("is not valid JSON"), std::string::npos);
+  // Where the syntax breaks, and why: a trailing comma on line 3, a file cut short, NaN.
+  std::ofstream((dir / "comma.json").string()) << "{\n  \"format\": \"swapscope-plan\",\n  \"k\": 8,\n}";
+  std::ofstream((dir / "cut.json").string()) << "{\"format\": \"swapscope-plan\", \"k\": ";
+  std::ofstream((dir / "nan.json").string()) << "{\"k\": NaN}";
+  for (const auto& [name, where] :
+       std::vector<std::pair<std::string, std::string>>{{"comma.json", "line 4, column 1"},
+                                                        {"cut.json", "unexpected end of input"},
+                                                        {"nan.json", "line 1, column 7"}}) {
+    const std::string msg = refused((dir / name).string());
+    EXPECT_NE(msg.find("is not valid JSON: "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(where), std::string::npos) << name << ": " << msg;
+  }
   std::filesystem::remove_all(dir);
 }
 
