@@ -83,6 +83,8 @@ SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& 
       d.warnings.push_back(std::to_string(e.missing) +
                            " steps have no fitted curve and are counted as 0 s");
   }
+  if (!c.unfinished_warning.empty())
+    d.warnings.push_back("unfinished profile: " + c.unfinished_warning);
   if (!c.profile_warning.empty()) d.warnings.push_back("busy profile: " + c.profile_warning);
   d.warnings.push_back("profiled on " + c.profile_device + " (" + c.backend + "), from " +
                        c.source_db);

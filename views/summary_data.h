@@ -30,6 +30,8 @@ struct SummaryContext {
   bool network_transferred = false;  ///< the planned network is not the profiled one
   /// The profile was recorded on a busy machine (perf::stabilityWarning); empty otherwise.
   std::string profile_warning;
+  /// The profile did not finish (perf::unfinishedProfileWarning); empty otherwise.
+  std::string unfinished_warning;
 };
 
 struct SummaryRow {

@@ -376,14 +376,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   // A profile recorded while other work ran: its fits, and so the plan, may be far off.
   const std::optional<perf::ProfileStability> stability = perf::readStability(run);
   std::vector<std::string> warnings;
-  // A profile that did not finish: the model rests on what it recorded until it stopped.
-  if (run.meta.status != store::RunStatus::Complete) {
-    warnings.push_back(
-        "the profile is " + std::string(store::runStatusName(run.meta.status)) +
-        (run.meta.status_message.empty() ? "" : " (" + run.meta.status_message + ")") +
-        ": the model is fitted to what it recorded before it stopped, which may be too little "
-        "for a plan to rest on");
-  }
+  if (std::string w = perf::unfinishedProfileWarning(run.meta); !w.empty())
+    warnings.push_back(std::move(w));
   if (stability) {
     if (std::string w = perf::stabilityWarning(*stability); !w.empty())
       warnings.push_back(std::move(w));

@@ -31,6 +31,7 @@ LoadedRun RunDocument::read(const std::string& path) {
   d.model_view = std::make_shared<const ModelData>(makeModelData(*rows, *d.model));
   if (const auto stability = perf::readStability(*rows))
     d.profile_warning = perf::stabilityWarning(*stability);
+  d.unfinished_warning = perf::unfinishedProfileWarning(rows->meta);
   d.rows = std::move(rows);
   return d;
 }

@@ -47,6 +47,7 @@ std::any summaryData(const PlanContext& c, const perf::PlanRequest& request,
   sc.source_db = c.run->path;
   sc.network_transferred = c.transferred;
   sc.profile_warning = c.run->profile_warning;
+  sc.unfinished_warning = c.run->unfinished_warning;
   return makeSummaryData(result, request, sc);
 }
 

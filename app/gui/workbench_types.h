@@ -36,6 +36,8 @@ struct LoadedRun {
   std::shared_ptr<const ModelData> model_view;
   /// A profile recorded on a busy machine: what the Summary warns (perf::stabilityWarning).
   std::string profile_warning;
+  /// A profile that did not finish: what the Summary warns (perf::unfinishedProfileWarning).
+  std::string unfinished_warning;
 };
 
 /// One fitted model and one network, with what every plan for them shares: the planner (whose

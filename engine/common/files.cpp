@@ -97,31 +97,37 @@ mode_t currentUmask() {
   return 022;
 }
 
-/// Whether `path` is a regular file that begins as every SQLite database does.
-bool isSqliteDatabase(const std::string& path) {
+/// Whether `path` is a regular file that begins as every SQLite database does; none where it is
+/// a regular file that cannot be read (so that nobody can tell).
+std::optional<bool> isSqliteDatabase(const std::string& path) {
   static constexpr char kMagic[] = "SQLite format 3";  // and its terminating 0: 16 bytes
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
   struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
   char head[sizeof kMagic] = {};
-  const bool is = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                  ::read(fd, head, sizeof head) == static_cast<ssize_t>(sizeof head) &&
-                  std::memcmp(head, kMagic, sizeof kMagic) == 0;
+  const ssize_t got = ::read(fd, head, sizeof head);
   ::close(fd);
-  return is;
+  if (got < 0) return std::nullopt;
+  return got == static_cast<ssize_t>(sizeof head) && std::memcmp(head, kMagic, sizeof kMagic) == 0;
 }
 
-/// Where `path` names the -wal, -shm or -journal file of an SQLite database beside it, that
-/// database and the suffix. SQLite reads those files as part of the database (a -wal's frames
-/// are its last transactions), so writing one, or replacing it while the database is open,
-/// loses what the database holds.
-std::optional<std::pair<std::string, std::string>> sqliteCompanion(const std::string& path) {
+/// Where `path` names the -wal, -shm or -journal file of an SQLite database beside it, or of a
+/// file that cannot be read to tell, that file and the suffix. SQLite reads those files as part of
+/// the database (a -wal's frames are its last transactions), so writing one, or replacing it
+/// while the database is open, loses what the database holds.
+struct Companion {
+  std::string database, suffix;
+  bool unreadable = false;
+};
+std::optional<Companion> sqliteCompanion(const std::string& path) {
   for (const std::string& name : {path, resolvedPath(path).string()}) {
     for (const char* suffix : {"-wal", "-shm", "-journal"}) {
       const std::size_t n = std::strlen(suffix);
       if (name.size() <= n || name.compare(name.size() - n, n, suffix) != 0) continue;
       const std::string database = name.substr(0, name.size() - n);
-      if (isSqliteDatabase(database)) return std::make_pair(database, std::string(suffix));
+      const std::optional<bool> is = isSqliteDatabase(database);
+      if (!is || *is) return Companion{database, suffix, !is};
     }
   }
   return std::nullopt;
@@ -202,10 +208,13 @@ void checkOutputPath(const std::string& path, std::string_view what, const Outpu
     if (resolvedPath(in.path) == out) refuse(in);
   }
   if (const auto companion = sqliteCompanion(path)) {
-    throwBadInput(quoted(what, path) + " is the " + companion->second +
-                  " file of the SQLite database '" + companion->first +
-                  "', which SQLite reads as part of that database; it is never written, not even "
-                  "with --force: choose another name");
+    const std::string of = companion->unreadable
+                               ? "' (which cannot be read to tell whether it is an SQLite "
+                                 "database), which SQLite would read as part of it"
+                               : "', which SQLite reads as part of that database";
+    throwBadInput(quoted(what, path) + " is the " + companion->suffix + " file of" +
+                  (companion->unreadable ? " '" : " the SQLite database '") + companion->database +
+                  of + "; it is never written, not even with --force: choose another name");
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {

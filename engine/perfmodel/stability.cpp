@@ -112,4 +112,23 @@ std::string stabilityWarning(const ProfileStability& s) {
          "nothing else runs";
 }
 
+std::string unfinishedProfileWarning(const store::RunMeta& m) {
+  const std::string why = m.status_message.empty() ? "" : " (" + m.status_message + ")";
+  const std::string tail = ", which may be too little for a plan to rest on";
+  switch (m.status) {
+    case store::RunStatus::Complete:
+      return "";
+    case store::RunStatus::Running:
+      return "the profile is still running" + why +
+             ": the model is fitted to what it has recorded so far" + tail;
+    case store::RunStatus::Failed:
+      return "the profile failed" + why + ": the model is fitted to what it recorded before then" +
+             tail;
+    case store::RunStatus::Incomplete:
+      break;
+  }
+  return "the profile is incomplete" + why +
+         ": the model is fitted to what it recorded before it stopped" + tail;
+}
+
 }  // namespace swapscope::perf

@@ -59,5 +59,8 @@ std::optional<ProfileStability> readStability(const store::RunData& run);
 std::string describeStability(const ProfileStability& s);
 /// For an unsteady profile, what to tell its reader; empty otherwise.
 std::string stabilityWarning(const ProfileStability& s);
+/// For a profile that did not finish (interrupted, failed, or still being written), what to tell
+/// whoever plans from it: the model rests on what it recorded until then. Empty for a complete one.
+std::string unfinishedProfileWarning(const store::RunMeta& m);
 
 }  // namespace swapscope::perf

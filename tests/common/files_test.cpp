@@ -188,6 +188,24 @@ TEST_F(FilesTest, AnSqliteDatabasesCompanionFilesAreNeverWritten) {
   files::writeOutputFile(path("none-wal"), "the plan --out", "plan", {});
   EXPECT_EQ(get(path("notes.txt-wal")), "plan");
   EXPECT_EQ(get(path("none-wal")), "plan");
+  // Nor beside a folder or a FIFO, which is not opened (it would block).
+  fs::create_directories(dir / "folder");
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  files::writeOutputFile(path("folder-wal"), "the plan --out", "plan", {});
+  files::writeOutputFile(path("fifo-journal"), "the plan --out", "plan", {});
+  EXPECT_EQ(get(path("fifo-journal")), "plan");
+  // A file that cannot be read might be a database: refused (root reads any file).
+  if (::geteuid() != 0) {
+    put(path("locked"), header);
+    ASSERT_EQ(::chmod(path("locked").c_str(), 0), 0);
+    const std::string msg = errorOf(
+        [&] { files::writeOutputFile(path("locked-wal"), "the plan --out", "plan", {}); },
+        ErrorKind::BadInput);
+    EXPECT_NE(msg.find("cannot be read to tell whether it is an SQLite database"),
+              std::string::npos)
+        << msg;
+    EXPECT_FALSE(fs::exists(path("locked-wal")));
+  }
 }
 
 TEST_F(FilesTest, OutputOntoAFolderOrIntoAMissingFolderIsRefused) {

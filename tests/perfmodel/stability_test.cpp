@@ -107,5 +107,31 @@ TEST(Stability, TheMetaValueReadsBackAndItsAbsenceIsNotMeasured) {
   }
 }
 
+TEST(Stability, AProfileThatDidNotFinishIsWarnedAboutByItsStatus) {
+  store::RunMeta m;
+  m.status = store::RunStatus::Complete;
+  EXPECT_EQ(unfinishedProfileWarning(m), "");
+  m.status = store::RunStatus::Incomplete;
+  m.status_message = "interrupted after 6 recorded iterations";
+  EXPECT_EQ(unfinishedProfileWarning(m).rfind(
+                "the profile is incomplete (interrupted after 6 recorded iterations): the model is "
+                "fitted to what it recorded before it stopped",
+                0),
+            0u);
+  m.status = store::RunStatus::Failed;
+  m.status_message = "out of memory at k = 12";
+  EXPECT_EQ(unfinishedProfileWarning(m).rfind(
+                "the profile failed (out of memory at k = 12): the model is fitted to what it "
+                "recorded before then",
+                0),
+            0u);
+  m.status = store::RunStatus::Running;
+  m.status_message.clear();
+  EXPECT_EQ(unfinishedProfileWarning(m).rfind(
+                "the profile is still running: the model is fitted to what it has recorded so far",
+                0),
+            0u);
+}
+
 }  // namespace
 }  // namespace swapscope::perf

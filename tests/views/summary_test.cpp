@@ -9,6 +9,7 @@
 #include "graph/network_json.h"
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
+#include "perfmodel/stability.h"
 #include "sample_runs.h"
 #include "store/run_db.h"
 #include "views/summary_data.h"
@@ -59,6 +60,19 @@ TEST(SummaryData, AProfileFromABusyMachineIsWarnedAbout) {
   c.profile_warning = "the machine was busy while it was profiled";
   EXPECT_TRUE(hasWarning(makeSummaryData(r, req, c),
                          "busy profile: the machine was busy while it was profiled"));
+}
+
+TEST(SummaryData, AProfileThatDidNotFinishIsWarnedAbout) {
+  perf::PlanRequest req;
+  req.budget = std::int64_t{128} << 20;
+  const perf::PlanResult r = perf::plan(sample().model, sample().net, req);
+  SummaryContext c = contextFor("resnet56", false);
+  EXPECT_FALSE(hasWarning(makeSummaryData(r, req, c), "unfinished profile"));
+  store::RunMeta m;
+  m.status = store::RunStatus::Incomplete;
+  c.unfinished_warning = perf::unfinishedProfileWarning(m);
+  EXPECT_TRUE(hasWarning(makeSummaryData(r, req, c),
+                         "unfinished profile: the profile is incomplete: the model is fitted"));
 }
 
 TEST(SummaryData, NumbersAreThePlannersAndTheDeviceIsNamed) {
