@@ -36,7 +36,7 @@ SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& 
   if (!r.trainable) {
     // The planner's reason for a budget below k = 1 says "untrainable" itself.
     d.warnings.push_back(r.reason.rfind("untrainable", 0) == 0 ? r.reason
-                                                                : "untrainable: " + r.reason);
+                                                               : "untrainable: " + r.reason);
   } else {
     const perf::Evaluation& e = r.best;
     d.k = e.k;

@@ -87,8 +87,8 @@ void printProfile(std::ostream& out, const collect::KernelProfile& p, const std:
                   double unprofiled, double profiled, std::size_t iterations) {
   out << "collector: " << source << "\n"
       << "  overhead    " << formatRelativeError(profiled, unprofiled) << " (median of "
-      << iterations << " profiled iterations, " << formatMilliseconds(profiled)
-      << " ms, against " << formatMilliseconds(unprofiled) << " ms unprofiled)\n";
+      << iterations << " profiled iterations, " << formatMilliseconds(profiled) << " ms, against "
+      << formatMilliseconds(unprofiled) << " ms unprofiled)\n";
   std::int64_t kernels = 0;
   bool counted = true;
   for (const collect::StepKernels& s : p.steps) {

@@ -198,9 +198,9 @@ TEST_F(FilesTest, AnSqliteDatabasesCompanionFilesAreNeverWritten) {
   if (::geteuid() != 0) {
     put(path("locked"), header);
     ASSERT_EQ(::chmod(path("locked").c_str(), 0), 0);
-    const std::string msg = errorOf(
-        [&] { files::writeOutputFile(path("locked-wal"), "the plan --out", "plan", {}); },
-        ErrorKind::BadInput);
+    const std::string msg =
+        errorOf([&] { files::writeOutputFile(path("locked-wal"), "the plan --out", "plan", {}); },
+                ErrorKind::BadInput);
     EXPECT_NE(msg.find("cannot be read to tell whether it is an SQLite database"),
               std::string::npos)
         << msg;

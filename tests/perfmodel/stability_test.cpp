@@ -127,10 +127,10 @@ TEST(Stability, AProfileThatDidNotFinishIsWarnedAboutByItsStatus) {
             0u);
   m.status = store::RunStatus::Running;
   m.status_message.clear();
-  EXPECT_EQ(unfinishedProfileWarning(m).rfind(
-                "the profile is still running: the model is fitted to what it has recorded so far",
-                0),
-            0u);
+  EXPECT_EQ(
+      unfinishedProfileWarning(m).rfind(
+          "the profile is still running: the model is fitted to what it has recorded so far", 0),
+      0u);
 }
 
 }  // namespace

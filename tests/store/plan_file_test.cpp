@@ -441,7 +441,8 @@ TEST(PlanFile, UnreadableFilesAreNamed) {
   std::ofstream((dir / "text.json").string()) << "{ not json";
   EXPECT_NE(refused((dir / "text.json").string()).find("is not valid JSON"), std::string::npos);
   // Where the syntax breaks, and why: a trailing comma on line 3, a file cut short, NaN.
-  std::ofstream((dir / "comma.json").string()) << "{\n  \"format\": \"swapscope-plan\",\n  \"k\": 8,\n}";
+  std::ofstream((dir / "comma.json").string())
+      << "{\n  \"format\": \"swapscope-plan\",\n  \"k\": 8,\n}";
   std::ofstream((dir / "cut.json").string()) << "{\"format\": \"swapscope-plan\", \"k\": ";
   std::ofstream((dir / "nan.json").string()) << "{\"k\": NaN}";
   for (const auto& [name, where] :
