@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief `swapscope info`: what a run database holds: meta, status, network, minibatches, row
 /// counts, fits and plans. Opens the file read-only.
+#include <charconv>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -134,12 +135,10 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     // The profile stops at the smaller of k_max and the cap (0: none); a cap above k_max
     // stopped nothing.
     if (auto cap = m.extra.find("max_batch"); cap != m.extra.end()) {
-      const auto number = [](const std::string& v) -> std::int64_t {
-        try {
-          return std::stoll(v);
-        } catch (const std::exception&) {
-          return 0;
-        }
+      const auto number = [](const std::string& v) {  // 0 where it is not a number
+        std::int64_t n = 0;
+        std::from_chars(v.data(), v.data() + v.size(), n);
+        return n;
       };
       const std::int64_t capK = number(cap->second);
       if (capK > 0 && capK < number(it->second)) {

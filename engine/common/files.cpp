@@ -207,14 +207,15 @@ void checkOutputPath(const std::string& path, std::string_view what, const Outpu
   for (const Input& in : rules.inputs) {
     if (resolvedPath(in.path) == out) refuse(in);
   }
-  if (const auto companion = sqliteCompanion(path)) {
-    const std::string of = companion->unreadable
-                               ? "' (which cannot be read to tell whether it is an SQLite "
-                                 "database), which SQLite would read as part of it"
-                               : "', which SQLite reads as part of that database";
-    throwBadInput(quoted(what, path) + " is the " + companion->suffix + " file of" +
-                  (companion->unreadable ? " '" : " the SQLite database '") + companion->database +
-                  of + "; it is never written, not even with --force: choose another name");
+  if (const auto c = sqliteCompanion(path)) {
+    const std::string whose =
+        c->unreadable ? "'" + c->database +
+                            "' (which cannot be read to tell whether it is an SQLite database), "
+                            "which SQLite would read as part of it"
+                      : "the SQLite database '" + c->database +
+                            "', which SQLite reads as part of that database";
+    throwBadInput(quoted(what, path) + " is the " + c->suffix + " file of " + whose +
+                  "; it is never written, not even with --force: choose another name");
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "common/error.h"
 
 namespace swapscope::perf {
@@ -108,29 +111,30 @@ TEST(Stability, TheMetaValueReadsBackAndItsAbsenceIsNotMeasured) {
 }
 
 TEST(Stability, AProfileThatDidNotFinishIsWarnedAboutByItsStatus) {
-  store::RunMeta m;
-  m.status = store::RunStatus::Complete;
-  EXPECT_EQ(unfinishedProfileWarning(m), "");
-  m.status = store::RunStatus::Incomplete;
-  m.status_message = "interrupted after 6 recorded iterations";
-  EXPECT_EQ(unfinishedProfileWarning(m).rfind(
-                "the profile is incomplete (interrupted after 6 recorded iterations): the model is "
-                "fitted to what it recorded before it stopped",
-                0),
-            0u);
-  m.status = store::RunStatus::Failed;
-  m.status_message = "out of memory at k = 12";
-  EXPECT_EQ(unfinishedProfileWarning(m).rfind(
-                "the profile failed (out of memory at k = 12): the model is fitted to what it "
-                "recorded before then",
-                0),
-            0u);
-  m.status = store::RunStatus::Running;
-  m.status_message.clear();
-  EXPECT_EQ(
-      unfinishedProfileWarning(m).rfind(
-          "the profile is still running: the model is fitted to what it has recorded so far", 0),
-      0u);
+  struct Case {
+    store::RunStatus status;
+    std::string message, warning;  // the warning's start; empty: none
+  };
+  for (const Case& c : std::vector<Case>{
+           {store::RunStatus::Complete, "", ""},
+           {store::RunStatus::Incomplete, "interrupted after 6 recorded iterations",
+            "the profile is incomplete (interrupted after 6 recorded iterations): the model is "
+            "fitted to what it recorded before it stopped"},
+           {store::RunStatus::Failed, "out of memory at k = 12",
+            "the profile failed (out of memory at k = 12): the model is fitted to what it "
+            "recorded before then"},
+           {store::RunStatus::Running, "",
+            "the profile is still running: the model is fitted to what it has recorded so far"}}) {
+    store::RunMeta m;
+    m.status = c.status;
+    m.status_message = c.message;
+    const std::string w = unfinishedProfileWarning(m);
+    if (c.warning.empty()) {
+      EXPECT_EQ(w, "");
+    } else {
+      EXPECT_EQ(w.rfind(c.warning, 0), 0u) << w;
+    }
+  }
 }
 
 }  // namespace
