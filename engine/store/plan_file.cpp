@@ -211,8 +211,10 @@ std::vector<FmSteps> readFmSteps(const Reader& top, const char* name, const char
     const Reader e(list[i], source, path);
     FmSteps f{e.str("fm"), e.smallInteger("release_step", 1), e.smallInteger(back_field, 1)};
     if (f.back <= f.release) {
-      top.fail(path + "." + back_field,
-               "must come after release_step (" + std::to_string(f.release) + ")");
+      // Either step can be the wrong one: the entry is named, with both.
+      top.fail(path, "has release_step " + std::to_string(f.release) + " and " + back_field + " " +
+                         std::to_string(f.back) + ": the " + back_field +
+                         " must come after the release_step");
     }
     if (!seen.insert(f.fm).second) top.fail(path + ".fm", "names '" + echoText(f.fm) + "' twice");
     out.push_back(std::move(f));

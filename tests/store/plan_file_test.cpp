@@ -161,8 +161,8 @@ TEST(PlanFile, RecomputeEntriesAreChecked) {
       << refusal(doc);
   doc = good;
   doc["recompute"][0]["recompute_step"] = 5;
-  EXPECT_NE(refusal(doc).find("field 'recompute[0].recompute_step' must come after release_step "
-                              "(5)"),
+  EXPECT_NE(refusal(doc).find("field 'recompute[0]' has release_step 5 and recompute_step 5: the "
+                              "recompute_step must come after the release_step"),
             std::string::npos)
       << refusal(doc);
   doc = good;
@@ -350,7 +350,16 @@ TEST(PlanFile, InconsistentPlansAreRefused) {
       << refusal(doc);
   doc = good;
   doc["swap_set"][0]["prefetch_step"] = 1;
-  EXPECT_NE(refusal(doc).find("'swap_set[0].prefetch_step' must come after"), std::string::npos)
+  EXPECT_NE(refusal(doc).find("'swap_set[0]' has release_step " +
+                              std::to_string(doc["swap_set"][0]["release_step"].get<int>()) +
+                              " and prefetch_step 1: the prefetch_step must come after"),
+            std::string::npos)
+      << refusal(doc);
+  // A release step past the prefetch is named as the release step it is, not as a prefetch step.
+  doc = good;
+  doc["swap_set"][0]["release_step"] = 99999;
+  EXPECT_NE(refusal(doc).find("'swap_set[0]' has release_step 99999 and prefetch_step "),
+            std::string::npos)
       << refusal(doc);
   doc = good;
   doc["swap_set"][0] = "conv1";
