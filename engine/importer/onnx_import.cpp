@@ -58,6 +58,52 @@ class Importer {
   Importer(const std::string& path, const onnx::ModelProto& model, OnnxImportOptions options)
       : m_path(path), m_model(model), m_graph(model.graph()), m_options(std::move(options)) {}
 
+  /// What ONNX's shape inference would otherwise trust, checked before it runs (it divides by a
+  /// stride of 0): every node's operator maps (an operator that does not is refused here, naming
+  /// the node, so that inference meets only the ones below), names are UTF-8 (they become layer
+  /// names in JSON), and windows have positive kernels, strides and dilations.
+  void checkBeforeInference() const {
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < m_graph.node_size(); ++i) {
+      for (const auto& o : m_graph.node(i).output())
+        producer[o] = i;
+    }
+    m_producer = std::move(producer);
+    for (int i = 0; i < m_graph.input_size(); ++i) {
+      if (!onnx_detail::validUtf8(m_graph.input(i).name())) {
+        throwBadInput(m_path + ": graph input #" + std::to_string(i) +
+                      " has a name that is not valid UTF-8");
+      }
+    }
+    for (int i = 0; i < m_graph.node_size(); ++i) {
+      const onnx::NodeProto& n = m_graph.node(i);
+      if (!onnx_detail::validUtf8(n.name())) {
+        throwBadInput(m_path + ": node #" + std::to_string(i) + " (" + n.op_type() +
+                      "): its name is not valid UTF-8");
+      }
+      const std::string& op = n.op_type();
+      if (!n.domain().empty() && n.domain() != "ai.onnx") {
+        refuse(i, n,
+               "operator " + op + " of domain '" + n.domain() +
+                   "' does not map onto a Swapscope layer (only the default ONNX domain's "
+                   "operators do: " +
+                   supportedOnnxOperators() + ")");
+      }
+      if (op != "Cast" &&
+          std::find_if(std::begin(kSupported), std::end(kSupported),
+                       [&](const char* s) { return op == s; }) == std::end(kSupported)) {
+        unsupported(i, n);
+      }
+      if (op == "Conv" || op == "MaxPool" || op == "AveragePool") {
+        for (const char* name : {"kernel_shape", "strides", "dilations"}) {
+          const auto v = intsAttr(n, name, {});
+          if (std::any_of(v.begin(), v.end(), [](std::int64_t x) { return x < 1; }))
+            refuse(i, n, std::string(name) + " " + listOf(v) + " must be positive");
+        }
+      }
+    }
+  }
+
   OnnxModel run() {
     indexGraph();
     addInputLayer();
@@ -67,7 +113,13 @@ class Importer {
     // Named after the file: exporters name the graph after themselves ("torch_jit").
     std::string name = std::filesystem::path(m_path).stem().string();
     if (name.empty()) name = "onnx";
+    if (!onnx_detail::validUtf8(name)) {
+      throwBadInput(m_path +
+                    ": the file's name is not valid UTF-8, and the network is named "
+                    "after it; rename the file");
+    }
     OnnxModel out{Network::build(name, std::move(m_layers)), {}, {}};
+    checkParameters(out.net);
     if (!m_options.input) checkShapes(out.net);
     readWeights(out);
     return out;
@@ -75,6 +127,12 @@ class Importer {
 
  private:
   // --- messages ------------------------------------------------------------------------------
+  static std::string listOf(const std::vector<std::int64_t>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i)
+      s += (i ? "," : "") + std::to_string(v[i]);
+    return s + "]";
+  }
   std::string where(int index, const onnx::NodeProto& n) const {
     std::string s =
         "node #" + std::to_string(index) + " '" + nodeName(index, n) + "' (" + n.op_type() + ")";
@@ -170,6 +228,7 @@ class Importer {
       }
     }
     m_inputName = in.name();
+    m_names.insert(in.name());  // a node of the same name is renamed, as two nodes are
     m_layers.push_back({in.name(), LayerKind::Input, {}, InputAttrs{shape}});
     m_layerOf[in.name()] = in.name();
   }
@@ -340,7 +399,6 @@ class Importer {
   // --- nodes ----------------------------------------------------------------------------------
   void mapNode(int index, const onnx::NodeProto& n) {
     const std::string& op = n.op_type();
-    if (!n.domain().empty() && n.domain() != "ai.onnx") unsupported(index, n);
     if (op == "Constant") return;
     if (op == "Cast" && constantInput(n, 0)) return foldCast(index, n);
     if (op == "Identity") {
@@ -434,6 +492,10 @@ class Importer {
     }
     if (n.input_size() > 2 && !n.input(2).empty() && scalar(index, n, 2, "value") != 0.0) {
       refuse(index, n, "only a zero Pad folds");
+    }
+    if (const auto* value = attr(n, "value"); value && value->f() != 0.0f) {  // opset < 11
+      refuse(index, n,
+             "only a zero Pad folds (its value attribute is " + std::to_string(value->f()) + ")");
     }
     if (pads.size() != 8 || pads[0] || pads[1] || pads[4] || pads[5]) {
       refuse(index, n, "only a Pad of H and W of a [N,C,H,W] tensor folds");
@@ -581,6 +643,43 @@ class Importer {
     m_layers.push_back({name, LayerKind::SoftmaxCrossEntropy, {it->second}, NoAttrs{}});
   }
 
+  /// The dimensions of each convolution's and batch norm's parameters must be those of the layer
+  /// they map onto (its input's channels, its kernel): a file whose weights disagree with its
+  /// attributes, or an --input with other channels than the weights', is refused, never
+  /// imported with other parameters than the file holds.
+  void checkParameters(const Network& net) const {
+    for (int i = 0; i < net.size(); ++i) {
+      const Layer& layer = net.layer(i);
+      const auto node = m_nodeOf.find(layer.name);
+      if (node == m_nodeOf.end()) continue;
+      const onnx::NodeProto& n = m_graph.node(node->second);
+      const std::int64_t channels = net.inputShape(i).dims.at(0);
+      const auto expect = [&](int slot, const std::vector<std::int64_t>& want,
+                              const std::string& why) {
+        const std::vector<std::int64_t> dims = paramDims(node->second, n, slot);
+        if (dims != want) {
+          refuse(node->second, n,
+                 "its parameter '" + n.input(slot) + "' is " + listOf(dims) + ", but " + why +
+                     " needs " + listOf(want));
+        }
+      };
+      if (layer.kind == LayerKind::Conv2d) {
+        const auto& a = layer.as<Conv2dAttrs>();
+        const std::string what =
+            "a convolution of " + std::to_string(channels) + " input channels in " +
+            std::to_string(a.groups) + (a.groups == 1 ? " group" : " groups") + " with a " +
+            std::to_string(a.kernel_h) + "x" + std::to_string(a.kernel_w) + " kernel";
+        expect(1, {a.out_channels, channels / a.groups, a.kernel_h, a.kernel_w}, what);
+        if (a.bias)
+          expect(2, {a.out_channels},
+                 "a bias of " + std::to_string(a.out_channels) + " output channels");
+      } else if (layer.kind == LayerKind::BatchNorm2d) {
+        for (int slot = 1; slot <= 4; ++slot)
+          expect(slot, {channels}, "a batch norm of " + std::to_string(channels) + " channels");
+      }
+    }
+  }
+
   /// Each mapped layer's shape must be what ONNX's shape inference found for its node's output:
   /// a mapping that disagrees with ONNX is a bug, never a silent difference.
   void checkShapes(const Network& net) const {
@@ -662,8 +761,8 @@ class Importer {
   std::string m_inputName;
 
   std::unordered_map<std::string, const onnx::TensorProto*> m_constants;
-  std::unordered_map<std::string, int> m_producer;  ///< value -> node index
-  std::unordered_map<std::string, int> m_readers;   ///< value -> how many nodes read it
+  mutable std::unordered_map<std::string, int> m_producer;  ///< value -> node index
+  std::unordered_map<std::string, int> m_readers;           ///< value -> how many nodes read it
   std::unordered_map<std::string, const onnx::TypeProto*> m_types;
   std::unordered_map<std::string, std::string> m_layerOf;  ///< data value -> layer name
   std::unordered_map<std::string, PendingPad> m_pads;
@@ -684,9 +783,12 @@ std::string supportedOnnxOperators() {
 }
 
 OnnxModel importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
-  const onnx::ModelProto model = onnx_detail::loadModel(path);
+  onnx::ModelProto model = onnx_detail::parseModel(path);
   try {
-    return Importer(path, model, options).run();
+    Importer importer(path, model, options);
+    importer.checkBeforeInference();
+    onnx_detail::inferShapes(model, path);  // adds the graph's value_info, which run() reads
+    return importer.run();
   } catch (const Error& e) {
     // Network::build's messages name layers; say which file they come from.
     if (std::string(e.what()).rfind(path, 0) == 0) throw;

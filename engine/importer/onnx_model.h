@@ -11,9 +11,17 @@
 
 namespace swapscope::onnx_detail {
 
-/// Parses `path`, runs onnx::checker and onnx::shape_inference. Error(BadInput) naming the file
-/// for a file that is not ONNX, is cut short, or that the checker or shape inference refuses.
-onnx::ModelProto loadModel(const std::string& path);
+/// Parses `path` and runs onnx::checker. Error(BadInput) naming the file for a file that is not
+/// ONNX, is cut short, or that the checker refuses.
+onnx::ModelProto parseModel(const std::string& path);
+
+/// Runs onnx::shape_inference on `model` (read from `path`), adding the shapes it finds;
+/// Error(BadInput) naming the file where it fails. ONNX's inference trusts some attributes that
+/// the checker does not check (a stride of 0 divides by zero): the importer checks those first.
+void inferShapes(onnx::ModelProto& model, const std::string& path);
+
+/// Whether `text` is valid UTF-8 (ONNX's strings must be; names become layer names in JSON).
+bool validUtf8(const std::string& text);
 
 /// The float values of an fp32 tensor (float_data or raw_data), or Error(BadInput) naming
 /// `what` where it holds another type or not as many values as its dimensions say.

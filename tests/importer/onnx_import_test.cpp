@@ -211,6 +211,158 @@ TEST_F(BadOnnxFile, AnUnsupportedOperatorIsRefusedNamingNodeOpAndPlace) {
       << msg;
 }
 
+/// The first node of `m` of operator `op`.
+onnx::NodeProto* firstNode(onnx::ModelProto& m, const std::string& op) {
+  for (auto& n : *m.mutable_graph()->mutable_node())
+    if (n.op_type() == op) return &n;
+  ADD_FAILURE() << "no " << op << " node";
+  return nullptr;
+}
+
+void setInts(onnx::NodeProto& n, const std::string& name, std::vector<std::int64_t> v) {
+  for (auto& a : *n.mutable_attribute()) {
+    if (a.name() != name) continue;
+    a.clear_ints();
+    for (std::int64_t x : v)
+      a.add_ints(x);
+    return;
+  }
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (std::int64_t x : v)
+    a->add_ints(x);
+}
+
+TEST_F(BadOnnxFile, AWindowOfStrideZeroIsRefusedNamingTheNodeNotDividedBy) {
+  // ONNX's shape inference divides by the strides that its checker lets through: a stride of 0
+  // is refused before it runs, naming the node (not a floating-point exception).
+  for (const char* op : {"Conv", "MaxPool"}) {
+    for (const char* attribute : {"strides", "kernel_shape", "dilations"}) {
+      onnx::ModelProto m = alexnet();
+      onnx::NodeProto* n = firstNode(m, op);
+      ASSERT_NE(n, nullptr);
+      setInts(*n, attribute, {0, 0});
+      const std::string path = write("zero.onnx", m.SerializeAsString());
+      const std::string msg = errorOf([&] { importOnnxFile(path); });
+      EXPECT_NE(msg.find(path + ": node #"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("(" + std::string(op) + ")"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(std::string(attribute) + " [0,0] must be positive"), std::string::npos)
+          << msg;
+    }
+  }
+}
+
+TEST_F(BadOnnxFile, AnOperatorOfAnotherDomainIsRefusedNamingTheDomain) {
+  onnx::ModelProto m = alexnet();
+  onnx::NodeProto* relu = firstNode(m, "Relu");
+  relu->set_domain("com.example");
+  auto* opset = m.add_opset_import();
+  opset->set_domain("com.example");
+  opset->set_version(1);
+  const std::string path = write("domain.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("operator Relu of domain 'com.example' does not map onto a Swapscope layer"),
+            std::string::npos)
+      << msg;
+}
+
+TEST_F(BadOnnxFile, ANameThatIsNotUtf8IsRefusedNamingTheNode) {
+  onnx::ModelProto m = alexnet();
+  m.mutable_graph()->mutable_node(1)->set_name("\xff\xfe");
+  const std::string path = write("utf8.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find(path + ": node #1 (Relu): its name is not valid UTF-8"), std::string::npos)
+      << msg;
+}
+
+TEST_F(BadOnnxFile, ANodeNamedAfterTheGraphInputIsRenamedAsTwoNodesAre) {
+  onnx::ModelProto m = alexnet();
+  const std::string input = m.graph().input(0).name();
+  m.mutable_graph()->mutable_node(0)->set_name(input);
+  const std::string path = write("named.onnx", m.SerializeAsString());
+  const Network net = importOnnxFile(path).net;
+  EXPECT_EQ(net.layer(0).name, input);
+  EXPECT_EQ(net.layer(1).name, input + "#0");
+  EXPECT_EQ(net.structureHash(), importOnnxFile(kDir + "alexnet.onnx").net.structureHash());
+}
+
+/// The declared dimensions of graph input `name` of `m` (a parameter without export_params).
+onnx::TensorShapeProto* declaredShape(onnx::ModelProto& m, const std::string& name) {
+  for (auto& in : *m.mutable_graph()->mutable_input())
+    if (in.name() == name) return in.mutable_type()->mutable_tensor_type()->mutable_shape();
+  ADD_FAILURE() << "no graph input " << name;
+  return nullptr;
+}
+
+TEST_F(BadOnnxFile, ConvolutionWeightsThatDisagreeWithTheLayerAreRefusedNamingBothShapes) {
+  // alexnet's first weight is [64,3,11,11]; a file that declares [64,5,11,11] on a 3-channel
+  // input is not the network its attributes describe.
+  onnx::ModelProto m = alexnet();
+  onnx::NodeProto* conv = firstNode(m, "Conv");
+  const std::string weight = conv->input(1);
+  declaredShape(m, weight)->mutable_dim(1)->set_dim_value(5);
+  std::string path = write("cin.onnx", m.SerializeAsString());
+  std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("its parameter '" + weight +
+                     "' is [64,5,11,11], but a convolution of 3 input channels in 1 group with "
+                     "a 11x11 kernel needs [64,3,11,11]"),
+            std::string::npos)
+      << msg;
+  // A kernel_shape other than the weight's.
+  m = alexnet();
+  setInts(*firstNode(m, "Conv"), "kernel_shape", {5, 5});
+  path = write("kernel.onnx", m.SerializeAsString());
+  msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("is [64,3,11,11], but a convolution of 3 input channels in 1 group with a "
+                     "5x5 kernel needs [64,3,5,5]"),
+            std::string::npos)
+      << msg;
+  // An --input with other channels than the weights take.
+  OnnxImportOptions gray;
+  gray.input = Shape{{1, 224, 224}};
+  msg = errorOf([&] { importOnnxFile(kDir + "alexnet.onnx", gray); });
+  EXPECT_NE(msg.find("is [64,3,11,11], but a convolution of 1 input channels"), std::string::npos)
+      << msg;
+}
+
+TEST_F(BadOnnxFile, BatchNormTensorsOfAnotherLengthAreRefused) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytesOf(kDir + "resnet50.onnx")));
+  onnx::NodeProto* bn = firstNode(m, "BatchNormalization");
+  ASSERT_NE(bn, nullptr);
+  const std::string mean = bn->input(3);
+  const std::int64_t channels = declaredShape(m, mean)->dim(0).dim_value();
+  declaredShape(m, mean)->mutable_dim(0)->set_dim_value(channels + 3);
+  const std::string path = write("bn.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("its parameter '" + mean + "' is [" + std::to_string(channels + 3) +
+                     "], but a batch norm of " + std::to_string(channels) + " channels needs [" +
+                     std::to_string(channels) + "]"),
+            std::string::npos)
+      << msg;
+}
+
+TEST_F(BadOnnxFile, AParameterKeptInAnExternalFileIsRefusedSayingSo) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytesOf(kDir + "small_cnn.onnx")));
+  onnx::TensorProto& t = *m.mutable_graph()->mutable_initializer(0);
+  // The values moved into a file beside the model, where the checker looks for them.
+  const std::string bin =
+      std::filesystem::path(write("weights.bin", t.raw_data())).filename().string();
+  t.clear_raw_data();
+  t.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* location = t.add_external_data();
+  location->set_key("location");
+  location->set_value(bin);
+  const std::string path = write("external.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("initializer '" + t.name() + "': its values are in an external file ('" + bin +
+                     "'), which Swapscope does not read"),
+            std::string::npos)
+      << msg;
+}
+
 // --- folds and layouts ------------------------------------------------------------------------
 
 /// alexnet with its first convolution's padding of 2 moved into a Pad node of `pads` before it.
@@ -266,6 +418,37 @@ TEST_F(BadOnnxFile, AnUnevenPadIsRefusedAsAsymmetric) {
   EXPECT_NE(msg.find("asymmetric pads [2,1,2,2] (top, left, bottom, right) do not map"),
             std::string::npos)
       << msg;
+}
+
+TEST_F(BadOnnxFile, AnOpset10PadFoldsWhenZeroAndIsRefusedWithAValue) {
+  // Before opset 11 a Pad's pads and value are attributes. alexnet's other operators read the
+  // same at opset 10, but for Dropout, whose ratio is then an attribute (0.5 where absent, the
+  // ratio alexnet's Dropout inputs give).
+  for (const float value : {0.0f, 5.0f}) {
+    onnx::ModelProto m = alexnetWithPad({0, 0, 1, 1, 0, 0, 1, 1}, 1);
+    m.mutable_opset_import(0)->set_version(10);
+    for (auto& n : *m.mutable_graph()->mutable_node()) {
+      while (n.op_type() == "Dropout" && n.input_size() > 1)
+        n.mutable_input()->RemoveLast();
+    }
+    onnx::NodeProto* pad = firstNode(m, "Pad");
+    pad->mutable_input()->RemoveLast();  // the pads input: an attribute now
+    setInts(*pad, "pads", {0, 0, 1, 1, 0, 0, 1, 1});
+    auto* v = pad->add_attribute();
+    v->set_name("value");
+    v->set_type(onnx::AttributeProto::FLOAT);
+    v->set_f(value);
+    const std::string path = write("pad10.onnx", m.SerializeAsString());
+    if (value == 0.0f) {
+      EXPECT_EQ(importOnnxFile(path).net.structureHash(),
+                importOnnxFile(kDir + "alexnet.onnx").net.structureHash());
+    } else {
+      const std::string msg = errorOf([&] { importOnnxFile(path); });
+      EXPECT_NE(msg.find("(Pad)"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("only a zero Pad folds (its value attribute is 5"), std::string::npos)
+          << msg;
+    }
+  }
 }
 
 TEST_F(BadOnnxFile, GemmWithoutTransBHasItsWeightsTransposedIntoTheLinearLayout) {
