@@ -50,6 +50,13 @@ std::string uriFor(const std::string& path, const char* query) {
   return uri + "?" + query;
 }
 
+/// `path` as SQLite takes a plain file name: where URI file names are on (Debian's SQLite has
+/// them on for every open), a name that starts with "file:" would be read as a URI naming
+/// another file, so a relative one is given as "./file:...".
+std::string plainName(const std::string& path) {
+  return path.rfind("file:", 0) == 0 ? "./" + path : path;
+}
+
 }  // namespace
 
 Database::Database(std::string path, Mode mode) : m_path(std::move(path)) {
@@ -59,7 +66,8 @@ Database::Database(std::string path, Mode mode) : m_path(std::move(path)) {
   }
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_EXRESCODE |
                     (mode == Mode::Create ? SQLITE_OPEN_CREATE : 0);
-  const int rc = sqlite3_open_v2(m_path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(plainName(m_path).c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = openFailure(m_db, rc);
     const int sys = m_db ? sqlite3_system_errno(m_db) : 0;
@@ -100,7 +108,7 @@ void Database::openReadOnly() {
     return sqlite3_exec(m_db, "PRAGMA schema_version", nullptr, nullptr, nullptr);
   };
   bool opened = false;
-  const int rc = attempt(m_path, 0, opened);
+  const int rc = attempt(plainName(m_path), 0, opened);
   if (rc == SQLITE_OK) return;
   const std::string first = openFailure(m_db, rc);
   const int primary = rc & 0xff;

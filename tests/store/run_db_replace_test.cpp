@@ -204,6 +204,51 @@ TEST_F(RunDbReplace, ARecordingHeldOpenAtTheEndIsNotMovedWithoutItsWal) {
   EXPECT_EQ(d.iterations.size(), 1u);
 }
 
+/// Runs in `dir` as the working folder, and back.
+class InFolder {
+ public:
+  explicit InFolder(const fs::path& dir) : m_back(fs::current_path()) { fs::current_path(dir); }
+  ~InFolder() { fs::current_path(m_back); }
+  InFolder(const InFolder&) = delete;
+  InFolder& operator=(const InFolder&) = delete;
+
+ private:
+  fs::path m_back;
+};
+
+std::string bytesOf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST_F(RunDbReplace, ANameStartingWithFileIsThatFileNotAnSqliteUri) {
+  // SQLite reads "file:v.swapdb" as a URI naming v.swapdb where URI names are on: the database
+  // of that name must be the one written, replaced and read, and v.swapdb never touched.
+  const InFolder here(file(""));
+  earlier("v.swapdb");
+  const std::string bystander = bytesOf("v.swapdb");
+  // Written new, read back under its own name.
+  writeSample("file:new.swapdb");
+  EXPECT_TRUE(fs::exists("file:new.swapdb"));
+  EXPECT_FALSE(fs::exists("new.swapdb"));
+  EXPECT_EQ(RunReader("file:new.swapdb").load().iterations.size(), 2u);
+  // Replaced: the recording beside it, then moved over it.
+  writeSample("file:v.swapdb");
+  auto w = replacement("file:v.swapdb");
+  EXPECT_EQ(w->path(), "file:v.recording.swapdb");
+  addOneIteration(*w, 0);
+  expectEarlier("file:v.swapdb");
+  w->finish(RunStatus::Complete);
+  const RunData d = RunReader("file:v.swapdb").load();
+  EXPECT_EQ(d.meta.started_utc, "2026-11-22T09:00:00Z");
+  EXPECT_EQ(d.iterations.size(), 1u);
+  EXPECT_FALSE(fs::exists("v.recording.swapdb"));
+  EXPECT_FALSE(fs::exists("file:v.recording.swapdb"));
+  EXPECT_EQ(bytesOf("v.swapdb"), bystander);
+  for (const char* side : {"-wal", "-shm", "-journal"})
+    EXPECT_FALSE(fs::exists(std::string("v.swapdb") + side)) << side;
+}
+
 TEST_F(RunDbReplace, ANewFileIsWrittenUnderItsOwnName) {
   const std::string path = file("new.swapdb");
   auto w = replacement(path);
