@@ -539,7 +539,26 @@ NetworkInfo RunReader::readNetwork(std::vector<std::string>* layerNames) {
   return n;
 }
 
+namespace {
+
+/// One read transaction: every table read within it sees the same committed state, so a reader
+/// of a database a run still writes never sees an iteration's rows in one table and not yet in
+/// another (each SELECT would otherwise see the commits made before it began).
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(Database& db) : m_db(db) { m_db.exec("BEGIN"); }
+  ~ReadSnapshot() { m_db.tryExec("COMMIT"); }  // a read transaction: nothing to lose
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+ private:
+  Database& m_db;
+};
+
+}  // namespace
+
 RowCounts RunReader::counts() {
+  const ReadSnapshot snapshot(*m_db);
   auto count = [&](const char* sql) { return m_db->queryInt(sql); };
   RowCounts c;
   c.layers = count("SELECT count(*) FROM layers");
@@ -557,6 +576,7 @@ RowCounts RunReader::counts() {
 }
 
 RunData RunReader::load() {
+  const ReadSnapshot snapshot(*m_db);
   RunData d;
   d.path = path();
   d.schema_version = m_version;

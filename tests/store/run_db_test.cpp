@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -181,6 +183,51 @@ TEST_F(RunDbTest, StatusFollowsTheWriter) {
   m = RunReader(failed).meta();
   EXPECT_EQ(m.status, RunStatus::Failed);
   EXPECT_EQ(m.status_message, "allocation failed at step 7");
+}
+
+TEST_F(RunDbTest, AReaderOfADatabaseBeingWrittenSeesWholeIterations) {
+  // A writer commits iterations (each with its samples and transfers) while a reader loads the
+  // file again and again: each load is one snapshot, so no load finds a transfer or sample of
+  // an iteration it does not have (RunReader refuses that as damage), and the counts it reads
+  // agree with the rows it loads.
+  const std::string live = file("live.swapdb");
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
+  RunWriter w(live, sampleMeta());
+  w.writeNetwork(net, costs, plan.gmap);
+  w.addBatch({8, "swap-all", 1, 2000, 2000, 1, 0});
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int it = 0; it < 400; ++it) {
+      IterationRows rows;
+      rows.iteration = {8, it, 1000 * it, 900, 2.0, 10, 0, 0, 0};
+      for (int step = 1; step <= 4; ++step)
+        rows.samples.push_back(
+            {8, it, step, step, Direction::Forward, 100, 1000 * it + step, 5, 1});
+      rows.transfers = {
+          {8, it, TransferKind::Load, false, 0, 1, 512, 1000 * it, 1000 * it + 1, true, 0}};
+      w.addIteration(rows);
+    }
+    done = true;
+  });
+  std::string failure;
+  do {
+    try {
+      RunReader reader(live);
+      const RunData d = reader.load();
+      EXPECT_EQ(d.samples.size(), 4 * d.iterations.size());
+      EXPECT_EQ(d.transfers.size(), d.iterations.size());
+      const RowCounts c = reader.counts();
+      EXPECT_EQ(c.samples, 4 * c.iterations);
+      EXPECT_EQ(c.transfers, c.iterations);
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  } while (!done && failure.empty());
+  writer.join();
+  EXPECT_EQ(failure, "");
+  w.finish(RunStatus::Complete);
 }
 
 TEST_F(RunDbTest, ARunningStatusWithoutItsWriterReadsIncomplete) {
