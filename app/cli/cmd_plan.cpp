@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "analysis/policy.h"
@@ -331,6 +332,31 @@ void printPlanText(const PlanReport& t, std::ostream& out) {
   }
 }
 
+/// Where some steps have no fitted curve (a layer type the profile did not record, on a network
+/// planned with the profile's per-type curves), the plan counts them as 0 s: it says so, naming
+/// the layer types. Empty where every step has a curve.
+std::string missingCurvesWarning(const perf::PerfModel& model, const Network& net,
+                                 const perf::Evaluation& e) {
+  if (e.missing == 0) return {};
+  const std::vector<LayerCost> costs = computeLayerCosts(net);
+  std::set<std::string> kinds;
+  for (int layer = 0; layer < net.size(); ++layer) {
+    if (net.layer(layer).kind == LayerKind::Input) continue;  // no step: the load is a copy
+    for (const perf::StepKind kind : {perf::StepKind::Forward, perf::StepKind::Backward}) {
+      if (model.step(net, costs, layer, kind, e.k).missing)
+        kinds.insert(std::string(layerKindName(net.layer(layer).kind)));
+    }
+  }
+  std::string names;
+  for (const std::string& k : kinds)
+    names += (names.empty() ? "" : ", ") + k;
+  return std::to_string(e.missing) + (e.missing == 1 ? " step has" : " steps have") +
+         " no fitted curve and " + (e.missing == 1 ? "is" : "are") +
+         " counted as 0 s, so t_iter is low by their time (layer types the profile did not "
+         "record: " +
+         names + ")";
+}
+
 }  // namespace
 
 int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -377,6 +403,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   const std::optional<perf::ProfileStability> stability = perf::readStability(run);
   std::vector<std::string> warnings;
   if (std::string w = perf::unfinishedProfileWarning(run.meta); !w.empty())
+    warnings.push_back(std::move(w));
+  if (std::string w = missingCurvesWarning(model, net, r.best); !w.empty())
     warnings.push_back(std::move(w));
   if (stability) {
     if (std::string w = perf::stabilityWarning(*stability); !w.empty())

@@ -686,6 +686,52 @@ TEST_F(CliPlan, PlanSaysWhichDeviceTheFitsDescribeAndWhetherTheyModelStalls) {
   fs::remove(v1);
 }
 
+TEST(CliPlanCurves, APlanWhoseStepsHaveNoCurveSaysSoNamingTheLayerTypes) {
+  // resnet20 planned on the fmnist-cnn profile: the layer types fmnist-cnn does not have get no
+  // curve and count as 0 s; the plan says how many steps that is and which types, as a warning
+  // in the text and a note in --json. Expected from the two networks' layer kinds alone.
+  const Network profiled = buildZooModel("fmnist-cnn");
+  const Network target = buildZooModel("resnet20", ZooOptions{Shape{{1, 28, 28}}, 10});
+  std::set<LayerKind> have;
+  for (int i = 0; i < profiled.size(); ++i)
+    have.insert(profiled.layer(i).kind);
+  std::set<std::string> kinds;
+  int steps = 0;
+  for (int i = 0; i < target.size(); ++i) {
+    const LayerKind kind = target.layer(i).kind;
+    if (kind == LayerKind::Input || have.count(kind)) continue;
+    kinds.insert(std::string(layerKindName(kind)));
+    steps += 2;  // forward and backward
+  }
+  ASSERT_GT(steps, 0);
+  std::string names;
+  for (const std::string& k : kinds)
+    names += (names.empty() ? "" : ", ") + k;
+  const std::string warning = std::to_string(steps) +
+                              " steps have no fitted curve and are counted as 0 s, so t_iter is "
+                              "low by their time (layer types the profile did not record: " +
+                              names + ")";
+  const std::vector<std::string> args = {"plan",    "--db",    kSample,     "--model", "resnet20",
+                                         "--input", "1x28x28", "--classes", "10",      "--budget",
+                                         "64MiB",   "--batch", "4"};
+  auto r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  warning           " + kSample + ": " + warning), std::string::npos)
+      << r.out;
+  std::vector<std::string> withJson = args;
+  withJson.push_back("--json");
+  r = run(withJson);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  ASSERT_TRUE(doc.contains("notes")) << r.out;
+  EXPECT_NE(std::find(doc["notes"].begin(), doc["notes"].end(), json(warning)), doc["notes"].end())
+      << r.out;
+  // The profiled network has a curve for every step: no such warning.
+  r = run({"plan", "--db", kSample, "--budget", "64MiB", "--batch", "4"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("no fitted curve"), std::string::npos) << r.out;
+}
+
 TEST_F(CliPlan, RunReportsStallsAgainstItsRecordedTimeline) {
   ASSERT_EQ(s_result.code, 0) << s_result.err;
   const fs::path db = scratch("stalls.swapdb");
