@@ -2,6 +2,7 @@
 #include "views/streams_data.h"
 
 #include <algorithm>
+#include <set>
 
 #include "store/run_db.h"
 #include "views/timeline_data.h"
@@ -30,6 +31,13 @@ const char* streamBarKindName(StreamBarKind kind) {
 
 std::string networkKey(const Network& net) {
   return net.name() + "/" + net.structureHash();
+}
+
+int StreamsData::stepsMarked(const std::vector<StallMarker>& markers) {
+  std::set<int> steps;
+  for (const StallMarker& m : markers)
+    steps.insert(m.step);
+  return static_cast<int>(steps.size());
 }
 
 int StreamsData::swapTransfers() const {
@@ -180,6 +188,7 @@ bool addMeasuredStreams(StreamsData& d, const store::RunData& run, std::int64_t 
     steps = std::max(steps, b.lane == StreamLane::Compute ? b.step : 0);
   const double tIter = measured.lanes.t_iter;
   std::vector<StallMarker> stalls;
+  std::set<int> stalled;
   for (const StreamBar& b : measured.lanes.bars) {
     if (b.lane != StreamLane::Compute ||
         (b.kind != StreamBarKind::Forward && b.kind != StreamBarKind::Backward &&
@@ -187,16 +196,15 @@ bool addMeasuredStreams(StreamsData& d, const store::RunData& run, std::int64_t 
       continue;
     if (b.step < 1 || b.step > steps) return false;
     // Stalled as the CLI counts it (perf::compareStalls): above threshold x t_iter.
-    if (b.stall > threshold * tIter)
-      stalls.push_back({.step = b.step,
-                        .layer = b.layer,
-                        .label = b.label,
-                        .start = b.start - b.stall,
-                        .end = b.start});
+    if (b.stall > threshold * tIter) stalled.insert(b.step);
   }
   if (measured.lanes.bars.empty()) return false;
-  std::sort(stalls.begin(), stalls.end(),
-            [](const StallMarker& a, const StallMarker& b) { return a.step < b.step; });
+  // Marked where the Timeline marks them: around a step's recomputes, not over them.
+  for (const StallMarker& m : measured.lanes.stalls) {
+    if (stalled.count(m.step)) stalls.push_back(m);
+  }
+  std::stable_sort(stalls.begin(), stalls.end(),
+                   [](const StallMarker& a, const StallMarker& b) { return a.step < b.step; });
   d.measured_bars = std::move(measured.lanes.bars);
   d.measured_stalls = std::move(stalls);
   d.measured_iteration = it.iteration;

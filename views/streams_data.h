@@ -62,11 +62,16 @@ struct StreamsData {
   bool trainable = false;
   std::string reason;  ///< why not, when the plan is untrainable
   std::int64_t k = 0;
-  double t_iter = 0;                ///< seconds
-  double total_stall = 0;           ///< seconds: the compute stream's idle time, hand-offs included
-  std::vector<StreamBar> bars;      ///< compute bars in step order, then swap-out, then swap-in
-  std::vector<StallMarker> stalls;  ///< one per step whose stall is above zero, in step order
-  int swapTransfers() const;        ///< offload and prefetch bars (loads excluded)
+  double t_iter = 0;            ///< seconds
+  double total_stall = 0;       ///< seconds: the compute stream's idle time, hand-offs included
+  std::vector<StreamBar> bars;  ///< compute bars in step order, then swap-out, then swap-in
+  /// One per step whose stall is above zero, in step order; a measured step that first runs
+  /// recomputes has one per idle gap before them and its kernels (store::stallSpans).
+  std::vector<StallMarker> stalls;
+  int swapTransfers() const;  ///< offload and prefetch bars (loads excluded)
+  /// The steps `stalls` marks (a measured step that runs recomputes may have several markers).
+  int stalledSteps() const { return stepsMarked(stalls); }
+  static int stepsMarked(const std::vector<StallMarker>& markers);
   /// The bar in `lane` that covers time `t` (seconds), or nullptr. Bars of one lane never
   /// overlap, so at most one does; `slack` widens every bar by that many seconds on each side
   /// (for hovering very short bars).

@@ -271,21 +271,22 @@ void StreamsView::setData(const StreamsData& data) {
                                 ": t_iter %1, stall %2 (hand-offs included), %3 stall, "
                                 "%4 swap transfers")
                                 .arg(ms(m_data.t_iter), ms(m_data.total_stall))
-                                .arg(m_data.stalls.size() == 1
+                                .arg(m_data.stalledSteps() == 1
                                          ? QStringLiteral("1 step")
-                                         : QStringLiteral("%1 steps").arg(m_data.stalls.size()))
+                                         : QStringLiteral("%1 steps").arg(m_data.stalledSteps()))
                                 .arg(m_data.swapTransfers())
                       : QString::fromStdString(m_data.title);
   if (m.hasMeasured()) {
-    title += QStringLiteral(
-                 "\nthin rows, %1: t_iter %2, stall %3, %4 stalled (> %5 % of "
-                 "t_iter)")
-                 .arg(QString::fromStdString(m.measured_title), ms(m.measured_t_iter),
-                      ms(m.measured_stall))
-                 .arg(m.measured_stalls.size() == 1
-                          ? QStringLiteral("1 step")
-                          : QStringLiteral("%1 steps").arg(m.measured_stalls.size()))
-                 .arg(m.measured_threshold * 100, 0, 'f', 0);
+    title +=
+        QStringLiteral(
+            "\nthin rows, %1: t_iter %2, stall %3, %4 stalled (> %5 % of "
+            "t_iter)")
+            .arg(QString::fromStdString(m.measured_title), ms(m.measured_t_iter),
+                 ms(m.measured_stall))
+            .arg(StreamsData::stepsMarked(m.measured_stalls) == 1
+                     ? QStringLiteral("1 step")
+                     : QStringLiteral("%1 steps").arg(StreamsData::stepsMarked(m.measured_stalls)))
+            .arg(m.measured_threshold * 100, 0, 'f', 0);
   }
   m_title->setText(title);
   if (m.hasMeasured() != m_measuredLabel) {

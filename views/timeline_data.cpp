@@ -60,6 +60,22 @@ TimelineData makeTimelineData(const store::RunData& run, std::int64_t k, int ite
   std::stable_sort(steps.begin(), steps.end(),
                    [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
   d.step_rows = steps.size();
+  // Recompute tasks run on the compute stream before their step's kernels: bars of their own,
+  // and the step's stall lies in the gaps around them (store::stallSpans), as the trace draws it.
+  const std::map<int, std::vector<store::Span>> recomputes =
+      store::recomputeSpans(run, k, iteration);
+  for (const store::RecomputeRow& r : run.recomputes) {
+    if (r.k != k || r.iteration != iteration) continue;
+    StreamBar b;
+    b.lane = StreamLane::Compute;
+    b.kind = StreamBarKind::Remake;
+    b.step = r.step;
+    b.layer = r.layer;
+    b.label = layerName(r.layer) + " recompute";
+    b.start = seconds(r.start_ns - t0);
+    b.finish = seconds(r.start_ns + r.time_ns - t0);
+    s.bars.push_back(b);
+  }
   for (const store::SampleRow* r : steps) {
     StreamBar b;
     b.lane = StreamLane::Compute;
@@ -74,11 +90,15 @@ TimelineData makeTimelineData(const store::RunData& run, std::int64_t k, int ite
     b.stall = seconds(r->stall_ns);
     s.bars.push_back(b);
     if (r->stall_ns > 0) {
-      s.stalls.push_back({.step = r->step,
-                          .layer = r->layer,
-                          .label = b.label,
-                          .start = seconds(r->start_ns - r->stall_ns - t0),
-                          .end = seconds(r->start_ns - t0)});
+      const auto remakes = recomputes.find(r->step);
+      for (const store::Span& idle :
+           store::stallSpans(*r, remakes == recomputes.end() ? nullptr : &remakes->second)) {
+        s.stalls.push_back({.step = r->step,
+                            .layer = r->layer,
+                            .label = b.label,
+                            .start = seconds(idle.start_ns - t0),
+                            .end = seconds(idle.end_ns - t0)});
+      }
       s.total_stall += b.stall;
     }
   }

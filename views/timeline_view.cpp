@@ -267,7 +267,7 @@ void TimelineView::display(const TimelineData& data) {
           .arg(m_data.k)
           .arg(m_data.iteration)
           .arg(qs(formatMilliseconds(s.t_iter)), qs(formatMilliseconds(s.total_stall)))
-          .arg(s.stalls.size())
+          .arg(s.stalledSteps())
           .arg(m_data.step_rows)
           .arg(m_data.transfer_rows)
           .arg(qs(formatBytes(peak)), qs(formatBytes(m_data.budget))));

@@ -56,6 +56,36 @@ const IterationRow& recordedIteration(const RunData& run, std::int64_t k, int it
                 (have.empty() ? " (it holds no iterations)" : " (recorded k: " + have + ")"));
 }
 
+std::map<int, std::vector<Span>> recomputeSpans(const RunData& run, std::int64_t k, int iteration) {
+  std::map<int, std::vector<Span>> spans;
+  for (const RecomputeRow& r : run.recomputes) {
+    if (r.k == k && r.iteration == iteration)
+      spans[r.step].push_back({r.start_ns, r.start_ns + r.time_ns});
+  }
+  for (auto& [step, list] : spans) {
+    std::sort(list.begin(), list.end(),
+              [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
+  }
+  return spans;
+}
+
+std::vector<Span> stallSpans(const SampleRow& s, const std::vector<Span>* recomputes) {
+  std::vector<Span> spans;
+  std::int64_t left = s.stall_ns, end = s.start_ns;
+  if (recomputes) {
+    for (auto it = recomputes->rbegin(); it != recomputes->rend() && left > 0; ++it) {
+      if (it->end_ns > end) continue;  // not before this row (another pass of the step)
+      const std::int64_t piece = std::min(left, end - it->end_ns);
+      if (piece > 0) spans.push_back({end - piece, end});
+      left -= piece;
+      end = it->start_ns;
+    }
+  }
+  if (left > 0) spans.push_back({end - left, end});
+  std::reverse(spans.begin(), spans.end());
+  return spans;
+}
+
 json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
   const IterationRow* it = &recordedIteration(run, k, iteration);
   auto layerName = [&](int layer) {
@@ -79,16 +109,19 @@ json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
   for (int tid : {kComputeTid, kSwapOutTid, kSwapInTid})
     events.push_back(sortIndex(tid));
 
+  const std::map<int, std::vector<Span>> recomputes = recomputeSpans(run, k, iteration);
   for (const SampleRow& s : run.samples) {
     if (s.k != k || s.iteration != iteration) continue;
-    if (s.stall_ns > 0) {
+    const auto remakes = recomputes.find(s.step);
+    for (const Span& idle :
+         stallSpans(s, remakes == recomputes.end() ? nullptr : &remakes->second)) {
       events.push_back({{"name", "stall"},
                         {"cat", "stall"},
                         {"ph", "X"},
                         {"pid", kPid},
                         {"tid", kComputeTid},
-                        {"ts", micros(s.start_ns - s.stall_ns)},
-                        {"dur", micros(s.stall_ns)},
+                        {"ts", micros(idle.start_ns)},
+                        {"dur", micros(idle.end_ns - idle.start_ns)},
                         {"args", {{"before step", s.step}}}});
     }
     const std::string dir(directionName(s.direction));

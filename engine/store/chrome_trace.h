@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "store/run_db.h"
 
@@ -19,6 +21,21 @@ std::int64_t largestRecordedK(const RunData& run);
 /// The recorded iteration `iteration` (0-based) at `k`. Throws Error(BadInput) naming the file and
 /// the k values recorded when there is none.
 const IterationRow& recordedIteration(const RunData& run, std::int64_t k, int iteration);
+
+/// A span of a run's clock, in nanoseconds.
+struct Span {
+  std::int64_t start_ns = 0, end_ns = 0;
+};
+
+/// The recompute tasks of one recorded iteration, per backward step, in time order.
+std::map<int, std::vector<Span>> recomputeSpans(const RunData& run, std::int64_t k, int iteration);
+
+/// Where the compute stream sat idle before the step of sample `s`, as spans that add up to its
+/// `stall_ns`: a step that first runs recomputes counts the idle time before each of them in its
+/// stall (docs/run-database.md), so the stall is laid into the gaps between them and before the
+/// step's kernels, latest first, never over a recompute. One span ending at the step's start
+/// where it runs none. `recomputes` is recomputeSpans()'s list for the sample's step, or null.
+std::vector<Span> stallSpans(const SampleRow& s, const std::vector<Span>* recomputes);
 
 /// Throws Error(BadInput) as recordedIteration() does when (k, iteration) was not recorded.
 nlohmann::ordered_json chromeTrace(const RunData& run, std::int64_t k, int iteration);
