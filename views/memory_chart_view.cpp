@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/memory_chart_view.h"
 #include "views/replot.h"
+#include "views/text_wrap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,11 +14,15 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+/// Each fixed policy in its own colour, whether it is drawn beside a plan (thin) or, without a
+/// run database, as one of the curves the analysis compares (the plan itself is near-black).
 QColor policyColor(const MemorySeries& s) {
   if (s.measured) return QColor(0xe3, 0x77, 0xc2);
-  if (!s.reference) return QColor(0x1f, 0x1f, 0x1f);
   if (s.policy == "keep-all") return QColor(0xd6, 0x27, 0x28);
   if (s.policy == "swap-all") return QColor(0x1f, 0x77, 0xb4);
+  if (s.policy == "vdnn-conv") return QColor(0x2c, 0xa0, 0x2c);
+  if (s.policy == "recompute-light") return QColor(0x8c, 0x56, 0x4b);
+  if (!s.reference) return QColor(0x1f, 0x1f, 0x1f);
   return QColor(0x2c, 0xa0, 0x2c);
 }
 
@@ -30,24 +35,6 @@ const QColor kSpanSelected(0xff, 0xb4, 0x71);
 // Recomputed FMs' spans: olive (0xbcbd22), pre-blended the same way.
 const QColor kRemakeColor(0xf4, 0xf5, 0xdc);
 const QColor kRemakeOutline(0xe0, 0xe1, 0x9a);
-
-/// `text` broken at spaces into lines no wider than `width` pixels in `metrics` (a word wider
-/// than that stands on its own line).
-QString wrapped(const QString& text, const QFontMetrics& metrics, int width) {
-  QStringList lines;
-  QString line;
-  for (const QString& word : text.split(' ', Qt::SkipEmptyParts)) {
-    const QString longer = line.isEmpty() ? word : line + ' ' + word;
-    if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
-      lines << line;
-      line = word;
-    } else {
-      line = longer;
-    }
-  }
-  if (!line.isEmpty()) lines << line;
-  return lines.join('\n');
-}
 
 }  // namespace
 
@@ -174,8 +161,7 @@ MemoryChartView::MemoryChartView(QWidget* parent)
 
 void MemoryChartView::wrapNote() {
   // The note is clipped to the axis rect: its lines are kept inside it, with a margin.
-  const int width = std::max(m_plot->axisRect()->width() - 2 * kNoteMargin, 120);
-  m_note->setText(wrapped(m_noteText, QFontMetrics(m_note->font()), width));
+  wrapInto(m_note, m_plot->axisRect(), m_noteText, kNoteMargin);
 }
 
 void MemoryChartView::setOverlay(std::shared_ptr<const MeasuredOverlay> overlay) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/streams_view.h"
 #include "views/replot.h"
+#include "views/text_wrap.h"
 
 #include <algorithm>
 #include <array>
@@ -205,6 +206,9 @@ StreamsView::StreamsView(QWidget* parent) : PlanView(parent), m_plot(new QCustom
   m_message->position->setCoords(0.5, 0.5);
   m_message->setVisible(false);
   m_message->setProperty(kKindProperty, QStringLiteral("message"));
+  // Laid out again at every replot: the message follows the chart's width.
+  connect(m_plot, &QCustomPlot::afterLayout, this,
+          [this] { wrapInto(m_message, m_plot->axisRect(), m_messageText, 8); });
   m_plot->plotLayout()->insertRow(0);
   m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), font().pointSize() + 1));
   m_bars = new BarLayer(m_plot, &m_data, &m_overlay, &m_selected);
@@ -263,7 +267,8 @@ void StreamsView::setData(const StreamsData& data) {
 
   m_message->setVisible(!m_data.trainable);
   if (!m_data.trainable) {
-    m_message->setText(QStringLiteral("No plan: ") + QString::fromStdString(m_data.reason));
+    m_messageText = QStringLiteral("No plan: ") + QString::fromStdString(m_data.reason);
+    wrapInto(m_message, m_plot->axisRect(), m_messageText, 8);
   }
   QString title = m_data.trainable
                       ? QString::fromStdString(m_data.title) +

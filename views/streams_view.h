@@ -78,6 +78,7 @@ class StreamsView : public PlanView {
   std::vector<QCPItemText*> m_stallLabels;
   QCPTextElement* m_title = nullptr;
   QCPItemText* m_message = nullptr;  ///< "untrainable: ..." when there is no plan
+  QString m_messageText;             ///< in one line; wrapped to the chart's width at each layout
   int m_selected = -1;
   bool m_autoRange = true;  ///< the time axis follows t_iter until the user zooms
   bool m_settingRange = false;

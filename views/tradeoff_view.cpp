@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/tradeoff_view.h"
 #include "views/replot.h"
+#include "views/text_wrap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -121,6 +122,9 @@ TradeoffView::TradeoffView(QWidget* parent) : PlanView(parent), m_plot(new QCust
   m_curveMessage->position->setAxisRect(m_right);
   m_curveMessage->position->setCoords(0.5, 0.5);
   m_curveMessage->setVisible(false);
+  // Laid out again at every replot: the message follows the k chart's width.
+  connect(m_plot, &QCustomPlot::afterLayout, this,
+          [this] { wrapInto(m_curveMessage, m_right, m_curveMessageText, 8); });
 
   for (QCPAxis* a : {budget, thr, kAxis}) {
     connect(a, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this](const QCPRange&) {
@@ -232,8 +236,9 @@ void TradeoffView::setBatchCurve(const BatchCurve& curve) {
   m_kLine->point2->setCoords(static_cast<double>(curve.chosen_k), 1);
   const bool empty = kx.isEmpty();
   m_curveMessage->setVisible(empty);
-  m_curveMessage->setText(curve.reason.empty() ? QStringLiteral("no k fits this budget")
-                                               : QString::fromStdString(curve.reason));
+  m_curveMessageText = curve.reason.empty() ? QStringLiteral("no k fits this budget")
+                                            : QString::fromStdString(curve.reason);
+  wrapInto(m_curveMessage, m_right, m_curveMessageText, 8);
   if (m_autoRight) fitCurve();
   replotWhenShown(m_plot);
 }

@@ -73,6 +73,7 @@ class TradeoffView : public PlanView {
   QCPItemStraightLine* m_budgetLine = nullptr;
   QCPItemStraightLine* m_kLine = nullptr;
   QCPItemText* m_curveMessage = nullptr;
+  QString m_curveMessageText;  ///< in one line; wrapped to the k chart's width at each layout
   TradeoffSweep m_sweep;
   BatchCurve m_curve;
   std::int64_t m_budget = 0;

@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include <gtest/gtest.h>
+
 #include <qcustomplot.h>
+#include <set>
 
 #include "graph/network_json.h"
 #include "graph/zoo.h"
@@ -52,6 +54,11 @@ TEST(MemoryChartView, OneGraphPerPolicyWithAPointPerStep) {
     EXPECT_EQ(view.plot()->graph(g)->dataCount(), 2 * (net.size() - 1));
   EXPECT_EQ(view.plot()->graph(curves)->dataCount(), 0);
   EXPECT_TRUE(view.plot()->graph(0)->name().startsWith("keep-all: peak"));
+  // Without a plan the policies are peers: each its own colour, so the legend tells them apart.
+  std::set<QRgb> colours;
+  for (int g = 0; g < curves; ++g)
+    colours.insert(view.plot()->graph(g)->pen().color().rgb());
+  EXPECT_EQ(colours.size(), static_cast<std::size_t>(curves));
   const double top = static_cast<double>(a.keep_all.curve.peak(64)) / (1 << 20);
   // A budget a little above every curve stays on the chart.
   view.setBudget(static_cast<std::int64_t>(1.2 * top * (1 << 20)));

@@ -101,6 +101,30 @@ TEST(TradeoffData, BatchCurveIsThePlannerAtFixedK) {
   EXPECT_FALSE(empty.reason.empty());
 }
 
+TEST(TradeoffView, AnUntrainableBudgetsReasonFitsTheKChart) {
+  auto s = testing::fmnist();
+  TradeoffView view;
+  const perf::PlanResult none = s->plan(request(Policy::AccUdnn, 1000));
+  ASSERT_FALSE(none.trainable);
+  view.setBatchCurve(makeBatchCurve(s->planner, s->request, none));
+  for (const int width : {1200, 600}) {
+    view.plot()->setViewport(QRect(0, 0, width, 420));  // as a resize of the shown view
+    view.plot()->replot();
+    bool stated = false;
+    for (int i = 0; i < view.plot()->itemCount(); ++i) {
+      auto* t = qobject_cast<QCPItemText*>(view.plot()->item(i));
+      if (!t || !t->visible() || !t->text().contains(QStringLiteral("untrainable"))) continue;
+      stated = true;
+      // Within the k chart (the right one of two), every line.
+      const QFontMetrics metrics(t->font());
+      const int chart = view.plot()->axisRect(1)->width();
+      for (const QString& line : t->text().split('\n'))
+        EXPECT_LE(metrics.horizontalAdvance(line), chart) << width << ": " << line.toStdString();
+    }
+    EXPECT_TRUE(stated) << width;
+  }
+}
+
 TEST(TradeoffView, PointsArriveOneByOneAndClicksAdoptThem) {
   auto s = testing::fmnist();
   TradeoffView view;
