@@ -129,7 +129,8 @@ StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
   }
   if (model && costs && costs->size() == static_cast<std::size_t>(net.size())) {
     // The simulator keeps only the compute stream's end; the update's length is the model's, as
-    // the planner computes it (the sum over layers with parameters).
+    // the planner computes it (the sum over layers with parameters), with its tasks' hand-offs:
+    // the bar ends where the compute stream does.
     double update = 0;
     for (int i = 0; i < net.size(); ++i) {
       if ((*costs)[static_cast<std::size_t>(i)].params > 0)
@@ -140,7 +141,7 @@ StreamsData makeStreamsData(const Network& net, const perf::PlanResult& plan,
       b.kind = StreamBarKind::Update;
       b.label = "SGD update";
       b.start = lastFinish;
-      b.finish = lastFinish + update;
+      b.finish = lastFinish + update + e.sim.update_dispatch;
       d.bars.push_back(b);
     }
   }
