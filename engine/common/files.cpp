@@ -251,7 +251,18 @@ AtomicFile::AtomicFile(std::string path, std::string what, bool replace)
     : m_path(std::move(path)), m_what(std::move(what)), m_replace(replace) {
   const std::filesystem::path target(m_path);
   const std::string folder = folderOf(m_path);
-  m_tmp = folder + "/." + target.filename().string() + ".tmp.XXXXXX";
+  // Within a file name's 255 bytes however long the target's name is (up to 255 bytes itself):
+  // its name cut short, never inside a UTF-8 character.
+  constexpr std::size_t kNameMax = 255;
+  const std::string suffix = ".tmp.XXXXXX";
+  std::string base = target.filename().string();
+  if (base.size() > kNameMax - 1 - suffix.size()) {
+    base.resize(kNameMax - 1 - suffix.size());
+    while (!base.empty() && (static_cast<unsigned char>(base.back()) & 0xC0) == 0x80)
+      base.pop_back();
+    if (!base.empty() && static_cast<unsigned char>(base.back()) >= 0xC0) base.pop_back();
+  }
+  m_tmp = folder + "/." + base + suffix;
   m_fd = ::mkostemp(m_tmp.data(), O_CLOEXEC);
   if (m_fd < 0) {
     const int err = errno;

@@ -231,6 +231,20 @@ TEST_F(FilesTest, AFileThatAppearsDuringTheWriteIsNotReplacedWithoutForce) {
   EXPECT_EQ(listing(), (std::vector<std::string>{"race.json"}));
 }
 
+TEST_F(FilesTest, AnOutputWithTheLongestNameIsWrittenAndReplaced) {
+  // A file name may take 255 bytes; the temporary beside it must fit in as many.
+  for (const std::string& name :
+       {std::string(250, 'b') + ".json",
+        std::string(242, 'b') + "\u00e9.json"}) {  // the temporary's cut falls inside the é
+    ASSERT_LE(name.size(), 255u);
+    files::writeOutputFile(path(name), "the trace --out", "one", {});
+    files::writeOutputFile(path(name), "the trace --out", "two", {.force = true});
+    EXPECT_EQ(get(path(name)), "two");
+    EXPECT_EQ(listing(), (std::vector<std::string>{name}));
+    fs::remove(path(name));
+  }
+}
+
 TEST_F(FilesTest, AnAbandonedWriteLeavesNothingBehind) {
   put(path("keep.json"), "old");
   {
