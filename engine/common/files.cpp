@@ -231,6 +231,11 @@ void checkOutputPath(const std::string& path, std::string_view what, const Outpu
     }
   } else if (errno != ENOENT) {
     throwBadInput("cannot write " + quoted(what, path) + ": " + openErrorText(errno));
+  } else if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && !rules.force) {
+    // A symbolic link to a file that does not exist: the name is taken all the same (the write
+    // replaces the link with the file).
+    throwBadInput(quoted(what, path) +
+                  " exists as a symbolic link to a missing file; pass --force to replace it");
   }
   const std::string folder = folderOf(path);
   struct stat dir {};

@@ -245,6 +245,20 @@ TEST_F(FilesTest, AnOutputWithTheLongestNameIsWrittenAndReplaced) {
   }
 }
 
+TEST_F(FilesTest, ALinkToAMissingFileIsAnExistingNameNotOneThatAppeared) {
+  fs::create_symlink(path("nowhere.json"), path("link.json"));
+  const std::string msg =
+      errorOf([&] { files::writeOutputFile(path("link.json"), "the trace --out", "x", {}); },
+              ErrorKind::BadInput);
+  EXPECT_NE(msg.find("exists as a symbolic link to a missing file; pass --force to replace it"),
+            std::string::npos)
+      << msg;
+  EXPECT_TRUE(fs::is_symlink(path("link.json")));
+  files::writeOutputFile(path("link.json"), "the trace --out", "x", {.force = true});
+  EXPECT_EQ(get(path("link.json")), "x");
+  EXPECT_FALSE(fs::exists(path("nowhere.json")));
+}
+
 TEST_F(FilesTest, AnAbandonedWriteLeavesNothingBehind) {
   put(path("keep.json"), "old");
   {
