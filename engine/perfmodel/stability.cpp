@@ -104,8 +104,13 @@ std::string describeStability(const ProfileStability& s) {
 
 std::string stabilityWarning(const ProfileStability& s) {
   if (!s.unsteady()) return "";
+  // Enough decimals that a spread just beyond the threshold does not print as the threshold.
+  int decimals = 0;
+  while (decimals < 3 &&
+         formatFixed(100 * s.spread, decimals) == formatFixed(100 * kUnsteadySpread, decimals))
+    ++decimals;
   return "the machine was busy while it was profiled: its iteration times spread " +
-         formatFixed(100 * s.spread, 0) +
+         formatFixed(100 * s.spread, decimals) +
          " % ((p90 - p10) / median at each k, the median over its minibatches), beyond the " +
          formatFixed(100 * kUnsteadySpread, 0) +
          " % of a quiet machine, so predictions from it may be far off; profile again while "

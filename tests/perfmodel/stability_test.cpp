@@ -49,6 +49,15 @@ TEST(Stability, TheSpreadIsTheMedianOverKOfTheInterpolatedP90LessP10OverTheMedia
       << stabilityWarning(s);
 }
 
+TEST(Stability, ASpreadJustBeyondTheThresholdDoesNotPrintAsTheThreshold) {
+  ProfileStability s;
+  s.spread = 0.253;
+  ASSERT_TRUE(s.unsteady());
+  EXPECT_NE(stabilityWarning(s).find("spread 25.3 % ("), std::string::npos) << stabilityWarning(s);
+  s.spread = 0.36;
+  EXPECT_NE(stabilityWarning(s).find("spread 36 % ("), std::string::npos) << stabilityWarning(s);
+}
+
 TEST(Stability, OneDisturbedMinibatchOfFiveIsNotABusyMachine) {
   // k = 1 disturbed once (as a short iteration on a shared machine is), four steady ones.
   std::vector<std::pair<std::int64_t, std::int64_t>> its = {{1, 100}, {1, 100}, {1, 300}};
