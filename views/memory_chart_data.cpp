@@ -93,8 +93,10 @@ MemoryChartData makePlanMemoryChartData(const Network& net, const NetworkAnalysi
                          .recomputed = true});
     }
   }
-  d.series.push_back(seriesOf("keep-all", analysis.keep_all.curve, steps, d.k, true));
-  d.series.push_back(seriesOf("swap-all", analysis.swap_all.curve, steps, d.k, true));
+  // Without a plan the curves are drawn at k = 1, whatever k was asked for: the legend says so.
+  const std::string at = plan.trainable ? "" : " at k = 1";
+  d.series.push_back(seriesOf("keep-all" + at, analysis.keep_all.curve, steps, d.k, true));
+  d.series.push_back(seriesOf("swap-all" + at, analysis.swap_all.curve, steps, d.k, true));
   return d;
 }
 

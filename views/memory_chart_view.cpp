@@ -18,8 +18,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 /// run database, as one of the curves the analysis compares (the plan itself is near-black).
 QColor policyColor(const MemorySeries& s) {
   if (s.measured) return QColor(0xe3, 0x77, 0xc2);
-  if (s.policy == "keep-all") return QColor(0xd6, 0x27, 0x28);
-  if (s.policy == "swap-all") return QColor(0x1f, 0x77, 0xb4);
+  if (s.policy.rfind("keep-all", 0) == 0) return QColor(0xd6, 0x27, 0x28);
+  if (s.policy.rfind("swap-all", 0) == 0) return QColor(0x1f, 0x77, 0xb4);
   if (s.policy == "vdnn-conv") return QColor(0x2c, 0xa0, 0x2c);
   if (s.policy == "recompute-light") return QColor(0x8c, 0x56, 0x4b);
   if (!s.reference) return QColor(0x1f, 0x1f, 0x1f);

@@ -277,7 +277,7 @@ void ModelView::drawGroup(const ModelGroupData& g) {
       gy.push_back(g.grid_t[c][i] * 1e3);
     }
     line->setData(gx, gy, true);
-    line->setName(QStringLiteral("%1%2: held-out error %3, largest %4")
+    line->setName(QStringLiteral("%1%2: held-out error %3 (mean), fitted points within %4")
                       .arg(QLatin1String(perf::fitFormName(curve.form).data()),
                            isChosen ? QStringLiteral(" (chosen)") : QString(),
                            percent(curve.cv_rel_error), percent(curve.max_rel_error)));

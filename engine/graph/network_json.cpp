@@ -371,8 +371,19 @@ Network networkFromJson(const json& doc, const std::string& origin) {
 
 Network networkFromText(std::string_view text, const std::string& origin) {
   const std::string prefix = origin.empty() ? "" : origin + ": ";
-  // Checked on the text, before the parser allocates a level per bracket.
-  if (const auto at = jsonTooDeepAt(text)) {
+  if (text.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
+    throwBadInput(prefix +
+                  "an SQLite database (a run database?), not a network JSON file; a run "
+                  "database is read with --db");
+  }
+  // Checked on the text, before the parser allocates a level per bracket. A text that does not
+  // open a JSON container fails the parse at its first character instead (binary bytes hold
+  // brackets that would read as nesting).
+  const std::string_view bom = "\xEF\xBB\xBF";  // the parser skips a UTF-8 byte-order mark
+  const auto first = text.find_first_not_of(" \t\r\n", text.substr(0, 3) == bom ? bom.size() : 0);
+  const bool container =
+      first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+  if (const auto at = container ? jsonTooDeepAt(text) : std::nullopt) {
     throwBadInput(prefix + "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                   " levels at " + describeTextOffset(text, *at));
   }

@@ -151,6 +151,24 @@ TEST_P(DeepNesting, TextIsRefusedBeforeParsing) {
 
 INSTANTIATE_TEST_SUITE_P(Fields, DeepNesting, ::testing::Values("layers", "shape", "out_channels"));
 
+TEST(JsonDepth, ADeepDocumentAfterAByteOrderMarkIsRefusedToo) {
+  const std::string msg =
+      badInput([&] { networkFromText("\xEF\xBB\xBF \n" + deepNetwork("shape"), "n.json"); });
+  expectContains(msg, "n.json: JSON nested deeper than 64 levels at line ");
+}
+
+TEST(JsonDepth, BinaryBytesAreNotJsonRatherThanTooDeep) {
+  // Brackets among binary bytes are no nesting: a text that opens no container is not JSON.
+  std::string bytes = "\x01\x02";
+  bytes += std::string(200, '[');
+  expectContains(badInput([&] { networkFromText(bytes, "n.json"); }), "n.json: not valid JSON");
+  // An SQLite file (a run database given as a network) is named as such.
+  std::string sqlite("SQLite format 3\0", 16);
+  sqlite += std::string(100, '[');
+  expectContains(badInput([&] { networkFromText(sqlite, "r.swapdb"); }),
+                 "r.swapdb: an SQLite database (a run database?), not a network JSON file");
+}
+
 TEST(JsonDepth, SixtyFourLevelsAreReadAndSixtyFiveRefused) {
   // The document is level 1, "layers" 2, a layer 3, its "shape" 4: 60 more arrays inside the
   // shape make 64 levels, which the depth check lets through to the field check.

@@ -166,8 +166,12 @@ TEST(MemoryChartData, PlanSeriesAndSpansAreThePlanners) {
   ASSERT_FALSE(none.trainable);
   const MemoryChartData u = makePlanMemoryChartData(net, a, none, "accudnn", req.budget);
   EXPECT_EQ(u.untrainable, none.reason);
-  EXPECT_EQ(u.series.size(), 2u);
+  ASSERT_EQ(u.series.size(), 2u);
   EXPECT_TRUE(u.spans.empty());
+  // ... which the legend names: not the k that was asked for.
+  EXPECT_EQ(u.series[0].policy, "keep-all at k = 1");
+  EXPECT_EQ(u.series[1].policy, "swap-all at k = 1");
+  EXPECT_EQ(u.series[0].peak, a.keep_all.curve.peak(1));
 }
 
 TEST(MemoryChartView, ZoomStaysPutWhenTheBudgetMoves) {
