@@ -60,6 +60,18 @@ std::string plainName(const std::string& path) {
 }  // namespace
 
 Database::Database(std::string path, Mode mode) : m_path(std::move(path)) {
+  // SQLite's Unix file system layer takes full paths of fewer than 512 bytes (and fails a longer
+  // one as if the file were missing).
+  constexpr std::size_t kMaxFullPath = 512;
+  std::error_code pathError;
+  const std::string full = fs::absolute(m_path, pathError).lexically_normal().string();
+  if (!pathError && full.size() >= kMaxFullPath) {
+    throw Error(ErrorKind::BadInput,
+                (mode == Mode::Create ? "cannot create '" : "cannot open '") + m_path +
+                    "': its full path is " + std::to_string(full.size()) +
+                    " bytes long, and SQLite opens databases whose full path is under " +
+                    std::to_string(kMaxFullPath) + " bytes; move it to a shorter path");
+  }
   if (mode == Mode::ReadOnly) {
     openReadOnly();
     return;

@@ -267,6 +267,29 @@ TEST_F(RunDbTest, MissingFileAndDirectory) {
   expectRejected(m_dir.string(), "not a regular file");
 }
 
+TEST_F(RunDbTest, APathTooLongForSqliteIsNamedAsSuch) {
+  // SQLite fails a full path of 512 bytes or more as if the file were missing: said so instead.
+  fs::path deep = m_dir;
+  for (int i = 0; i < 3; ++i)
+    deep /= std::string(200, 'e');
+  fs::create_directories(deep);
+  const std::string path = (deep / "x.swapdb").string();
+  ASSERT_GE(path.size(), 512u);
+  writeSample(file("x.swapdb"));
+  fs::copy_file(file("x.swapdb"), path);
+  try {
+    RunReader reader(path);
+    ADD_FAILURE() << "opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("': its full path is " + std::to_string(path.size()) +
+                                         " bytes long, and SQLite opens databases whose full "
+                                         "path is under 512 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(RunDbTest, EmptyFile) {
   const std::string path = file("empty.swapdb");
   writeBytes(path, "");
