@@ -128,6 +128,7 @@ void Database::openReadOnly() {
   // -shm (or the -wal). Without a -wal, or with an empty one, the main file holds everything
   // and immutable=1 reads it as it is. A -wal with frames holds committed transactions that
   // immutable=1 would ignore, so the file and its -wal are read from a private copy instead.
+  std::string copyFailure;  // why the private copy of a WAL-mode file could not be made
   if ((primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY) && walModeFile(m_path)) {
     std::error_code ec;
     const auto walSize = fs::file_size(m_path + "-wal", ec);
@@ -139,7 +140,12 @@ void Database::openReadOnly() {
       }
     } else {
       std::string tmpl = (fs::temp_directory_path(ec) / "swapscope-readonly-XXXXXX").string();
-      if (!ec && mkdtemp(tmpl.data()) != nullptr) {
+      if (!ec && mkdtemp(tmpl.data()) == nullptr) {
+        copyFailure =
+            "; its -wal holds committed rows and the folder cannot take SQLite's "
+            "-shm, and a private copy cannot be made either: cannot create '" +
+            tmpl + "' (" + std::strerror(errno) + "; TMPDIR names the temporary folder)";
+      } else if (!ec) {
         m_copyDir = tmpl;
         const fs::path copy = fs::path(m_copyDir) / fs::path(m_path).filename();
         if (fs::copy_file(m_path, copy, ec) &&
@@ -165,7 +171,17 @@ void Database::openReadOnly() {
       primary != SQLITE_PERM) {
     throw Error(ErrorKind::Runtime, "'" + m_path + "': reading the header failed: " + first);
   }
-  throw Error(ErrorKind::BadInput, "cannot open '" + m_path + "': " + first);
+  std::error_code ec;
+  if (primary == SQLITE_READONLY && fs::exists(m_path + "-journal", ec)) {
+    // A hot rollback journal: a write to the file was interrupted, and SQLite must roll it back
+    // (writing the file) before anyone reads it.
+    throw Error(ErrorKind::BadInput,
+                "cannot open '" + m_path + "': a write to it was interrupted and left '" + m_path +
+                    "-journal', which SQLite must roll back into the file before it can be read, "
+                    "and a reader never writes; open it once with a writer (e.g. sqlite3 '" +
+                    m_path + "' 'PRAGMA integrity_check') to roll it back (" + first + ")");
+  }
+  throw Error(ErrorKind::BadInput, "cannot open '" + m_path + "': " + first + copyFailure);
 }
 
 Database::~Database() {

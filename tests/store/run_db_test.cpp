@@ -3,6 +3,7 @@
 #include "store/run_db.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -288,6 +289,40 @@ TEST_F(RunDbTest, APathTooLongForSqliteIsNamedAsSuch) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(RunDbTest, AHotRollbackJournalIsNamedWithWhatToDo) {
+  // Another tool (in rollback-journal mode) was killed inside a write: the file's -journal is
+  // hot, and a reader, which never writes, cannot roll it back. The message says so.
+  const std::string path = file("journal.swapdb");
+  writeSample(path);
+  execSql(path, "PRAGMA journal_mode = DELETE");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    sqlite3_exec(db,
+                 "PRAGMA cache_size = 1; BEGIN; "
+                 "UPDATE meta SET value = value || '.'; UPDATE samples SET flops = flops + 1;",
+                 nullptr, nullptr, nullptr);
+    std::_Exit(0);  // killed before the commit: the journal stays
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(fs::exists(path + "-journal"));
+  try {
+    RunReader reader(path);
+    reader.load();
+    ADD_FAILURE() << "read without rolling the journal back";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(
+        std::string(e.what()).find("a write to it was interrupted and left '" + path + "-journal'"),
+        std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::exists(path + "-journal"));  // left as it was
 }
 
 TEST_F(RunDbTest, EmptyFile) {
