@@ -17,6 +17,7 @@
 #include "common/bytes.h"
 #include "common/format.h"
 #include "common/stats.h"
+#include "views/log_ticker.h"
 #include "views/replot.h"
 
 namespace swapscope {
@@ -392,7 +393,7 @@ void CompareView::fillPlots() {
     p->yAxis->setLabel("iteration time (ms, log)");
     // Log: runs of different networks differ by orders of magnitude.
     p->yAxis->setScaleType(QCPAxis::stLogarithmic);
-    p->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    p->yAxis->setTicker(QSharedPointer<ReadableLogTicker>::create());
     p->rescaleAxes();
     p->xAxis->scaleRange(1.1);
     p->yAxis->setRange(p->yAxis->range().lower / 1.5, p->yAxis->range().upper * 1.5);

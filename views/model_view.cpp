@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "views/model_view.h"
+#include "views/log_ticker.h"
 #include "views/replot.h"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ QColor paletteColor(std::size_t i) {
 void setLog(QCPAxis* axis, bool log) {
   axis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
   if (log) {
-    auto t = QSharedPointer<QCPAxisTickerLog>::create();
+    auto t = QSharedPointer<ReadableLogTicker>::create();
     axis->setTicker(t);
     axis->setNumberFormat(QStringLiteral("eb"));
     axis->setNumberPrecision(0);

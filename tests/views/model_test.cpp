@@ -6,10 +6,13 @@
 #include <QSignalSpy>
 
 #include <gtest/gtest.h>
+
 #include <qcustomplot.h>
+#include <cmath>
 
 #include "graph/zoo.h"
 #include "tests/views/sample_plan.h"
+#include "views/log_ticker.h"
 #include "views/model_data.h"
 #include "views/model_view.h"
 
@@ -176,6 +179,26 @@ TEST(ModelView, DrawsEveryPointAndFollowsTheSelectedLayer) {
   const std::string kind(layerKindName(other.layer(1).kind));
   EXPECT_EQ(d.groups[static_cast<std::size_t>(view.currentPage())].key,
             modelGroupKey("type", kind, perf::StepKind::Forward));
+}
+
+TEST(ReadableLogTicker, ANarrowRangeGetsOneTwoFiveTicksInPlainNumbers) {
+  ReadableLogTicker ticker;
+  QVector<double> ticks, subTicks;
+  QVector<QString> labels;
+  ticker.generate(QCPRange(7, 130), QLocale::c(), 'e', 0, ticks, &subTicks, &labels);
+  EXPECT_EQ(ticks, (QVector<double>{10, 20, 50, 100}));
+  EXPECT_EQ(labels, (QVector<QString>{"10", "20", "50", "100"}));
+  EXPECT_TRUE(subTicks.isEmpty());
+  ticker.generate(QCPRange(0.6, 8), QLocale::c(), 'e', 0, ticks, &subTicks, &labels);
+  EXPECT_EQ(ticks, (QVector<double>{1, 2, 5}));
+  // Less than 1-2-5 can mark: every integer multiple.
+  ticker.generate(QCPRange(2.5, 4.5), QLocale::c(), 'e', 0, ticks, &subTicks, &labels);
+  EXPECT_EQ(ticks, (QVector<double>{3, 4}));
+  // Two decades or more: powers of ten, as QCPAxisTickerLog draws them.
+  ticker.generate(QCPRange(1, 1e6), QLocale::c(), 'e', 0, ticks, &subTicks, &labels);
+  ASSERT_FALSE(ticks.isEmpty());
+  for (const double t : ticks)
+    EXPECT_DOUBLE_EQ(std::log10(t), std::round(std::log10(t))) << t;
 }
 
 }  // namespace
