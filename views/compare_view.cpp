@@ -126,6 +126,7 @@ CompareView::CompareView(QWidget* parent)
   m_curves->setHorizontalHeaderLabels(
       {"layer type", "dir", "work", "A ms", "B ms", "B/A", "forms"});
   m_identity->setWordWrap(true);
+  m_identity->setAlignment(Qt::AlignTop | Qt::AlignLeft);  // at the top, with or without tables
   m_identity->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_stepTitle->setWordWrap(true);
 
@@ -162,6 +163,7 @@ CompareView::CompareView(QWidget* parent)
   layout->addLayout(pair);
   layout->addWidget(m_identity);
   layout->addWidget(split, 1);
+  m_body = split;
 
   auto chosen = [this] {
     if (m_aBox->signalsBlocked()) return;
@@ -212,12 +214,15 @@ QString CompareView::stepTitle() const {
 void CompareView::setMessage(const QString& message) {
   m_data = CompareData{};
   m_identity->setText(message);
+  // Nothing to compare: the message alone, not four empty plots and two empty tables.
+  m_body->setVisible(false);
   fillTables();
   fillPlots();
 }
 
 void CompareView::setData(const CompareData& data) {
   m_data = data;
+  m_body->setVisible(true);
   const perf::RunComparison& c = m_data.comparison;
   auto side = [](const QString& label, const perf::RunSide& s) {
     const QString identity =

@@ -65,6 +65,7 @@ class CompareView : public QWidget {
   QComboBox* m_aBox;
   QComboBox* m_bBox;
   QLabel* m_identity;
+  QWidget* m_body = nullptr;  ///< the tables and plots: hidden while there is no comparison
   QLabel* m_stepTitle;
   QStandardItemModel* m_steps;
   QStandardItemModel* m_curves;

@@ -79,7 +79,11 @@ TEST(CompareView, TablesHoldTheComparisonsRowsLargestDifferenceFirst) {
   CompareView view;
   view.resize(1000, 700);
   view.show();
+  // Before a comparison: the message alone, no empty tables or plots.
+  EXPECT_FALSE(view.curvesPlot()->isVisible());
+  EXPECT_FALSE(view.stepTable()->isVisible());
   view.setData(d);
+  EXPECT_TRUE(view.curvesPlot()->isVisible());
   QStandardItemModel* steps = view.stepModel();
   ASSERT_EQ(steps->rowCount(), 3);
   const std::vector<int> order = {3, 7, 1};  // |B - A|: 6, 4, 0.5 ms
