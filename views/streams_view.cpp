@@ -328,11 +328,19 @@ void StreamsView::placeStallLabels() {
   std::vector<std::pair<double, double>> taken;
   for (const std::size_t i : order) {
     const StallMarker& s = m_data.stalls[i];
-    const double x = m_plot->xAxis->coordToPixel((s.start + s.end) / 2 * kMs);
+    const double centre = m_plot->xAxis->coordToPixel((s.start + s.end) / 2 * kMs);
     const double half = fm.horizontalAdvance(m_stallLabels[i]->text()) / 2.0 + 4;
-    // Whole labels only, inside the axis rectangle (a stall at t = 0 would be cut in half).
+    // Whole labels only, inside the axis rectangle: a label that would be cut at an edge (a
+    // stall at t = 0) moves inside it while its stall is on screen.
     const QRect area = m_plot->axisRect()->rect();
-    bool free = x - half >= area.left() && x + half <= area.right();
+    const bool shown = centre >= area.left() && centre <= area.right();
+    const double x =
+        std::clamp(centre, area.left() + half, std::max(area.left() + half, area.right() - half));
+    bool free = shown && x - half >= area.left() && x + half <= area.right();
+    if (free) {
+      m_stallLabels[i]->position->setCoords(m_plot->xAxis->pixelToCoord(x),
+                                            m_stallLabels[i]->position->value());
+    }
     for (const auto& [lo, hi] : taken) {
       if (x + half > lo && x - half < hi) {
         free = false;

@@ -120,14 +120,16 @@ void addMeasuredSummary(SummaryData& d, const perf::RunSide::Check& c, const sto
                                        " iterations at k = " + std::to_string(c.k) + ", " +
                                        std::string(store::runStatusName(run.meta.status)) + ")"});
   d.rows.push_back(
-      {"t_iter measured", ms(c.t_iter_measured) + " (median) against " + ms(c.t_iter_predicted) +
-                              ": " + formatRelativeError(c.t_iter_predicted, c.t_iter_measured)});
-  d.rows.push_back({"total stall measured",
-                    ms(c.stall_measured) + " (median) against " + ms(c.stall_predicted) + ": " +
-                        formatRelativeError(c.stall_predicted, c.stall_measured)});
+      {"t_iter measured",
+       ms(c.t_iter_measured) + " (median) against the " + ms(c.t_iter_predicted) +
+           " its plan predicted: " + formatRelativeError(c.t_iter_predicted, c.t_iter_measured)});
   d.rows.push_back(
-      {"peak measured", formatBytes(c.peak_measured) + " against " + formatBytes(c.peak_predicted) +
-                            ": " +
+      {"total stall measured",
+       ms(c.stall_measured) + " (median) against the " + ms(c.stall_predicted) +
+           " its plan predicted: " + formatRelativeError(c.stall_predicted, c.stall_measured)});
+  d.rows.push_back(
+      {"peak measured", formatBytes(c.peak_measured) + " against the " +
+                            formatBytes(c.peak_predicted) + " its plan predicted: " +
                             formatRelativeError(static_cast<double>(c.peak_predicted),
                                                 static_cast<double>(c.peak_measured))});
   if (!c.device_mismatch.empty()) d.warnings.push_back("device: " + c.device_mismatch);

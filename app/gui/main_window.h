@@ -165,6 +165,8 @@ class MainWindow : public QMainWindow {
   void checkSettled();
   void restartSweepIfChanged(const perf::PlanRequest& request);
   void onNetworkSourceChanged();
+  /// The zoo model, input and classes fields enabled as `source` uses them.
+  void enableNetworkFields(NetworkSource source);
   /// File > Open ONNX model...: asks for a file, then openOnnx.
   void askOpenOnnx();
   void replan();

@@ -73,11 +73,14 @@ void MainWindow::makeNetworkControls(ControlButtons& buttons) {
   // In NetworkSource's order.
   m_netSource->addItems({"profiled network", "zoo model", "network JSON", "ONNX model"});
   m_zoo = new QComboBox;
+  m_zoo->setObjectName("zooModel");
   for (const ZooEntry& e : zooEntries())
     m_zoo->addItem(qs(e.name));
   m_input = new QLineEdit;
+  m_input->setObjectName("input");
   m_input->setPlaceholderText("default, e.g. 3x224x224");
   m_classes = new QLineEdit;
+  m_classes->setObjectName("classes");
   m_classes->setPlaceholderText("default");
   buttons.open_net = new QPushButton("Open network JSON...");
   m_netLabel = new QLabel;
@@ -252,11 +255,15 @@ void MainWindow::connectOutputButtons(const ControlButtons& buttons) {
   });
 }
 
-void MainWindow::onNetworkSourceChanged() {
-  const NetworkSource source = networkSource();
+void MainWindow::enableNetworkFields(NetworkSource source) {
   m_zoo->setEnabled(source == NetworkSource::Zoo);
   m_input->setEnabled(source == NetworkSource::Zoo || source == NetworkSource::Onnx);
   m_classes->setEnabled(source == NetworkSource::Zoo);
+}
+
+void MainWindow::onNetworkSourceChanged() {
+  const NetworkSource source = networkSource();
+  enableNetworkFields(source);
   try {
     if (source == NetworkSource::Profiled) {
       m_netLabel->setText(m_doc->current() ? "the network the database profiled" : "");

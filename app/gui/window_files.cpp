@@ -100,8 +100,7 @@ void MainWindow::applyOptions(const GuiOptions& o) {
     setNetworkSource(!m_onnxFile.isEmpty() ? NetworkSource::Onnx
                      : m_netFile.isEmpty() ? NetworkSource::Zoo
                                            : NetworkSource::File);
-    m_input->setEnabled(networkSource() == NetworkSource::Zoo ||
-                        networkSource() == NetworkSource::Onnx);
+    enableNetworkFields(networkSource());  // the source's signal is blocked here
     if (m_netFile.isEmpty() && m_onnxFile.isEmpty()) {
       const QSignalBlocker bz(m_zoo);
       m_zoo->setCurrentText(qs(net->name()));

@@ -3,8 +3,10 @@
 /// and the window against the CLI (`swapscope plan`) for the same inputs.
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QComboBox>
 #include <QFile>
 #include <QItemSelectionModel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QSlider>
@@ -69,6 +71,22 @@ struct OpenWindow {
     EXPECT_TRUE(shown.wait(kWaitMs));
   }
 };
+
+TEST(MainWindow, AZooModelGivenWithoutADatabaseCanBeChangedInTheWindow) {
+  // --model without a run database: the network is the zoo's, and its fields are the ones a zoo
+  // model uses (the source's signal is blocked while the options are applied).
+  MainWindow window;
+  QSignalSpy shown(&window, &MainWindow::planShown);
+  window.applyOptions(parseGuiOptions({"swapscope-gui", "--model", "resnet20", "--batch", "8"}));
+  auto* zoo = window.findChild<QComboBox*>("zooModel");
+  auto* input = window.findChild<QLineEdit*>("input");
+  auto* classes = window.findChild<QLineEdit*>("classes");
+  ASSERT_TRUE(zoo && input && classes);
+  EXPECT_EQ(zoo->currentText(), "resnet20");
+  EXPECT_TRUE(zoo->isEnabled());
+  EXPECT_TRUE(input->isEnabled());
+  EXPECT_TRUE(classes->isEnabled());
+}
 
 TEST(RunDocument, LoadsOnAWorkerAndReportsTheReadersMessage) {
   RunDocument doc;

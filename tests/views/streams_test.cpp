@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "common/format.h"
 #include "graph/zoo.h"
 #include "store/run_db.h"
 #include "tests/views/sample_plan.h"
@@ -158,6 +159,34 @@ TEST(StreamsData, AnUntrainableBudgetGivesItsReasonAndNoBars) {
   EXPECT_FALSE(d.trainable);
   EXPECT_TRUE(d.bars.empty());
   EXPECT_NE(d.reason.find("untrainable"), std::string::npos) << d.reason;
+}
+
+TEST(StreamsView, AStallAtTheStartIsLabelledInsideTheChart) {
+  // Step 1 waits for the minibatch's load: a stall from t = 0. Its label would be cut in half
+  // at the axis; it moves inside instead of disappearing.
+  auto s = testing::fmnist();
+  const perf::PlanResult& p = s->plan(request(Policy::KeepAll, 256 * kMiB, 8));
+  ASSERT_TRUE(p.trainable);
+  const StreamsData d = makeStreamsData(s->net, p, &s->model, &s->planner.costs());
+  ASSERT_FALSE(d.stalls.empty());
+  ASSERT_NEAR(d.stalls.front().start, 0.0, 1e-12);
+  StreamsView view;
+  view.plot()->setViewport(QRect(0, 0, 1400, 420));
+  view.setData(d);
+  view.plot()->replot();
+  const QString first = QString::fromStdString(formatMilliseconds(d.stalls.front().seconds()));
+  bool labelled = false;
+  for (int i = 0; i < view.plot()->itemCount(); ++i) {
+    auto* t = qobject_cast<QCPItemText*>(view.plot()->item(i));
+    if (!t || !t->visible() || t->property("swapscopeItem") != "stall-label") continue;
+    if (!t->text().startsWith(first)) continue;
+    labelled = true;
+    const QFontMetrics metrics(t->font());
+    const double x = view.plot()->xAxis->coordToPixel(t->position->key());
+    EXPECT_GE(x - metrics.horizontalAdvance(t->text()) / 2.0,
+              view.plot()->axisRect()->rect().left() - 1);
+  }
+  EXPECT_TRUE(labelled);
 }
 
 TEST(StreamsView, DrawsOneMarkerPerStallAndOneBarPerSwapCopy) {
