@@ -83,6 +83,10 @@ SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& 
       d.warnings.push_back(std::to_string(e.missing) +
                            " steps have no fitted curve and are counted as 0 s");
   }
+  if (c.device_memory > 0 && request.budget > c.device_memory) {
+    d.warnings.push_back("the budget is above the " + formatBytes(c.device_memory) +
+                         " the profiled device has: a plan for it cannot run there");
+  }
   if (!c.unfinished_warning.empty())
     d.warnings.push_back("unfinished profile: " + c.unfinished_warning);
   if (!c.profile_warning.empty()) d.warnings.push_back("busy profile: " + c.profile_warning);

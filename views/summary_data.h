@@ -32,6 +32,8 @@ struct SummaryContext {
   std::string profile_warning;
   /// The profile did not finish (perf::unfinishedProfileWarning); empty otherwise.
   std::string unfinished_warning;
+  /// The profiled device's memory in bytes (0: not recorded): a budget above it is warned of.
+  std::int64_t device_memory = 0;
 };
 
 struct SummaryRow {

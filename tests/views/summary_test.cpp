@@ -133,6 +133,19 @@ TEST(SummaryData, WarnsOfTransferredAndUntrainable) {
   EXPECT_FALSE(hasWarning(d, "untrainable: untrainable"));
 }
 
+TEST(SummaryData, ABudgetAboveTheProfiledDevicesMemoryIsWarnedOf) {
+  perf::PlanRequest req;
+  req.budget = std::int64_t{128} << 20;
+  const perf::PlanResult r = perf::plan(sample().model, sample().net, req);
+  ASSERT_TRUE(r.trainable);
+  SummaryContext c = contextFor("resnet56", false);
+  c.device_memory = std::int64_t{64} << 20;
+  EXPECT_TRUE(hasWarning(makeSummaryData(r, req, c),
+                         "the budget is above the 64.0 MiB the profiled device has"));
+  c.device_memory = std::int64_t{256} << 20;
+  EXPECT_FALSE(hasWarning(makeSummaryData(r, req, c), "the budget is above"));
+}
+
 TEST(SummaryData, TheMeasurementIsNamedWithItsErrorsAndAnotherDevice) {
   store::RunData run;
   run.path = "run.swapdb";
