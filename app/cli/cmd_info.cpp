@@ -38,7 +38,7 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   const std::string path = args.required("--db");
   store::RunReader reader(path);
   const store::RunData run = reader.load();
-  const store::RowCounts c = reader.counts();
+  const store::RowCounts c = run.counts();  // of the same snapshot (a run may be writing it)
   const auto batches = store::summarizeBatches(run);
   const store::RunMeta& m = run.meta;
   const int steps = static_cast<int>(run.steps.size());

@@ -278,6 +278,8 @@ struct RunData {
   std::vector<MemoryRow> memory;
   std::vector<FitRow> fits;
   std::vector<PlanRow> plans;
+  /// The rows of each table it holds: RunReader::counts() of the snapshot it was loaded from.
+  RowCounts counts() const;
 };
 
 /// Throws Error(BadInput) "PATH: the run ended before its network was recorded; nothing to

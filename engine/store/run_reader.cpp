@@ -575,6 +575,23 @@ RowCounts RunReader::counts() {
   return c;
 }
 
+RowCounts RunData::counts() const {
+  const auto n = [](const auto& rows) { return static_cast<std::int64_t>(rows.size()); };
+  RowCounts c;
+  c.layers = n(layers);
+  c.steps = n(steps);
+  c.tensors = n(tensors);
+  c.batches = n(batches);
+  c.iterations = n(iterations);
+  c.samples = n(samples);
+  c.transfers = n(transfers);
+  c.memory = n(memory);
+  c.fits = n(fits);
+  c.plans = n(plans);
+  c.recomputes = n(recomputes);
+  return c;
+}
+
 RunData RunReader::load() {
   const ReadSnapshot snapshot(*m_db);
   RunData d;

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /// @brief RunWriter: creates a run database and records a run into it.
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -72,10 +76,28 @@ struct RunWriter::Statements {
   }
 };
 
+namespace {
+
+/// Error(BadInput) where SQLite's side files of the database `name` (its -journal, the longest)
+/// could not be created: a file name holds 255 bytes. `role` says whose name it is.
+void refuseNameWithoutRoomForSideFiles(const std::string& name, const std::string& role) {
+  constexpr std::size_t kNameMax = 255, kLongestSuffix = 8;  // "-journal"
+  const std::size_t bytes = fs::path(name).filename().string().size();
+  if (bytes + kLongestSuffix <= kNameMax) return;
+  throwBadInput("'" + name + "'" + role + ": its file name is " + std::to_string(bytes) +
+                " bytes long, and SQLite's side files beside it (-journal, -wal) need " +
+                std::to_string(kLongestSuffix) + " bytes more than a file name holds (" +
+                std::to_string(kNameMax) + "); choose a shorter name");
+}
+
+}  // namespace
+
 RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrite)
     : m_path(path), m_target(path) {
+  refuseNameWithoutRoomForSideFiles(path, "");
   std::error_code ec;
-  if (fs::exists(path, ec)) {
+  const bool created = !fs::exists(path, ec);
+  if (!created) {
     if (!overwrite) {
       throwBadInput("'" + path +
                     "' already exists; a run database is only replaced when asked (--force)");
@@ -85,12 +107,40 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
     m_path = claimRecordingName(path);
     m_replacing = true;
   }
+  if (created) {
+    // Claimed first, so that a file another process makes meanwhile is never written or removed
+    // here; SQLite makes an empty file a database.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      const int err = errno;
+      if (err == EEXIST) {
+        throwBadInput("'" + path +
+                      "' appeared while the run was starting; a run database is only replaced "
+                      "when asked (--force)");
+      }
+      const fs::path dir = fs::path(path).parent_path();
+      std::error_code noDir;
+      const std::string why = err == ENOENT && !dir.empty() && !fs::is_directory(dir, noDir)
+                                  ? "the directory '" + dir.string() + "' does not exist"
+                                  : std::string(std::strerror(err));
+      throw Error(err == EACCES || err == EROFS || err == ENOENT || err == ENAMETOOLONG ||
+                          err == ENOTDIR || err == EISDIR
+                      ? ErrorKind::BadInput
+                      : ErrorKind::Runtime,
+                  "cannot create '" + path + "': " + why);
+    }
+    ::close(fd);
+  }
   try {
+    if (m_replacing) {
+      refuseNameWithoutRoomForSideFiles(
+          m_path, " (the recording that replaces '" + path + "' once the run completes)");
+    }
     create(meta);
   } catch (...) {
     m_st.reset();
     m_db.reset();
-    if (m_replacing) {  // nothing was recorded: the claimed name goes
+    if (m_replacing || created) {  // nothing was recorded: the new or claimed name goes
       for (const char* suffix : {"", "-wal", "-shm", "-journal"})
         fs::remove(m_path + suffix, ec);
     }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -60,16 +61,17 @@ std::string plainName(const std::string& path) {
 }  // namespace
 
 Database::Database(std::string path, Mode mode) : m_path(std::move(path)) {
-  // SQLite's Unix file system layer takes full paths of fewer than 512 bytes (and fails a longer
-  // one as if the file were missing).
-  constexpr std::size_t kMaxFullPath = 512;
+  // SQLite's Unix file system layer takes full paths (links resolved) of at most 512 bytes with
+  // room for a side file's suffix ("-journal", 8 bytes), and fails a longer one as if the file
+  // were missing.
+  constexpr std::size_t kMaxFullPath = 512 - 8;
   std::error_code pathError;
-  const std::string full = fs::absolute(m_path, pathError).lexically_normal().string();
-  if (!pathError && full.size() >= kMaxFullPath) {
+  const std::string full = fs::weakly_canonical(fs::absolute(m_path), pathError).string();
+  if (!pathError && full.size() > kMaxFullPath) {
     throw Error(ErrorKind::BadInput,
                 (mode == Mode::Create ? "cannot create '" : "cannot open '") + m_path +
-                    "': its full path is " + std::to_string(full.size()) +
-                    " bytes long, and SQLite opens databases whose full path is under " +
+                    "': its full path (links resolved) is " + std::to_string(full.size()) +
+                    " bytes long, and SQLite opens databases whose full path is at most " +
                     std::to_string(kMaxFullPath) + " bytes; move it to a shorter path");
   }
   if (mode == Mode::ReadOnly) {
@@ -140,7 +142,13 @@ void Database::openReadOnly() {
       }
     } else {
       std::string tmpl = (fs::temp_directory_path(ec) / "swapscope-readonly-XXXXXX").string();
-      if (!ec && mkdtemp(tmpl.data()) == nullptr) {
+      if (ec) {
+        const char* named = std::getenv("TMPDIR");
+        copyFailure =
+            "; its -wal holds committed rows and the folder cannot take SQLite's "
+            "-shm, and a private copy cannot be made either: no temporary folder (" +
+            ec.message() + (named ? std::string("; TMPDIR is '") + named + "'" : "") + ")";
+      } else if (mkdtemp(tmpl.data()) == nullptr) {
         copyFailure =
             "; its -wal holds committed rows and the folder cannot take SQLite's "
             "-shm, and a private copy cannot be made either: cannot create '" +
@@ -175,11 +183,16 @@ void Database::openReadOnly() {
   if (primary == SQLITE_READONLY && fs::exists(m_path + "-journal", ec)) {
     // A hot rollback journal: a write to the file was interrupted, and SQLite must roll it back
     // (writing the file) before anyone reads it.
+    // The name as SQLite reads it (./file:...), quoted for a POSIX shell.
+    std::string quoted = "'";
+    for (const char c : plainName(m_path))
+      quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    quoted += "'";
     throw Error(ErrorKind::BadInput,
                 "cannot open '" + m_path + "': a write to it was interrupted and left '" + m_path +
                     "-journal', which SQLite must roll back into the file before it can be read, "
-                    "and a reader never writes; open it once with a writer (e.g. sqlite3 '" +
-                    m_path + "' 'PRAGMA integrity_check') to roll it back (" + first + ")");
+                    "and a reader never writes; open it once with a writer (e.g. sqlite3 " +
+                    quoted + " 'PRAGMA integrity_check') to roll it back (" + first + ")");
   }
   throw Error(ErrorKind::BadInput, "cannot open '" + m_path + "': " + first + copyFailure);
 }

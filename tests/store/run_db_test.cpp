@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,15 @@ TEST_F(RunDbTest, EveryTableRoundTrips) {
   RunReader r(path);
   EXPECT_EQ(r.schemaVersion(), kSchemaVersion);
   const RunData read = r.load();
+  // The loaded rows are the tables' (what `info` counts from the snapshot it loaded).
+  const RowCounts stored = r.counts(), loaded = read.counts();
+  EXPECT_EQ(std::tie(loaded.layers, loaded.steps, loaded.tensors, loaded.batches, loaded.iterations,
+                     loaded.samples, loaded.transfers, loaded.memory, loaded.fits, loaded.plans,
+                     loaded.recomputes),
+            std::tie(stored.layers, stored.steps, stored.tensors, stored.batches, stored.iterations,
+                     stored.samples, stored.transfers, stored.memory, stored.fits, stored.plans,
+                     stored.recomputes));
+  EXPECT_GT(stored.samples, 0);
 
   EXPECT_EQ(read.meta.kind, written.meta.kind);
   EXPECT_EQ(read.meta.backend, "cpu");
@@ -283,12 +293,46 @@ TEST_F(RunDbTest, APathTooLongForSqliteIsNamedAsSuch) {
     ADD_FAILURE() << "opened";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::BadInput);
-    EXPECT_NE(std::string(e.what()).find("': its full path is " + std::to_string(path.size()) +
-                                         " bytes long, and SQLite opens databases whose full "
-                                         "path is under 512 bytes"),
+    const std::size_t full = fs::weakly_canonical(path).string().size();
+    EXPECT_NE(
+        std::string(e.what()).find("': its full path (links resolved) is " + std::to_string(full) +
+                                   " bytes long, and SQLite opens databases whose full "
+                                   "path is at most 504 bytes"),
+        std::string::npos)
+        << e.what();
+  }
+  // At the limit it opens: 504 bytes, the -journal's 8 more making SQLite's 512.
+  fs::path edge = fs::weakly_canonical(m_dir);
+  const std::string prefix = edge.string();
+  ASSERT_LT(prefix.size() + 2 * 201 + 10, 504u);
+  edge /= std::string(200, 'f');
+  edge /= std::string(200, 'g');
+  fs::create_directories(edge);
+  const std::size_t room = 504 - edge.string().size() - 1 - std::string(".swapdb").size();
+  const std::string fits = (edge / (std::string(room, 'h') + ".swapdb")).string();
+  ASSERT_EQ(fits.size(), 504u);
+  fs::copy_file(file("x.swapdb"), fits);
+  EXPECT_EQ(RunReader(fits).load().iterations.size(), 2u);
+}
+
+TEST_F(RunDbTest, ANameWithoutRoomForSqlitesSideFilesIsRefusedAndNothingIsLeft) {
+  // A file name holds 255 bytes; SQLite's -journal beside a 248-byte name would not fit.
+  const std::string name = std::string(241, 'n') + ".swapdb";
+  ASSERT_EQ(name.size(), 248u);
+  try {
+    RunWriter w(file(name), sampleMeta());
+    ADD_FAILURE() << "created";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("its file name is 248 bytes long, and SQLite's side "
+                                         "files beside it (-journal, -wal) need 8 bytes more"),
               std::string::npos)
         << e.what();
   }
+  EXPECT_TRUE(fs::is_empty(m_dir));
+  // 247 bytes: written.
+  writeSample(file(name.substr(1)));
+  EXPECT_EQ(RunReader(file(name.substr(1))).load().iterations.size(), 2u);
 }
 
 TEST_F(RunDbTest, AHotRollbackJournalIsNamedWithWhatToDo) {
