@@ -402,6 +402,9 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   // The executor, the plan's steps and the data are checked before any database is created.
   collect::PlanRun prepared(*device, net, plan, q.planPath, swapped, cfg);
   const rt::SwapExecutor& ex = prepared.executor();
+  // Before the database is created: a Ctrl-C while its schema is written stops the run after
+  // it, not the process halfway through it.
+  InterruptScope interrupt;
   std::unique_ptr<store::RunWriter> db;
   if (auto f = args.value("--db")) {
     store::RunMeta meta = collect::runMeta(*device, "run", plan.budget, plan.policy);
@@ -411,7 +414,6 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     db = std::make_unique<store::RunWriter>(*f, meta, args.has("--force"));
     announceRecording(*db, args.has("--json"), out);
   }
-  InterruptScope interrupt;
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto progress = [&](const collect::RunProgress& p) {
     if (!tty) return;

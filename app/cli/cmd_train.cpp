@@ -289,6 +289,8 @@ void printTrainText(const TrainReport& t, std::ostream& out) {
     out << "  test accuracy       " << std::setprecision(2) << 100.0 * t.test->accuracy()
         << " % of " << t.test->samples << " (loss " << std::setprecision(4) << t.test->loss
         << ")\n";
+  } else if (t.q.hasTest && r.cancelled) {
+    out << "  test accuracy       not measured (interrupted)\n";
   }
   out << std::setprecision(1) << "  throughput          " << r.images_per_s << " images/s";
   if (t.medianIter) {
@@ -369,8 +371,9 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   };
   const rt::TrainResult r = rt::train(ex, data.train, q.cfg, progress, &interrupt.flag());
   if (tty && r.cancelled) std::cerr << "\n  interrupted: stopping after this iteration\n";
+  // Interrupted: no test pass (the user asked to stop); the weights reached are still saved.
   std::optional<rt::EvalResult> test;
-  if (q.hasTest) test = rt::evaluate(ex, data.test);
+  if (q.hasTest && !r.cancelled) test = rt::evaluate(ex, data.test);
   if (auto f = args.value("--save-weights")) {
     rt::saveWeights(*f, net, ex.readWeights(), ex.readRunningStats(), q.rules);
   }
@@ -394,7 +397,8 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   } else {
     printTrainText(report, out);
   }
-  return kExitOk;
+  // As profile and run: a training that did not finish is not a success, whatever it saved.
+  return r.cancelled ? kExitFailure : kExitOk;
 }
 
 }  // namespace swapscope::cli

@@ -120,13 +120,12 @@ Policy policyOption(const ArgParser& args) {
 }
 
 double parseNumber(const std::string& text, const std::string& what, double lo, double hi) {
-  std::size_t used = 0;
+  // Decimal digits only, as parseInteger reads them: no leading space, sign "+", or hex (which
+  // std::stod would take: "0x10" is not a learning rate of 16 by accident).
   double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v, std::chars_format::general);
+  const std::size_t used = ec == std::errc() ? static_cast<std::size_t>(ptr - text.data()) : 0;
   if (used != text.size() || text.empty() || !(v >= lo && v <= hi)) {
     std::ostringstream range;
     range << lo << " to " << hi;

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "graph/zoo.h"
 #include "options/args.h"
+#include "options/network_options.h"
 #include "run_cli.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -359,6 +360,21 @@ TEST(NumberReasons, TheOneParserSaysWhy) {
   EXPECT_EQ(reason("7x", 0, 10), "--n: expected an integer, got '7x'");
   EXPECT_EQ(reason("", 0, 10), "--n: expected an integer, got ''");
   EXPECT_EQ(parseBatch("0016", "--batch"), 16);
+}
+
+TEST(NumberReasons, DecimalNumbersOnlyNotHexOrPaddedText) {
+  // std::stod would read "0x10" as 16 and skip a leading space; the options take what
+  // parseInteger takes for an integer: decimal text, and nothing around it.
+  for (const char* text : {"0x10", " 0.1", "0.1 ", "+0.1", "nan", "inf", "0.1x"}) {
+    SCOPED_TRACE(text);
+    EXPECT_THROW((void)parseNumber(text, "--lr", 0, 100), Error);
+  }
+  EXPECT_DOUBLE_EQ(parseNumber("0.05", "--lr", 0, 100), 0.05);
+  EXPECT_DOUBLE_EQ(parseNumber("5e-2", "--lr", 0, 100), 0.05);
+  EXPECT_DOUBLE_EQ(parseNumber("7", "--lr", 0, 100), 7.0);
+  expectRefused(run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8",
+                     "--budget", "64MiB", "--iters", "1", "--lr", "0x10"}),
+                "--lr");
 }
 
 // --- compare: (k, passes) and runs without iterations -------------------------------------------

@@ -7,15 +7,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "analysis/network_analysis.h"
 #include "graph/zoo.h"
-#include "runtime/dataset.h"
 #include "run_cli.h"
+#include "runtime/dataset.h"
+#include "spawn_cli.h"
 
 namespace swapscope::cli {
 namespace {
@@ -43,6 +48,38 @@ TEST(CliTrain, ReportsLossThroughputPoolAndSwapTraffic) {
   EXPECT_GT(j["offload_bytes"].get<std::int64_t>(), 0);
   EXPECT_GE(j["stall_seconds"].get<double>(), 0);
   EXPECT_FALSE(j.contains("test")) << "synthetic data has no test split";
+}
+
+TEST(CliTrain, AnInterruptedTrainingSavesItsWeightsAndExitsOne) {
+  // As profile and run: Ctrl-C stops after the iteration, and the exit status says the training
+  // did not finish (it used to be 0); the weights reached are saved all the same.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("swapscope-train-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string printed = (dir / "out.txt").string(), weights = (dir / "w.weights").string();
+  const pid_t pid =
+      testing::startCli({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8",
+                         "--iters", "100000", "--budget", "16MiB", "--save-weights", weights},
+                        printed);
+  ASSERT_GT(pid, 0);
+  // Training has begun once the first line is out (its interrupt handler follows at once).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto text = [&] {
+    std::ifstream in(printed);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  while (text().find("training ") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal";
+  EXPECT_EQ(WEXITSTATUS(status), kExitFailure);
+  EXPECT_NE(text().find("interrupted after "), std::string::npos) << text();
+  EXPECT_TRUE(std::filesystem::exists(weights));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliTrain, ReportsTheMedianIterationAfterTheWarmUp) {
