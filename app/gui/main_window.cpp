@@ -23,6 +23,7 @@
 #include "views/memory_chart_data.h"
 #include "views/memory_chart_view.h"
 #include "views/model_view.h"
+#include "views/streams_view.h"
 #include "views/summary_view.h"
 #include "views/timeline_view.h"
 #include "views/tradeoff_view.h"
@@ -66,6 +67,15 @@ MainWindow::MainWindow(QWidget* parent)
   view<SummaryView>()->setMessage(
       "Open a run database (Open run database...) to plan; without one the "
       "Memory view shows the analyzer's curves of the network chosen.");
+  // The views of a plan say the same until there is one, rather than draw empty axes.
+  const std::string planFirst =
+      "open a run database (File > Open run database...) to plan: these views show the plan";
+  StreamsData noPlan;
+  noPlan.reason = planFirst;
+  view<StreamsView>()->setData(noPlan);
+  BatchCurve noCurve;
+  noCurve.reason = planFirst;
+  view<TradeoffView>()->setBatchCurve(noCurve);
   setCentralWidget(m_tabs);
   resize(1280, 760);
 
