@@ -48,12 +48,18 @@ const IterationRow& recordedIteration(const RunData& run, std::int64_t k, int it
     if (r.k == k && r.iteration == iteration) return r;
   }
   std::string have;
+  int atK = 0;  // the iterations recorded at k: 0 .. atK - 1
   for (const IterationRow& r : run.iterations) {
     if (r.iteration == 0) have += (have.empty() ? "" : ", ") + std::to_string(r.k);
+    if (r.k == k) atK = std::max(atK, r.iteration + 1);
   }
-  throwBadInput("'" + run.path + "' holds no iteration " + std::to_string(iteration) +
-                " at k = " + std::to_string(k) +
-                (have.empty() ? " (it holds no iterations)" : " (recorded k: " + have + ")"));
+  const std::string atKText = atK == 0 ? ""
+                                       : "; at k = " + std::to_string(k) +
+                                             " it holds iterations 0 to " + std::to_string(atK - 1);
+  throwBadInput(
+      "'" + run.path + "' holds no iteration " + std::to_string(iteration) +
+      " at k = " + std::to_string(k) +
+      (have.empty() ? " (it holds no iterations)" : " (recorded k: " + have + atKText + ")"));
 }
 
 std::map<int, std::vector<Span>> recomputeSpans(const RunData& run, std::int64_t k, int iteration) {

@@ -37,6 +37,15 @@ TEST(RecordedIteration, AnUnrecordedKOrIterationNamesTheFileAndTheKsRecorded) {
       EXPECT_NE(m.find("recorded k: 12, 24, 47, 63, 94"), std::string::npos) << m;
     }
   }
+  // An iteration past those recorded at a k that was recorded: which ones there are.
+  try {
+    recordedIteration(run, 94, 5);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("; at k = 94 it holds iterations 0 to 4)"),
+              std::string::npos)
+        << e.what();
+  }
   // chromeTrace refuses with the same message.
   EXPECT_THROW(chromeTrace(run, 7, 0), Error);
 }
