@@ -10,6 +10,7 @@
 #include "common/format.h"
 #include "graph/zoo.h"
 #include "store/run_db.h"
+#include "tests/views/plot_text.h"
 #include "tests/views/sample_plan.h"
 #include "views/streams_data.h"
 #include "views/streams_view.h"
@@ -267,16 +268,9 @@ TEST(StreamsView, StatesAnUntrainableBudget) {
   for (const int width : {1200, 420}) {
     view.plot()->setViewport(QRect(0, 0, width, 400));  // as a resize of the shown view
     view.plot()->replot();
-    bool stated = false;
-    for (int i = 0; i < view.plot()->itemCount(); ++i) {
-      auto* t = qobject_cast<QCPItemText*>(view.plot()->item(i));
-      if (!t || !t->visible() || !t->text().contains(QStringLiteral("untrainable"))) continue;
-      stated = true;
-      const QFontMetrics metrics(t->font());
-      for (const QString& line : t->text().split('\n'))
-        EXPECT_LE(metrics.horizontalAdvance(line), view.plot()->axisRect()->width()) << width;
-    }
-    EXPECT_TRUE(stated) << width;
+    EXPECT_TRUE(testing::statesWithin(view.plot(), QStringLiteral("untrainable"),
+                                      view.plot()->axisRect()->width()))
+        << width;
   }
 }
 
