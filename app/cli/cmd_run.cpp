@@ -336,7 +336,8 @@ void printRunText(const RunReport& t, const store::RunWriter* db, const Interrup
       << sm.measured_stalled.size() << (sm.measured_stalled.size() == 1 ? " step " : " steps")
       << "   precision " << formatFixed(sm.precision, 2) << ", recall " << formatFixed(sm.recall, 2)
       << ", F1 " << formatFixed(sm.f1, 2) << "  (stall > " << formatFixed(sm.threshold * 100, 0)
-      << " % of t_iter; median over iterations)\n";
+      << " % of t_iter; measured: the steps stalled in most iterations; the scores: medians of "
+         "each iteration's own)\n";
   if (sm.has_starts) {
     out << "  step start  error " << formatMilliseconds(sm.start_error_median) << " ms median, "
         << formatMilliseconds(sm.start_error_p90) << " ms p90, "
