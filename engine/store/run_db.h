@@ -356,6 +356,11 @@ class RunWriter {
   struct Statements;
   /// Creates the file m_path and writes the schema and `meta`.
   void create(const RunMeta& meta);
+  /// A new, empty file of its own beside `target` (in its folder) to create the database in.
+  static std::string claimCreatingName(const std::string& target);
+  /// Closes the database created at m_path, links it to `target` (never over a file that
+  /// appeared there meanwhile), removes m_path and opens `target` for the run.
+  void linkIntoPlace(const std::string& target);
   void requireOpen() const;
   std::unique_ptr<Database> m_db;
   std::unique_ptr<Statements> m_st;

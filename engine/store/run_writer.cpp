@@ -108,28 +108,10 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
     m_replacing = true;
   }
   if (created) {
-    // Claimed first, so that a file another process makes meanwhile is never written or removed
-    // here; SQLite makes an empty file a database.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      const int err = errno;
-      if (err == EEXIST) {
-        throwBadInput("'" + path +
-                      "' appeared while the run was starting; a run database is only replaced "
-                      "when asked (--force)");
-      }
-      const fs::path dir = fs::path(path).parent_path();
-      std::error_code noDir;
-      const std::string why = err == ENOENT && !dir.empty() && !fs::is_directory(dir, noDir)
-                                  ? "the directory '" + dir.string() + "' does not exist"
-                                  : std::string(std::strerror(err));
-      throw Error(err == EACCES || err == EROFS || err == ENOENT || err == ENAMETOOLONG ||
-                          err == ENOTDIR || err == EISDIR
-                      ? ErrorKind::BadInput
-                      : ErrorKind::Runtime,
-                  "cannot create '" + path + "': " + why);
-    }
-    ::close(fd);
+    // The file appears whole: its schema, application id and meta are written under a name of
+    // its own beside it and linked into place, so that a kill at any moment leaves no file or
+    // one that reads (a file created in place could be caught empty or without its id).
+    m_path = claimCreatingName(path);
   }
   try {
     if (m_replacing) {
@@ -137,15 +119,68 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
           m_path, " (the recording that replaces '" + path + "' once the run completes)");
     }
     create(meta);
+    if (created) linkIntoPlace(path);
   } catch (...) {
     m_st.reset();
     m_db.reset();
-    if (m_replacing || created) {  // nothing was recorded: the new or claimed name goes
+    if (m_replacing || created) {  // nothing was recorded: the claimed name goes
       for (const char* suffix : {"", "-wal", "-shm", "-journal"})
         fs::remove(m_path + suffix, ec);
     }
     throw;
   }
+}
+
+std::string RunWriter::claimCreatingName(const std::string& target) {
+  const fs::path dir = fs::path(target).parent_path();
+  for (int attempt = 0;; ++attempt) {
+    const std::string name =
+        (dir / (".swapscope-creating-" + std::to_string(getpid()) + "-" + std::to_string(attempt)))
+            .string();
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::close(fd);  // SQLite makes an empty file a database
+      return name;
+    }
+    const int err = errno;
+    if (err == EEXIST && attempt < 1000) continue;
+    std::error_code noDir;
+    const std::string why = err == ENOENT && !dir.empty() && !fs::is_directory(dir, noDir)
+                                ? "the directory '" + dir.string() + "' does not exist"
+                                : std::string(std::strerror(err));
+    throw Error(err == EACCES || err == EROFS || err == ENOENT || err == ENOTDIR
+                    ? ErrorKind::BadInput
+                    : ErrorKind::Runtime,
+                "cannot create '" + target + "': " + why);
+  }
+}
+
+void RunWriter::linkIntoPlace(const std::string& target) {
+  // Closed first: the last connection folds the -wal into the file and removes it.
+  m_st.reset();
+  m_db.reset();
+  if (::link(m_path.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    if (err == EEXIST) {
+      throwBadInput("'" + target +
+                    "' appeared while the run was starting; a run database is only replaced "
+                    "when asked (--force)");
+    }
+    throw Error(ErrorKind::Runtime, "cannot create '" + target + "': " + std::strerror(err));
+  }
+  std::error_code ec;
+  fs::remove(m_path, ec);
+  m_path = target;
+  // The name is durable before any iteration is recorded under it.
+  const fs::path dir = fs::path(target).parent_path();
+  if (const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  m_db = std::make_unique<Database>(m_path, Database::Mode::ReadWrite);
+  m_db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+  m_st = std::make_unique<Statements>(*m_db);
 }
 
 void RunWriter::create(const RunMeta& meta) {

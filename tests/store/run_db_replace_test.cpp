@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <thread>
 
 #include "run_db_fixture.h"
 
@@ -247,6 +250,43 @@ TEST_F(RunDbReplace, ANameStartingWithFileIsThatFileNotAnSqliteUri) {
   EXPECT_EQ(bytesOf("v.swapdb"), bystander);
   for (const char* side : {"-wal", "-shm", "-journal"})
     EXPECT_FALSE(fs::exists(std::string("v.swapdb") + side)) << side;
+}
+
+TEST_F(RunDbReplace, ARunKilledWhileItCreatesItsFileLeavesNoneOrOneThatReads) {
+  // SIGKILL at moments spread over the creation (a few milliseconds): the file under its name is
+  // either absent or a run database that reads, never empty or without its application id.
+  int absent = 0, readable = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string path = file("new-" + std::to_string(i) + ".swapdb");
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      RunWriter w(path, sampleMeta());
+      for (;;)
+        ::pause();
+    }
+    if (i < 39) {
+      std::this_thread::sleep_for(std::chrono::microseconds(250 * i));
+    } else {  // the last once the file is there: it must read
+      for (int wait = 0; wait < 5000 && !fs::exists(path); ++wait)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!fs::exists(path)) {
+      ++absent;
+      continue;
+    }
+    try {
+      EXPECT_EQ(RunReader(path).meta().status, RunStatus::Incomplete) << i;
+      ++readable;
+    } catch (const Error& e) {
+      ADD_FAILURE() << "killed after " << 250 * i << " us: " << e.what();
+    }
+  }
+  EXPECT_EQ(absent + readable, 40);
+  EXPECT_GT(readable, 0);  // the last kill, at least, finds it made
 }
 
 TEST_F(RunDbReplace, ANewFileIsWrittenUnderItsOwnName) {
