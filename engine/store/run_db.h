@@ -358,8 +358,8 @@ class RunWriter {
   void create(const RunMeta& meta);
   /// A new, empty file of its own beside `target` (in its folder) to create the database in.
   static std::string claimCreatingName(const std::string& target);
-  /// Closes the database created at m_path, links it to `target` (never over a file that
-  /// appeared there meanwhile), removes m_path and opens `target` for the run.
+  /// Closes the database created at m_path, moves it to `target` (never over a file that
+  /// appeared there meanwhile) and opens `target` for the run.
   void linkIntoPlace(const std::string& target);
   void requireOpen() const;
   std::unique_ptr<Database> m_db;

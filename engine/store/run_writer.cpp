@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <filesystem>
@@ -159,7 +160,24 @@ void RunWriter::linkIntoPlace(const std::string& target) {
   // Closed first: the last connection folds the -wal into the file and removes it.
   m_st.reset();
   m_db.reset();
-  if (::link(m_path.c_str(), target.c_str()) != 0) {
+  // Never over a file that appeared meanwhile: a rename that does not replace, else (a file
+  // system without it) a hard link, else (one without hard links either) a rename after a last
+  // look.
+  int rc = ::renameat2(AT_FDCWD, m_path.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+    rc = ::link(m_path.c_str(), target.c_str());
+    if (rc == 0) {
+      ::unlink(m_path.c_str());
+    } else if (errno == EPERM || errno == EOPNOTSUPP || errno == ENOSYS) {
+      std::error_code there;
+      if (fs::exists(target, there)) {
+        errno = EEXIST;
+      } else {
+        rc = ::rename(m_path.c_str(), target.c_str());
+      }
+    }
+  }
+  if (rc != 0) {
     const int err = errno;
     if (err == EEXIST) {
       throwBadInput("'" + target +
@@ -168,8 +186,6 @@ void RunWriter::linkIntoPlace(const std::string& target) {
     }
     throw Error(ErrorKind::Runtime, "cannot create '" + target + "': " + std::strerror(err));
   }
-  std::error_code ec;
-  fs::remove(m_path, ec);
   m_path = target;
   // The name is durable before any iteration is recorded under it.
   const fs::path dir = fs::path(target).parent_path();
