@@ -129,8 +129,10 @@ class Importer {
   // --- messages ------------------------------------------------------------------------------
   static std::string listOf(const std::vector<std::int64_t>& v) {
     std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i)
-      s += (i ? "," : "") + std::to_string(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i > 0) s += ',';
+      s += std::to_string(v[i]);
+    }
     return s + "]";
   }
   std::string where(int index, const onnx::NodeProto& n) const {
