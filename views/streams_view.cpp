@@ -282,15 +282,14 @@ void StreamsView::setData(const StreamsData& data) {
                                 .arg(m_data.swapTransfers())
                       : QString::fromStdString(m_data.title);
   if (m.hasMeasured()) {
+    const int stalled = StreamsData::stepsMarked(m.measured_stalls);
     title +=
         QStringLiteral(
             "\nthin rows, %1: t_iter %2, stall %3, %4 stalled (> %5 % of "
             "t_iter)")
             .arg(QString::fromStdString(m.measured_title), ms(m.measured_t_iter),
                  ms(m.measured_stall))
-            .arg(StreamsData::stepsMarked(m.measured_stalls) == 1
-                     ? QStringLiteral("1 step")
-                     : QStringLiteral("%1 steps").arg(StreamsData::stepsMarked(m.measured_stalls)))
+            .arg(stalled == 1 ? QStringLiteral("1 step") : QStringLiteral("%1 steps").arg(stalled))
             .arg(m.measured_threshold * 100, 0, 'f', 0);
   }
   m_title->setText(title);

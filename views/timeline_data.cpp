@@ -90,9 +90,7 @@ TimelineData makeTimelineData(const store::RunData& run, std::int64_t k, int ite
     b.stall = seconds(r->stall_ns);
     s.bars.push_back(b);
     if (r->stall_ns > 0) {
-      const auto remakes = recomputes.find(r->step);
-      for (const store::Span& idle :
-           store::stallSpans(*r, remakes == recomputes.end() ? nullptr : &remakes->second)) {
+      for (const store::Span& idle : store::stallSpans(*r, recomputes)) {
         s.stalls.push_back({.step = r->step,
                             .layer = r->layer,
                             .label = b.label,

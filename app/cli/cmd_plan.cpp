@@ -336,9 +336,8 @@ void printPlanText(const PlanReport& t, std::ostream& out) {
 /// planned with the profile's per-type curves), the plan counts them as 0 s: it says so, naming
 /// the layer types. Empty where every step has a curve.
 std::string missingCurvesWarning(const perf::PerfModel& model, const Network& net,
-                                 const perf::Evaluation& e) {
+                                 const std::vector<LayerCost>& costs, const perf::Evaluation& e) {
   if (e.missing == 0) return {};
-  const std::vector<LayerCost> costs = computeLayerCosts(net);
   std::set<std::string> kinds;
   for (int layer = 0; layer < net.size(); ++layer) {
     if (net.layer(layer).kind == LayerKind::Input) continue;  // no step: the load is a copy
@@ -404,7 +403,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   std::vector<std::string> warnings;
   if (std::string w = perf::unfinishedProfileWarning(run.meta); !w.empty())
     warnings.push_back(std::move(w));
-  if (std::string w = missingCurvesWarning(model, net, r.best); !w.empty())
+  if (std::string w = missingCurvesWarning(model, net, planner.costs(), r.best); !w.empty())
     warnings.push_back(std::move(w));
   if (stability) {
     if (std::string w = perf::stabilityWarning(*stability); !w.empty())

@@ -14,6 +14,7 @@
 
 #include "common/bytes.h"
 #include "common/error.h"
+#include "common/format.h"
 #include "common/resolved_path.h"
 
 namespace swapscope::files {
@@ -263,9 +264,7 @@ AtomicFile::AtomicFile(std::string path, std::string what, bool replace)
   std::string base = target.filename().string();
   if (base.size() > kNameMax - 1 - suffix.size()) {
     base.resize(kNameMax - 1 - suffix.size());
-    while (!base.empty() && (static_cast<unsigned char>(base.back()) & 0xC0) == 0x80)
-      base.pop_back();
-    if (!base.empty() && static_cast<unsigned char>(base.back()) >= 0xC0) base.pop_back();
+    dropCutUtf8Character(base);
   }
   m_tmp = folder + "/." + base + suffix;
   m_fd = ::mkostemp(m_tmp.data(), O_CLOEXEC);
@@ -346,14 +345,7 @@ void AtomicFile::commit() {
     if (::rename(m_tmp.c_str(), m_path.c_str()) != 0) fail("renaming into place", errno);
   } else {
     // Refuse to replace a file that appeared after the checks, without a window.
-    int rc = ::renameat2(AT_FDCWD, m_tmp.c_str(), AT_FDCWD, m_path.c_str(), RENAME_NOREPLACE);
-    if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
-      // The file system cannot rename without replacing: a hard link refuses the same way.
-      rc = ::link(m_tmp.c_str(), m_path.c_str());
-      if (rc == 0) ::unlink(m_tmp.c_str());
-    }
-    if (rc != 0) {
-      const int err = errno;
+    if (const int err = renameWithoutReplacing(m_tmp, m_path); err != 0) {
       discard();
       if (err == EEXIST) {
         throwBadInput(quoted(m_what, m_path) +
@@ -365,12 +357,29 @@ void AtomicFile::commit() {
     }
   }
   m_tmp.clear();
-  // Make the rename itself durable.
-  const int dir = ::open(folderOf(m_path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
+  syncFolderOf(m_path);  // the rename itself durable
+}
+
+int renameWithoutReplacing(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return errno;
+  // The file system cannot rename without replacing: a hard link refuses the same way.
+  if (::link(from.c_str(), to.c_str()) == 0) {
+    ::unlink(from.c_str());
+    return 0;
   }
+  if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS) return errno;
+  // Nor hard links (FAT, some network file systems): a rename after a last look.
+  std::error_code ec;
+  if (std::filesystem::exists(to, ec)) return EEXIST;
+  return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
+}
+
+void syncFolderOf(const std::string& path) {
+  const int dir = ::open(folderOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return;
+  ::fsync(dir);
+  ::close(dir);
 }
 
 void writeOutputFile(const std::string& path, std::string_view what, std::string_view content,

@@ -105,4 +105,13 @@ void writeOutputFile(const std::string& path, std::string_view what, std::string
 /// strerror for errno values, thread-safe.
 std::string errnoText(int err);
 
+/// Renames `from` to `to` only where `to` does not exist, with no moment where it could replace
+/// a file that appeared there: a rename that does not replace, else (a file system without it)
+/// a hard link and an unlink, else (one without hard links either) a rename after a last look.
+/// 0, or the errno (EEXIST: `to` exists).
+int renameWithoutReplacing(const std::string& from, const std::string& to);
+
+/// Makes a rename or a creation in the folder of `path` durable (an fsync of the folder).
+void syncFolderOf(const std::string& path);
+
 }  // namespace swapscope::files

@@ -55,4 +55,10 @@ std::string formatRelativeError(double predicted, double measured) {
   return out;
 }
 
+void dropCutUtf8Character(std::string& text) {
+  while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80)
+    text.pop_back();
+  if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+}
+
 }  // namespace swapscope

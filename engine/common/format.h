@@ -18,4 +18,8 @@ std::string formatMilliseconds(double seconds);
 /// (predicted - measured) / measured as a signed percentage, "+4.7 %"; "-" when measured is 0.
 std::string formatRelativeError(double predicted, double measured);
 
+/// Drops a UTF-8 character that a cut left incomplete at the end of `text` (its lead byte and
+/// the continuation bytes kept), so that a shortened text never ends inside one.
+void dropCutUtf8Character(std::string& text);
+
 }  // namespace swapscope

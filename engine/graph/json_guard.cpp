@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/format.h"
 
 namespace swapscope {
 namespace {
@@ -55,10 +56,7 @@ void appendEscaped(std::string& out, std::string_view text, std::size_t budget) 
     ++written;
   }
   if (i == text.size()) return;
-  // Never end inside a UTF-8 character: drop its lead byte and the continuation bytes kept.
-  while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
-    out.pop_back();
-  if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+  dropCutUtf8Character(out);  // never end inside a UTF-8 character
   out += "... (" + std::to_string(text.size()) + " bytes)";
 }
 
@@ -111,9 +109,7 @@ std::string echo(const Json& v, std::size_t max_chars) {
   if (out.size() > max_chars + 40) {
     // A container cut short: keep the start and say so.
     std::string cut = out.substr(0, max_chars);
-    while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80)
-      cut.pop_back();
-    if (!cut.empty() && static_cast<unsigned char>(cut.back()) >= 0xC0) cut.pop_back();
+    dropCutUtf8Character(cut);
     return cut + "...";
   }
   return out;

@@ -56,19 +56,18 @@ struct ParamRefs {
 class Importer {
  public:
   Importer(const std::string& path, const onnx::ModelProto& model, OnnxImportOptions options)
-      : m_path(path), m_model(model), m_graph(model.graph()), m_options(std::move(options)) {}
+      : m_path(path), m_model(model), m_graph(model.graph()), m_options(std::move(options)) {
+    for (int i = 0; i < m_graph.node_size(); ++i) {
+      for (const auto& o : m_graph.node(i).output())
+        m_producer[o] = i;
+    }
+  }
 
   /// What ONNX's shape inference would otherwise trust, checked before it runs (it divides by a
   /// stride of 0): every node's operator maps (an operator that does not is refused here, naming
   /// the node, so that inference meets only the ones below), names are UTF-8 (they become layer
   /// names in JSON), and windows have positive kernels, strides and dilations.
   void checkBeforeInference() const {
-    std::unordered_map<std::string, int> producer;
-    for (int i = 0; i < m_graph.node_size(); ++i) {
-      for (const auto& o : m_graph.node(i).output())
-        producer[o] = i;
-    }
-    m_producer = std::move(producer);
     for (int i = 0; i < m_graph.input_size(); ++i) {
       if (!onnx_detail::validUtf8(m_graph.input(i).name())) {
         throwBadInput(m_path + ": graph input #" + std::to_string(i) +
@@ -127,14 +126,8 @@ class Importer {
 
  private:
   // --- messages ------------------------------------------------------------------------------
-  static std::string listOf(const std::vector<std::int64_t>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (i > 0) s += ',';
-      s += std::to_string(v[i]);
-    }
-    return s + "]";
-  }
+  /// "[64,3,11,11]", as Shape prints dimensions in every message.
+  static std::string listOf(const std::vector<std::int64_t>& v) { return Shape{v}.toString(); }
   std::string where(int index, const onnx::NodeProto& n) const {
     std::string s =
         "node #" + std::to_string(index) + " '" + nodeName(index, n) + "' (" + n.op_type() + ")";
@@ -163,8 +156,6 @@ class Importer {
       m_constants[t.name()] = &t;
     for (int i = 0; i < m_graph.node_size(); ++i) {
       const auto& n = m_graph.node(i);
-      for (const auto& o : n.output())
-        m_producer[o] = i;
       if (n.op_type() == "Constant") {
         for (const auto& a : n.attribute())
           if (a.name() == "value" && a.has_t()) m_constants[n.output(0)] = &a.t();
@@ -763,8 +754,8 @@ class Importer {
   std::string m_inputName;
 
   std::unordered_map<std::string, const onnx::TensorProto*> m_constants;
-  mutable std::unordered_map<std::string, int> m_producer;  ///< value -> node index
-  std::unordered_map<std::string, int> m_readers;           ///< value -> how many nodes read it
+  std::unordered_map<std::string, int> m_producer;  ///< value -> node index
+  std::unordered_map<std::string, int> m_readers;   ///< value -> how many nodes read it
   std::unordered_map<std::string, const onnx::TypeProto*> m_types;
   std::unordered_map<std::string, std::string> m_layerOf;  ///< data value -> layer name
   std::unordered_map<std::string, PendingPad> m_pads;

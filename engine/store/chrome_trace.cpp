@@ -75,11 +75,13 @@ std::map<int, std::vector<Span>> recomputeSpans(const RunData& run, std::int64_t
   return spans;
 }
 
-std::vector<Span> stallSpans(const SampleRow& s, const std::vector<Span>* recomputes) {
+std::vector<Span> stallSpans(const SampleRow& s,
+                             const std::map<int, std::vector<Span>>& recomputes) {
   std::vector<Span> spans;
   std::int64_t left = s.stall_ns, end = s.start_ns;
-  if (recomputes) {
-    for (auto it = recomputes->rbegin(); it != recomputes->rend() && left > 0; ++it) {
+  if (const auto remakes = recomputes.find(s.step); remakes != recomputes.end()) {
+    const std::vector<Span>& list = remakes->second;
+    for (auto it = list.rbegin(); it != list.rend() && left > 0; ++it) {
       if (it->end_ns > end) continue;  // not before this row (another pass of the step)
       const std::int64_t piece = std::min(left, end - it->end_ns);
       if (piece > 0) spans.push_back({end - piece, end});
@@ -118,9 +120,7 @@ json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
   const std::map<int, std::vector<Span>> recomputes = recomputeSpans(run, k, iteration);
   for (const SampleRow& s : run.samples) {
     if (s.k != k || s.iteration != iteration) continue;
-    const auto remakes = recomputes.find(s.step);
-    for (const Span& idle :
-         stallSpans(s, remakes == recomputes.end() ? nullptr : &remakes->second)) {
+    for (const Span& idle : stallSpans(s, recomputes)) {
       events.push_back({{"name", "stall"},
                         {"cat", "stall"},
                         {"ph", "X"},

@@ -34,8 +34,9 @@ std::map<int, std::vector<Span>> recomputeSpans(const RunData& run, std::int64_t
 /// `stall_ns`: a step that first runs recomputes counts the idle time before each of them in its
 /// stall (docs/run-database.md), so the stall is laid into the gaps between them and before the
 /// step's kernels, latest first, never over a recompute. One span ending at the step's start
-/// where it runs none. `recomputes` is recomputeSpans()'s list for the sample's step, or null.
-std::vector<Span> stallSpans(const SampleRow& s, const std::vector<Span>* recomputes);
+/// where it runs none. `recomputes` is recomputeSpans() of the sample's iteration.
+std::vector<Span> stallSpans(const SampleRow& s,
+                             const std::map<int, std::vector<Span>>& recomputes);
 
 /// Throws Error(BadInput) as recordedIteration() does when (k, iteration) was not recorded.
 nlohmann::ordered_json chromeTrace(const RunData& run, std::int64_t k, int iteration);

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/files.h"
 #include "store/run_db.h"
 #include "store/sqlite.h"
 
@@ -56,14 +57,6 @@ std::string foldSideFiles(const std::string& target) {
   return "";
 }
 
-/// Makes a rename in `dir` durable.
-void syncDirectory(const fs::path& dir) {
-  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
 }  // namespace
 
 std::string claimRecordingName(const std::string& target) {
@@ -100,7 +93,7 @@ std::string replaceWithRecording(const std::string& recording, const std::string
   if (std::string why = foldSideFiles(target); !why.empty()) return why;
   if (::rename(recording.c_str(), target.c_str()) != 0)
     return std::string("renaming failed: ") + std::strerror(errno);
-  syncDirectory(fs::path(target).parent_path());
+  files::syncFolderOf(target);
   return "";
 }
 

@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/files.h"
 #include "graph/network_json.h"
 #include "store/process_identity.h"
 #include "store/replace.h"
@@ -160,40 +160,16 @@ void RunWriter::linkIntoPlace(const std::string& target) {
   // Closed first: the last connection folds the -wal into the file and removes it.
   m_st.reset();
   m_db.reset();
-  // Never over a file that appeared meanwhile: a rename that does not replace, else (a file
-  // system without it) a hard link, else (one without hard links either) a rename after a last
-  // look.
-  int rc = ::renameat2(AT_FDCWD, m_path.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE);
-  if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
-    rc = ::link(m_path.c_str(), target.c_str());
-    if (rc == 0) {
-      ::unlink(m_path.c_str());
-    } else if (errno == EPERM || errno == EOPNOTSUPP || errno == ENOSYS) {
-      std::error_code there;
-      if (fs::exists(target, there)) {
-        errno = EEXIST;
-      } else {
-        rc = ::rename(m_path.c_str(), target.c_str());
-      }
-    }
-  }
-  if (rc != 0) {
-    const int err = errno;
+  if (const int err = files::renameWithoutReplacing(m_path, target); err != 0) {
     if (err == EEXIST) {
       throwBadInput("'" + target +
                     "' appeared while the run was starting; a run database is only replaced "
                     "when asked (--force)");
     }
-    throw Error(ErrorKind::Runtime, "cannot create '" + target + "': " + std::strerror(err));
+    throw Error(ErrorKind::Runtime, "cannot create '" + target + "': " + files::errnoText(err));
   }
   m_path = target;
-  // The name is durable before any iteration is recorded under it.
-  const fs::path dir = fs::path(target).parent_path();
-  if (const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
+  files::syncFolderOf(m_path);  // the name is durable before any iteration is recorded under it
   m_db = std::make_unique<Database>(m_path, Database::Mode::ReadWrite);
   m_db->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
   m_st = std::make_unique<Statements>(*m_db);

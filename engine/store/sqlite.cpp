@@ -142,18 +142,17 @@ void Database::openReadOnly() {
       }
     } else {
       std::string tmpl = (fs::temp_directory_path(ec) / "swapscope-readonly-XXXXXX").string();
+      const std::string noCopy =
+          "; its -wal holds committed rows and the folder cannot take SQLite's -shm, and a "
+          "private copy cannot be made either: ";
       if (ec) {
         const char* named = std::getenv("TMPDIR");
-        copyFailure =
-            "; its -wal holds committed rows and the folder cannot take SQLite's "
-            "-shm, and a private copy cannot be made either: no temporary folder (" +
-            ec.message() + (named ? std::string("; TMPDIR is '") + named + "'" : "") + ")";
+        copyFailure = noCopy + "no temporary folder (" + ec.message() +
+                      (named ? std::string("; TMPDIR is '") + named + "'" : "") + ")";
       } else if (mkdtemp(tmpl.data()) == nullptr) {
-        copyFailure =
-            "; its -wal holds committed rows and the folder cannot take SQLite's "
-            "-shm, and a private copy cannot be made either: cannot create '" +
-            tmpl + "' (" + std::strerror(errno) + "; TMPDIR names the temporary folder)";
-      } else if (!ec) {
+        copyFailure = noCopy + "cannot create '" + tmpl + "' (" + std::strerror(errno) +
+                      "; TMPDIR names the temporary folder)";
+      } else {
         m_copyDir = tmpl;
         const fs::path copy = fs::path(m_copyDir) / fs::path(m_path).filename();
         if (fs::copy_file(m_path, copy, ec) &&

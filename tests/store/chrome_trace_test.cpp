@@ -79,14 +79,14 @@ TEST(ChromeTrace, AStallBeforeARecomputedStepLiesInTheGapsAroundTheRecompute) {
   const RunData run = iterationWithARecompute();
   const auto remakes = recomputeSpans(run, 8, 0);
   ASSERT_EQ(remakes.count(3), 1u);
-  const std::vector<Span> spans = stallSpans(run.samples[1], &remakes.at(3));
+  const std::vector<Span> spans = stallSpans(run.samples[1], remakes);
   ASSERT_EQ(spans.size(), 2u);
   EXPECT_EQ(spans[0].start_ns, 300);
   EXPECT_EQ(spans[0].end_ns, 400);
   EXPECT_EQ(spans[1].start_ns, 450);
   EXPECT_EQ(spans[1].end_ns, 500);
   // Without recomputes, one span ending at the step's start.
-  const std::vector<Span> plain = stallSpans(run.samples[1], nullptr);
+  const std::vector<Span> plain = stallSpans(run.samples[1], {});
   ASSERT_EQ(plain.size(), 1u);
   EXPECT_EQ(plain[0].start_ns, 350);
   EXPECT_EQ(plain[0].end_ns, 500);
