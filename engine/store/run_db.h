@@ -359,14 +359,16 @@ class RunWriter {
   /// A new, empty file of its own beside `target` (in its folder) to create the database in.
   static std::string claimCreatingName(const std::string& target);
   /// Closes the database created at m_path, moves it to `target` (never over a file that
-  /// appeared there meanwhile) and opens `target` for the run.
+  /// appeared there meanwhile; over a symbolic link to a missing file only where it replaces
+  /// one) and opens `target` for the run.
   void linkIntoPlace(const std::string& target);
   void requireOpen() const;
   std::unique_ptr<Database> m_db;
   std::unique_ptr<Statements> m_st;
   std::string m_path, m_target;
   bool m_replacing = false, m_replaced = false;
-  std::string m_keptWhy;  ///< why a complete run did not replace the earlier file
+  bool m_replacesLink = false;  ///< `overwrite` given for a symbolic link to a missing file
+  std::string m_keptWhy;        ///< why a complete run did not replace the earlier file
   bool m_finished = false;
 };
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /// @brief RunWriter: creates a run database and records a run into it.
 #include <fcntl.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <filesystem>
@@ -98,6 +100,14 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
   refuseNameWithoutRoomForSideFiles(path, "");
   std::error_code ec;
   const bool created = !fs::exists(path, ec);
+  // A symbolic link to a missing file names no database: `overwrite` replaces the link itself
+  // (as every output does), never the missing file it points to.
+  m_replacesLink = created && fs::is_symlink(fs::symlink_status(path, ec));
+  if (m_replacesLink && !overwrite) {
+    throwBadInput("'" + path +
+                  "' exists as a symbolic link to a missing file; a run database is only "
+                  "created over it when asked (--force)");
+  }
   if (!created) {
     if (!overwrite) {
       throwBadInput("'" + path +
@@ -132,12 +142,50 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
   }
 }
 
+namespace {
+
+constexpr std::string_view kCreatingPrefix = ".swapscope-creating-";
+
+/// Removes the files a creation killed before it moved its database into place left in `dir`:
+/// `.swapscope-creating-PID-N` (and SQLite's side files of it) where no process PID runs on
+/// this host and the file was last written a minute ago or more. A creation takes milliseconds;
+/// the age keeps a folder shared with another host from losing a file being created there.
+void removeStaleCreatingFiles(const fs::path& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec);
+  if (ec) return;
+  const auto now = fs::file_time_type::clock::now();
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) return;
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, kCreatingPrefix.size(), kCreatingPrefix) != 0) continue;
+    // PID-N, where N names the attempt: the main file only (its side files go with it).
+    const std::string rest = name.substr(kCreatingPrefix.size());
+    const std::size_t dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0 || dash + 1 == rest.size() ||
+        rest.find_first_not_of("0123456789-") != std::string::npos ||
+        rest.find('-', dash + 1) != std::string::npos || rest.size() - dash > 10 || dash > 9) {
+      continue;
+    }
+    const long pid = std::stol(rest.substr(0, dash));
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code timeEc;
+    const auto written = fs::last_write_time(it->path(), timeEc);
+    if (timeEc || now - written < std::chrono::minutes(1)) continue;
+    for (const char* suffix : {"-wal", "-shm", "-journal", ""})
+      fs::remove(it->path().string() + suffix, timeEc);
+  }
+}
+
+}  // namespace
+
 std::string RunWriter::claimCreatingName(const std::string& target) {
   const fs::path dir = fs::path(target).parent_path();
+  removeStaleCreatingFiles(dir);
   for (int attempt = 0;; ++attempt) {
-    const std::string name =
-        (dir / (".swapscope-creating-" + std::to_string(getpid()) + "-" + std::to_string(attempt)))
-            .string();
+    const std::string name = (dir / (std::string(kCreatingPrefix) + std::to_string(getpid()) + "-" +
+                                     std::to_string(attempt)))
+                                 .string();
     const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
       ::close(fd);  // SQLite makes an empty file a database
@@ -160,7 +208,13 @@ void RunWriter::linkIntoPlace(const std::string& target) {
   // Closed first: the last connection folds the -wal into the file and removes it.
   m_st.reset();
   m_db.reset();
-  if (const int err = files::renameWithoutReplacing(m_path, target); err != 0) {
+  // Over the dangling link it was asked to replace, after a last look that it still is one.
+  std::error_code ec;
+  const bool overLink =
+      m_replacesLink && fs::is_symlink(fs::symlink_status(target, ec)) && !fs::exists(target, ec);
+  const int err = overLink ? (::rename(m_path.c_str(), target.c_str()) == 0 ? 0 : errno)
+                           : files::renameWithoutReplacing(m_path, target);
+  if (err != 0) {
     if (err == EEXIST) {
       throwBadInput("'" + target +
                     "' appeared while the run was starting; a run database is only replaced "

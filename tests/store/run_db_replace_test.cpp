@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "run_db_fixture.h"
@@ -297,6 +298,53 @@ TEST_F(RunDbReplace, ANewFileIsWrittenUnderItsOwnName) {
   EXPECT_EQ(w->recordingNote(), "");
   w->finish(RunStatus::Incomplete);
   EXPECT_EQ(w->keptNote(), "");
+  EXPECT_EQ(RunReader(path).meta().status, RunStatus::Incomplete);
+}
+
+TEST_F(RunDbReplace, ACreationKilledLongAgoLeavesNothingTheNextCreationKeeps) {
+  // What a kill during a creation leaves (its file and -wal under the creating name) goes with
+  // the next creation in the folder, once its process is gone and a minute has passed; a file
+  // of a live process, a fresh one, or another name stays.
+  const fs::path dir = fs::path(file("x")).parent_path();
+  const auto make = [&](const std::string& name, std::chrono::seconds age) {
+    const fs::path p = dir / name;
+    std::ofstream(p) << "x";
+    fs::last_write_time(p, fs::file_time_type::clock::now() - age);
+    return p;
+  };
+  const std::string self = std::to_string(getpid());
+  const fs::path stale = make(".swapscope-creating-999999999-0", std::chrono::seconds(120));
+  const fs::path staleWal = make(".swapscope-creating-999999999-0-wal", std::chrono::seconds(120));
+  const fs::path fresh = make(".swapscope-creating-999999998-0", std::chrono::seconds(0));
+  const fs::path live = make(".swapscope-creating-" + self + "-7", std::chrono::seconds(120));
+  const fs::path other = make(".swapscope-creating-notes", std::chrono::seconds(120));
+  RunWriter w(file("new.swapdb"), sampleMeta());
+  w.finish(RunStatus::Incomplete);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(staleWal));
+  EXPECT_TRUE(fs::exists(fresh));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_EQ(RunReader(file("new.swapdb")).meta().status, RunStatus::Incomplete);
+}
+
+TEST_F(RunDbReplace, ALinkToAMissingFileIsReplacedByTheDatabaseOnlyWhenAsked) {
+  const std::string path = file("link.swapdb");
+  const fs::path missing = fs::path(file("gone")) / "target.swapdb";
+  fs::create_symlink(missing, path);
+  try {
+    RunWriter w(path, sampleMeta());
+    ADD_FAILURE() << "a dangling link was written without overwrite";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("symbolic link to a missing file"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_symlink(path));
+  RunWriter w(path, sampleMeta(), /*overwrite=*/true);
+  w.finish(RunStatus::Incomplete);
+  EXPECT_FALSE(fs::is_symlink(path));  // the link itself was replaced
+  EXPECT_FALSE(fs::exists(missing));   // never the missing file it pointed to
   EXPECT_EQ(RunReader(path).meta().status, RunStatus::Incomplete);
 }
 
