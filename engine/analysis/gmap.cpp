@@ -145,7 +145,8 @@ class GmapBuilder {
   /// a recomputed descendant needs it. Its sources (the nearest FMs that backward steps read: kept,
   /// prefetched or recomputed themselves) must be resident then, so their backward lifetimes
   /// are extended to that step; the FMs between (released in forward) are re-made with it and
-  /// released at the end of the step. Descendants first (layer ids are topological), so that a
+  /// released once the step's re-makes are done where that moves no peak (backwardStep), else
+  /// at the end of the step. Descendants first (layer ids are topological), so that a
   /// source's step is final before the source itself is planned.
   void planRecompute() {
     const int n = m_net.size();
@@ -326,16 +327,41 @@ class GmapBuilder {
       touch(s, m_fm[r]);
       touch(s, m_saved[r]);
     }
+    // The input gradients the step writes first, and its workspace: allocated for the compute.
+    std::vector<int> allocatedAfter;
     if (c.backward_active) {
       for (int src : uniqueInputs(layer)) {
         if (m_grad[src] >= 0 && !m_gradAllocated[src]) {
-          op(GmapOpKind::Allocate, s, m_grad[src]);
+          allocatedAfter.push_back(m_grad[src]);
           m_gradAllocated[src] = true;
         }
       }
     }
     const int ws = workspaceOf(s);
-    if (ws >= 0) op(GmapOpKind::Allocate, s, ws);
+    if (ws >= 0) allocatedAfter.push_back(ws);
+    // The FMs re-made only to re-make another (no backward step reads them) go once the
+    // recomputes are done, before the compute, where what the step allocates after them is at
+    // least as large at every k: the step's most bytes are then still those at its compute,
+    // which the memory curve counts. Else they go after the compute, as the others.
+    const bool transientsEarly = [&] {
+      if (m_transientAt[s].empty()) return false;
+      LinearBytes freed, taken;
+      for (int t : m_transientAt[s])
+        freed += m_gmap.buffers[m_fm[t]].size;
+      for (int b : allocatedAfter)
+        taken += m_gmap.buffers[b].size;
+      return taken.fixed >= freed.fixed && taken.per_sample >= freed.per_sample;
+    }();
+    if (transientsEarly) {
+      // Nor are they the step's (its compute's) then: only their re-makes read and write them.
+      auto& touched = m_gmap.step_touches[s];
+      for (int t : m_transientAt[s]) {
+        op(GmapOpKind::Release, s, m_fm[t]);
+        touched.erase(std::remove(touched.begin(), touched.end(), m_fm[t]), touched.end());
+      }
+    }
+    for (int b : allocatedAfter)
+      op(GmapOpKind::Allocate, s, b);
 
     op(GmapOpKind::Compute, s, -1);
     const bool isLoss = m_net.layer(layer).kind == LayerKind::SoftmaxCrossEntropy;
@@ -355,8 +381,10 @@ class GmapBuilder {
     if (m_saved[layer] >= 0) op(GmapOpKind::Release, s, m_saved[layer]);
     for (int i : m_lastReadAt[s])
       op(GmapOpKind::Release, s, m_fm[i]);
-    for (int t : m_transientAt[s])
-      op(GmapOpKind::Release, s, m_fm[t]);
+    if (!transientsEarly) {
+      for (int t : m_transientAt[s])
+        op(GmapOpKind::Release, s, m_fm[t]);
+    }
     if (isLoss) op(GmapOpKind::Release, s, m_labels);
   }
 

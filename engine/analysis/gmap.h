@@ -65,12 +65,13 @@ struct GmapOp {
 struct Gmap {
   int forward_steps = 0;  ///< N
   std::vector<GmapBuffer> buffers;
-  std::vector<GmapOp> ops;                     ///< in execution order
-  std::vector<int> step_layer;                 ///< layer id of steps 1..2N; -1 at 0 and 2N+1
-  std::vector<std::vector<int>> step_touches;  ///< per step: non-persistent buffers it reads or
-                                               ///< writes (workspace excluded)
-  SwapSet swapped;                             ///< the swap set it was built for
-  RecomputeSet recomputed;                     ///< the recompute set it was built for
+  std::vector<GmapOp> ops;      ///< in execution order
+  std::vector<int> step_layer;  ///< layer id of steps 1..2N; -1 at 0 and 2N+1
+  /// Per step: non-persistent buffers it reads or writes (workspace excluded), its re-makes'
+  /// included, but for the FMs re-made only to re-make others where they go before its compute.
+  std::vector<std::vector<int>> step_touches;
+  SwapSet swapped;          ///< the swap set it was built for
+  RecomputeSet recomputed;  ///< the recompute set it was built for
 
   int steps() const { return 2 * forward_steps; }
   bool isBackwardStep(int step) const { return step > forward_steps; }

@@ -34,9 +34,10 @@ MemoryCurve computeMemoryCurve(const Gmap& gmap);
 
 /// moDNN's lower bound at k = 1: the persistent bytes plus the largest set of buffers one step
 /// reads and writes, with zero workspace. No schedule can train in less. On a GMAP with
-/// recomputed FMs a step's set also holds what its re-makes read and write, so the bound is that
-/// of every schedule that re-makes those FMs (docs/analysis.md, "Memory curve, peak, k_max and the
-/// lower bound").
+/// recomputed FMs a step's set also holds what its re-makes read and write (Gmap::step_touches:
+/// not the FMs re-made only to re-make others, where they go before the compute), so the bound is
+/// that of every schedule that re-makes those FMs (docs/analysis.md, "Memory curve, peak, k_max and
+/// the lower bound").
 std::int64_t memoryLowerBound(const Gmap& gmap);
 
 }  // namespace swapscope

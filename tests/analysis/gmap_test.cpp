@@ -288,6 +288,52 @@ TEST(GmapTiny, RecomputeLightByHand) {
   }
 }
 
+TEST(GmapPolicies, AnFmReMadeOnlyToReMakeAnotherGoesBeforeTheGradientsTakeItsMemory) {
+  // fmnist-cnn under recompute-light: pool1's backward step (25) re-makes relu1 from bn1, which
+  // it re-makes from the prefetched conv1. bn1 is read by no backward step (relu's backward reads
+  // its output, batch norm's its input), so it goes once the re-makes are done: before relu1's
+  // gradient, of bn1's own size, is allocated for the compute.
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto costs = computeLayerCosts(net);
+  const Gmap gmap = buildGmap(net, costs, makeSwapSet(Policy::RecomputeLight, net, costs),
+                              makeRecomputeSet(Policy::RecomputeLight, net, costs));
+  std::vector<std::pair<GmapOpKind, std::string>> step25;
+  int step = 0;
+  for (const GmapOp& op : gmap.ops) {
+    if (op.buffer < 0 && op.kind == GmapOpKind::Compute &&
+        net.layer(gmap.step_layer[op.step]).name == "pool1" && gmap.isBackwardStep(op.step)) {
+      step = op.step;
+    }
+  }
+  ASSERT_GT(step, 0);
+  for (const GmapOp& op : gmap.ops) {
+    if (op.step == step)
+      step25.emplace_back(op.kind, op.buffer < 0 ? "" : gmap.buffers[op.buffer].name);
+  }
+  const std::vector<std::pair<GmapOpKind, std::string>> expected{
+      {GmapOpKind::Allocate, "conv1"}, {GmapOpKind::Prefetch, "conv1"},
+      {GmapOpKind::Allocate, "bn1"},   {GmapOpKind::Allocate, "relu1"},
+      {GmapOpKind::Recompute, "bn1"},  {GmapOpKind::Recompute, "relu1"},
+      {GmapOpKind::Release, "bn1"},    {GmapOpKind::Allocate, "relu1.grad"},
+      {GmapOpKind::Compute, ""},       {GmapOpKind::Release, "pool1.grad"},
+      {GmapOpKind::Release, "pool1"}};
+  EXPECT_EQ(step25, expected);
+  // The step's compute does not touch bn1, and the policy needs less than keep-all at k = 64
+  // (with bn1 kept to the step's end it needed 6,422,528 bytes more, and more than keep-all).
+  const auto& touched = gmap.step_touches[static_cast<std::size_t>(step)];
+  for (int b : touched)
+    EXPECT_NE(gmap.buffers[b].name, "bn1");
+  const MemoryCurve curve = computeMemoryCurve(gmap);
+  const NetworkAnalysis a = analyzeNetwork(net);
+  EXPECT_LT(curve.peak(64), a.keep_all.curve.peak(64));
+  // At the compute: conv1 (kept for bn1's backward), relu1 and its gradient (32 x 28 x 28
+  // floats a sample each), pool1 and its gradient (32 x 14 x 14), bn1's saved statistics (2 x 32
+  // floats), and the parameters' three copies.
+  const std::int64_t big = 64 * 32 * 28 * 28 * 4, small = 64 * 32 * 14 * 14 * 4, saved = 2 * 32 * 4;
+  EXPECT_EQ(curve.resident[static_cast<std::size_t>(step)].at(64),
+            curve.persistent.at(64) + 3 * big + 2 * small + saved);
+}
+
 TEST(GmapTiny, RecomputeThatCannotWorkIsRefusedNamingTheFm) {
   const Network net = testing::tinyNetwork();
   const auto costs = computeLayerCosts(net);
