@@ -184,6 +184,13 @@ nlohmann::ordered_json parseOrderedJsonUniqueKeys(std::string_view text, const s
   return parseUniqueKeys<nlohmann::ordered_json>(text, origin, allow_exceptions);
 }
 
+void refuseNulByte(std::string_view text, const std::string& origin) {
+  const std::size_t at = text.find('\0');
+  if (at == std::string_view::npos) return;
+  throwBadInput(origin + ": a NUL byte at " + describeTextOffset(text, at) +
+                "; a JSON text has none (a binary file?)");
+}
+
 std::optional<std::size_t> jsonTooDeepAt(std::string_view text, int max_depth) {
   int depth = 0;
   bool inString = false;

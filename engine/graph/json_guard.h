@@ -38,6 +38,12 @@ std::optional<std::size_t> jsonTooDeepAt(std::string_view text, int max_depth = 
 bool jsonTooDeep(const nlohmann::json& doc, int max_depth = kMaxJsonDepth);
 bool jsonTooDeep(const nlohmann::ordered_json& doc, int max_depth = kMaxJsonDepth);
 
+/// Error(BadInput) "<origin>: a NUL byte at line L, column C; a JSON text has none (a binary
+/// file?)" where `text` holds one: JSON writes a NUL inside a string as \u0000, and nlohmann's
+/// parser takes a raw one for the end of the input, so whatever followed it would be ignored.
+/// Call it before jsonTooDeepAt (binary bytes hold brackets that read as nesting).
+void refuseNulByte(std::string_view text, const std::string& origin);
+
 /// "line 3, column 17" for a byte offset of `text`.
 std::string describeTextOffset(std::string_view text, std::size_t offset);
 

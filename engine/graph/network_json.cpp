@@ -327,6 +327,14 @@ Network networkFromJson(const json& doc, const std::string& origin) {
       throwBadInput("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     }
     if (!doc.is_object()) throwBadInput("a network must be a JSON object");
+    // Unknown fields are errors here as in a layer, so that a typo does not pass silently.
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      if (it.key() != "format" && it.key() != "version" && it.key() != "name" &&
+          it.key() != "layers") {
+        throwBadInput("unknown field '" + echoText(it.key()) +
+                      "' (known fields: format, layers, name, version)");
+      }
+    }
     if (!doc.contains("format") || doc.at("format") != kNetworkFormat) {
       throwBadInput(
           std::string("field 'format' must be \"") + kNetworkFormat + "\"" +
@@ -379,6 +387,7 @@ Network networkFromText(std::string_view text, const std::string& origin) {
   // Checked on the text, before the parser allocates a level per bracket. A text that does not
   // open a JSON container fails the parse at its first character instead (binary bytes hold
   // brackets that would read as nesting).
+  refuseNulByte(text, origin.empty() ? "the network JSON" : origin);
   const std::string_view bom = "\xEF\xBB\xBF";  // the parser skips a UTF-8 byte-order mark
   const auto first = text.find_first_not_of(" \t\r\n", text.substr(0, 3) == bom ? bom.size() : 0);
   const bool container =

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -116,6 +117,12 @@ class Reader {
     if (!v.is_string()) wrongType(name, "a string", v);
     const auto& s = v.get_ref<const std::string&>();
     if (nonEmpty && s.empty()) fail(at(name), "is empty");
+    // A path or a name is cut at a NUL by every C interface: "a.swapdb\u0000x" would open
+    // a.swapdb.
+    if (s.find('\0') != std::string::npos) {
+      fail(at(name), "holds a NUL character (\\u0000), which no name or path may hold: '" +
+                         echoText(s) + "'");
+    }
     if (s.size() > maxBytes) {
       fail(at(name),
            "is " + std::to_string(s.size()) + " bytes long, more than " + std::to_string(maxBytes));
@@ -125,10 +132,14 @@ class Reader {
   std::int64_t integer(const char* name, std::int64_t min,
                        std::int64_t max = std::numeric_limits<std::int64_t>::max()) const {
     const json& v = get(name);
-    if (!v.is_number_integer()) wrongType(name, "an integer", v);
+    // JSON Schema counts 11.0 and 8388608e0 as integers, and so does the reader.
+    const bool integral = v.is_number_float() && std::isfinite(v.get<double>()) &&
+                          std::trunc(v.get<double>()) == v.get<double>();
+    if (!v.is_number_integer() && !integral) wrongType(name, "an integer", v);
+    if (integral && std::fabs(v.get<double>()) >= 0x1p63) fail(at(name), "is too large");
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{INT64_MAX})
       fail(at(name), "is too large");
-    const auto x = v.get<std::int64_t>();
+    const auto x = integral ? static_cast<std::int64_t>(v.get<double>()) : v.get<std::int64_t>();
     if (x < min) fail(at(name), "must be at least " + std::to_string(min) + ", got " + echoJson(v));
     if (x > max) fail(at(name), "must be at most " + std::to_string(max) + ", got " + echoJson(v));
     return x;
@@ -144,6 +155,16 @@ class Reader {
     if (!(x >= 0)) fail(at(name), "must be a number >= 0, got " + echoJson(v));
     return x;
   }
+  /// A time in seconds: at most 1e9 s (about 32 years), so that no edit gives a figure that
+  /// prints as infinity or compares as null.
+  double seconds(const char* name) const {
+    const double x = number(name);
+    if (x > kMaxSeconds) {
+      fail(at(name), "is " + echoJson(get(name)) + " s, more than the 1e9 s a prediction may be");
+    }
+    return x;
+  }
+  static constexpr double kMaxSeconds = 1e9;
   bool boolean(const char* name) const {
     const json& v = get(name);
     if (!v.is_boolean()) wrongType(name, "true or false", v);
@@ -270,6 +291,11 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
     swapped.insert(f.fm);
     p.swap_set.push_back({std::move(f.fm), f.release, f.back});
   }
+  if (const std::optional<Policy> policy = policyFromName(p.policy);
+      policy && !p.swap_set.empty() && !policyInfo(*policy).uses(kFmSwap)) {
+    top.fail("swap_set", "lists " + std::to_string(p.swap_set.size()) +
+                             " feature maps, but policy '" + p.policy + "' swaps none");
+  }
   if (top.has("recompute")) {
     if (version < 2) top.fail("recompute", "is a version-2 field, but the plan is version 1");
     const std::vector<FmSteps> remakes = readFmSteps(top, "recompute", "recompute_step", source);
@@ -290,12 +316,21 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
 
   const Reader pred = top.object("predictions");
   PlanPredictions& r = p.predictions;
-  r.t_iter_s = pred.number("t_iter_s");
+  r.t_iter_s = pred.seconds("t_iter_s");
   r.throughput = pred.number("throughput");
   r.peak_bytes = pred.integer("peak_bytes", 1);
-  r.stall_s = pred.number("stall_s");
-  r.t_whole_s = pred.number("t_whole_s");
-  r.delta_s = pred.number("delta_s");
+  r.stall_s = pred.seconds("stall_s");
+  r.t_whole_s = pred.seconds("t_whole_s");
+  r.delta_s = pred.seconds("delta_s");
+  // The throughput is k / t_iter: where it is not, k, sub_batches or the times were edited and
+  // the predictions are another iteration's.
+  if (r.t_iter_s > 0 && std::fabs(r.throughput * r.t_iter_s - static_cast<double>(p.k)) >
+                            1e-9 * static_cast<double>(p.k)) {
+    pred.fail("predictions.throughput",
+              "(" + echoJson(json(r.throughput)) + " samples/s) is not k / t_iter_s (" +
+                  std::to_string(p.k) + " / " + echoJson(json(r.t_iter_s)) +
+                  "): the predictions are not this k's (the plan was edited); plan it again");
+  }
   r.extrapolated = pred.boolean("extrapolated");
   r.transferred = pred.boolean("transferred");
   if (r.peak_bytes > p.budget) {
@@ -313,7 +348,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
     st.step = s.smallInteger("step", 1);
     st.layer = s.str("layer");
     st.direction = s.oneOf("direction", {"fwd", "bwd"});
-    st.seconds = s.number("seconds");
+    st.seconds = s.seconds("seconds");
     r.stalls.push_back(std::move(st));
   }
   if (pred.has("start_s")) {
@@ -322,8 +357,9 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
       top.fail("predictions.start_s", "has more entries than steps can be numbered");
     for (std::size_t i = 0; i < starts.size(); ++i) {
       const std::string path = "predictions.start_s[" + std::to_string(i) + "]";
-      if (!starts[i].is_number() || !(starts[i].get<double>() >= 0))
-        top.fail(path, "must be a number >= 0, got " + echoJson(starts[i]));
+      if (!starts[i].is_number() || !(starts[i].get<double>() >= 0) ||
+          starts[i].get<double>() > Reader::kMaxSeconds)
+        top.fail(path, "must be a number of seconds from 0 to 1e9, got " + echoJson(starts[i]));
       r.start_s.push_back(starts[i].get<double>());
     }
   }
@@ -368,6 +404,7 @@ std::string sourceDbPath(const PlanFile& plan, const std::string& planPath) {
 
 PlanFile readPlanFile(const std::string& path) {
   const std::string text = files::readInputFile(path, "the plan", files::kMaxJsonFileBytes);
+  refuseNulByte(text, "plan '" + path + "'");
   // Checked on the text, before the parser allocates a level per bracket.
   if (const auto at = jsonTooDeepAt(text)) {
     throwBadInput("plan '" + path + "': JSON nested deeper than " + std::to_string(kMaxJsonDepth) +

@@ -42,6 +42,7 @@ store::PlanFile swapAllPlan(const Network& net, const rt::Device& device, std::i
       p.swap_set.push_back({g.buffers[b].name, steps[b].release, steps[b].prefetch});
   }
   p.predictions.t_iter_s = 0.001;
+  p.predictions.throughput = static_cast<double>(k) / p.predictions.t_iter_s;
   p.predictions.peak_bytes = computeMemoryCurve(g).peak(k);
   return p;
 }

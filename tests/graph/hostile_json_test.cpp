@@ -322,4 +322,30 @@ TEST(LayerCount, ANetworkWithMoreLayersThanTheLimitIsRefusedNamingTheCount) {
 }
 
 }  // namespace
+TEST(NulBytes, WhateverFollowsANulByteIsNotIgnored) {
+  // nlohmann's parser takes a raw NUL for the end of its input: the text after it would pass
+  // unread, whatever it holds.
+  const std::string text = netText() + std::string(1, '\0') + "garbage{{{";
+  expectContains(badInput([&] { (void)networkFromText(text, "n.json"); }),
+                 "n.json: a NUL byte at line ");
+  expectContains(badInput([&] { (void)networkFromText(text, "n.json"); }),
+                 "; a JSON text has none (a binary file?)");
+  // A binary file says so, not that it nests too deep.
+  const std::string binary = std::string(
+                                 "\x7f"
+                                 "ELF\x02\x01\x01\0",
+                                 8) +
+                             std::string(200, '[');
+  expectContains(badInput([&] { (void)networkFromText(binary, "n.json"); }),
+                 "n.json: a NUL byte at line 1, column 8");
+}
+
+TEST(UnknownFields, AnUnknownTopLevelFieldIsRefusedAsInALayer) {
+  std::string text = netText();
+  text.replace(text.find(R"("name": "small")"), 15, R"("name": "small", "input_shape": [1, 2])");
+  expectContains(
+      badInput([&] { (void)networkFromText(text, "n.json"); }),
+      "n.json: unknown field 'input_shape' (known fields: format, layers, name, version)");
+}
+
 }  // namespace swapscope

@@ -36,7 +36,7 @@ PlanFile samplePlan() {
   p.reuse_delay = 4;
   p.swap_set = {{"conv1", 1, 28}, {"relu1", 3, 26}};
   p.predictions = {0.0421,
-                   1520.2,
+                   64 / 0.0421,
                    30 << 20,
                    0.0032,
                    0,
@@ -305,6 +305,7 @@ TEST(PlanFile, SchemaPolicyEnumIsThePolicyTable) {
   for (const std::string& name : table) {
     json doc = planToJson(samplePlan());
     doc["policy"] = name;
+    if (name == "keep-all") doc["swap_set"] = json::array();  // it swaps none (checked below)
     EXPECT_EQ(planFromJson(doc, "p.json").policy, name);
   }
   json doc = planToJson(samplePlan());
@@ -328,8 +329,58 @@ TEST(PlanFile, PredictedStartsAreOptionalAndChecked) {
   EXPECT_NE(refusal(doc).find("'predictions.start_s' must be an array"), std::string::npos)
       << refusal(doc);
   doc["predictions"]["start_s"] = json::array({0.0, -1.0});
-  EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' must be a number >= 0"), std::string::npos)
+  EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' must be a number of seconds from 0 to 1e9"),
+            std::string::npos)
       << refusal(doc);
+  doc["predictions"]["start_s"] = json::array({0.0, 1e308});
+  EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' must be a number of seconds from 0 to "
+                              "1e9, got 1e+308"),
+            std::string::npos)
+      << refusal(doc);
+}
+
+TEST(PlanFile, AnEditThatMakesThePlanSayTwoThingsIsRefused) {
+  const json good = planToJson(samplePlan());
+  // A swap set under a policy that swaps nothing.
+  json doc = good;
+  doc["policy"] = "keep-all";
+  EXPECT_NE(refusal(doc).find("field 'swap_set' lists 2 feature maps, but policy 'keep-all' swaps "
+                              "none"),
+            std::string::npos)
+      << refusal(doc);
+  // k edited without the predictions (they were made for k = 64: throughput = 64 / t_iter).
+  doc = good;
+  doc["k"] = 8000;
+  EXPECT_NE(
+      refusal(doc).find("field 'predictions.throughput' (1520.1900237529692 samples/s) is not "
+                        "k / t_iter_s (8000 / 0.0421): the predictions are not this k's"),
+      std::string::npos)
+      << refusal(doc);
+  // Times that print as infinity.
+  for (const char* field : {"t_iter_s", "stall_s", "t_whole_s", "delta_s"}) {
+    doc = good;
+    doc["predictions"][field] = 1e308;
+    if (std::string(field) == "t_iter_s") doc["predictions"]["throughput"] = 64 / 1e308;
+    EXPECT_NE(refusal(doc).find("field 'predictions." + std::string(field) +
+                                "' is 1e+308 s, more than the 1e9 s a prediction may be"),
+              std::string::npos)
+        << refusal(doc);
+  }
+  // A NUL in a string: the path would be cut there ("a.swapdb\u0000x" opens a.swapdb).
+  doc = good;
+  doc["source_db"] = std::string("a.swapdb\0junk", 13);
+  EXPECT_NE(refusal(doc).find("field 'source_db' holds a NUL character (\\u0000), which no name "
+                              "or path may hold: 'a.swapdb\\x00junk'"),
+            std::string::npos)
+      << refusal(doc);
+  // An integer written as 11.0 is an integer, as JSON Schema counts it; 11.5 is not.
+  doc = good;
+  doc["k"] = 64.0;
+  doc["budget"] = 33554432e0;
+  EXPECT_EQ(planFromJson(doc, "p.json").k, 64);
+  EXPECT_EQ(planFromJson(doc, "p.json").budget, 32 << 20);
+  doc["k"] = 64.5;
+  EXPECT_NE(refusal(doc).find("'k' must be an integer"), std::string::npos) << refusal(doc);
 }
 
 TEST(PlanFile, InconsistentPlansAreRefused) {

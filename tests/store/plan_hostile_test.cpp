@@ -36,7 +36,7 @@ json samplePlanJson() {
   p.reuse_delay = 4;
   p.swap_set = {{"conv1", 1, 28}, {"relu1", 3, 26}};
   p.predictions = {
-      0.0421, 1520.2, 30 << 20, 0.0032, 0, 0, true, false, {{26, "relu1", "bwd", 0.001}}, {}};
+      0.0421, 64 / 0.0421, 30 << 20, 0.0032, 0, 0, true, false, {{26, "relu1", "bwd", 0.001}}, {}};
   return planToJson(p);
 }
 

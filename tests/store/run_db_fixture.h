@@ -105,6 +105,7 @@ class RunDbTest : public ::testing::Test {
     planFile.budget = 1 << 30;
     planFile.k = 48;
     planFile.predictions.t_iter_s = 123456e-9;
+    planFile.predictions.throughput = 48 / planFile.predictions.t_iter_s;
     planFile.predictions.peak_bytes = 1 << 20;
     PlanRow plan1{0,      "2026-11-21T10:01:00Z",     "accudnn", "argmin", 1 << 30, 48,
                   123456, planToJson(planFile).dump()};
