@@ -445,13 +445,13 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
                          median(result.t_iter),
                          median(result.stall),
                          stallMetrics(plan, ex, result)};
+  // Interrupted: the figures are printed, and the exit code says the run did not finish.
   if (args.has("--json")) {
     printRunJson(report, db.get(), interrupt, out);
-    return kExitOk;
+  } else {
+    printRunText(report, db.get(), interrupt, out);
   }
-  printRunText(report, db.get(), interrupt, out);
-  if (result.cancelled) return kExitFailure;
-  return kExitOk;
+  return result.cancelled ? kExitFailure : kExitOk;
 }
 
 }  // namespace swapscope::cli
