@@ -701,6 +701,9 @@ namespace {
 Estimate predictStep(const Curve* curve, bool transferred, const LayerCost& c, StepKind kind,
                      std::int64_t k) {
   Estimate e;
+  // A backward step that computes no gradient (a layer without weights whose inputs need none,
+  // such as a ReLU on the minibatch) runs no kernel: 0 s, with or without a curve.
+  if (kind == StepKind::Backward && !c.backward_active) return e;
   if (!curve) {
     e.missing = true;
     return e;
