@@ -401,6 +401,7 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   // A profile recorded while other work ran: its fits, and so the plan, may be far off.
   const std::optional<perf::ProfileStability> stability = perf::readStability(run);
   std::vector<std::string> warnings;
+  if (std::string w = perf::notAProfileWarning(run); !w.empty()) warnings.push_back(std::move(w));
   if (std::string w = perf::unfinishedProfileWarning(run.meta); !w.empty())
     warnings.push_back(std::move(w));
   if (std::string w = missingCurvesWarning(model, net, planner.costs(), r.best); !w.empty())

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/error.h"
 #include "common/format.h"
@@ -134,6 +135,21 @@ std::string unfinishedProfileWarning(const store::RunMeta& m) {
   }
   return "the profile is incomplete" + why +
          ": the model is fitted to what it recorded before it stopped" + tail;
+}
+
+std::string notAProfileWarning(const store::RunData& d) {
+  if (d.meta.kind == "profile") return "";
+  std::set<std::int64_t> ks;
+  for (const store::BatchRow& b : d.batches)
+    ks.insert(b.k);
+  std::string list;
+  for (const std::int64_t k : ks)
+    list += (list.empty() ? "" : ", ") + std::to_string(k);
+  return "it is a '" + d.meta.kind + "' database, not a profile: the model is fitted to the " +
+         (ks.size() == 1 ? "one minibatch" : "minibatches") +
+         " it ran (k = " + (list.empty() ? "none" : list) +
+         "), so the times at other k are extrapolated; plans rest on a profile (swapscope "
+         "profile), which runs five minibatch sizes";
 }
 
 }  // namespace swapscope::perf

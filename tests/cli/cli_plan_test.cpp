@@ -97,6 +97,13 @@ TEST_F(CliPlan, RunsThePlanWithTheExactPeakAndRecordsIt) {
   EXPECT_EQ(d.plans[0].k, 8);
   EXPECT_EQ(json::parse(d.plans[0].json), readJson(s_plan));
   EXPECT_EQ(d.iterations.size(), 2u);
+  // A plan from that run's database rests on its one minibatch: it says so (it read as a profile).
+  const auto again = run({"plan", "--db", db.string(), "--budget", "64MiB"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.out.find("it is a 'run' database, not a profile: the model is fitted to the one "
+                           "minibatch it ran (k = 8), so the times at other k are extrapolated"),
+            std::string::npos)
+      << again.out;
   fs::remove(db);
 }
 
