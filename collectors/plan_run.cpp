@@ -213,11 +213,14 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
   PlanRunResult result;
   std::vector<std::vector<std::int64_t>> gaps;  // the compute stream's hand-offs
   double seconds = 0;                           // every iteration's so far
+  // The plan's learning rate (eq. 9 at its k), with the engine's momentum and weight decay.
+  rt::SgdConfig sgd;
+  sgd.lr = static_cast<float>(plan.learning_rate);
   // Iteration `it` (0-based over the whole run) on its minibatch of the data set.
   const auto iterate = [&](int it) {
     const std::int64_t first = (it % batches) * k;
     return ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
-                             static_cast<std::uint64_t>(it), {}, cancel);
+                             static_cast<std::uint64_t>(it), sgd, cancel);
   };
   const auto report = [&](RunStage stage, int it, const rt::IterationRecord& rec,
                           std::shared_ptr<const store::IterationRows> rows) {

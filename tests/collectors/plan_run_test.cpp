@@ -99,6 +99,26 @@ TEST(CollectorMode, EachModeIsNamedByItsCollectorChoice) {
   EXPECT_FALSE(collectorModeFromName("nvprof").has_value());
 }
 
+TEST_F(PlanRunTest, TrainsAtThePlansLearningRate) {
+  // At a rate of 0 SGD moves no weight, whatever the gradients; at the plan's own it moves them
+  // (the run trained at the engine's default rate, whatever the plan said).
+  PlanRunConfig cfg;
+  cfg.warmup = 0;
+  cfg.iterations = 2;
+  for (const double lr : {0.0, 0.05}) {
+    m_plan.learning_rate = lr;
+    PlanRun run(*m_device, m_net, m_plan, "swap-all.json", m_swapped, cfg);
+    const auto before = run.executor().readWeights();
+    runPlan(run, nullptr, {}, nullptr);
+    const auto after = run.executor().readWeights();
+    if (lr == 0) {
+      EXPECT_EQ(after, before);
+    } else {
+      EXPECT_NE(after, before);
+    }
+  }
+}
+
 TEST_F(PlanRunTest, RecordsThePlanEveryMeasuredIterationAndTheBatch) {
   PlanRunConfig cfg;
   cfg.warmup = 1;
