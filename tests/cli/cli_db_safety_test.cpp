@@ -129,39 +129,6 @@ TEST_F(CliDbSafety, SigintStopsARunWithinAnIterationOfTwentyThousandPasses) {
             "interrupted after " + std::to_string(d.iterations.size()) + " measured iterations");
 }
 
-TEST_F(CliDbSafety, AnInterruptedRunExitsOneWithJsonAsWithText) {
-  // The figures of the measured iterations are printed either way; the exit code says the run
-  // did not finish (--json exited 0).
-  const std::string plan = path("json.json"), db = path("json.swapdb");
-  ASSERT_EQ(run({"plan", "--db", kSample, "--budget", "16MiB", "--policy", "swap-all", "--batch",
-                 "8", "--out", plan})
-                .code,
-            0);
-  const std::string printed = path("json-out.txt");
-  const pid_t pid = testing::startCli(
-      {"run", "--plan", plan, "--warmup", "0", "--iters", "100000", "--db", db, "--json"}, printed);
-  ASSERT_GT(pid, 0);
-  bool measured = false;
-  for (int i = 0; i < 6000 && !measured; ++i) {
-    try {
-      measured = store::RunReader(db).counts().iterations >= 2;
-    } catch (const Error&) {
-    }
-    if (!measured) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (!measured) kill(pid, SIGKILL);
-  kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(measured);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1);
-  std::ifstream in(printed);
-  const std::string out{std::istreambuf_iterator<char>(in), {}};
-  const auto doc = nlohmann::json::parse(out.substr(out.find('{')));
-  EXPECT_EQ(doc["interrupted"], "SIGINT") << out;
-}
-
 // --- a run that ended before its network was recorded ------------------------------------------
 
 TEST_F(CliDbSafety, EveryVerbSaysTheRunEndedBeforeItsNetworkWasRecorded) {
