@@ -14,7 +14,7 @@ namespace swapscope {
 namespace {
 
 std::string who(const Layer& l) {
-  return "layer '" + l.name + "' (" + std::string(layerKindName(l.kind)) + ")";
+  return "layer '" + echoText(l.name) + "' (" + std::string(layerKindName(l.kind)) + ")";
 }
 
 bool attrsMatchKind(const Layer& l) {
@@ -100,10 +100,16 @@ std::string describeCycle(const std::vector<Layer>& layers, const std::vector<st
   std::reverse(cycle.begin(), cycle.end());
   if (!cycle.empty())
     std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+  // At most a few layers named: a cycle through thousands is not read to its end.
+  constexpr std::size_t kNamed = 8;
   std::string s;
-  for (int v : cycle)
-    s += "'" + layers[v].name + "' -> ";
-  if (!cycle.empty()) s += "'" + layers[cycle.front()].name + "'";
+  for (std::size_t i = 0; i < cycle.size() && i < kNamed; ++i)
+    s += "'" + echoText(layers[cycle[i]].name) + "' -> ";
+  if (cycle.size() > kNamed) {
+    s += "... (" + std::to_string(cycle.size()) + " layers in the cycle)";
+  } else if (!cycle.empty()) {
+    s += "'" + echoText(layers[cycle.front()].name) + "'";
+  }
   return s;
 }
 
@@ -133,6 +139,12 @@ void requireSaneSize(const Layer& l, const Shape& s) {
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 36;
   std::int64_t n = 1;
   for (std::int64_t d : s.dims) {
+    // A concat or a flatten can make a dimension no layer library indexes (32-bit sizes).
+    if (d > kMaxLayerInteger) {
+      throwBadInput(who(l) + ": output " + s.toString() + " has a dimension above " +
+                    std::to_string(kMaxLayerInteger) +
+                    ", the most the layer libraries index (32-bit sizes)");
+    }
     if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) {
       throwBadInput(who(l) + ": output " + s.toString() +
                     " has more than 2^36 elements per sample");
@@ -143,7 +155,7 @@ void requireSaneSize(const Layer& l, const Shape& s) {
 }  // namespace
 
 Network Network::build(std::string name, std::vector<Layer> layers) {
-  if (layers.empty()) throwBadInput("network '" + name + "' has no layers");
+  if (layers.empty()) throwBadInput("network '" + echoText(name) + "' has no layers");
   const int n = static_cast<int>(layers.size());
 
   std::unordered_map<std::string, int> byName;
@@ -151,7 +163,7 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
     const Layer& l = layers[i];
     if (l.name.empty()) throwBadInput("layer #" + std::to_string(i) + " has an empty name");
     if (!byName.emplace(l.name, i).second) {
-      throwBadInput("layer name '" + l.name + "' is used twice (layers #" +
+      throwBadInput("layer name '" + echoText(l.name) + "' is used twice (layers #" +
                     std::to_string(byName[l.name]) + " and #" + std::to_string(i) + ")");
     }
     if (!attrsMatchKind(l)) throwBadInput(who(l) + ": attributes do not belong to this kind");
@@ -192,7 +204,8 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
     }
   }
   if (static_cast<int>(order.size()) != n) {
-    throwBadInput("network '" + name + "' has a cycle: " + describeCycle(layers, in, ordered));
+    throwBadInput("network '" + echoText(name) +
+                  "' has a cycle: " + describeCycle(layers, in, ordered));
   }
 
   Network net;
@@ -219,20 +232,22 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
     const Layer& l = net.m_layers[i];
     if (l.kind == LayerKind::Input) {
       if (net.m_inputLayer >= 0) {
-        throwBadInput("network '" + net.m_name + "' has two input layers, '" +
-                      net.m_layers[net.m_inputLayer].name + "' and '" + l.name +
+        throwBadInput("network '" + echoText(net.m_name) + "' has two input layers, '" +
+                      echoText(net.m_layers[net.m_inputLayer].name) + "' and '" + echoText(l.name) +
                       "'; exactly one is supported");
       }
       net.m_inputLayer = i;
     } else if (l.kind == LayerKind::SoftmaxCrossEntropy) {
       if (net.m_lossLayer >= 0) {
-        throwBadInput("network '" + net.m_name + "' has two loss layers, '" +
-                      net.m_layers[net.m_lossLayer].name + "' and '" + l.name + "'");
+        throwBadInput("network '" + echoText(net.m_name) + "' has two loss layers, '" +
+                      echoText(net.m_layers[net.m_lossLayer].name) + "' and '" + echoText(l.name) +
+                      "'");
       }
       net.m_lossLayer = i;
     }
   }
-  if (net.m_inputLayer < 0) throwBadInput("network '" + net.m_name + "' has no input layer");
+  if (net.m_inputLayer < 0)
+    throwBadInput("network '" + echoText(net.m_name) + "' has no input layer");
   if (net.m_lossLayer < 0) {
     throwBadInput("network '" + net.m_name +
                   "' has no softmax_cross_entropy layer; training needs a loss");
@@ -241,7 +256,7 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
     const Layer& l = net.m_layers[i];
     if (l.kind == LayerKind::SoftmaxCrossEntropy && !net.m_consumers[i].empty()) {
       throwBadInput(who(l) + ": the loss must be the last layer, but '" +
-                    net.m_layers[net.m_consumers[i].front()].name + "' reads it");
+                    echoText(net.m_layers[net.m_consumers[i].front()].name) + "' reads it");
     }
     if (l.kind != LayerKind::SoftmaxCrossEntropy && net.m_consumers[i].empty()) {
       throwBadInput(who(l) + ": its output is never used; only the loss may end the network");

@@ -4,18 +4,26 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
 #include "common/error.h"
+
+#include "graph/json_guard.h"
 
 namespace swapscope {
 namespace {
 
 std::string who(const Layer& l) {
-  return "layer '" + l.name + "' (" + std::string(layerKindName(l.kind)) + ")";
+  return "layer '" + echoText(l.name) + "' (" + std::string(layerKindName(l.kind)) + ")";
+}
+
+/// A number as written in JSON, shortest form (1e-07, not 0.000000).
+std::string number(double v) {
+  return echoJson(nlohmann::json(v));
 }
 
 [[noreturn]] void mismatch(const Layer& l, const std::string& expected, const InputShape& got) {
   throwBadInput(who(l) + ": expected input shape " + expected + ", got " + got.shape->toString() +
-                " from '" + *got.producer + "'");
+                " from '" + echoText(*got.producer) + "'");
 }
 
 void requireAtMostLimit(const Layer& l, const char* field, std::int64_t v) {
@@ -64,7 +72,7 @@ std::int64_t windowAxis(const Layer& l, const InputShape& in, const char* axis, 
     throwBadInput(who(l) + ": a " + std::to_string(kernel) + "-wide window with padding " +
                   std::to_string(pad) + " does not fit the input " + axis + " of " +
                   std::to_string(size) + " (input " + in.shape->toString() + " from '" +
-                  *in.producer + "')");
+                  echoText(*in.producer) + "')");
   }
   return out;
 }
@@ -145,8 +153,8 @@ Shape mul(const Layer& l, const std::vector<InputShape>& in) {
   };
   if (perChannelOf(a, b)) return b;
   if (perChannelOf(b, a)) return a;
-  throwBadInput(who(l) + ": its inputs " + a.toString() + " from '" + *in[0].producer + "' and " +
-                b.toString() + " from '" + *in[1].producer +
+  throwBadInput(who(l) + ": its inputs " + a.toString() + " from '" + echoText(*in[0].producer) +
+                "' and " + b.toString() + " from '" + echoText(*in[1].producer) +
                 "' are neither of the same shape nor [C,1,1] and [C,H,W]");
 }
 
@@ -191,7 +199,7 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       }
       if (!(a.eps > 0)) throwBadInput(who(l) + ": field 'eps' must be positive");
       if (!(a.momentum >= 0 && a.momentum <= 1)) {
-        throwBadInput(who(l) + ": field 'momentum' must be in [0,1]");
+        throwBadInput(who(l) + ": field 'momentum' must be in [0,1], got " + number(a.momentum));
       }
       return s;
     }
@@ -200,7 +208,7 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
     case LayerKind::Dropout: {
       const double p = l.as<DropoutAttrs>().p;
       if (!(p >= 0 && p < 1)) {
-        throwBadInput(who(l) + ": field 'p' must be in [0,1), got " + std::to_string(p));
+        throwBadInput(who(l) + ": field 'p' must be in [0,1), got " + number(p));
       }
       return *in[0].shape;
     }
@@ -234,8 +242,8 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       if (a.min) requireFinite(l, "min", *a.min);
       if (a.max) requireFinite(l, "max", *a.max);
       if (a.min && a.max && !(*a.min <= *a.max)) {
-        throwBadInput(who(l) + ": field 'min' (" + std::to_string(*a.min) +
-                      ") must not exceed field 'max' (" + std::to_string(*a.max) + ")");
+        throwBadInput(who(l) + ": field 'min' (" + number(*a.min) +
+                      ") must not exceed field 'max' (" + number(*a.max) + ")");
       }
       return *in[0].shape;
     }

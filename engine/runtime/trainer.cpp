@@ -18,12 +18,15 @@ void checkData(const Network& net, const Dataset& data, std::int64_t k) {
   if (data.sample != net.sampleShape()) {
     throwBadInput("the data set " + data.name + " has samples of shape " + data.sample.toString() +
                   " but the network '" + net.name() + "' expects " + net.sampleShape().toString() +
-                  " (use --input)");
+                  " (a zoo model takes --input CxHxW; a network file or an imported ONNX model "
+                  "sets it in its input layer's 'shape')");
   }
   if (data.classes > net.classes()) {
     throwBadInput("the data set " + data.name + " has " + std::to_string(data.classes) +
                   " classes but the network '" + net.name() + "' has " +
-                  std::to_string(net.classes()) + " outputs (use --classes)");
+                  std::to_string(net.classes()) +
+                  " outputs (a zoo model takes --classes N; a network file sets them in the "
+                  "'out_features' of the layer before its loss)");
   }
   if (data.size() < k) {
     throwBadInput("the data set " + data.name + " has " + std::to_string(data.size()) +

@@ -57,10 +57,11 @@ TEST(Overflow, TheInputOfTheReviewIsRefusedWhenTheNetworkIsBuilt) {
 
 TEST(Overflow, LinearInputsBeyondThirtyTwoBitsAreRefusedWhenTheNetworkIsBuilt) {
   // [2^31 - 1, 2, 2] flattened is 4 x (2^31 - 1) features, which no network file can state as
-  // in_features; with 2^31 - 1 outputs the weights would also pass 2^63. The builder refuses the
-  // layer before any count is taken, so a linear layer's parameters always fit in 64 bits.
+  // in_features and no layer library indexes; with 2^31 - 1 outputs the weights would also pass
+  // 2^63. The builder refuses the flatten before any count is taken, so a linear layer's
+  // parameters always fit in 64 bits.
   expectContains(badInput([] { flatLinear(Shape{{kMax32, 2, 2}}, kMax32); }),
-                 "layer 'fc' (linear): its input has 8589934588 features, more than 2147483647");
+                 "layer 'flat' (flatten): output [8589934588] has a dimension above 2147483647");
 }
 
 TEST(Overflow, ConvolutionWeightsBeyondSixtyFourBitsNameTheLayer) {

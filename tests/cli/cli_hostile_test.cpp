@@ -154,8 +154,8 @@ TEST(HostileSizes, AnInferredSizeBeyondWhatAFileCanStateIsRefused) {
   const fs::path net = writeText("features.json", linearNetwork("[2147483647, 2, 2]", "10"));
   expectRefused(run({"analyze", "--net", net.string(), "--batch", "1"}),
                 net.string() +
-                    ": layer 'fc' (linear): its input has 8589934588 features, more "
-                    "than 2147483647");
+                    ": layer 'flat' (flatten): output [8589934588] has a dimension above "
+                    "2147483647");
   fs::remove(net);
 }
 

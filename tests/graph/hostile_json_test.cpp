@@ -348,4 +348,49 @@ TEST(UnknownFields, AnUnknownTopLevelFieldIsRefusedAsInALayer) {
       "n.json: unknown field 'input_shape' (known fields: format, layers, name, version)");
 }
 
+TEST(Sizes, AConcatMakingADimensionAboveThirtyTwoBitsIsRefused) {
+  const std::string layers = R"([
+    {"name": "data", "type": "input", "shape": [2147483647, 1, 1]},
+    {"name": "c", "type": "concat", "inputs": ["data", "data"]},
+    {"name": "r", "type": "relu", "inputs": ["c"]},
+    {"name": "f", "type": "flatten", "inputs": ["r"]},
+    {"name": "loss", "type": "softmax_cross_entropy", "inputs": ["f"]}])";
+  expectContains(badInput([&] { (void)networkFromText(netText("", "", layers), "n.json"); }),
+                 "n.json: layer 'c' (concat): output [4294967294,1,1] has a dimension above "
+                 "2147483647, the most the layer libraries index (32-bit sizes)");
+}
+
+TEST(Messages, NamesAreEscapedCyclesCutAndNumbersShortest) {
+  // A cycle through 20 ReLUs names the first 8 and counts the rest.
+  json layers = json::array({{{"name", "data"}, {"type", "input"}, {"shape", {1, 4, 4}}}});
+  for (int i = 0; i < 20; ++i) {
+    layers.push_back({{"name", "r" + std::to_string(i)},
+                      {"type", "relu"},
+                      {"inputs", {"r" + std::to_string((i + 19) % 20)}}});
+  }
+  layers.push_back({{"name", "f"}, {"type", "flatten"}, {"inputs", {"data"}}});
+  layers.push_back({{"name", "loss"}, {"type", "softmax_cross_entropy"}, {"inputs", {"f"}}});
+  const std::string cycle =
+      badInput([&] { (void)networkFromText(netText("", "", layers.dump()), "n.json"); });
+  expectContains(cycle,
+                 "has a cycle: 'r0' -> 'r1' -> 'r2' -> 'r3' -> 'r4' -> 'r5' -> 'r6' -> "
+                 "'r7' -> ... (20 layers in the cycle)");
+  // A name's control characters are escaped: it cannot start a line of its own.
+  std::string text = netText();
+  text.replace(text.find(R"("name": "fc")"), 12, R"("name": "f\nc")");
+  text.replace(text.find(R"("inputs": ["fc"])"), 16, R"("inputs": ["f\nc"])");
+  text.replace(text.find(R"("out_features": 5)"), 17, R"("out_features": 0)");
+  const std::string withName = badInput([&] { (void)networkFromText(text, "n.json"); });
+  EXPECT_EQ(withName.find('\n'), std::string::npos) << withName;
+  expectContains(withName, R"(layer 'f\nc' (linear))");
+  // Numbers as written, shortest: -1e-07, not -0.000000.
+  std::string drop = netText();
+  drop.replace(drop.find(R"({"name": "flat")"), 15,
+               R"({"name": "d", "type": "dropout", "inputs": ["conv"], "p": -1e-7},
+    {"name": "flat")");
+  drop.replace(drop.find(R"("inputs": ["conv"]})"), 19, R"("inputs": ["d"]})");
+  expectContains(badInput([&] { (void)networkFromText(drop, "n.json"); }),
+                 "field 'p' must be in [0,1), got -1e-07");
+}
+
 }  // namespace swapscope

@@ -192,8 +192,8 @@ TEST(NetworkJson, TheModernKindsRefuseWhatTheyCannotCompute) {
   doc = modernNet();
   doc["layers"][7]["min"] = 7;
   expectContains(errorFor(doc),
-                 "layer 'clip' (clip): field 'min' (7.000000) must not exceed "
-                 "field 'max' (6.000000)");
+                 "layer 'clip' (clip): field 'min' (7.0) must not exceed "
+                 "field 'max' (6.0)");
   doc = modernNet();
   doc["layers"][5]["alpha"] = 0;
   expectContains(errorFor(doc), "layer 'gate' (hardsigmoid): field 'alpha' must be positive");
