@@ -315,6 +315,13 @@ void printPlanText(const PlanReport& t, std::ostream& out) {
     out << "  recomputed        ";
     names(recomputed);
   }
+  if (req.gpus > 1) {
+    const double delta = planFile.predictions.delta_s;
+    out << "  all-reduce (Δ)    " << ms(delta) << " per iteration across " << req.gpus
+        << " GPUs (ring all-reduce of the parameters); with it, " << std::setprecision(1)
+        << static_cast<double>(planFile.k) / (planFile.predictions.t_iter_s + delta)
+        << " samples/s per GPU\n";
+  }
   if (planFile.predictions.t_whole_s > 0) {
     out << "  whole training    " << std::setprecision(1) << planFile.predictions.t_whole_s
         << " s\n";

@@ -311,6 +311,10 @@ TEST(OptionChecks, PlanWarnsAboutOptionsWithoutEffect) {
       {"--link-bandwidth", "25GB", "--gpus", "4", "--epochs", "3", "--dataset-size", "6000"}));
   ASSERT_EQ(quiet.code, kExitOk) << quiet.err;
   EXPECT_FALSE(has(quiet.err, "warning")) << quiet.err;
+  // The all-reduce it adds is printed beside t_iter (the text gave the throughput without it).
+  EXPECT_TRUE(has(quiet.out, "  all-reduce (Δ)    ")) << quiet.out;
+  EXPECT_TRUE(has(quiet.out, " per iteration across 4 GPUs (ring all-reduce of the parameters)"))
+      << quiet.out;
 }
 
 TEST(OptionChecks, CudaOptionsOnTheCpuAndDataOptionsOfOtherDataAreNamed) {
