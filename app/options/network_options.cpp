@@ -137,11 +137,14 @@ double parseNumber(const std::string& text, const std::string& what, double lo, 
 std::uint64_t seedOption(const ArgParser& args) {
   const auto s = args.value("--seed");
   if (!s) return 1;
-  const double v = parseNumber(*s, "--seed", 0, 9007199254740992.0);
-  if (v != static_cast<double>(static_cast<std::uint64_t>(v))) {
-    throwBadInput("--seed: '" + *s + "' is not a whole number");
+  // A whole number from 0 to 2^53 (every one of them a double holds exactly), said as such.
+  const std::string range = "a whole number from 0 to 9007199254740992";
+  if (s->empty() || s->find_first_not_of("0123456789") != std::string::npos || s->size() > 16) {
+    throwBadInput("--seed: '" + *s + "' is not " + range);
   }
-  return static_cast<std::uint64_t>(v);
+  const std::uint64_t v = std::stoull(*s);
+  if (v > 9007199254740992ULL) throwBadInput("--seed: '" + *s + "' is not " + range);
+  return v;
 }
 
 }  // namespace swapscope::cli

@@ -107,7 +107,13 @@ class Reader {
  public:
   Reader(const json& obj, std::string source, std::string path)
       : m_obj(obj), m_source(std::move(source)), m_path(std::move(path)) {
-    if (!m_obj.is_object()) fail(m_path.empty() ? "the document" : m_path, "is not an object");
+    if (!m_obj.is_object()) {
+      if (m_path.empty()) {
+        throwBadInput("plan '" + m_source + "': the document is " + std::string(m_obj.type_name()) +
+                      ", not an object (a plan is a JSON object)");
+      }
+      fail(m_path, "is not an object");
+    }
   }
 
   /// A string of at most `maxBytes` bytes (the schema's maxLength).

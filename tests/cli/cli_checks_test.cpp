@@ -330,6 +330,20 @@ TEST(OptionChecks, CudaOptionsOnTheCpuAndDataOptionsOfOtherDataAreNamed) {
 
 // --- numbers: the reason, with the range --------------------------------------------------------
 
+TEST(NumberReasons, ASeedIsAWholeNumberSaidAsSuch) {
+  // It read "not a number from 0 to 9.0072e+15" for -1.
+  for (const char* bad : {"-1", "1.5", "1e3", "9007199254740993", "x"}) {
+    expectRefused(
+        run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "4", "--iters",
+             "1", "--budget", "16MiB", "--seed", bad}),
+        std::string("--seed: '") + bad + "' is not a whole number from 0 to 9007199254740992");
+  }
+  EXPECT_EQ(run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "4", "--iters",
+                 "1", "--budget", "16MiB", "--seed", "9007199254740992"})
+                .code,
+            kExitOk);
+}
+
 TEST(NumberReasons, OutOfRangeSaysSoWithTheRange) {
   expectRefused(run({"analyze", "--model", "fmnist-cnn", "--batch", "8", "--sub-batches",
                      "18446744073709551618"}),
