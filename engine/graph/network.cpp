@@ -14,7 +14,13 @@ namespace swapscope {
 namespace {
 
 std::string who(const Layer& l) {
-  return "layer '" + echoText(l.name) + "' (" + std::string(layerKindName(l.kind)) + ")";
+  // Appended, not a literal + a temporary (GCC 12 at -O3 misreads that as an overlapping copy).
+  std::string s = "layer '";
+  s += echoText(l.name);
+  s += "' (";
+  s += layerKindName(l.kind);
+  s += ')';
+  return s;
 }
 
 bool attrsMatchKind(const Layer& l) {
@@ -103,12 +109,19 @@ std::string describeCycle(const std::vector<Layer>& layers, const std::vector<st
   // At most a few layers named: a cycle through thousands is not read to its end.
   constexpr std::size_t kNamed = 8;
   std::string s;
-  for (std::size_t i = 0; i < cycle.size() && i < kNamed; ++i)
-    s += "'" + echoText(layers[cycle[i]].name) + "' -> ";
+  const auto name = [&](int v) {
+    s += '\'';
+    s += echoText(layers[static_cast<std::size_t>(v)].name);
+    s += '\'';
+  };
+  for (std::size_t i = 0; i < cycle.size() && i < kNamed; ++i) {
+    name(cycle[i]);
+    s += " -> ";
+  }
   if (cycle.size() > kNamed) {
     s += "... (" + std::to_string(cycle.size()) + " layers in the cycle)";
   } else if (!cycle.empty()) {
-    s += "'" + echoText(layers[cycle.front()].name) + "'";
+    name(cycle.front());
   }
   return s;
 }

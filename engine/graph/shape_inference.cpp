@@ -13,7 +13,23 @@ namespace swapscope {
 namespace {
 
 std::string who(const Layer& l) {
-  return "layer '" + echoText(l.name) + "' (" + std::string(layerKindName(l.kind)) + ")";
+  // Appended, not a literal + a temporary (GCC 12 at -O3 misreads that as an overlapping copy).
+  std::string s = "layer '";
+  s += echoText(l.name);
+  s += "' (";
+  s += layerKindName(l.kind);
+  s += ')';
+  return s;
+}
+
+/// "[n" + rest + "]", appended (GCC 12 at -O3 misreads a literal + a temporary string as an
+/// overlapping copy).
+std::string shapeText(std::int64_t n, std::string_view rest = "") {
+  std::string s = "[";
+  s += std::to_string(n);
+  s += rest;
+  s += ']';
+  return s;
 }
 
 /// A number as written in JSON, shortest form (1e-07, not 0.000000).
@@ -84,7 +100,7 @@ Shape conv(const Layer& l, const InputShape& in) {
   requireWindow(l, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
   requirePositive(l, "groups", a.groups);
   if (a.in_channels && *a.in_channels != s.channels()) {
-    mismatch(l, "[" + std::to_string(*a.in_channels) + ",H,W]", in);
+    mismatch(l, shapeText(*a.in_channels, ",H,W"), in);
   }
   if (s.channels() % a.groups != 0 || a.out_channels % a.groups != 0) {
     throwBadInput(who(l) + ": groups=" + std::to_string(a.groups) +
@@ -128,8 +144,10 @@ Shape concat(const Layer& l, const std::vector<InputShape>& in) {
     expected.dims[0] = x.shape->rank() > 0 ? x.shape->dims[0] : 0;
     if (!(*x.shape == expected)) {
       std::string e = "[C";
-      for (std::size_t d = 1; d < first.rank(); ++d)
-        e += "," + std::to_string(first.dims[d]);
+      for (std::size_t d = 1; d < first.rank(); ++d) {
+        e += ',';
+        e += std::to_string(first.dims[d]);
+      }
       mismatch(l, e + "]", x);
     }
     if (__builtin_add_overflow(channels, x.shape->dims[0], &channels)) {
@@ -195,7 +213,7 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       const auto& a = l.as<BatchNormAttrs>();
       const Shape& s = requireImage(l, in[0]);
       if (a.num_features && *a.num_features != s.channels()) {
-        mismatch(l, "[" + std::to_string(*a.num_features) + ",H,W]", in[0]);
+        mismatch(l, shapeText(*a.num_features, ",H,W"), in[0]);
       }
       if (!(a.eps > 0)) throwBadInput(who(l) + ": field 'eps' must be positive");
       if (!(a.momentum >= 0 && a.momentum <= 1)) {
@@ -226,10 +244,10 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       const auto& a = l.as<LinearAttrs>();
       requirePositive(l, "out_features", a.out_features);
       if (!in[0].shape->isFlat()) {
-        mismatch(l, a.in_features ? "[" + std::to_string(*a.in_features) + "]" : "[F]", in[0]);
+        mismatch(l, a.in_features ? shapeText(*a.in_features) : "[F]", in[0]);
       }
       if (a.in_features && *a.in_features != in[0].shape->dims[0]) {
-        mismatch(l, "[" + std::to_string(*a.in_features) + "]", in[0]);
+        mismatch(l, shapeText(*a.in_features), in[0]);
       }
       return Shape{{a.out_features}};
     }
