@@ -743,7 +743,7 @@ std::optional<RunTimeFailure> placeAtRunTime(const Gmap& gmap, const std::vector
         return RunTimeFailure{.step = op.step,
                               .buffer = op.buffer,
                               .bytes = bytes,
-                              .largest_free = alloc.stats().largest_free};
+                              .largest_free = alloc.largestFree()};
       }
     } else {
       if (block) alloc.release(*block, rt::Fence{});

@@ -17,7 +17,6 @@ PoolAllocator::PoolAllocator(std::int64_t capacity, std::int64_t alignment)
   if (capacity < 0) throw Error(ErrorKind::Runtime, "pool capacity cannot be negative");
   m_stats.capacity = capacity;
   if (capacity > 0) m_free.emplace(0, FreeBlock{capacity, Fence{}});
-  updateLargestFree();
 }
 
 std::optional<PoolBlock> PoolAllocator::allocate(std::int64_t bytes, std::int64_t alignment) {
@@ -85,7 +84,6 @@ PoolBlock PoolAllocator::carve(std::int64_t offset, std::int64_t bytes, std::int
   m_stats.high_water_end = std::max(m_stats.high_water_end, offset + need);
   ++m_stats.live_blocks;
   ++m_stats.allocations;
-  updateLargestFree();
   return block;
 }
 
@@ -118,7 +116,6 @@ void PoolAllocator::release(const PoolBlock& block, const Fence& fence) {
     }
   }
   m_free.emplace(offset, merged);
-  updateLargestFree();
 }
 
 void PoolAllocator::resetHighWater() {
@@ -128,10 +125,15 @@ void PoolAllocator::resetHighWater() {
     m_stats.high_water_end = std::max(m_stats.high_water_end, offset + reserved);
 }
 
-void PoolAllocator::updateLargestFree() {
+std::int64_t PoolAllocator::largestFree() const {
   std::int64_t largest = 0;
   forEachRun([&](std::int64_t, std::int64_t size) { largest = std::max(largest, size); });
-  m_stats.largest_free = largest;
+  return largest;
+}
+
+double PoolAllocator::fragmentation() const {
+  const std::int64_t free = m_stats.capacity - m_stats.reserved;
+  return free > 0 ? 1.0 - static_cast<double>(largestFree()) / static_cast<double>(free) : 0.0;
 }
 
 }  // namespace swapscope::rt

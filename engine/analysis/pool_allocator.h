@@ -45,14 +45,8 @@ struct PoolStats {
   std::int64_t reserved = 0;        ///< bytes carved out for them (alignment included)
   std::int64_t high_water = 0;      ///< the largest in_use so far
   std::int64_t high_water_end = 0;  ///< the highest end offset any block reached
-  std::int64_t largest_free = 0;    ///< the largest free block now
   std::int64_t live_blocks = 0;
   std::int64_t allocations = 0;  ///< successful allocations so far
-  /// 1 - largest free block / all free bytes: 0 when the free space is one block.
-  double fragmentation() const {
-    const std::int64_t free = capacity - reserved;
-    return free > 0 ? 1.0 - static_cast<double>(largest_free) / static_cast<double>(free) : 0.0;
-  }
 };
 
 class PoolAllocator {
@@ -71,6 +65,12 @@ class PoolAllocator {
   void release(const PoolBlock& block, const Fence& fence);
 
   const PoolStats& stats() const { return m_stats; }
+  /// The largest free block now: a walk over the free pieces, so found when asked (kept up to
+  /// date on every allocation and release, it made an iteration of thousands of buffers
+  /// quadratic in them).
+  std::int64_t largestFree() const;
+  /// 1 - largest free block / all free bytes: 0 when the free space is one block.
+  double fragmentation() const;
   std::int64_t alignment() const { return m_alignment; }
   /// Starts a new high-water measurement from the current use.
   void resetHighWater();
@@ -80,7 +80,6 @@ class PoolAllocator {
     std::int64_t bytes;
     Fence fence;
   };
-  void updateLargestFree();
   PoolBlock carve(std::int64_t offset, std::int64_t bytes, std::int64_t need);
   /// Calls f(start, size) for every run of adjacent free pieces, in address order.
   template <typename F>

@@ -314,7 +314,8 @@ struct SwapExecutor::Impl {
                   "pool allocation failed at " + describeStep(net, *gmapRef, step) + ": '" +
                       gmapRef->buffers[static_cast<std::size_t>(buffer)].name + "' needs " +
                       formatBytes(bytes) + ", " + formatBytes(s.capacity - s.reserved) +
-                      " are free but the largest free block is " + formatBytes(s.largest_free));
+                      " are free but the largest free block is " +
+                      formatBytes(alloc.largestFree()));
     }
     // The memory's previous users must finish before its first new user starts; that user's
     // task waits for them on the device (the host never blocks).

@@ -42,7 +42,7 @@ TEST(PoolAllocator, BestFitPicksTheSmallestHoleAndTheLowestOnTies) {
   auto two = pool.allocate(128);
   EXPECT_EQ(two->offset, 64);
   EXPECT_FALSE(pool.allocate(128));  // 64 B free in one hole only: too fragmented
-  EXPECT_EQ(pool.stats().largest_free, 64);
+  EXPECT_EQ(pool.largestFree(), 64);
 }
 
 TEST(PoolAllocator, MergesNeighboursAndKeepsTheLaterFencePerStream) {
@@ -52,10 +52,10 @@ TEST(PoolAllocator, MergesNeighboursAndKeepsTheLaterFencePerStream) {
   auto c = *pool.allocate(64);
   pool.release(a, Fence{5, 0, 1});
   pool.release(c, Fence{2, 7, 0});
-  EXPECT_DOUBLE_EQ(pool.stats().fragmentation(), 0.5);
+  EXPECT_DOUBLE_EQ(pool.fragmentation(), 0.5);
   pool.release(b, Fence{3, 3, 3});
-  EXPECT_EQ(pool.stats().largest_free, 192);
-  EXPECT_DOUBLE_EQ(pool.stats().fragmentation(), 0.0);
+  EXPECT_EQ(pool.largestFree(), 192);
+  EXPECT_DOUBLE_EQ(pool.fragmentation(), 0.0);
   auto all = pool.allocate(192);
   ASSERT_TRUE(all);
   EXPECT_EQ(all->fence, (Fence{5, 7, 3}));
