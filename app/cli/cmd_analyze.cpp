@@ -13,6 +13,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/format.h"
+#include "graph/json_guard.h"
 #include "graph/network_json.h"
 #include "options/args.h"
 #include "options/file_options.h"
@@ -27,11 +28,17 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+/// A name for the text report: control characters escaped (a NUL or a newline in a layer's
+/// name would cut or break the table), never cut (names hold at most 256 bytes).
+std::string shown(const std::string& name) {
+  return echoText(name, 1024);
+}
+
 std::string stepLabel(const Network& net, const Gmap& gmap, int step) {
   if (step <= 0 || step > gmap.steps()) return "setup";
   const std::string dir = gmap.isBackwardStep(step) ? "backward" : "forward";
   return "step " + std::to_string(step) + ", " + dir + " of " +
-         net.layer(gmap.step_layer[step]).name;
+         shown(net.layer(gmap.step_layer[step]).name);
 }
 
 /// A label padded to the text output's value column.
@@ -145,7 +152,7 @@ void printGmapText(const Context& c, std::ostream& out) {
       continue;
     }
     const GmapBuffer& b = g.buffers[op.buffer];
-    t.row({std::to_string(op.step), std::string(gmapOpKindName(op.kind)), b.name,
+    t.row({std::to_string(op.step), std::string(gmapOpKindName(op.kind)), shown(b.name),
            std::string(bufferKindName(b.kind)), formatBytes(b.size.at(c.passSamples()))});
   }
   t.print(out);
@@ -250,7 +257,7 @@ void printJson(const Context& c, std::ostream& out) {
 void printText(const Context& c, std::ostream& out) {
   const std::int64_t k = c.k;
   const Network& net = c.net;
-  out << "network  " << net.name() << ": " << net.size() << " layers, input "
+  out << "network  " << shown(net.name()) << ": " << net.size() << " layers, input "
       << net.sampleShape().toString() << ", " << net.classes() << " classes (structure "
       << net.structureHash() << ")\n"
       << "batch    k = " << k
@@ -272,9 +279,10 @@ void printText(const Context& c, std::ostream& out) {
   t.column("swap");
   for (int i = 0; i < net.size(); ++i) {
     const LayerCost& lc = c.a.costs[i];
-    t.row({std::to_string(i), net.layer(i).name, std::string(layerKindName(net.layer(i).kind)),
-           net.outputShape(i).toString(), lc.params ? formatGrouped(lc.params) : "",
-           si(lc.fwd_flops * k), si(lc.bwd_data_flops * k), si(lc.bwd_weight_flops * k),
+    t.row({std::to_string(i), shown(net.layer(i).name),
+           std::string(layerKindName(net.layer(i).kind)), net.outputShape(i).toString(),
+           lc.params ? formatGrouped(lc.params) : "", si(lc.fwd_flops * k),
+           si(lc.bwd_data_flops * k), si(lc.bwd_weight_flops * k),
            formatBytes(lc.fm.at(c.passSamples())),
            c.chosen.gmap.swapped[i] ? "swap" : (c.chosen.gmap.recomputed[i] ? "recompute" : "")});
   }

@@ -148,6 +148,23 @@ TEST(HostileSizes, ParameterCountsBeyondSixtyFourBitsNameTheLayer) {
   fs::remove(net);
 }
 
+TEST(HostileText, ControlCharactersInNamesAreEscapedInTheTextReport) {
+  // A NUL or a newline in a layer's name broke analyze's table (a row cut short, a line of its
+  // own); --json writes the name as it is.
+  std::string text = linearNetwork("[4]", "3");
+  text.replace(text.find(R"("name": "fc")"), 12, R"("name": "f\u0000c\nd")");
+  text.replace(text.find(R"("inputs": ["fc"])"), 16, R"("inputs": ["f\u0000c\nd"])");
+  const fs::path net = writeText("control.json", text);
+  const auto r = run({"analyze", "--net", net.string(), "--batch", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"( f\x00c\nd )"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\0'), std::string::npos);
+  const auto j = run({"analyze", "--net", net.string(), "--batch", "1", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_NE(j.out.find(R"("f\u0000c\nd")"), std::string::npos) << j.out;
+  fs::remove(net);
+}
+
 TEST(HostileSizes, AnInferredSizeBeyondWhatAFileCanStateIsRefused) {
   // 2147483647 x 2 x 2 inputs flattened: a linear layer of 8589934588 input features would be
   // accepted and then written in a form its own reader refuses.
