@@ -2,6 +2,7 @@
 #include "graph/layer.h"
 
 #include "common/name_table.h"
+#include "graph/json_guard.h"
 
 namespace swapscope {
 namespace {
@@ -44,6 +45,16 @@ std::string allLayerKindNames() {
     out += name;
   }
   return out;
+}
+
+std::string describeLayer(const Layer& l) {
+  // Appended, not a literal + a temporary (GCC 12 at -O3 misreads that as an overlapping copy).
+  std::string s = "layer '";
+  s += echoText(l.name);
+  s += "' (";
+  s += layerKindName(l.kind);
+  s += ')';
+  return s;
 }
 
 }  // namespace swapscope

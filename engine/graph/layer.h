@@ -131,4 +131,8 @@ struct Layer {
   friend bool operator==(const Layer&, const Layer&) = default;
 };
 
+/// "layer 'name' (kind)" for messages, the name's control characters escaped and a long name
+/// cut (graph/json_guard.h's echoText).
+std::string describeLayer(const Layer& l);
+
 }  // namespace swapscope

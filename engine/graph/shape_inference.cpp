@@ -13,13 +13,7 @@ namespace swapscope {
 namespace {
 
 std::string who(const Layer& l) {
-  // Appended, not a literal + a temporary (GCC 12 at -O3 misreads that as an overlapping copy).
-  std::string s = "layer '";
-  s += echoText(l.name);
-  s += "' (";
-  s += layerKindName(l.kind);
-  s += ')';
-  return s;
+  return describeLayer(l);
 }
 
 /// "[n" + rest + "]", appended (GCC 12 at -O3 misreads a literal + a temporary string as an
