@@ -53,8 +53,10 @@ std::vector<std::string> networkArgs(const Network& net) {
   if (net.sampleShape() != entry->default_input) {
     options.input = net.sampleShape();
     std::string shape;
-    for (const std::int64_t d : net.sampleShape().dims)
-      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    for (const std::int64_t d : net.sampleShape().dims) {
+      if (!shape.empty()) shape += 'x';  // appended: GCC 12 at -O3 misreads "x" + a temporary
+      shape += std::to_string(d);
+    }
     args.insert(args.end(), {"--input", shape});
   }
   if (net.classes() != entry->default_classes) {
