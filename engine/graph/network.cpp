@@ -13,10 +13,6 @@
 namespace swapscope {
 namespace {
 
-std::string who(const Layer& l) {
-  return describeLayer(l);
-}
-
 bool attrsMatchKind(const Layer& l) {
   switch (l.kind) {
     case LayerKind::Input:
@@ -56,17 +52,21 @@ void checkArity(const Layer& l) {
   switch (l.kind) {
     case LayerKind::Input:
       if (n != 0)
-        throwBadInput(who(l) + ": an input layer takes no inputs, got " + std::to_string(n));
+        throwBadInput(describeLayer(l) + ": an input layer takes no inputs, got " +
+                      std::to_string(n));
       return;
     case LayerKind::Add:
     case LayerKind::Concat:
-      if (n < 2) throwBadInput(who(l) + ": needs at least 2 inputs, got " + std::to_string(n));
+      if (n < 2)
+        throwBadInput(describeLayer(l) + ": needs at least 2 inputs, got " + std::to_string(n));
       return;
     case LayerKind::Mul:
-      if (n != 2) throwBadInput(who(l) + ": needs exactly 2 inputs, got " + std::to_string(n));
+      if (n != 2)
+        throwBadInput(describeLayer(l) + ": needs exactly 2 inputs, got " + std::to_string(n));
       return;
     default:
-      if (n != 1) throwBadInput(who(l) + ": needs exactly 1 input, got " + std::to_string(n));
+      if (n != 1)
+        throwBadInput(describeLayer(l) + ": needs exactly 1 input, got " + std::to_string(n));
   }
 }
 
@@ -127,8 +127,8 @@ std::string describeCycle(const std::vector<Layer>& layers, const std::vector<st
 void fillInferredChecks(Layer& l, const std::vector<InputShape>& in) {
   const auto stateable = [&](std::int64_t v, const char* what) {
     if (v > kMaxLayerInteger) {
-      throwBadInput(who(l) + ": its input has " + std::to_string(v) + " " + what + ", more than " +
-                    std::to_string(kMaxLayerInteger));
+      throwBadInput(describeLayer(l) + ": its input has " + std::to_string(v) + " " + what +
+                    ", more than " + std::to_string(kMaxLayerInteger));
     }
     return v;
   };
@@ -148,12 +148,12 @@ void requireSaneSize(const Layer& l, const Shape& s) {
   for (std::int64_t d : s.dims) {
     // A concat or a flatten can make a dimension no layer library indexes (32-bit sizes).
     if (d > kMaxLayerInteger) {
-      throwBadInput(who(l) + ": output " + s.toString() + " has a dimension above " +
+      throwBadInput(describeLayer(l) + ": output " + s.toString() + " has a dimension above " +
                     std::to_string(kMaxLayerInteger) +
                     ", the most the layer libraries index (32-bit sizes)");
     }
     if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) {
-      throwBadInput(who(l) + ": output " + s.toString() +
+      throwBadInput(describeLayer(l) + ": output " + s.toString() +
                     " has more than 2^36 elements per sample");
     }
   }
@@ -173,7 +173,8 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
       throwBadInput("layer name '" + echoText(l.name) + "' is used twice (layers #" +
                     std::to_string(byName[l.name]) + " and #" + std::to_string(i) + ")");
     }
-    if (!attrsMatchKind(l)) throwBadInput(who(l) + ": attributes do not belong to this kind");
+    if (!attrsMatchKind(l))
+      throwBadInput(describeLayer(l) + ": attributes do not belong to this kind");
     checkArity(l);
   }
 
@@ -187,9 +188,11 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
     for (const std::string& src : layers[i].inputs) {
       auto it = byName.find(src);
       if (it == byName.end()) {
-        throwBadInput(who(layers[i]) + ": input '" + echoText(src) + "' does not name any layer");
+        throwBadInput(describeLayer(layers[i]) + ": input '" + echoText(src) +
+                      "' does not name any layer");
       }
-      if (it->second == i) throwBadInput(who(layers[i]) + ": reads its own output (a cycle)");
+      if (it->second == i)
+        throwBadInput(describeLayer(layers[i]) + ": reads its own output (a cycle)");
       in[i].push_back(it->second);
       out[it->second].push_back(i);
       ++pending[i];
@@ -256,17 +259,18 @@ Network Network::build(std::string name, std::vector<Layer> layers) {
   if (net.m_inputLayer < 0)
     throwBadInput("network '" + echoText(net.m_name) + "' has no input layer");
   if (net.m_lossLayer < 0) {
-    throwBadInput("network '" + net.m_name +
+    throwBadInput("network '" + echoText(net.m_name) +
                   "' has no softmax_cross_entropy layer; training needs a loss");
   }
   for (int i = 0; i < n; ++i) {
     const Layer& l = net.m_layers[i];
     if (l.kind == LayerKind::SoftmaxCrossEntropy && !net.m_consumers[i].empty()) {
-      throwBadInput(who(l) + ": the loss must be the last layer, but '" +
+      throwBadInput(describeLayer(l) + ": the loss must be the last layer, but '" +
                     echoText(net.m_layers[net.m_consumers[i].front()].name) + "' reads it");
     }
     if (l.kind != LayerKind::SoftmaxCrossEntropy && net.m_consumers[i].empty()) {
-      throwBadInput(who(l) + ": its output is never used; only the loss may end the network");
+      throwBadInput(describeLayer(l) +
+                    ": its output is never used; only the loss may end the network");
     }
   }
 

@@ -3,18 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <nlohmann/json.hpp>
-#include "common/error.h"
 
+#include "common/error.h"
 #include "graph/json_guard.h"
 
 namespace swapscope {
 namespace {
-
-std::string who(const Layer& l) {
-  return describeLayer(l);
-}
 
 /// "[n" + rest + "]", appended (GCC 12 at -O3 misreads a literal + a temporary string as an
 /// overlapping copy).
@@ -32,27 +27,28 @@ std::string number(double v) {
 }
 
 [[noreturn]] void mismatch(const Layer& l, const std::string& expected, const InputShape& got) {
-  throwBadInput(who(l) + ": expected input shape " + expected + ", got " + got.shape->toString() +
-                " from '" + echoText(*got.producer) + "'");
+  throwBadInput(describeLayer(l) + ": expected input shape " + expected + ", got " +
+                got.shape->toString() + " from '" + echoText(*got.producer) + "'");
 }
 
 void requireAtMostLimit(const Layer& l, const char* field, std::int64_t v) {
   if (v > kMaxLayerInteger) {
-    throwBadInput(who(l) + ": field '" + field + "' must be at most " +
+    throwBadInput(describeLayer(l) + ": field '" + field + "' must be at most " +
                   std::to_string(kMaxLayerInteger) + ", got " + std::to_string(v));
   }
 }
 
 void requirePositive(const Layer& l, const char* field, std::int64_t v) {
   if (v <= 0) {
-    throwBadInput(who(l) + ": field '" + field + "' must be positive, got " + std::to_string(v));
+    throwBadInput(describeLayer(l) + ": field '" + field + "' must be positive, got " +
+                  std::to_string(v));
   }
   requireAtMostLimit(l, field, v);
 }
 
 void requireNonNegative(const Layer& l, const char* field, std::int64_t v) {
   if (v < 0) {
-    throwBadInput(who(l) + ": field '" + field + "' must not be negative, got " +
+    throwBadInput(describeLayer(l) + ": field '" + field + "' must not be negative, got " +
                   std::to_string(v));
   }
   requireAtMostLimit(l, field, v);
@@ -79,10 +75,10 @@ std::int64_t windowAxis(const Layer& l, const InputShape& in, const char* axis, 
                         std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil) {
   const std::int64_t out = windowedExtent(size, kernel, stride, pad, ceil);
   if (out < 1) {
-    throwBadInput(who(l) + ": a " + std::to_string(kernel) + "-wide window with padding " +
-                  std::to_string(pad) + " does not fit the input " + axis + " of " +
-                  std::to_string(size) + " (input " + in.shape->toString() + " from '" +
-                  echoText(*in.producer) + "')");
+    throwBadInput(describeLayer(l) + ": a " + std::to_string(kernel) +
+                  "-wide window with padding " + std::to_string(pad) + " does not fit the input " +
+                  axis + " of " + std::to_string(size) + " (input " + in.shape->toString() +
+                  " from '" + echoText(*in.producer) + "')");
   }
   return out;
 }
@@ -97,7 +93,7 @@ Shape conv(const Layer& l, const InputShape& in) {
     mismatch(l, shapeText(*a.in_channels, ",H,W"), in);
   }
   if (s.channels() % a.groups != 0 || a.out_channels % a.groups != 0) {
-    throwBadInput(who(l) + ": groups=" + std::to_string(a.groups) +
+    throwBadInput(describeLayer(l) + ": groups=" + std::to_string(a.groups) +
                   " must divide both the input channels (" + std::to_string(s.channels()) +
                   ") and out_channels (" + std::to_string(a.out_channels) + ")");
   }
@@ -111,7 +107,7 @@ Shape pool(const Layer& l, const InputShape& in) {
   const Shape& s = requireImage(l, in);
   requireWindow(l, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w);
   if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w) {
-    throwBadInput(who(l) + ": padding must be at most half the kernel size (padding " +
+    throwBadInput(describeLayer(l) + ": padding must be at most half the kernel size (padding " +
                   std::to_string(a.pad_h) + "x" + std::to_string(a.pad_w) + ", kernel " +
                   std::to_string(a.kernel_h) + "x" + std::to_string(a.kernel_w) + ")");
   }
@@ -145,7 +141,8 @@ Shape concat(const Layer& l, const std::vector<InputShape>& in) {
       mismatch(l, e + "]", x);
     }
     if (__builtin_add_overflow(channels, x.shape->dims[0], &channels)) {
-      throwBadInput(who(l) + ": the channels of its inputs add up beyond 64-bit integers");
+      throwBadInput(describeLayer(l) +
+                    ": the channels of its inputs add up beyond 64-bit integers");
     }
   }
   Shape outShape = first;
@@ -165,13 +162,15 @@ Shape mul(const Layer& l, const std::vector<InputShape>& in) {
   };
   if (perChannelOf(a, b)) return b;
   if (perChannelOf(b, a)) return a;
-  throwBadInput(who(l) + ": its inputs " + a.toString() + " from '" + echoText(*in[0].producer) +
-                "' and " + b.toString() + " from '" + echoText(*in[1].producer) +
+  throwBadInput(describeLayer(l) + ": its inputs " + a.toString() + " from '" +
+                echoText(*in[0].producer) + "' and " + b.toString() + " from '" +
+                echoText(*in[1].producer) +
                 "' are neither of the same shape nor [C,1,1] and [C,H,W]");
 }
 
 void requireFinite(const Layer& l, const char* field, double v) {
-  if (!std::isfinite(v)) throwBadInput(who(l) + ": field '" + field + "' must be a finite number");
+  if (!std::isfinite(v))
+    throwBadInput(describeLayer(l) + ": field '" + field + "' must be a finite number");
 }
 
 }  // namespace
@@ -190,12 +189,14 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
     case LayerKind::Input: {
       const Shape& s = l.as<InputAttrs>().shape;
       if (s.rank() != 1 && s.rank() != 3) {
-        throwBadInput(who(l) + ": field 'shape' must be [C,H,W] or [F], got " + s.toString());
+        throwBadInput(describeLayer(l) + ": field 'shape' must be [C,H,W] or [F], got " +
+                      s.toString());
       }
       for (auto d : s.dims) {
-        if (d <= 0) throwBadInput(who(l) + ": field 'shape' must be positive, got " + s.toString());
+        if (d <= 0)
+          throwBadInput(describeLayer(l) + ": field 'shape' must be positive, got " + s.toString());
         if (d > kMaxLayerInteger) {
-          throwBadInput(who(l) + ": field 'shape' must be at most " +
+          throwBadInput(describeLayer(l) + ": field 'shape' must be at most " +
                         std::to_string(kMaxLayerInteger) + ", got " + s.toString());
         }
       }
@@ -209,9 +210,10 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       if (a.num_features && *a.num_features != s.channels()) {
         mismatch(l, shapeText(*a.num_features, ",H,W"), in[0]);
       }
-      if (!(a.eps > 0)) throwBadInput(who(l) + ": field 'eps' must be positive");
+      if (!(a.eps > 0)) throwBadInput(describeLayer(l) + ": field 'eps' must be positive");
       if (!(a.momentum >= 0 && a.momentum <= 1)) {
-        throwBadInput(who(l) + ": field 'momentum' must be in [0,1], got " + number(a.momentum));
+        throwBadInput(describeLayer(l) + ": field 'momentum' must be in [0,1], got " +
+                      number(a.momentum));
       }
       return s;
     }
@@ -220,7 +222,7 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
     case LayerKind::Dropout: {
       const double p = l.as<DropoutAttrs>().p;
       if (!(p >= 0 && p < 1)) {
-        throwBadInput(who(l) + ": field 'p' must be in [0,1), got " + number(p));
+        throwBadInput(describeLayer(l) + ": field 'p' must be in [0,1), got " + number(p));
       }
       return *in[0].shape;
     }
@@ -254,7 +256,7 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       if (a.min) requireFinite(l, "min", *a.min);
       if (a.max) requireFinite(l, "max", *a.max);
       if (a.min && a.max && !(*a.min <= *a.max)) {
-        throwBadInput(who(l) + ": field 'min' (" + number(*a.min) +
+        throwBadInput(describeLayer(l) + ": field 'min' (" + number(*a.min) +
                       ") must not exceed field 'max' (" + number(*a.max) + ")");
       }
       return *in[0].shape;
@@ -263,7 +265,7 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       const auto& a = l.as<HardSigmoidAttrs>();
       requireFinite(l, "alpha", a.alpha);
       requireFinite(l, "beta", a.beta);
-      if (!(a.alpha > 0)) throwBadInput(who(l) + ": field 'alpha' must be positive");
+      if (!(a.alpha > 0)) throwBadInput(describeLayer(l) + ": field 'alpha' must be positive");
       return *in[0].shape;
     }
     case LayerKind::Sigmoid:
@@ -278,7 +280,7 @@ Shape inferOutputShape(const Layer& l, const std::vector<InputShape>& in) {
       return Shape{{}};
     }
   }
-  throwBadInput(who(l) + ": unhandled layer kind");
+  throwBadInput(describeLayer(l) + ": unhandled layer kind");
 }
 
 }  // namespace swapscope

@@ -62,7 +62,7 @@ std::string stabilityWarning(const ProfileStability& s);
 /// For a profile that did not finish (interrupted, failed, or still being written), what to tell
 /// whoever plans from it: the model rests on what it recorded until then. Empty for a complete one.
 std::string unfinishedProfileWarning(const store::RunMeta& m);
-/// For a run database that is not a profile (a plan's `run`, a `train`): that its fits rest on
+/// For a run database that is not a profile (a plan's `run`): that its fits rest on
 /// the minibatch sizes it ran, naming them. Empty for a profile.
 std::string notAProfileWarning(const store::RunData& d);
 

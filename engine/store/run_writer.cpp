@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -162,9 +161,12 @@ void removeStaleCreatingFiles(const fs::path& dir) {
     // PID-N, where N names the attempt: the main file only (its side files go with it).
     const std::string rest = name.substr(kCreatingPrefix.size());
     const std::size_t dash = rest.find('-');
-    if (dash == std::string::npos || dash == 0 || dash + 1 == rest.size() ||
-        rest.find_first_not_of("0123456789-") != std::string::npos ||
-        rest.find('-', dash + 1) != std::string::npos || rest.size() - dash > 10 || dash > 9) {
+    const auto number = [](std::string_view digits) {
+      return !digits.empty() && digits.size() <= 9 &&
+             digits.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    if (dash == std::string::npos || !number(std::string_view(rest).substr(0, dash)) ||
+        !number(std::string_view(rest).substr(dash + 1))) {
       continue;
     }
     const long pid = std::stol(rest.substr(0, dash));
@@ -196,7 +198,7 @@ std::string RunWriter::claimCreatingName(const std::string& target) {
     std::error_code noDir;
     const std::string why = err == ENOENT && !dir.empty() && !fs::is_directory(dir, noDir)
                                 ? "the directory '" + dir.string() + "' does not exist"
-                                : std::string(std::strerror(err));
+                                : files::errnoText(err);
     throw Error(err == EACCES || err == EROFS || err == ENOENT || err == ENOTDIR
                     ? ErrorKind::BadInput
                     : ErrorKind::Runtime,
