@@ -181,9 +181,11 @@ RunRequest parseRunRequest(const ArgParser& args) {
   q.net = args.has("--model") || args.has("--net") || args.has("--onnx")
               ? loadNetwork(args)
               : collect::planNetwork(q.plan, q.planPath, "give --model or --net");
-  // The database the network came from and the data set are inputs too: --db never replaces
-  // them, even with --force.
-  if (!args.has("--model") && !args.has("--net") && !args.has("--onnx"))
+  // The profile the plan was made from (where the network comes from without --model, --net
+  // or --onnx) and the data set are inputs too: --db never replaces them, even with --force.
+  // The profile is kept whichever network runs: replacing it would lose the measurements the
+  // plan rests on.
+  if (!q.plan.source_db.empty())
     addInput(q.rules, "the plan's source_db", store::sourceDbPath(q.plan, q.planPath));
   if (args.value("--data") == "fashion-mnist")
     addFashionMnistInputs(q.rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));

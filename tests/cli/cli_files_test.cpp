@@ -246,6 +246,12 @@ TEST_F(CliFiles, RunNeverReplacesThePlansSourceDatabaseOrItsDataSet) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("is the same file as the plan's source_db"), std::string::npos) << r.err;
   EXPECT_EQ(slurp(db), dbBytes);
+  // With the network given another way, the profile the plan was made from is kept all the same.
+  r = run({"run", "--plan", path("plan.json"), "--model", "fmnist-cnn", "--iters", "1", "--db", db,
+           "--force"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("is the same file as the plan's source_db"), std::string::npos) << r.err;
+  EXPECT_TRUE(slurp(db) == dbBytes) << "the profile was replaced";
   // The data set's files (the refusal comes before any data is read, so they need not be IDX).
   fs::create_directories(path("data"));
   for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
