@@ -276,8 +276,10 @@ PlanResult Planner::plan(const PlanRequest& req) const {
 double wholeTrainingSeconds(std::int64_t k, double t_iter, double delta,
                             const PlanRequest& request) {
   if (request.dataset_size <= 0) return 0;
+  // Data parallel: each of the N GPUs takes k samples an iteration.
+  const double samplesPerIteration = static_cast<double>(k) * std::max(1, request.gpus);
   return std::ceil(request.epochs * static_cast<double>(request.dataset_size) /
-                   static_cast<double>(k)) *
+                   samplesPerIteration) *
          (t_iter + delta);
 }
 

@@ -180,8 +180,8 @@ store::PlanFile toPlanFile(const PlanResult& result, const PlanRequest& request,
                            const std::string& sourceDb);
 
 /// The whole-training time of request.epochs epochs of request.dataset_size samples at minibatch
-/// k: ceil(E m / k) (t_iter + Δ); 0 without a dataset size. What the argmin search minimises
-/// with a dataset size, and PlanResult::t_whole.
+/// k on each of request.gpus GPUs: ceil(E m / (N k)) (t_iter + Δ); 0 without a dataset size. What
+/// the argmin search minimises with a dataset size, and PlanResult::t_whole.
 double wholeTrainingSeconds(std::int64_t k, double t_iter, double delta,
                             const PlanRequest& request);
 

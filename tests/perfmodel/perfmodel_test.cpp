@@ -1206,8 +1206,9 @@ TEST(SubBatches, TheWholeTrainingTimeIsThePlannersOfTheIteration) {
   const SubBatchPlan p = planSubBatches(planner, req, 2);
   ASSERT_TRUE(p.pass.trainable) << p.pass.reason;
   ASSERT_GT(p.pass.delta, 0);
-  // ceil(3 x 100 / 8) = 38 iterations of K, each the S passes and Δ.
-  EXPECT_DOUBLE_EQ(p.t_whole, 38 * (p.timing.t_iter + p.pass.delta));
+  // Each of the 2 GPUs takes K = 8 samples an iteration: ceil(3 x 100 / 16) = 19 iterations of
+  // K, each the S passes and Δ.
+  EXPECT_DOUBLE_EQ(p.t_whole, 19 * (p.timing.t_iter + p.pass.delta));
   EXPECT_DOUBLE_EQ(p.t_whole, wholeTrainingSeconds(8, p.timing.t_iter, p.pass.delta, req));
   req.dataset_size = 0;
   EXPECT_EQ(wholeTrainingSeconds(8, p.timing.t_iter, p.pass.delta, req), 0);
