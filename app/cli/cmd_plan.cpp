@@ -112,7 +112,7 @@ ArgParser planParser() {
   args.option("--max-batch", "K", "search k up to K at most");
   args.option("--epochs", "E", "epochs for the whole-training time (default 1)");
   args.option("--dataset-size", "M",
-              "samples per epoch; with it, minimise ceil(E M / k) (t_iter + Δ)");
+              "samples per epoch; with it, minimise ceil(E M / (N k)) (t_iter + Δ) on N GPUs");
   args.option("--gpus", "N", "data-parallel GPUs; Δ is the ring all-reduce of the parameters");
   args.option("--link-bandwidth", "B", "all-reduce link bandwidth, bytes/s (e.g. 25GB)");
   args.option("--lr-base", "X", "base learning rate for eq. 9 (default 0.1)");
