@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <tuple>
+#include <utility>
 
 #include "analysis/pool_allocator.h"
 #include "analysis/reuse_delay.h"
@@ -426,13 +429,84 @@ Placement Packer::placeBoth(const std::vector<std::size_t>& order, std::int64_t 
 /// each step of a staircase lands above the last; latest-ending first packs ResNet-50's swap-all
 /// iteration at k = 8 into exactly its peak (tests/analysis/placement_test.cpp).
 ///
-/// Each order's key is packed into one 128-bit unsigned integer that compares as the key's
-/// fields in turn (each field mapped so that its order is the unsigned order of its bits): one
-/// integer comparison per step of the sort, where comparing the fields one by one took a fifth
-/// of a planner's drag. Op indices and instance counts fit 32 bits (checked).
+/// Each order's key is packed into one unsigned integer that compares as the key's fields in
+/// turn (each field mapped so that its order is the unsigned order of its bits): one integer
+/// comparison per step of the sort, where comparing the fields one by one took a fifth of a
+/// planner's drag. The orders by size key on the size's rank among the distinct sizes (a network
+/// has few), so that with op indices and instance counts the key fits 64 bits, which sort faster
+/// than 128; else, and for the order by area, 128 bits. Op indices and instance counts fit 32
+/// bits (checked).
 constexpr int kOrders = 5;
 
-std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, std::size_t ops) {
+/// The distinct sizes of `inst`, largest first: an instance's index among them (its rank) orders
+/// it as its size does.
+std::vector<std::int64_t> sizesLargestFirst(const std::vector<Instance>& inst) {
+  std::vector<std::int64_t> sizes;
+  sizes.reserve(inst.size());
+  for (const Instance& in : inst)
+    sizes.push_back(in.size);
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+/// Sorts `keys` (below 2^bits) ascending: least significant digit first, 11 bits a pass. The keys
+/// are distinct (an instance index ends each), a few thousand, of 30 to 40 bits: three passes,
+/// several times faster than a comparison sort.
+void radixSort(std::vector<std::uint64_t>& keys, unsigned bits) {
+  constexpr unsigned kDigit = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kDigit;
+  thread_local std::vector<std::uint64_t> other;
+  other.resize(keys.size());
+  std::array<std::size_t, kBuckets> count{};
+  for (unsigned shift = 0; shift < bits; shift += kDigit) {
+    count.fill(0);
+    for (const std::uint64_t k : keys)
+      ++count[(k >> shift) & (kBuckets - 1)];
+    std::size_t at = 0;
+    for (std::size_t& c : count)
+      at += std::exchange(c, at);
+    for (const std::uint64_t k : keys)
+      other[count[(k >> shift) & (kBuckets - 1)]++] = k;
+    keys.swap(other);
+  }
+}
+
+/// The order `kind` by 64-bit keys; false (and `order` untouched) where a key does not fit them.
+bool orderBy64BitKeys(int kind, const std::vector<Instance>& inst, std::size_t ops,
+                      const std::vector<std::int64_t>& sizes, std::vector<std::size_t>& order) {
+  const auto bits = [](std::uint64_t v) { return static_cast<unsigned>(std::bit_width(v)); };
+  const unsigned rankBits = bits(sizes.size()), opBits = bits(ops), indexBits = bits(inst.size());
+  if (kind == 2 || rankBits + opBits + indexBits > 64) return false;
+  std::vector<std::uint64_t> keys(inst.size());
+  for (std::size_t i = 0; i < inst.size(); ++i) {
+    const auto rank = static_cast<std::uint64_t>(
+        std::lower_bound(sizes.begin(), sizes.end(), inst[i].size, std::greater<>()) -
+        sizes.begin());
+    const auto start = static_cast<std::uint64_t>(inst[i].start);
+    const auto end = static_cast<std::uint64_t>(std::min(inst[i].end, ops));
+    switch (kind) {
+      case 0:  // size, start, index
+        keys[i] = (rank << (opBits + indexBits)) | (start << indexBits) | i;
+        break;
+      case 1:  // life (longest first), size, index
+        keys[i] = ((ops - (end - start)) << (rankBits + indexBits)) | (rank << indexBits) | i;
+        break;
+      default:  // 4: size, end (latest first), index
+        keys[i] = (rank << (opBits + indexBits)) | ((ops - end) << indexBits) | i;
+        break;
+    }
+  }
+  radixSort(keys, rankBits + opBits + indexBits);
+  const std::uint64_t indexMask = (std::uint64_t{1} << indexBits) - 1;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = static_cast<std::size_t>(keys[i] & indexMask);
+  return true;
+}
+
+/// The instances in order `kind`; `sizes` is sizesLargestFirst(inst).
+std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, std::size_t ops,
+                                 const std::vector<std::int64_t>& sizes) {
   __extension__ using Key = unsigned __int128;
   std::vector<std::size_t> order(inst.size());
   constexpr std::uint64_t kLow32 = 0xffffffffULL;
@@ -444,6 +518,7 @@ std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, st
       order[i] = i;
     return order;
   }
+  if (orderBy64BitKeys(kind, inst, ops, sizes, order)) return order;
   // Ascending order of a signed value, as unsigned bits.
   const auto ascending = [](std::int64_t v) {
     return static_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << 63);
@@ -498,11 +573,13 @@ Placement placeOrders(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int
   // `firstKind`, then every other kind in turn: the same orders whichever comes first.
   std::array<int, kOrders> kinds{};
   kinds[0] = firstKind;
+  std::vector<std::int64_t> sizes;  // sizesLargestFirst(inst), made when first needed
   for (int kind = 0, at = 1; kind < kOrders; ++kind) {
     if (kind != firstKind) kinds[static_cast<std::size_t>(at++)] = kind;
   }
   for (const int kind : kinds) {
-    const std::vector<std::size_t> order = orderOf(kind, inst, ops.size());
+    if (sizes.empty() && kind != 2 && kind != 3) sizes = sizesLargestFirst(inst);
+    const std::vector<std::size_t> order = orderOf(kind, inst, ops.size(), sizes);
     Placement first;
     // Best fit, then first fit.
     for (Placement* q : {static_cast<Placement*>(nullptr), &first}) {
