@@ -140,6 +140,9 @@ class AccudnnAtK {
   struct PinBuffers {
     SimResult trial, bestSim;
     bool bestComplete = false;  ///< bestSim holds the best pin's whole simulation
+    /// Where bestSim is a Complete simulateTrial: the step it resumed at (its earlier steps are
+    /// m_sim's, completeTrial); 0 where it is whole.
+    std::size_t bestFrom = 0;
   };
   /// Replays the rounds an earlier budget made at this k as far as they hold here, into `trace`;
   /// true where they are all of that budget's phase 1 (nothing is left to pin).
@@ -286,7 +289,11 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
     const int best = bestPin(minGain, round, state);
     round.pin = best;
     if (best >= 0) {
-      if (!state.bestComplete) whole(best, state.bestSim);  // the chosen pin's whole simulation
+      if (!state.bestComplete) {
+        whole(best, state.bestSim);  // the chosen pin's whole simulation
+      } else if (state.bestFrom > 0) {
+        completeTrial(m_schedule, m_sim, state.bestFrom, state.bestSim);
+      }
       pin(best);
       std::swap(m_sim, state.bestSim);
     }
@@ -360,10 +367,12 @@ int AccudnnAtK::bestPin(double minGain, Round& round, PinBuffers& state) {
     const double needed = std::max(minGain, bestScore * bytesOf(x));
     const double limit = before - needed + 1e-12 + 1e-9 * before;
     double stall = 0;
-    TrialEnd end = simulateTrial(
-        m_schedule, m_in, m_sim, static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer)),
-        static_cast<std::size_t>(m_schedule.lastTransferStep(x.buffer)) + 1, limit, state.trial,
-        &stall);
+    // The trial's steps before its first transfer are m_sim's (completeTrial), until whole().
+    auto trialFrom = static_cast<std::size_t>(m_schedule.firstTransferStep(x.buffer));
+    TrialEnd end =
+        simulateTrial(m_schedule, m_in, m_sim, trialFrom,
+                      static_cast<std::size_t>(m_schedule.lastTransferStep(x.buffer)) + 1, limit,
+                      state.trial, &stall);
     ++m_count;
     setPinned(x, false);
     if (end == TrialEnd::OverLimit) continue;
@@ -371,12 +380,16 @@ int AccudnnAtK::bestPin(double minGain, Round& round, PinBuffers& state) {
     if (end == TrialEnd::Shifted && std::abs(gain - minGain) <= close) {
       gain = before - whole(f, state.trial);
       end = TrialEnd::Complete;
+      trialFrom = 0;
     }
     if (gain > minGain && (best < 0 || gain - bestScore * bytesOf(x) > close)) {
       bestScore = gain / bytesOf(x);
       best = f;
       state.bestComplete = end == TrialEnd::Complete;
-      if (state.bestComplete) std::swap(state.bestSim, state.trial);
+      if (state.bestComplete) {
+        std::swap(state.bestSim, state.trial);
+        state.bestFrom = trialFrom;
+      }
     }
   }
   return best;

@@ -253,11 +253,16 @@ void simulate(const SimSchedule& sc, const SimInput& in, SimResult& r) {
 bool simulateFrom(const SimSchedule& sc, const SimInput& in, const SimResult& base,
                   std::size_t from, double stall_limit, SimResult& out) {
   if (&base == &out) throw Error(ErrorKind::Runtime, "simulateFrom: base and out are one result");
-  if (from < 2 || base.steps.size() != sc.m_steps || base.sums.size() != sc.m_steps ||
-      from >= sc.m_steps) {
+  if (!SimSchedule::resumes(sc, base, from))
     return SimSchedule::run(sc, in, out, nullptr, 1, stall_limit);
-  }
   return SimSchedule::run(sc, in, out, &base, from, stall_limit);
+}
+
+void completeTrial(const SimSchedule& sc, const SimResult& base, std::size_t from, SimResult& out) {
+  if (!SimSchedule::resumes(sc, base, from)) return;  // simulated whole
+  const auto n = static_cast<std::ptrdiff_t>(from - 1);
+  std::copy(base.steps.begin(), base.steps.begin() + n, out.steps.begin());
+  std::copy(base.sums.begin(), base.sums.begin() + n, out.sums.begin());
 }
 
 int SimSchedule::firstTransferStep(int buffer) const {
@@ -274,8 +279,7 @@ TrialEnd simulateTrial(const SimSchedule& sc, const SimInput& in, const SimResul
                        std::size_t from, std::size_t settled, double stall_limit, SimResult& out,
                        double* removable) {
   if (&base == &out) throw Error(ErrorKind::Runtime, "simulateTrial: base and out are one result");
-  if (from < 2 || base.steps.size() != sc.m_steps || base.sums.size() != sc.m_steps ||
-      from >= sc.m_steps) {
+  if (!SimSchedule::resumes(sc, base, from)) {
     const bool complete =
         SimSchedule::run(sc, in, out, nullptr, 1, std::numeric_limits<double>::infinity());
     *removable = out.removableStall();
@@ -283,7 +287,7 @@ TrialEnd simulateTrial(const SimSchedule& sc, const SimInput& in, const SimResul
   }
   std::size_t shiftedAt = 0;
   const bool within = SimSchedule::run(sc, in, out, &base, from, stall_limit,
-                                       std::max<std::size_t>(settled, from + 1), &shiftedAt);
+                                       std::max<std::size_t>(settled, from + 1), &shiftedAt, false);
   if (!within) return TrialEnd::OverLimit;
   if (shiftedAt == 0) {
     *removable = out.sums[sc.m_steps - 1].removable;
@@ -295,13 +299,14 @@ TrialEnd simulateTrial(const SimSchedule& sc, const SimInput& in, const SimResul
 }
 
 void SimSchedule::resume(const SimSchedule& sc, const SimInput& in, const SimResult& base,
-                         std::size_t from, SimResult& r) {
+                         std::size_t from, SimResult& r, bool prefix) {
   const Gmap& g = *sc.m_gmap;
   const std::size_t steps = sc.m_steps;
   // The base's running sums are kept per step, in the order a whole run adds them.
+  const auto first = static_cast<std::ptrdiff_t>(prefix ? 0 : from - 1);
+  const auto last = static_cast<std::ptrdiff_t>(from);
   r.steps.resize(steps);
-  std::copy(base.steps.begin(), base.steps.begin() + static_cast<std::ptrdiff_t>(from),
-            r.steps.begin());
+  std::copy(base.steps.begin() + first, base.steps.begin() + last, r.steps.begin() + first);
   auto before = [&](const std::vector<BusyInterval>& all, std::vector<BusyInterval>& out) {
     const auto end = std::partition_point(all.begin(), all.end(), [&](const BusyInterval& x) {
       return static_cast<std::size_t>(x.step) < from;
@@ -324,15 +329,14 @@ void SimSchedule::resume(const SimSchedule& sc, const SimInput& in, const SimRes
     }
   }
   r.sums.resize(steps);
-  std::copy(base.sums.begin(), base.sums.begin() + static_cast<std::ptrdiff_t>(from),
-            r.sums.begin());
+  std::copy(base.sums.begin() + first, base.sums.begin() + last, r.sums.begin() + first);
   r.stall = r.sums[from - 1].stall;
   r.dispatch = r.sums[from - 1].dispatch;
 }
 
 bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
                       const SimResult* base, std::size_t from, double stallLimit,
-                      std::size_t settled, std::size_t* shiftedAt) {
+                      std::size_t settled, std::size_t* shiftedAt, bool prefix) {
   const Gmap& g = *sc.m_gmap;
   const std::size_t steps = sc.m_steps;
   if (in.gmap != sc.m_gmap || in.step_seconds.size() < steps ||
@@ -346,7 +350,7 @@ bool SimSchedule::run(const SimSchedule& sc, const SimInput& in, SimResult& r,
   const double d = in.dispatch_seconds;
   const double dWoken = in.dispatch_woken_seconds < 0 ? d : in.dispatch_woken_seconds;
   if (base) {
-    resume(sc, in, *base, from, r);
+    resume(sc, in, *base, from, r, prefix);
     removable = r.sums[from - 1].removable;
     ci = r.h2d.empty() ? 0.0 : r.h2d.back().end;
     co = r.d2h.empty() ? 0.0 : r.d2h.back().end;

@@ -132,18 +132,26 @@ class SimSchedule {
                                 double stall_limit, SimResult& out, double* removable);
   friend bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
                            std::size_t from, double stall_limit, SimResult& out);
+  friend void completeTrial(const SimSchedule& schedule, const SimResult& base, std::size_t from,
+                            SimResult& out);
+  /// Whether a run resumed at `from` can take `base`'s steps before it (else it runs whole).
+  static bool resumes(const SimSchedule& sc, const SimResult& base, std::size_t from) {
+    return from >= 2 && base.steps.size() == sc.m_steps && base.sums.size() == sc.m_steps &&
+           from < sc.m_steps;
+  }
   /// Takes into `r` what a run resumed at step `from` keeps of `base`: its steps, transfers and
   /// sums before `from` (steps from `from` on, and the ends of transfers issued from `from` on,
-  /// are written before they are read).
+  /// are written before they are read); of the steps and sums, only those of step from - 1
+  /// (which the run reads) unless `prefix`.
   static void resume(const SimSchedule& sc, const SimInput& in, const SimResult& base,
-                     std::size_t from, SimResult& r);
+                     std::size_t from, SimResult& r, bool prefix);
   /// Steps `from`.. of a simulation; steps before `from` are `base`'s (nullptr: from = 1).
   /// False when the stall of steps 2.. exceeds `stallLimit` (the result is then partial).
   /// With `settled` > 0, it stops at the first step j >= settled where both it and `base` have
   /// every copy issued before step j done when step j - 1 finishes, and sets `*shiftedAt` to j.
   static bool run(const SimSchedule& sc, const SimInput& in, SimResult& r, const SimResult* base,
                   std::size_t from, double stallLimit, std::size_t settled = 0,
-                  std::size_t* shiftedAt = nullptr);
+                  std::size_t* shiftedAt = nullptr, bool prefix = true);
   struct PerStep {
     std::vector<int> start;  ///< per step s: items[start[s] .. start[s + 1])
     std::vector<int> items;
@@ -185,10 +193,18 @@ bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResu
 /// difference of the two finishes, and each step's stall is base's (up to the rounding of
 /// those sums). Returns Shifted with `*removable` = its own stall of steps 2..j-1 plus base's
 /// of steps j.. (`out` then holds steps up to j - 1 only), Complete with `*removable` =
-/// out.removableStall(), or OverLimit where that sum exceeds `stall_limit`.
+/// out.removableStall(), or OverLimit where that sum exceeds `stall_limit`. `out`'s steps and
+/// sums before step from - 1 are base's, and are not copied (most trials are discarded, and the
+/// copies took a tenth of a trial): a caller that keeps a Complete trial as its simulation takes
+/// them with completeTrial.
 TrialEnd simulateTrial(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
                        std::size_t from, std::size_t settled, double stall_limit, SimResult& out,
                        double* removable);
+
+/// A Complete trial of simulateTrial(schedule, in, base, from, ...) in `out` made whole: equal,
+/// to the bit, to simulateFrom's result.
+void completeTrial(const SimSchedule& schedule, const SimResult& base, std::size_t from,
+                   SimResult& out);
 
 /// An iteration of minibatch k run in S sub-batches (moDNN; analysis/sub_batch.h): S passes of
 /// the simulated pass `pass` (the GMAP at its k/S pass samples, simulated with its SGD update), one
