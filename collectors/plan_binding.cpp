@@ -63,9 +63,16 @@ Network planNetwork(const store::PlanFile& plan, const std::string& planName,
 
 SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName) {
   if (net.structureHash() != plan.structure_hash) {
+    // The same name with another structure: the same zoo model or file built another way.
+    const std::string sameName =
+        plan.network_name == net.name()
+            ? "; the name is the same, so the network was built otherwise than for the plan ("
+              "another --input or --classes, or another file): give the options the plan was "
+              "made with"
+            : "";
     throwBadInput("plan '" + planName + "' was made for network " + plan.network_name +
                   " (structure " + plan.structure_hash + "), not " + net.name() + " (structure " +
-                  net.structureHash() + ")");
+                  net.structureHash() + ")" + sameName);
   }
   std::vector<std::string> names;
   for (const store::PlanSwap& w : plan.swap_set)

@@ -339,6 +339,21 @@ TEST_F(CliPlan, RefusesAPlanForAnotherNetwork) {
   const auto r = run({"run", "--plan", s_plan.string(), "--model", "resnet20", "--iters", "1"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("was made for network fmnist-cnn"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("the name is the same"), std::string::npos) << r.err;
+}
+
+TEST_F(CliPlan, APlanForTheSameModelBuiltOtherwiseSaysWhichOptionsDiffer) {
+  // resnet20 planned at 1x28x28 and run at its default input: the same name, another structure.
+  const std::string plan = scratch("resnet20-28.json").string();
+  ASSERT_EQ(run({"plan", "--db", kSample, "--model", "resnet20", "--input", "1x28x28", "--budget",
+                 "64MiB", "--batch", "4", "--out", plan})
+                .code,
+            0);
+  const auto r = run({"run", "--plan", plan, "--model", "resnet20", "--iters", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("was made for network resnet20"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("another --input or --classes"), std::string::npos) << r.err;
+  fs::remove(plan);
 }
 
 TEST_F(CliPlan, RefusesEditedStepsAndBadFieldsNamingThem) {
