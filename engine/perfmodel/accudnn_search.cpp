@@ -70,6 +70,14 @@ class StepMax {
   std::vector<std::int64_t> m_max, m_add;
 };
 
+/// The removable stall of a whole simulation: the running sum its last step keeps, added in
+/// the order removableStall() adds (the same double), without reading every step again.
+double removableOf(const SimResult& whole) {
+  return whole.sums.size() == whole.steps.size() && !whole.sums.empty()
+             ? whole.sums.back().removable
+             : whole.removableStall();
+}
+
 /// accudnn at one k from a prepared swap-all plan: the pins of phase 1 and phase 2 (see
 /// accudnnPrepared), made on the simulator's inputs in place, then the exact plan of the pins.
 class AccudnnAtK {
@@ -283,7 +291,7 @@ void AccudnnAtK::removeStall(const Evaluation* phase1Plan) {
     return;
   }
   PinBuffers state;
-  while (m_sim.removableStall() > minGain) {
+  while (removableOf(m_sim) > minGain) {
     Round round;
     const int countBefore = m_count;
     const int best = bestPin(minGain, round, state);
@@ -335,11 +343,11 @@ double AccudnnAtK::whole(int f, SimResult& out) {
                std::numeric_limits<double>::infinity(), out);
   setPinned(x, false);
   ++m_count;
-  return out.removableStall();
+  return removableOf(out);
 }
 
 int AccudnnAtK::bestPin(double minGain, Round& round, PinBuffers& state) {
-  const double before = m_sim.removableStall();
+  const double before = removableOf(m_sim);
   int best = -1;
   double bestScore = 0;
   state.bestComplete = false;
