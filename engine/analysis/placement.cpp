@@ -504,9 +504,10 @@ bool orderBy64BitKeys(int kind, const std::vector<Instance>& inst, std::size_t o
   return true;
 }
 
-/// The instances in order `kind`; `sizes` is sizesLargestFirst(inst).
+/// The instances in order `kind`; `sizes` is sizesLargestFirst(inst) (or empty for kinds 2 and
+/// 3). With `wide`, 128-bit keys even where 64 bits hold them.
 std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, std::size_t ops,
-                                 const std::vector<std::int64_t>& sizes) {
+                                 const std::vector<std::int64_t>& sizes, bool wide = false) {
   __extension__ using Key = unsigned __int128;
   std::vector<std::size_t> order(inst.size());
   constexpr std::uint64_t kLow32 = 0xffffffffULL;
@@ -518,7 +519,7 @@ std::vector<std::size_t> orderOf(int kind, const std::vector<Instance>& inst, st
       order[i] = i;
     return order;
   }
-  if (orderBy64BitKeys(kind, inst, ops, sizes, order)) return order;
+  if (!wide && orderBy64BitKeys(kind, inst, ops, sizes, order)) return order;
   // Ascending order of a signed value, as unsigned bits.
   const auto ascending = [](std::int64_t v) {
     return static_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << 63);
@@ -600,6 +601,20 @@ Placement placeOrders(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int
 thread_local std::array<int, 4> lastFitted{};
 
 }  // namespace
+
+std::vector<std::size_t> detail::placementOrder(int kind, const std::vector<std::int64_t>& sizes,
+                                                const std::vector<std::size_t>& starts,
+                                                const std::vector<std::size_t>& ends,
+                                                std::size_t ops, bool wide) {
+  if (kind < 0 || kind >= kOrders || starts.size() != sizes.size() || ends.size() != sizes.size()) {
+    throw Error(ErrorKind::Runtime, "placementOrder: no such order, or lists of unequal length");
+  }
+  std::vector<Instance> inst;
+  inst.reserve(sizes.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    inst.push_back({sizes[i], 1, starts[i], ends[i], i});
+  return orderOf(kind, inst, ops, sizesLargestFirst(inst), wide);
+}
 
 Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::int64_t k,
                         std::int64_t alignment, int delay, std::int64_t workspaceAlignment,

@@ -44,6 +44,17 @@ Placement planPlacement(const Gmap& gmap, const std::vector<GmapOp>& ops, std::i
                         std::int64_t alignment, int delay = 0, std::int64_t workspaceAlignment = 0,
                         std::int64_t target = 0);
 
+namespace detail {
+/// The order that placement order `kind` (0..4, see planPlacement) puts buffers in, given each
+/// one's size and lifetime [start, end) in op indices of an iteration of `ops` ops (an end past
+/// `ops`: never released): with 64-bit keys where they fit, else, or with `wide`, with 128-bit
+/// keys. Both give the same order; exposed for the test that checks it.
+std::vector<std::size_t> placementOrder(int kind, const std::vector<std::int64_t>& sizes,
+                                        const std::vector<std::size_t>& starts,
+                                        const std::vector<std::size_t>& ends, std::size_t ops,
+                                        bool wide);
+}  // namespace detail
+
 /// The allocation that does not fit where an iteration is placed at run time.
 struct RunTimeFailure {
   int step = 0;

@@ -177,6 +177,34 @@ TEST(Placement, EqualsThePlainDefinitionOnZooNetworksAndRandomSwapSets) {
 // above the last: ResNet-50's swap-all iteration at k = 8, placed in every one of the other
 // four orders, needs more than its peak. Ties placed latest-ending first pack it into exactly
 // its peak (the most bytes alive at once, below which no placement exists).
+TEST(Placement, OrdersByNarrowKeysAreTheOrdersByWideOnes) {
+  // The orders by size sort 64-bit keys (a size's rank among the distinct sizes) by radix, where
+  // the keys fit; the 128-bit keys sorted by comparison are the definition. Few sizes and many
+  // equal starts and ends, so that every tie-break is exercised, and some buffers never released.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::size_t n = 1 + rng() % 3000, ops = 1 + rng() % 20000;
+    const std::int64_t few[] = {64, 128, 4096, std::int64_t{1} << 20, 3 << 20, 0};
+    std::vector<std::int64_t> sizes(n);
+    std::vector<std::size_t> starts(n), ends(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      sizes[i] = trial % 2 ? few[rng() % 6] : static_cast<std::int64_t>(rng() % 100000);
+      starts[i] = rng() % ops;
+      ends[i] = rng() % 8 == 0 ? std::numeric_limits<std::size_t>::max()
+                               : starts[i] + rng() % (ops - starts[i] + 1);
+    }
+    for (int kind = 0; kind < 5; ++kind) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + ", order " + std::to_string(kind));
+      const auto narrow = detail::placementOrder(kind, sizes, starts, ends, ops, false);
+      ASSERT_EQ(narrow, detail::placementOrder(kind, sizes, starts, ends, ops, true));
+      if (kind == 0 || kind == 4) {  // largest first, as a check of the definition itself
+        for (std::size_t i = 1; i < n; ++i)
+          ASSERT_GE(sizes[narrow[i - 1]], sizes[narrow[i]]);
+      }
+    }
+  }
+}
+
 TEST(Placement, LatestEndingFirstAmongEqualSizesPacksResNet50ToItsPeak) {
   const Network net = buildZooModel("resnet50");
   const std::vector<LayerCost> costs = computeLayerCosts(net);
