@@ -12,7 +12,8 @@
 /// accudnn's plan at k; stage 2 takes the swapped FMs whose re-make (their layer's forward time and
 /// that of the released inputs it re-runs) costs less than their copies, cheapest ratio first, and
 /// recomputes each where the exact GMAP fits the budget and the simulation is no slower. Modes:
-/// - argmin: scan k and minimise the simulated whole-training time ceil(E m / k) (t_iter + Δ);
+/// - argmin: scan k and minimise the simulated whole-training time ceil(E m / (N k)) (t_iter + Δ)
+///   on N GPUs, or (t_iter + Δ) / k without a dataset size;
 /// - paper: Algorithm 2 as written: from swap-all's k_max down, the largest k whose Algorithm 1
 ///   t_ready satisfies (6) after pinning into the area budget - M_peak(k). Algorithm 1 has no
 ///   recompute step, so ito has no paper mode (BadInput).

@@ -192,11 +192,11 @@ bool simulateFrom(const SimSchedule& schedule, const SimInput& in, const SimResu
 /// sums of that finish and durations that the two runs share, so each is base's moved by the
 /// difference of the two finishes, and each step's stall is base's (up to the rounding of
 /// those sums). Returns Shifted with `*removable` = its own stall of steps 2..j-1 plus base's
-/// of steps j.. (`out` then holds steps up to j - 1 only), Complete with `*removable` =
-/// out.removableStall(), or OverLimit where that sum exceeds `stall_limit`. `out`'s steps and
-/// sums before step from - 1 are base's, and are not copied (most trials are discarded, and the
-/// copies took a tenth of a trial): a caller that keeps a Complete trial as its simulation takes
-/// them with completeTrial.
+/// of steps j.. (`out` then holds steps up to j - 1 only), Complete with `*removable` = the
+/// removableStall() of the whole trial, or OverLimit where that sum exceeds `stall_limit`.
+/// `out`'s steps and sums before step from - 1 are base's, and are not copied (most trials are
+/// discarded): a caller that keeps a Complete trial as its simulation takes them with
+/// completeTrial, and reads none of them before.
 TrialEnd simulateTrial(const SimSchedule& schedule, const SimInput& in, const SimResult& base,
                        std::size_t from, std::size_t settled, double stall_limit, SimResult& out,
                        double* removable);

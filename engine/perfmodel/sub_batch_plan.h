@@ -20,7 +20,7 @@ struct SubBatchPlan {
   PlanResult pass;
   SubBatchTiming timing;  ///< the whole iteration (meaningful when pass.trainable)
   double lr = 0;          ///< eq. 9 at k
-  double t_whole = 0;     ///< ceil(E m / k) (t_iter + Δ); 0 without m
+  double t_whole = 0;     ///< ceil(E m / (N k)) (t_iter + Δ) on N GPUs; 0 without m
   int candidates = 0;     ///< counts of S planned (1 for a given S)
   /// planAllowingSubBatches: the bytes k needs in one pass where it did not fit the budget
   /// (PlanResult::batch_need, PlanResult::kNeedOverflows beyond a 64-bit count), which is why
