@@ -158,7 +158,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
     j["stability"] = stabilityJson(result.stability);
     if (!kept.empty()) j["kept"] = kept;
     out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
-    return result.cancelled ? kExitFailure : kExitOk;  // interrupted: as in text
+    return finishedExit(result.cancelled, kept, "profile", err);  // as in text
   }
   for (const collect::RefusedBatch& r : result.refused)
     out << "warning: " << collect::describeRefusal(r, cfg.budget) << '\n';
@@ -172,7 +172,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
         << " (`swapscope plan --db` says the same)\n";
   if (result.stability) printStability(out, result.stability);
   if (!kept.empty()) out << kept << '\n';
-  return result.cancelled ? kExitFailure : kExitOk;
+  return finishedExit(result.cancelled, kept, "profile", err);
 }
 
 }  // namespace swapscope::cli

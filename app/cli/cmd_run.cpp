@@ -453,7 +453,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   } else {
     printRunText(report, db.get(), interrupt, out);
   }
-  return result.cancelled ? kExitFailure : kExitOk;
+  return finishedExit(result.cancelled, kept, "run", err);
 }
 
 }  // namespace swapscope::cli

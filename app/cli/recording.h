@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "commands.h"
 #include "common/error.h"
 #include "store/run_db.h"
 
@@ -32,6 +33,19 @@ auto runKeepingNote(const store::RunWriter& db, Work&& work) {
     if (kept.empty()) throw;
     throw Error(e.kind(), std::string(e.what()) + "; " + kept);
   }
+}
+
+/// The exit code of a run or profile that ended (interrupted or not): 1 where it was interrupted,
+/// or where it completed but did not replace the database --force named (`kept`, keptNote():
+/// the earlier run is still under that name, and a script that went on would read it as this
+/// one). The latter also goes to standard error as an error, the report having been printed.
+inline int finishedExit(bool cancelled, const std::string& kept, const char* verb,
+                        std::ostream& err) {
+  if (cancelled) return kExitFailure;
+  if (kept.empty()) return kExitOk;
+  err << "swapscope " << verb
+      << ": error: the run completed but did not replace the database: " << kept << '\n';
+  return kExitFailure;
 }
 
 }  // namespace swapscope::cli

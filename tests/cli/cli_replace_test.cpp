@@ -150,8 +150,9 @@ TEST_F(CliReplace, AProfileStoppedAtAnyMomentLeavesTheEarlierDatabaseUnderItsNam
           // with nothing left to record.
           EXPECT_EQ(WTERMSIG(status), sig) << out;
         } else {
+          // The database was not replaced: an error, for a script that would read it next.
           ASSERT_TRUE(WIFEXITED(status)) << out;
-          EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+          EXPECT_EQ(WEXITSTATUS(status), 1) << out;
           EXPECT_NE(out.find("another process held it open as the run ended"), std::string::npos)
               << out;
         }
@@ -186,6 +187,38 @@ TEST_F(CliReplace, AProfileThatCompletesReplacesTheDatabaseInOneMove) {
   EXPECT_FALSE(fs::exists(m_recording));
   for (const char* side : {"-wal", "-shm", "-journal"})
     EXPECT_FALSE(fs::exists(m_db + side)) << side;
+}
+
+/// The test holds the recording open as the profile ends, as the app watching a live run does:
+/// the run cannot move over the database as one self-contained file, so it stays beside it,
+/// complete, and the earlier run keeps its name. The exit code and an error say that the
+/// database was not replaced, so that a script does not go on with the earlier run.
+TEST_F(CliReplace, ARunThatCompletesButCannotReplaceTheDatabaseEndsWithAnError) {
+  const std::string printed = path("out.txt"), errors = path("err.txt");
+  const std::string script = "exec '" SWAPSCOPE_CLI_BINARY
+                             "' profile --model fmnist-cnn --budget 16MiB --max-batch 2 "
+                             "--warmup 0 --iters 300 --db '" +
+                             m_db + "' --force 2>'" + errors + "'";
+  const pid_t pid = testing::startProgram({"/bin/bash", "-c", script}, printed);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(testing::waitForIterations(m_recording, 1));
+  int status = 0;
+  {
+    store::RunReader reader(m_recording);  // open until the run has ended
+    ASSERT_GE(reader.counts().iterations, 1);
+    waitpid(pid, &status, 0);
+  }
+  const std::string out = slurp(printed), err = slurp(errors);
+  ASSERT_TRUE(WIFEXITED(status)) << out << err;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out << err;
+  EXPECT_NE(err.find("error: the run completed but did not replace the database: " + kept()),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(holdsEarlier());
+  const store::RunData d = store::RunReader(m_recording).load();
+  EXPECT_EQ(d.meta.status, store::RunStatus::Complete);
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(m_recording + suffix);
 }
 
 /// `ulimit -f` in a child shell: the recording outgrows the limit. The program ignores SIGXFSZ
