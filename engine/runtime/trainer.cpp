@@ -228,6 +228,16 @@ WeightFile loadWeights(const std::string& path, const Network& net) {
       }
       std::vector<float> v(size);
       r.raw(v.data(), size * sizeof(float), want.c_str());
+      // A NaN or an infinity is damage, not a weight: training would carry it on unseen where a
+      // ReLU hides it, and save it again.
+      if (const auto bad =
+              std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+          bad != v.end()) {
+        const std::string what = std::isnan(*bad) ? "NaN" : (*bad > 0 ? "+infinity" : "-infinity");
+        throwBadInput(path + ": '" + name + "' holds " + what + " at value " +
+                      std::to_string(bad - v.begin()) + " of " + std::to_string(size) +
+                      " (weights and running statistics must be finite numbers)");
+      }
       (part == 0 ? f.weights : f.running_stats).push_back(std::move(v));
     }
   }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 
 #include <cmath>
 #include <cstring>
@@ -546,6 +547,36 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
     FAIL() << "weights of another network were accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("resnet20"), std::string::npos) << e.what();
+  }
+  // A NaN or an infinity in a tensor is refused, naming the tensor and the value.
+  {
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::string name = "fc1.weights";
+    const std::size_t at = bytes.find(name);
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t first = at + name.size() + sizeof(std::uint64_t);  // after its value count
+    for (const float bad :
+         {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+      std::string damaged = bytes;
+      std::memcpy(damaged.data() + first + 5 * sizeof(float), &bad, sizeof bad);
+      const std::string damagedPath = ::testing::TempDir() + "/fmnist-nan.weights";
+      std::ofstream(damagedPath, std::ios::binary | std::ios::trunc) << damaged;
+      try {
+        loadWeights(damagedPath, net);
+        FAIL() << "a weight file holding " << bad << " was accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+        EXPECT_NE(std::string(e.what()).find("'fc1.weights' holds " +
+                                             std::string(std::isnan(bad) ? "NaN" : "-infinity") +
+                                             " at value 5 of"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
   }
   // Bytes after the last tensor are refused, not ignored.
   std::ofstream(path, std::ios::binary | std::ios::app) << "tail";
