@@ -395,8 +395,9 @@ class RunReader {
   const std::string& path() const;
 
  private:
-  /// network(), and the stored network's layer names in `layerNames` when given.
-  NetworkInfo readNetwork(std::vector<std::string>* layerNames);
+  /// network(), and the rows of table 'layers' that the stored network gives (as the writer
+  /// makes them) in `layers` when given.
+  NetworkInfo readNetwork(std::vector<LayerRow>* layers);
   std::unique_ptr<Database> m_db;
   int m_version = 0;
 };

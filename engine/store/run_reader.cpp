@@ -35,8 +35,8 @@ RunStatus statusFromName(const std::string& path, const std::string& s) {
 struct LoadState {
   Database& db;
   RunData& d;
-  bool v2 = false;  ///< the columns of kVersion2Columns
-  std::vector<std::string> networkLayers;
+  bool v2 = false;                      ///< the columns of kVersion2Columns
+  std::vector<LayerRow> networkLayers;  ///< the rows the stored network gives
   std::int64_t layerCount = 0;
   /// The SGD update of every layer is one step past the last compute step.
   std::int64_t updateStep = 0;
@@ -95,11 +95,29 @@ void loadLayers(LoadState& s) {
         rows.badRow("the stored network has only " + std::to_string(networkLayers.size()) +
                     " layers");
       }
-      if (r.name != networkLayers[d.layers.size()]) {
+      const LayerRow& want = networkLayers[d.layers.size()];
+      if (r.name != want.name) {
         rows.bad(1, "is " + quoteBounded(r.name) + ", but layer " + std::to_string(r.id) +
-                        " of the stored network is " +
-                        quoteBounded(networkLayers[d.layers.size()]));
+                        " of the stored network is " + quoteBounded(want.name));
       }
+      // The other columns are the stored network's too: an edited one would change the fits
+      // (FLOPs are the curves' x, FM bytes the copies') while the hash still matched.
+      const auto differs = [&](int column, const auto& got, const auto& given,
+                               const std::string& shown) {
+        if (got != given) {
+          rows.bad(column, "is " + shown + ", but layer " + quoteBounded(want.name) +
+                               " of the stored network gives another value");
+        }
+      };
+      differs(2, r.kind, want.kind, quoteBounded(r.kind));
+      differs(3, r.inputs, want.inputs, "not the stored network's inputs");
+      differs(4, r.out_shape, want.out_shape, "not the stored network's shape");
+      differs(5, r.params, want.params, std::to_string(r.params));
+      differs(6, r.fwd_flops, want.fwd_flops, std::to_string(r.fwd_flops));
+      differs(7, r.bwd_data_flops, want.bwd_data_flops, std::to_string(r.bwd_data_flops));
+      differs(8, r.bwd_weight_flops, want.bwd_weight_flops, std::to_string(r.bwd_weight_flops));
+      differs(9, r.fm.fixed, want.fm.fixed, std::to_string(r.fm.fixed));
+      differs(10, r.fm.per_sample, want.fm.per_sample, std::to_string(r.fm.per_sample));
     }
     d.layers.push_back(std::move(r));
   }
@@ -509,7 +527,7 @@ NetworkInfo RunReader::network() {
   return readNetwork(nullptr);
 }
 
-NetworkInfo RunReader::readNetwork(std::vector<std::string>* layerNames) {
+NetworkInfo RunReader::readNetwork(std::vector<LayerRow>* layers) {
   TableRows rows(*m_db, "network", {"name", "structure_hash", "json"}, "rowid");
   NetworkInfo n;
   if (!rows.next()) return n;
@@ -532,9 +550,22 @@ NetworkInfo RunReader::readNetwork(std::vector<std::string>* layerNames) {
     rows.badRow("the network in column 'json' has structure hash " + net.structureHash() +
                 ", not the stored structure_hash " + quoteBounded(n.structure_hash));
   }
-  if (layerNames) {
-    for (int i = 0; i < net.size(); ++i)
-      layerNames->push_back(net.layer(i).name);
+  if (layers) {
+    // As RunWriter::writeNetwork writes them.
+    const std::vector<LayerCost> costs = computeLayerCosts(net);
+    for (int i = 0; i < net.size(); ++i) {
+      const LayerCost& c = costs[static_cast<std::size_t>(i)];
+      layers->push_back({.id = i,
+                         .name = net.layer(i).name,
+                         .kind = std::string(layerKindName(net.layer(i).kind)),
+                         .inputs = net.inputsOf(i),
+                         .out_shape = net.outputShape(i).dims,
+                         .params = c.params,
+                         .fwd_flops = c.fwd_flops,
+                         .bwd_data_flops = c.bwd_data_flops,
+                         .bwd_weight_flops = c.bwd_weight_flops,
+                         .fm = c.fm});
+    }
   }
   return n;
 }

@@ -327,6 +327,41 @@ TEST_F(RunDbDamage, ANetworkThatDoesNotMatchItsHashOrLayersIsNamed) {
             std::string::npos);
 }
 
+TEST_F(RunDbDamage, ALayerColumnThatIsNotTheStoredNetworksIsNamed) {
+  // The FLOPs, parameters, FM bytes, kind, inputs and shape of a layer are its network's: an
+  // edited one would move the fits (and the plans) while the network's hash still matched.
+  struct Edit {
+    const char* sql;
+    const char* expected;
+  };
+  const Edit edits[] = {
+      {"UPDATE layers SET fwd_flops = fwd_flops * 1000 WHERE id = 1",
+       "table 'layers' row 1: fwd_flops is "},
+      {"UPDATE layers SET fm_per_sample = fm_per_sample / 100 WHERE id = 2",
+       "table 'layers' row 2: fm_per_sample is "},
+      {"UPDATE layers SET params = params + 1 WHERE id = 1", "table 'layers' row 1: params is "},
+      {"UPDATE layers SET bwd_data_flops = bwd_data_flops + 1 WHERE id = 2",
+       "table 'layers' row 2: bwd_data_flops is "},
+      {"UPDATE layers SET kind = 'relu' WHERE id = 1", "table 'layers' row 1: kind is 'relu'"},
+      {"UPDATE layers SET out_shape = '[1, 2, 3]' WHERE id = 1",
+       "table 'layers' row 1: out_shape is not the stored network's shape"},
+      {"UPDATE layers SET inputs = '[0]' WHERE id = 2",
+       "table 'layers' row 2: inputs is not the stored network's inputs"},
+  };
+  int n = 0;
+  for (const Edit& e : edits) {
+    SCOPED_TRACE(e.sql);
+    const std::string path = tinyDb("edit-" + std::to_string(n++) + ".swapdb");
+    execSql(path, e.sql);
+    const std::string message = loadError(path);
+    EXPECT_NE(message.find(e.expected), std::string::npos) << message;
+    EXPECT_NE(message.find("of the stored network gives another value"), std::string::npos)
+        << message;
+  }
+  // Untouched, it loads.
+  EXPECT_NO_THROW(RunReader(tinyDb("untouched.swapdb")).load());
+}
+
 // --- 13: read-only storage, and a reader holding the file as the run finishes --------------
 
 /// Runs `body` in a child process as an unprivileged user when this process is root (root
