@@ -369,6 +369,10 @@ class RunWriter {
   bool m_replacing = false, m_replaced = false;
   bool m_replacesLink = false;  ///< `overwrite` given for a symbolic link to a missing file
   std::string m_keptWhy;        ///< why a complete run did not replace the earlier file
+  /// The earlier file's device and inode as the run started: another file renamed over it
+  /// since (a concurrent run with --force) is not replaced, which would lose that run.
+  std::uint64_t m_targetDevice = 0, m_targetInode = 0;
+  bool m_targetTaken = false;  ///< another file took the earlier file's name
   bool m_finished = false;
 };
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -116,6 +117,11 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
     // The earlier file stays as it is until a complete run replaces it (finish()).
     m_path = claimRecordingName(path);
     m_replacing = true;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      m_targetDevice = static_cast<std::uint64_t>(st.st_dev);
+      m_targetInode = static_cast<std::uint64_t>(st.st_ino);
+    }
   }
   if (created) {
     // The file appears whole: its schema, application id and meta are written under a name of
@@ -299,7 +305,9 @@ std::string RunWriter::recordingNote() const {
 std::string RunWriter::keptNote() const {
   // Also where finish() itself failed (a full disk): the earlier file was never touched.
   if (!m_replacing || m_replaced) return "";
-  return "'" + m_target + "' still holds the earlier run; this run is in '" + m_path + "'" +
+  const std::string holds =
+      m_targetTaken ? "' holds another file now" : "' still holds the earlier run";
+  return "'" + m_target + holds + "; this run is in '" + m_path + "'" +
          (m_keptWhy.empty() ? std::string(" (it did not complete)")
                             : " (it was not moved over '" + m_target + "': " + m_keptWhy + ")");
 }
@@ -475,6 +483,17 @@ void RunWriter::finish(RunStatus status, const std::string& message) {
   }
   m_st.reset();
   m_db.reset();
+  // Another file moved over the earlier one while this run was recorded (another run that
+  // replaced it, with --force, and finished first): replacing it would lose that run.
+  if (struct stat st{}; m_targetInode != 0 && ::lstat(m_target.c_str(), &st) == 0 &&
+                        (static_cast<std::uint64_t>(st.st_dev) != m_targetDevice ||
+                         static_cast<std::uint64_t>(st.st_ino) != m_targetInode)) {
+    m_keptWhy =
+        "another file took its name while this run was recorded (another run that replaced it "
+        "with --force, most likely); moving this run over it would lose that one";
+    m_targetTaken = true;
+    return;
+  }
   m_keptWhy = replaceWithRecording(m_path, m_target);
   if (!m_keptWhy.empty()) return;
   m_replaced = true;

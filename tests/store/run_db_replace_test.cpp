@@ -8,12 +8,19 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "run_db_fixture.h"
 
 namespace swapscope::store {
 namespace {
+
+/// A file's bytes.
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 class RunDbReplace : public RunDbTest {
  protected:
@@ -206,6 +213,34 @@ TEST_F(RunDbReplace, ARecordingHeldOpenAtTheEndIsNotMovedWithoutItsWal) {
   const RunData d = RunReader(recording).load();
   EXPECT_EQ(d.meta.status, RunStatus::Complete);
   EXPECT_EQ(d.iterations.size(), 1u);
+}
+
+TEST_F(RunDbReplace, ARunWhoseDatabaseAnotherRunReplacedMeanwhileIsNotMovedOverIt) {
+  // Another file takes the database's name while the run is recorded, as a second run that
+  // replaced it with --force and completed first would (a second replacement started after
+  // this one is refused; one that raced its start is not): the run stays beside it, so that
+  // neither run is lost.
+  const std::string path = earlier("run.swapdb");
+  auto w = replacement(path);
+  addOneIteration(*w, 0);
+  const std::string other = earlier("other.swapdb");
+  const std::string otherBytes = slurp(other);
+  fs::rename(other, path);
+  addOneIteration(*w, 1);
+  addOneIteration(*w, 2);
+  const std::string recording = w->path();
+  w->finish(RunStatus::Complete);
+  EXPECT_EQ(w->path(), recording);
+  EXPECT_EQ(w->keptNote(),
+            "'" + path + "' holds another file now; this run is in '" + recording +
+                "' (it was not moved over '" + path +
+                "': another file took its name while this run was recorded (another run that "
+                "replaced it with --force, most likely); moving this run over it would lose "
+                "that one)");
+  EXPECT_TRUE(slurp(path) == otherBytes);
+  const RunData d = RunReader(recording).load();
+  EXPECT_EQ(d.meta.status, RunStatus::Complete);
+  EXPECT_EQ(d.iterations.size(), 3u);
 }
 
 /// Runs in `dir` as the working folder, and back.
