@@ -28,6 +28,7 @@
 #include "analysis/gmap.h"
 #include "analysis/layer_cost.h"
 #include "common/bytes.h"
+#include "common/files.h"
 #include "graph/network.h"
 
 namespace swapscope::store {
@@ -371,7 +372,7 @@ class RunWriter {
   std::string m_keptWhy;        ///< why a complete run did not replace the earlier file
   /// The earlier file's device and inode as the run started: another file renamed over it
   /// since (a concurrent run with --force) is not replaced, which would lose that run.
-  std::uint64_t m_targetDevice = 0, m_targetInode = 0;
+  std::optional<files::FileId> m_targetId;
   bool m_targetTaken = false;  ///< another file took the earlier file's name
   bool m_finished = false;
 };

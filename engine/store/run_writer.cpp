@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -117,11 +116,7 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
     // The earlier file stays as it is until a complete run replaces it (finish()).
     m_path = claimRecordingName(path);
     m_replacing = true;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) {
-      m_targetDevice = static_cast<std::uint64_t>(st.st_dev);
-      m_targetInode = static_cast<std::uint64_t>(st.st_ino);
-    }
+    m_targetId = files::identity(path);
   }
   if (created) {
     // The file appears whole: its schema, application id and meta are written under a name of
@@ -485,9 +480,7 @@ void RunWriter::finish(RunStatus status, const std::string& message) {
   m_db.reset();
   // Another file moved over the earlier one while this run was recorded (another run that
   // replaced it, with --force, and finished first): replacing it would lose that run.
-  if (struct stat st{}; m_targetInode != 0 && ::lstat(m_target.c_str(), &st) == 0 &&
-                        (static_cast<std::uint64_t>(st.st_dev) != m_targetDevice ||
-                         static_cast<std::uint64_t>(st.st_ino) != m_targetInode)) {
+  if (const auto now = files::identity(m_target); m_targetId && now && *now != *m_targetId) {
     m_keptWhy =
         "another file took its name while this run was recorded (another run that replaced it "
         "with --force, most likely); moving this run over it would lose that one";

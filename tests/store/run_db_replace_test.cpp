@@ -8,19 +8,12 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <thread>
 
 #include "run_db_fixture.h"
 
 namespace swapscope::store {
 namespace {
-
-/// A file's bytes.
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 class RunDbReplace : public RunDbTest {
  protected:
@@ -224,7 +217,7 @@ TEST_F(RunDbReplace, ARunWhoseDatabaseAnotherRunReplacedMeanwhileIsNotMovedOverI
   auto w = replacement(path);
   addOneIteration(*w, 0);
   const std::string other = earlier("other.swapdb");
-  const std::string otherBytes = slurp(other);
+  const std::string otherBytes = readBytes(other);
   fs::rename(other, path);
   addOneIteration(*w, 1);
   addOneIteration(*w, 2);
@@ -237,7 +230,7 @@ TEST_F(RunDbReplace, ARunWhoseDatabaseAnotherRunReplacedMeanwhileIsNotMovedOverI
                 "': another file took its name while this run was recorded (another run that "
                 "replaced it with --force, most likely); moving this run over it would lose "
                 "that one)");
-  EXPECT_TRUE(slurp(path) == otherBytes);
+  EXPECT_TRUE(readBytes(path) == otherBytes);
   const RunData d = RunReader(recording).load();
   EXPECT_EQ(d.meta.status, RunStatus::Complete);
   EXPECT_EQ(d.iterations.size(), 3u);
