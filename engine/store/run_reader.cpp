@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 /// @brief RunReader: opens a run database read-only, checks it and loads it table by table.
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <utility>
 
+#include "analysis/layer_cost.h"
 #include "common/error.h"
 #include "graph/json_guard.h"
 #include "graph/network_json.h"
@@ -144,6 +148,17 @@ void loadSteps(LoadState& s) {
     r.layer = rows.int32(1, 0, layerCount - 1);
     r.direction = directionFromName(rows, 2, false);
     r.flops_per_sample = rows.nonNegative(3);
+    // A step's FLOPs per sample are its layer's in its direction (the samples' FLOPs are k
+    // times them).
+    const LayerRow& layer = d.layers[static_cast<std::size_t>(r.layer)];
+    const std::int64_t want = r.direction == Direction::Forward
+                                  ? layer.fwd_flops
+                                  : layer.bwd_data_flops + layer.bwd_weight_flops;
+    if (r.flops_per_sample != want) {
+      rows.bad(3, "is " + std::to_string(r.flops_per_sample) + ", but layer " +
+                      quoteBounded(layer.name) + " " + std::string(directionName(r.direction)) +
+                      " takes " + std::to_string(want) + " per sample");
+    }
     d.steps.push_back(r);
   }
 }
@@ -368,6 +383,188 @@ void loadMemory(LoadState& s) {
                 .in_use = rows.nonNegative(3)};
     s.requireIteration(rows, r.k, r.iteration);
     d.memory.push_back(r);
+  }
+}
+
+/// A sum of a table's byte or time counts, which can pass 2^63 in a damaged file.
+struct Sum {
+  std::int64_t value = 0;
+  bool over = false;  ///< past the largest int64
+  void add(std::int64_t v) { over = over || __builtin_add_overflow(value, v, &value); }
+  bool is(std::int64_t v) const { return !over && value == v; }
+  std::string text() const {
+    return over ? "more than " + std::to_string(std::numeric_limits<std::int64_t>::max())
+                : std::to_string(value);
+  }
+};
+
+/// a * b; none where it passes int64.
+std::optional<std::int64_t> product(std::int64_t a, std::int64_t b) {
+  std::int64_t p = 0;
+  if (__builtin_mul_overflow(a, b, &p)) return std::nullopt;
+  return p;
+}
+
+std::string iterationName(std::int64_t k, int iteration) {
+  return "k " + std::to_string(k) + " iteration " + std::to_string(iteration);
+}
+
+/// Each k's iterations numbered 0, 1, 2, ... as recorded, and the batches rows of those k:
+/// one per k, each of a k with recorded iterations, and in a complete run one for every such k
+/// (a run that stopped within a k never wrote that k's row).
+void checkBatches(const LoadState& s) {
+  const RunData& d = s.d;
+  for (std::size_t i = 0; i < d.iterations.size(); ++i) {
+    const IterationRow& r = d.iterations[i];
+    const bool first = i == 0 || d.iterations[i - 1].k != r.k;
+    const int expected = first ? 0 : d.iterations[i - 1].iteration + 1;
+    if (r.iteration != expected) {
+      damaged(d.path, "table 'iterations' has " + iterationName(r.k, r.iteration) +
+                          " but no iteration " + std::to_string(expected) +
+                          " (each k's iterations are numbered 0, 1, 2, ... as recorded)");
+    }
+  }
+  std::set<std::int64_t> batchKs, recordedKs;
+  for (const IterationRow& r : d.iterations)
+    recordedKs.insert(r.k);
+  for (const BatchRow& b : d.batches) {
+    if (!batchKs.insert(b.k).second) {
+      damaged(d.path, "table 'batches' has k " + std::to_string(b.k) + " twice");
+    }
+    if (!recordedKs.count(b.k)) {
+      damaged(d.path, "table 'batches' has k " + std::to_string(b.k) +
+                          ", but table 'iterations' records no iteration of it");
+    }
+    // The pool is the budget's size: nothing in it peaks above the budget.
+    if (d.meta.budget > 0 && b.measured_peak > d.meta.budget) {
+      damaged(d.path, "table 'batches' k " + std::to_string(b.k) + ": measured_peak is " +
+                          std::to_string(b.measured_peak) + ", above the run's budget (meta " +
+                          "'budget' " + std::to_string(d.meta.budget) +
+                          "), which is its pool's size");
+    }
+  }
+  if (d.meta.status != RunStatus::Complete) return;
+  for (const std::int64_t k : recordedKs) {
+    if (!batchKs.count(k)) {
+      damaged(d.path, "table 'batches' has no row of k " + std::to_string(k) +
+                          ", whose iterations table 'iterations' records (a complete run has " +
+                          "one per k)");
+    }
+  }
+}
+
+/// Every recorded iteration whole. An iteration's rows are committed with its iterations row
+/// in one transaction, so a row missing from them is damage whatever the run's status, and the
+/// fits, plans, traces and views would read the rest as the whole iteration:
+/// - a sample of every step on each of its passes (the same count for every step; a
+///   sub-batched minibatch runs each step once per pass), each with its layer's FLOPs on the
+///   pass's k / passes samples, and an update sample of every layer with weights or of none
+///   (one multi-tensor update records none);
+/// - the samples' stalls add up to the iteration's stall;
+/// - its offloads, prefetches and loads move the iteration's offload, prefetch and load bytes;
+/// - the first iteration of each k records the pool (at least its end).
+/// The rows of every table come ordered by (k, iteration), as the iterations do: each table is
+/// walked once alongside them.
+void checkIterationsWhole(const LoadState& s) {
+  const RunData& d = s.d;
+  const std::size_t steps = d.steps.size();
+  std::int64_t weighted = 0;  // layers with weights: an update sample each
+  for (const LayerRow& l : d.layers)
+    weighted += l.params > 0 ? 1 : 0;
+  std::vector<int> passes(steps);
+  std::vector<char> updated(d.layers.size());
+  std::size_t si = 0, ti = 0, mi = 0;
+  for (const IterationRow& r : d.iterations) {
+    const std::string name = iterationName(r.k, r.iteration);
+    const auto mine = [&r](const auto& row) {
+      return row.k == r.k && row.iteration == r.iteration;
+    };
+    std::fill(passes.begin(), passes.end(), 0);
+    std::fill(updated.begin(), updated.end(), 0);
+    std::int64_t updates = 0;
+    Sum stall;
+    const std::size_t first = si;
+    for (; si < d.samples.size() && mine(d.samples[si]); ++si) {
+      const SampleRow& x = d.samples[si];
+      stall.add(x.stall_ns);
+      if (x.direction != Direction::Update) {
+        ++passes[static_cast<std::size_t>(x.step - 1)];
+        continue;
+      }
+      const std::int64_t params =
+          x.layer >= 0 ? d.layers[static_cast<std::size_t>(x.layer)].params : 0;
+      if (params == 0) {
+        damaged(d.path, "table 'samples' has an update of " + name + " of layer " +
+                            std::to_string(x.layer) + ", which has no weights to update");
+      }
+      if (updated[static_cast<std::size_t>(x.layer)]++) {
+        damaged(d.path, "table 'samples' has the update of layer " + std::to_string(x.layer) +
+                            " in " + name + " twice");
+      }
+      if (const auto want = product(params, kSgdFlopsPerParam); want != x.flops) {
+        damaged(d.path, "table 'samples': the update of layer " + std::to_string(x.layer) + " in " +
+                            name + " has flops " + std::to_string(x.flops) + ", but " +
+                            std::to_string(params) + " weights take " +
+                            (want ? std::to_string(*want) : "more"));
+      }
+      ++updates;
+    }
+    if (steps > 0) {
+      const int each = passes[0];
+      for (std::size_t st = 0; st < steps; ++st) {
+        if (passes[st] == each && each > 0) continue;
+        damaged(d.path, "table 'samples' has " + std::to_string(passes[st]) + " of step " +
+                            std::to_string(st + 1) + " in " + name + ", but " +
+                            (st == 0 ? "every step runs at least once"
+                                     : std::to_string(each) + " of step 1 (every step runs " +
+                                           "once per pass)"));
+      }
+      const std::int64_t passSamples = r.k / each;
+      for (std::size_t q = first; q < si; ++q) {
+        const SampleRow& x = d.samples[q];
+        if (x.direction == Direction::Update) continue;
+        const std::int64_t perSample =
+            d.steps[static_cast<std::size_t>(x.step - 1)].flops_per_sample;
+        if (const auto want = product(passSamples, perSample); want != x.flops) {
+          damaged(d.path, "table 'samples': step " + std::to_string(x.step) + " of " + name +
+                              " has flops " + std::to_string(x.flops) + ", but " +
+                              std::to_string(passSamples) + " samples of it take " +
+                              (want ? std::to_string(*want) : "more"));
+        }
+      }
+    }
+    if (updates != 0 && updates != weighted) {
+      damaged(d.path, "table 'samples' has updates of " + std::to_string(updates) + " layers in " +
+                          name + ", but " + std::to_string(weighted) +
+                          " layers have weights (an iteration records the update of each, or " +
+                          "none where one multi-tensor update runs them all)");
+    }
+    if (!stall.is(r.stall_ns)) {
+      damaged(d.path, "table 'iterations': " + name + " has stall_ns " +
+                          std::to_string(r.stall_ns) + ", but its samples' stalls add up to " +
+                          stall.text());
+    }
+    Sum moved[4];  // by TransferKind
+    for (; ti < d.transfers.size() && mine(d.transfers[ti]); ++ti)
+      moved[static_cast<int>(d.transfers[ti].kind)].add(d.transfers[ti].bytes);
+    const auto movedAs = [&](TransferKind kind, std::int64_t want, const char* column) {
+      const Sum& got = moved[static_cast<int>(kind)];
+      if (got.is(want)) return;
+      damaged(d.path, "table 'iterations': " + name + " has " + column + " " +
+                          std::to_string(want) + ", but its " +
+                          std::string(transferKindName(kind)) + " transfers move " + got.text() +
+                          " bytes");
+    };
+    movedAs(TransferKind::Offload, r.offload_bytes, "offload_bytes");
+    movedAs(TransferKind::Prefetch, r.prefetch_bytes, "prefetch_bytes");
+    movedAs(TransferKind::Load, r.load_bytes, "load_bytes");
+    std::size_t pool = 0;
+    for (; mi < d.memory.size() && mine(d.memory[mi]); ++mi)
+      ++pool;
+    if (r.iteration == 0 && pool == 0) {
+      damaged(d.path, "table 'memory' has no row of " + name +
+                          " (the first iteration of each k records the pool)");
+    }
   }
 }
 
@@ -651,6 +848,8 @@ RunData RunReader::load() {
   if (m_version >= 3) loadRecomputes(s);
   loadTransfers(s);
   loadMemory(s);
+  checkBatches(s);
+  checkIterationsWhole(s);
   loadFits(s);
   loadPlans(s);
   return d;

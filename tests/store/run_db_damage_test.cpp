@@ -179,9 +179,9 @@ TEST_F(RunDbDamage, ImpossibleValuesAreRefusedNamingTableRowAndValue) {
        "table 'transfers' row 2: end_ns is 59; it must be 60 or more"},
       {"offload going host to device", "UPDATE transfers SET direction = 'h2d' WHERE rowid = 2",
        nullptr, "table 'transfers' row 2: direction is 'h2d', but an offload goes d2h"},
-      {"zero minibatch", "UPDATE batches SET k = 0 WHERE k = 4", nullptr,
+      {"zero minibatch", "UPDATE batches SET k = 0 WHERE k = 8", nullptr,
        "table 'batches' row 0: k is 0, outside 1..16777216"},
-      {"minibatch beyond any run's", "UPDATE batches SET k = 1099511627776 WHERE k = 4", nullptr,
+      {"minibatch beyond any run's", "UPDATE batches SET k = 1099511627776 WHERE k = 8", nullptr,
        "k is 1099511627776, outside 1..16777216"},
       {"iteration of no time", "UPDATE iterations SET duration_ns = 0 WHERE rowid = 2", nullptr,
        "table 'iterations' row 2: duration_ns is 0; it must be 1 or more"},
@@ -233,6 +233,117 @@ TEST_F(RunDbDamage, ImpossibleValuesAreRefusedNamingTableRowAndValue) {
     const std::string message = loadError(path);
     EXPECT_NE(message.find(c.expected), std::string::npos) << message;
   }
+}
+
+// --- 10b: an iteration with rows missing, or rows that are not its own ---------------------
+
+// Each case edits a copy of the tiny database (two whole iterations at k = 8). The rows of an
+// iteration are committed with it, so a missing one is damage; the fits, plans and views would
+// otherwise read what is left as the whole iteration.
+TEST_F(RunDbDamage, AnIterationWithRowsMissingIsRefusedNamingWhat) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  int weighted = 0;
+  for (const LayerCost& c : costs)
+    weighted += c.params > 0 ? 1 : 0;
+  const std::string conv1 = std::to_string(costs[1].fwd_flops);
+  struct Missing {
+    const char* name;
+    const char* sql;       ///< run on a copy of the tiny database
+    std::string expected;  ///< in the message
+  };
+  const Missing cases[] = {
+      {"a deleted step sample", "DELETE FROM samples WHERE rowid = 5",
+       "table 'samples' has 0 of step 5 in k 8 iteration 0, but 1 of step 1 (every step runs "
+       "once per pass)"},
+      {"the first step's sample deleted", "DELETE FROM samples WHERE rowid = 1",
+       "table 'samples' has 0 of step 1 in k 8 iteration 0, but every step runs at least once"},
+      {"a step sampled twice",
+       "INSERT INTO samples SELECT k, iteration, step, layer, direction, flops, start_ns + 1, "
+       "time_ns, 0, ready_ns, copy_overlap_ns FROM samples WHERE rowid = 3",
+       "table 'samples' has 2 of step 3 in k 8 iteration 0, but 1 of step 1"},
+      {"a sample's FLOPs that are not its layer's on k samples",
+       "UPDATE samples SET flops = flops + 1 WHERE rowid = 1",
+       "table 'samples': step 1 of k 8 iteration 0 has flops " +
+           std::to_string(8 * costs[1].fwd_flops + 1) + ", but 8 samples of it take " +
+           std::to_string(8 * costs[1].fwd_flops)},
+      {"one layer's update deleted",
+       "DELETE FROM samples WHERE rowid = (SELECT min(rowid) FROM samples WHERE direction = "
+       "'update')",
+       "table 'samples' has updates of " + std::to_string(weighted - 1) +
+           " layers in k 8 iteration 0, but " + std::to_string(weighted) + " layers have weights"},
+      {"an update's FLOPs that are not its weights'",
+       "UPDATE samples SET flops = 1 WHERE rowid = (SELECT min(rowid) FROM samples WHERE "
+       "direction = 'update')",
+       "has flops 1, but"},
+      {"a sample's stall that is not the iteration's",
+       "UPDATE samples SET stall_ns = 11 WHERE rowid = 1",
+       "table 'iterations': k 8 iteration 0 has stall_ns 10, but its samples' stalls add up to "
+       "11"},
+      {"a deleted offload", "DELETE FROM transfers WHERE rowid = 2",
+       "table 'iterations': k 8 iteration 0 has offload_bytes 4096, but its offload transfers "
+       "move 0 bytes"},
+      {"a deleted load", "DELETE FROM transfers WHERE kind = 'load' AND iteration = 1",
+       "k 8 iteration 1 has load_bytes 512, but its load transfers move 0 bytes"},
+      {"the pool samples of a k's first iteration deleted",
+       "DELETE FROM memory WHERE iteration = 0",
+       "table 'memory' has no row of k 8 iteration 0 (the first iteration of each k records the "
+       "pool)"},
+      {"a whole iteration deleted",
+       "DELETE FROM samples WHERE iteration = 0; DELETE FROM transfers WHERE iteration = 0; "
+       "DELETE FROM memory WHERE iteration = 0; DELETE FROM iterations WHERE iteration = 0",
+       "table 'iterations' has k 8 iteration 1 but no iteration 0 (each k's iterations are "
+       "numbered 0, 1, 2, ... as recorded)"},
+      {"a complete run without a k's batches row", "DELETE FROM batches",
+       "table 'batches' has no row of k 8, whose iterations table 'iterations' records (a "
+       "complete run has one per k)"},
+      {"a batches row of a k never recorded",
+       "INSERT INTO batches SELECT 4, policy, warmup, predicted_peak, measured_peak, reuse_delay, "
+       "hoisted_prefetches, dispatch_ns FROM batches",
+       "table 'batches' has k 4, but table 'iterations' records no iteration of it"},
+      {"a measured peak above the pool's size",
+       "UPDATE batches SET measured_peak = 67108865 WHERE k = 8",
+       "table 'batches' k 8: measured_peak is 67108865, above the run's budget (meta 'budget' "
+       "67108864), which is its pool's size"},
+      {"a step's FLOPs per sample that are not its layer's",
+       "UPDATE steps SET flops_per_sample = 7 WHERE step = 1",
+       "table 'steps' row 1: flops_per_sample is 7, but layer 'conv1' fwd takes " + conv1 +
+           " per sample"},
+  };
+  const std::string original = tinyDb();
+  ASSERT_EQ(loadError(original), "");
+  int n = 0;
+  for (const Missing& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = file("missing-" + std::to_string(n++) + ".swapdb");
+    fs::copy_file(original, path);
+    execSql(path, c.sql);
+    const std::string message = loadError(path);
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+  }
+}
+
+// What a run records without fault is not damage: no update samples where one multi-tensor
+// update ran them all, and no batches row of the k a run stopped within.
+TEST_F(RunDbDamage, WhatARunLeavesOutByDesignIsNotDamage) {
+  const std::string noUpdates = tinyDb("no-updates.swapdb");
+  execSql(noUpdates, "DELETE FROM samples WHERE direction = 'update'");
+  EXPECT_EQ(loadError(noUpdates), "");
+  const std::string stopped = tinyDb("stopped.swapdb");
+  execSql(stopped,
+          "DELETE FROM batches; UPDATE meta SET value = 'incomplete' WHERE key = 'status'");
+  EXPECT_EQ(loadError(stopped), "");
+}
+
+// The edit that moved `plan`'s minibatch without a word: one step sample of one iteration of
+// the resnet56 sample run deleted.
+TEST_F(RunDbDamage, ASampleRunWithOneStepSampleDeletedIsDamaged) {
+  const std::string path = copySample("resnet56-32x32-cpu-profile.swapdb");
+  execSql(path, "DELETE FROM samples WHERE k = 32 AND iteration = 2 AND step = 7");
+  const std::string message = loadError(path);
+  EXPECT_NE(message.find("table 'samples' has 0 of step 7 in k 32 iteration 2, but 1 of step 1"),
+            std::string::npos)
+      << message;
 }
 
 TEST_F(RunDbDamage, AHugeWrongValueIsQuotedBounded) {
@@ -391,12 +502,9 @@ std::unique_ptr<RunWriter> startRun(const std::string& path) {
   const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   auto writer = std::make_unique<RunWriter>(path, meta);
   writer->writeNetwork(net, costs, plan.gmap);
-  for (int it = 0; it < 2; ++it) {
-    IterationRows rows;
-    rows.iteration = {8, it, 1000 * it, 900, 2.0, 10, 0, 0, 0};
-    rows.samples = {{8, it, 1, 1, Direction::Forward, 100, 1000 * it + 1, 50, 1}};
-    writer->addIteration(rows);
-  }
+  writer->addBatch({8, "swap-all", 1, 2000, 2000, 0, 0});
+  for (int it = 0; it < 2; ++it)
+    writer->addIteration(wholeIteration(8, it, 1000 * it));
   return writer;
 }
 
@@ -445,7 +553,8 @@ TEST_F(RunDbReadOnly, AKilledRunWithItsWalInAReadOnlyDirectoryIsReadInFull) {
                                    std::fprintf(stderr, "iterations %zu samples %zu\n",
                                                 d.iterations.size(), d.samples.size());
                                  }),
-              ::testing::ExitedWithCode(0), "iterations 2 samples 2");
+              ::testing::ExitedWithCode(0),
+              "iterations 2 samples " + std::to_string(2 * wholeIteration(8, 0, 0).samples.size()));
   // The private copy it read through is gone.
   EXPECT_TRUE(fs::is_empty(m_tmp));
   EXPECT_FALSE(fs::exists(m_dir / "ro" / "killed.swapdb-shm"));
@@ -508,7 +617,7 @@ TEST_F(RunDbDamage, FinishingWhileAReaderHoldsTheFileKeepsWalAndSucceeds) {
   }
   const RunData d = RunReader(path).load();
   EXPECT_EQ(d.meta.status, RunStatus::Complete);
-  EXPECT_EQ(d.samples.size(), 2u);
+  EXPECT_EQ(d.samples.size(), 2 * wholeIteration(8, 0, 0).samples.size());
 }
 
 // --- 3: a live writer's file is not replaced -----------------------------------------------

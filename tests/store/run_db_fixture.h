@@ -12,6 +12,7 @@
 #include <iterator>
 #include <string>
 
+#include "analysis/layer_cost.h"
 #include "analysis/network_analysis.h"
 #include "common/error.h"
 #include "graph/network_json.h"
@@ -22,6 +23,38 @@
 namespace swapscope::store {
 
 namespace fs = std::filesystem;
+
+/// A whole recorded iteration of the tiny network at `k`, as the executor records one and the
+/// reader checks it: a sample of every step with its layer's FLOPs on k samples (`stall` on step
+/// 1, the iteration's stall), the update of every layer with weights, the minibatch's load of
+/// 512 bytes and two pool samples. Its rows start at `start` + 1 and end by `start` + 900.
+inline IterationRows wholeIteration(std::int64_t k, int iteration, std::int64_t start,
+                                    std::int64_t stall = 10) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const Gmap gmap = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs)).gmap;
+  IterationRows rows;
+  rows.iteration = {k, iteration, start, 900, 2.0, stall, 0, 0, 512};
+  for (int s = 1; s <= gmap.steps(); ++s) {
+    const int layer = gmap.step_layer[static_cast<std::size_t>(s)];
+    const LayerCost& c = costs[static_cast<std::size_t>(layer)];
+    const bool bwd = gmap.isBackwardStep(s);
+    rows.samples.push_back({k, iteration, s, layer, bwd ? Direction::Backward : Direction::Forward,
+                            k * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
+                            start + s, 5, s == 1 ? stall : 0});
+  }
+  for (int layer = 0; layer < net.size(); ++layer) {
+    const std::int64_t params = costs[static_cast<std::size_t>(layer)].params;
+    if (params > 0) {
+      rows.samples.push_back({k, iteration, gmap.steps() + 1, layer, Direction::Update,
+                              params * kSgdFlopsPerParam, start + 800 + layer, 7, 0});
+    }
+  }
+  rows.transfers = {
+      {k, iteration, TransferKind::Load, false, 0, 1, 512, start, start + 1, true, 0}};
+  rows.memory = {{k, iteration, start + 1, 777}, {k, iteration, start + 900, 555}};
+  return rows;
+}
 
 /// A fresh directory per test, removed afterwards.
 class RunDbTest : public ::testing::Test {
@@ -61,21 +94,16 @@ class RunDbTest : public ::testing::Test {
     const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
     RunWriter w(path, d.meta);
     w.writeNetwork(net, costs, plan.gmap);
-    d.batches = {{4, "swap-all", 1, 1000, 1000, 4, 2}, {8, "swap-all", 1, 2000, 2000, 1, 0}};
+    d.batches = {{8, "swap-all", 1, 2000, 2000, 4, 2}};
     for (const auto& b : d.batches)
       w.addBatch(b);
     for (int it = 0; it < 2; ++it) {
-      IterationRows rows;
-      rows.iteration = {8, it, 1000 * it, 900, 2.25 - 0.5 * it, 10, 4096, 4000, 512};
-      rows.samples = {{8, it, 1, 1, Direction::Forward, 1 << 20, 1000 * it + 1, 50, 1},
-                      {8, it, 2 * plan.gmap.forward_steps + 1, 1, Direction::Update, 600,
-                       1000 * it + 800, 7, 0}};
-      // In time order: the reader returns rows of an iteration by start time.
-      rows.transfers = {
-          {8, it, TransferKind::Load, false, 0, 1, 512, 1000 * it, 1000 * it + 1, true, 0},
-          {8, it, TransferKind::Offload, true, 3, 1, 4096, 1000 * it + 60, 1000 * it + 90, false,
-           25}};
-      rows.memory = {{8, it, 1000 * it + 1, 777}, {8, it, 1000 * it + 900, 555}};
+      IterationRows rows = wholeIteration(8, it, 1000 * it);
+      // An offload beside the load (in time order: the reader returns rows of an iteration by
+      // start time).
+      rows.transfers.push_back({8, it, TransferKind::Offload, true, 3, 1, 4096, 1000 * it + 60,
+                                1000 * it + 90, false, 25});
+      rows.iteration.offload_bytes = 4096;
       w.addIteration(rows);
       d.iterations.push_back(rows.iteration);
       d.samples.insert(d.samples.end(), rows.samples.begin(), rows.samples.end());

@@ -17,12 +17,11 @@ namespace {
 
 class RunDbReplace : public RunDbTest {
  protected:
-  /// Writes one iteration (its samples) to `w`.
+  /// Writes one whole iteration at k = 8 to `w` (the first also writes the batches row of k = 8,
+  /// which a complete run holds for each k it recorded).
   static void addOneIteration(RunWriter& w, int it) {
-    IterationRows rows;
-    rows.iteration = {8, it, 1000 * it, 900, 2.0, 10, 0, 0, 0};
-    rows.samples = {{8, it, 1, 1, Direction::Forward, 100, 1000 * it + 1, 50, 1}};
-    w.addIteration(rows);
+    if (it == 0) w.addBatch({8, "swap-all", 1, 2000, 2000, 0, 0});
+    w.addIteration(wholeIteration(8, it, 1000 * it));
   }
   /// A writer of `path` (replacing it) with the network written.
   static std::unique_ptr<RunWriter> replacement(const std::string& path) {

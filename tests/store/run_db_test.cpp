@@ -78,7 +78,12 @@ TEST_F(RunDbTest, EveryTableRoundTrips) {
   EXPECT_EQ(read.plans, written.plans);
 
   const RowCounts c = r.counts();
-  EXPECT_EQ(c.samples, 4);
+  // Each iteration whole: a sample of every step and the update of every layer with weights.
+  int weighted = 0;
+  for (const LayerRow& l : read.layers)
+    weighted += l.params > 0 ? 1 : 0;
+  EXPECT_GT(weighted, 0);
+  EXPECT_EQ(c.samples, 2 * (2 * n + weighted));
   EXPECT_EQ(c.transfers, 4);
   EXPECT_EQ(c.memory, 4);
   EXPECT_EQ(c.iterations, 2);
@@ -207,19 +212,12 @@ TEST_F(RunDbTest, AReaderOfADatabaseBeingWrittenSeesWholeIterations) {
   const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
   RunWriter w(live, sampleMeta());
   w.writeNetwork(net, costs, plan.gmap);
-  w.addBatch({8, "swap-all", 1, 2000, 2000, 1, 0});
+  const std::size_t perIteration = wholeIteration(8, 0, 0).samples.size();
   std::atomic<bool> done{false};
   std::thread writer([&] {
-    for (int it = 0; it < 400; ++it) {
-      IterationRows rows;
-      rows.iteration = {8, it, 1000 * it, 900, 2.0, 10, 0, 0, 0};
-      for (int step = 1; step <= 4; ++step)
-        rows.samples.push_back(
-            {8, it, step, step, Direction::Forward, 100, 1000 * it + step, 5, 1});
-      rows.transfers = {
-          {8, it, TransferKind::Load, false, 0, 1, 512, 1000 * it, 1000 * it + 1, true, 0}};
-      w.addIteration(rows);
-    }
+    for (int it = 0; it < 400; ++it)
+      w.addIteration(wholeIteration(8, it, 1000 * it));
+    w.addBatch({8, "swap-all", 1, 2000, 2000, 1, 0});  // as a run writes it: after its k's
     done = true;
   });
   std::string failure;
@@ -227,10 +225,10 @@ TEST_F(RunDbTest, AReaderOfADatabaseBeingWrittenSeesWholeIterations) {
     try {
       RunReader reader(live);
       const RunData d = reader.load();
-      EXPECT_EQ(d.samples.size(), 4 * d.iterations.size());
+      EXPECT_EQ(d.samples.size(), perIteration * d.iterations.size());
       EXPECT_EQ(d.transfers.size(), d.iterations.size());
       const RowCounts c = reader.counts();
-      EXPECT_EQ(c.samples, 4 * c.iterations);
+      EXPECT_EQ(c.samples, static_cast<std::int64_t>(perIteration) * c.iterations);
       EXPECT_EQ(c.transfers, c.iterations);
     } catch (const Error& e) {
       failure = e.what();
@@ -444,9 +442,9 @@ TEST_F(RunDbTest, NewColumnsRoundTrip) {
     RunWriter w(path2, sampleMeta());
     w.writeNetwork(net, costs, plan.gmap);
     w.addBatch({4, "swap-all", 1, 1000, 1000, 4, 2, 15000});
-    IterationRows rows;
-    rows.iteration = {4, 0, 0, 900, 1.0, 10, 0, 0, 0};
-    rows.samples = {{4, 0, 1, 1, Direction::Forward, 100, 20, 50, 3, 17, 12}};
+    IterationRows rows = wholeIteration(4, 0, 0);
+    rows.samples[0].ready_ns = 17;
+    rows.samples[0].copy_overlap_ns = 4;
     w.addIteration(rows);
     w.finish(RunStatus::Complete);
   }
@@ -454,14 +452,14 @@ TEST_F(RunDbTest, NewColumnsRoundTrip) {
   EXPECT_EQ(read.schema_version, kSchemaVersion);
   ASSERT_EQ(read.batches.size(), 1u);
   EXPECT_EQ(read.batches[0].dispatch_ns, 15000);
-  ASSERT_EQ(read.samples.size(), 1u);
+  ASSERT_EQ(read.samples.size(), wholeIteration(4, 0, 0).samples.size());
   EXPECT_EQ(read.samples[0].ready_ns, 17);
-  EXPECT_EQ(read.samples[0].copy_overlap_ns, 12);
+  EXPECT_EQ(read.samples[0].copy_overlap_ns, 4);
   // Unrecorded values read back as unrecorded.
   EXPECT_EQ(RunReader(path).load().samples, written.samples);
 }
 
-/// A file with one recorded iteration of the tiny network at k = 4: a sample of step 1 and a
+/// A file with one recorded iteration of the tiny network at k = 4 (wholeIteration) and a
 /// recompute of relu1 (layer 3) in conv2's backward step (15).
 RunData writeWithRecompute(const std::string& path, const RunMeta& meta,
                            const RecomputeRow& recompute) {
@@ -471,9 +469,7 @@ RunData writeWithRecompute(const std::string& path, const RunMeta& meta,
   RunWriter w(path, meta);
   w.writeNetwork(net, costs, plan.gmap);
   w.addBatch({4, "recompute-light", 1, 1000, 1000, 4, 2, 15000});
-  IterationRows rows;
-  rows.iteration = {4, 0, 0, 900, 1.0, 10, 0, 0, 0};
-  rows.samples = {{4, 0, 1, 1, Direction::Forward, 100, 20, 50, 3, 17, 12}};
+  IterationRows rows = wholeIteration(4, 0, 0);
   rows.recomputes = {recompute};
   w.addIteration(rows);
   w.finish(RunStatus::Complete);
@@ -492,7 +488,7 @@ TEST_F(RunDbTest, RecomputeTasksAreRecordedApartFromTheSteps) {
   ASSERT_EQ(read.recomputes.size(), 1u);
   EXPECT_EQ(read.recomputes, written.recomputes);
   EXPECT_EQ(r.counts().recomputes, 1);
-  EXPECT_EQ(r.counts().samples, 1);
+  EXPECT_EQ(r.counts().samples, static_cast<std::int64_t>(written.samples.size()));
 }
 
 TEST_F(RunDbTest, ARecomputeOutsideABackwardStepIsDamage) {
