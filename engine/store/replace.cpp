@@ -59,7 +59,7 @@ std::string foldSideFiles(const std::string& target) {
 
 }  // namespace
 
-std::string claimRecordingName(const std::string& target) {
+std::string claimRecordingName(const std::string& target, std::vector<std::string>* earlier) {
   constexpr int kMaxRecordings = 1000;
   for (int n = 1; n <= kMaxRecordings; ++n) {
     const std::string name = recordingCandidate(target, n);
@@ -74,6 +74,7 @@ std::string claimRecordingName(const std::string& target) {
                   "cannot create '" + name + "' to record the run that replaces '" + target +
                       "': " + std::strerror(errno));
     }
+    if (earlier) earlier->push_back(name);
     if (const auto w = liveWriter(name)) {
       throwBadInput("'" + target + "' is already being replaced by a running swapscope " + w->kind +
                     " (pid " + std::to_string(w->pid) + " on " + w->host + ", started " +

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace swapscope::store {
 
@@ -14,7 +15,10 @@ namespace swapscope::store {
 /// a run that was killed), created empty and exclusively so that no two runs share it and no
 /// earlier recording is overwritten. Throws Error(BadInput) naming the process when a live run
 /// is already recording a replacement of `target`.
-std::string claimRecordingName(const std::string& target);
+/// The recording names it passed over (earlier recordings: runs that did not replace `target`,
+/// each a database of its own) are added to `earlier` where given.
+std::string claimRecordingName(const std::string& target,
+                               std::vector<std::string>* earlier = nullptr);
 
 /// Moves the finished recording `recording` over `target` with rename(2). First folds a `-wal`
 /// or hot `-journal` of `target` into it (SQLite would otherwise apply the old file's side file

@@ -347,7 +347,9 @@ class RunWriter {
   const std::string& target() const { return m_target; }
   /// Whether an existing file is being replaced (the run is recorded beside it).
   bool replacing() const { return m_replacing; }
-  /// Where the run is recorded and what becomes of the earlier file; empty when not replacing.
+  /// Where the run is recorded and what becomes of the earlier file, and the recordings of
+  /// earlier runs that did not replace it (left beside it until removed); empty when not
+  /// replacing.
   std::string recordingNote() const;
   /// Once the run has ended without replacing the earlier file (not complete, or the move was
   /// not safe): that the earlier file is kept, where this run is, and why. Empty otherwise.
@@ -374,6 +376,8 @@ class RunWriter {
   /// since (a concurrent run with --force) is not replaced, which would lose that run.
   std::optional<files::FileId> m_targetId;
   bool m_targetTaken = false;  ///< another file took the earlier file's name
+  /// Recordings of earlier runs that did not replace the file, which the recording name passed.
+  std::vector<std::string> m_earlierRecordings;
   bool m_finished = false;
 };
 

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 
@@ -114,7 +115,7 @@ RunWriter::RunWriter(const std::string& path, const RunMeta& meta, bool overwrit
     }
     refuseIfLiveWriter(path);
     // The earlier file stays as it is until a complete run replaces it (finish()).
-    m_path = claimRecordingName(path);
+    m_path = claimRecordingName(path, &m_earlierRecordings);
     m_replacing = true;
     m_targetId = files::identity(path);
   }
@@ -292,9 +293,25 @@ const std::string& RunWriter::path() const {
 
 std::string RunWriter::recordingNote() const {
   if (!m_replacing) return "";
-  return "recording into '" + m_path + "'; it replaces '" + m_target +
-         "' once the run completes (until then, or if it does not complete, '" + m_target +
-         "' keeps the earlier run)";
+  std::string note = "recording into '" + m_path + "'; it replaces '" + m_target +
+                     "' once the run completes (until then, or if it does not complete, '" +
+                     m_target + "' keeps the earlier run)";
+  if (m_earlierRecordings.empty()) return note;
+  // Each holds a run of its own (killed, interrupted or failed): never removed here, but said,
+  // so that they do not pile up unnoticed.
+  constexpr std::size_t kNamed = 3;
+  const std::size_t n = m_earlierRecordings.size();
+  note += "; ";
+  for (std::size_t i = 0; i < std::min(n, kNamed); ++i) {
+    if (i > 0) note += i + 1 == std::min(n, kNamed) && n <= kNamed ? " and " : ", ";
+    note += "'" + m_earlierRecordings[i] + "'";
+  }
+  if (n > kNamed) note += " and " + std::to_string(n - kNamed) + " more";
+  note += n == 1 ? " holds a run" : " hold runs";
+  note += " recorded earlier that did not replace it; remove ";
+  note += n == 1 ? "it" : "them";
+  note += " once no longer needed";
+  return note;
 }
 
 std::string RunWriter::keptNote() const {

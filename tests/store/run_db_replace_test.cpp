@@ -135,13 +135,49 @@ TEST_F(RunDbReplace, AKilledRunLeavesTheEarlierFileAndItsRecordingWhichTheNextRu
     EXPECT_EQ(d.meta.status, RunStatus::Incomplete);  // its writer is gone
     EXPECT_EQ(d.iterations.size(), 3u);
   }
-  // The next replacement records under another name and leaves the killed one's alone.
+  // The next replacement records under another name and leaves the killed one's alone, and
+  // says that it is there.
   auto w = replacement(path);
   EXPECT_EQ(w->path(), file("run.recording-2.swapdb"));
+  EXPECT_EQ(w->recordingNote(),
+            "recording into '" + w->path() + "'; it replaces '" + path +
+                "' once the run completes (until then, or if it does not complete, '" + path +
+                "' keeps the earlier run); '" + first +
+                "' holds a run recorded earlier that did not replace it; remove it once no "
+                "longer needed");
   addOneIteration(*w, 0);
   w->finish(RunStatus::Complete);
   EXPECT_EQ(RunReader(path).counts().iterations, 1);
   EXPECT_EQ(RunReader(first).counts().iterations, 3);
+}
+
+// Recordings left by earlier runs are each named up to three, then counted.
+TEST_F(RunDbReplace, TheRecordingsOfEarlierRunsAreNamedSoThatTheyDoNotPileUpUnnoticed) {
+  const std::string path = earlier("run.swapdb");
+  for (const char* name : {"run.recording.swapdb", "run.recording-2.swapdb",
+                           "run.recording-3.swapdb", "run.recording-4.swapdb"})
+    writeBytes(file(name), "an earlier run");
+  auto w = replacement(path);
+  EXPECT_EQ(w->path(), file("run.recording-5.swapdb"));
+  const std::string note = w->recordingNote();
+  EXPECT_NE(note.find("; '" + file("run.recording.swapdb") + "', '" +
+                      file("run.recording-2.swapdb") + "', '" + file("run.recording-3.swapdb") +
+                      "' and 1 more hold runs recorded earlier that did not replace it; remove "
+                      "them once no longer needed"),
+            std::string::npos)
+      << note;
+  // Left as they were.
+  EXPECT_EQ(readBytes(file("run.recording-4.swapdb")), "an earlier run");
+  w.reset();
+  for (const char* name :
+       {"run.recording-3.swapdb", "run.recording-4.swapdb", "run.recording-5.swapdb"})
+    fs::remove(file(name));
+  w = replacement(path);
+  EXPECT_EQ(w->path(), file("run.recording-3.swapdb"));
+  EXPECT_NE(w->recordingNote().find("; '" + file("run.recording.swapdb") + "' and '" +
+                                    file("run.recording-2.swapdb") + "' hold runs recorded"),
+            std::string::npos)
+      << w->recordingNote();
 }
 
 TEST_F(RunDbReplace, AFileNotNamedSwapdbGetsTheSuffixAfterItsName) {
