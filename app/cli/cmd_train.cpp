@@ -227,6 +227,8 @@ struct TrainReport {
   const rt::TrainResult& r;
   const std::optional<rt::EvalResult>& test;
   std::optional<double> medianIter;
+  std::optional<std::string> weightsFile;  ///< --save-weights
+  bool weightsSaved = false;  ///< not where no iteration completed: the file is left as it was
 };
 
 void printTrainJson(const TrainReport& t, std::ostream& out) {
@@ -270,6 +272,7 @@ void printTrainJson(const TrainReport& t, std::ostream& out) {
         {"stall_seconds", static_cast<double>(r.last_iteration.stall_total_ns) * 1e-9},
         {"offload_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)},
         {"prefetch_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)}}}};
+  if (t.weightsFile) j["save_weights"] = {{"file", *t.weightsFile}, {"saved", t.weightsSaved}};
   if (t.test) {
     j["test"] = {
         {"samples", t.test->samples}, {"accuracy", t.test->accuracy()}, {"loss", t.test->loss}};
@@ -308,6 +311,13 @@ void printTrainText(const TrainReport& t, std::ostream& out) {
       << std::setprecision(1)
       << (r.seconds > 0 ? 100.0 * static_cast<double>(r.stall_ns) * 1e-9 / r.seconds : 0.0)
       << " % of training time)\n";
+  if (t.weightsFile) {
+    out << "  weights             "
+        << (t.weightsSaved ? "saved to '" + *t.weightsFile + "'"
+                           : "not saved: interrupted before an iteration completed ('" +
+                                 *t.weightsFile + "' is left as it was)")
+        << '\n';
+  }
   if (r.offload_bytes > 0) {
     out << "  overlap (last iter) offloads "
         << 100.0 * rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)
@@ -371,12 +381,15 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   };
   const rt::TrainResult r = rt::train(ex, data.train, q.cfg, progress, &interrupt.flag());
   if (tty && r.cancelled) std::cerr << "\n  interrupted: stopping after this iteration\n";
-  // Interrupted: no test pass (the user asked to stop); the weights reached are still saved.
+  // Interrupted: no test pass (the user asked to stop); the weights reached are still saved,
+  // unless no iteration completed: they are then the starting weights, and writing them would
+  // replace the file (with --force, an earlier training's) with nothing learnt.
   std::optional<rt::EvalResult> test;
   if (q.hasTest && !r.cancelled) test = rt::evaluate(ex, data.test);
-  if (auto f = args.value("--save-weights")) {
-    rt::saveWeights(*f, net, ex.readWeights(), ex.readRunningStats(), q.rules);
-  }
+  const std::optional<std::string> weightsFile = args.value("--save-weights");
+  const bool saveWeights = weightsFile && !(r.cancelled && r.iterations == 0);
+  if (saveWeights)
+    rt::saveWeights(*weightsFile, net, ex.readWeights(), ex.readRunningStats(), q.rules);
 
   // The per-iteration median after the warm-up: the first iterations include one-off costs
   // (lazily loaded kernels, first touches of host memory).
@@ -387,7 +400,9 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
                      .data = data,
                      .r = r,
                      .test = test,
-                     .medianIter = std::nullopt};
+                     .medianIter = std::nullopt,
+                     .weightsFile = weightsFile,
+                     .weightsSaved = saveWeights};
   if (r.iteration_seconds.size() > static_cast<std::size_t>(q.warmup)) {
     report.medianIter = median(
         std::vector<double>(r.iteration_seconds.begin() + q.warmup, r.iteration_seconds.end()));

@@ -78,7 +78,50 @@ TEST(CliTrain, AnInterruptedTrainingSavesItsWeightsAndExitsOne) {
   ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal";
   EXPECT_EQ(WEXITSTATUS(status), kExitFailure);
   EXPECT_NE(text().find("interrupted after "), std::string::npos) << text();
+  EXPECT_NE(text().find("weights             saved to '" + weights + "'"), std::string::npos)
+      << text();
   EXPECT_TRUE(std::filesystem::exists(weights));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTrain, AnInterruptionBeforeAnIterationCompletesLeavesTheWeightFileAsItWas) {
+  // Stopped within its first iteration, a training has learnt nothing: its weights are the
+  // starting ones, and --force would have replaced an earlier training's file with them.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("swapscope-train-first-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string printed = (dir / "out.txt").string(), weights = (dir / "w.weights").string();
+  const std::string earlier = "an earlier training's weights";
+  std::ofstream(weights, std::ios::binary) << earlier;
+  // An iteration of k = 2048 takes seconds on this CPU: the signal lands in the first one.
+  const pid_t pid = testing::startCli(
+      {"train", "--model", "fmnist-cnn", "--data", "synthetic", "--synthetic-size", "2048",
+       "--batch", "2048", "--iters", "3", "--budget", "1GiB", "--save-weights", weights, "--force"},
+      printed);
+  ASSERT_GT(pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto text = [&] {
+    std::ifstream in(printed);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // The interrupt handler is installed once the line with the predicted peak is out.
+  while (text().find("predicted peak") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal";
+  EXPECT_EQ(WEXITSTATUS(status), kExitFailure);
+  EXPECT_NE(text().find("interrupted after 0 iterations"), std::string::npos) << text();
+  EXPECT_NE(text().find("weights             not saved: interrupted before an iteration "
+                        "completed ('" +
+                        weights + "' is left as it was)"),
+            std::string::npos)
+      << text();
+  std::ifstream in(weights, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), earlier);
   std::filesystem::remove_all(dir);
 }
 
