@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/tensor_values.h"
 #include "importer/onnx_model.h"
 
 namespace swapscope {
@@ -721,20 +722,29 @@ class Importer {
       std::vector<float> w;
       for (std::size_t j = 0; j < refs.weights.size(); ++j) {
         const onnx::TensorProto& t = *m_constants.at(refs.weights[j]);
-        std::vector<float> v = floatValues(t, m_path + ": initializer '" + t.name() + "'");
+        std::vector<float> v = checkedValues(t);
         if (j == 0 && refs.transpose) v = transposed(v, t.dims(0), t.dims(1));
         w.insert(w.end(), v.begin(), v.end());
       }
       out.weights.push_back(std::move(w));
       if (refs.stats.empty()) continue;
       std::vector<float> s;
-      for (const auto& name : refs.stats) {
-        const onnx::TensorProto& t = *m_constants.at(name);
-        const auto v = floatValues(t, m_path + ": initializer '" + t.name() + "'");
+      for (std::size_t j = 0; j < refs.stats.size(); ++j) {
+        // Batch norm's inputs 3 and 4: the running mean, then the running variance.
+        const auto v = checkedValues(*m_constants.at(refs.stats[j]), j == 1);
         s.insert(s.end(), v.begin(), v.end());
       }
       out.running_stats.push_back(std::move(s));
     }
+  }
+  /// An initializer's fp32 values, refused where they cannot be weights (NaN, infinities, or
+  /// a negative value of a running variance).
+  std::vector<float> checkedValues(const onnx::TensorProto& t, bool variances = false) const {
+    const std::string what = m_path + ": initializer '" + t.name() + "'";
+    std::vector<float> v = floatValues(t, what);
+    if (const std::string why = badTensorValues(v, variances ? 0 : v.size()); !why.empty())
+      throwBadInput(what + " " + why);
+    return v;
   }
   /// [rows, cols] to [cols, rows]: Gemm's B without transB is [in, out]; the kernels hold
   /// [out, in].

@@ -11,6 +11,7 @@
 #include "analysis/layer_cost.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/tensor_values.h"
 #include "runtime/rng.h"
 
 namespace swapscope::rt {
@@ -228,15 +229,10 @@ WeightFile loadWeights(const std::string& path, const Network& net) {
       }
       std::vector<float> v(size);
       r.raw(v.data(), size * sizeof(float), want.c_str());
-      // A NaN or an infinity is damage, not a weight: training would carry it on unseen where a
-      // ReLU hides it, and save it again.
-      if (const auto bad =
-              std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
-          bad != v.end()) {
-        const std::string what = std::isnan(*bad) ? "NaN" : (*bad > 0 ? "+infinity" : "-infinity");
-        throwBadInput(path + ": '" + name + "' holds " + what + " at value " +
-                      std::to_string(bad - v.begin()) + " of " + std::to_string(size) +
-                      " (weights and running statistics must be finite numbers)");
+      // Batch norm's running statistics are C means, then C variances.
+      if (const std::string why = badTensorValues(v, part == 0 ? v.size() : v.size() / 2);
+          !why.empty()) {
+        throwBadInput(path + ": '" + name + "' " + why);
       }
       (part == 0 ? f.weights : f.running_stats).push_back(std::move(v));
     }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include <unistd.h>
 
@@ -341,6 +342,55 @@ TEST_F(BadOnnxFile, BatchNormTensorsOfAnotherLengthAreRefused) {
                      std::to_string(channels) + "]"),
             std::string::npos)
       << msg;
+}
+
+// Values that cannot be weights are refused as a weight file's are: a NaN or an infinity (which
+// the loss blamed on the learning rate, or training carried on unseen behind a ReLU), and a
+// negative running variance (which made inference's outputs NaN).
+TEST_F(BadOnnxFile, AnInitializerHoldingNaNOrANegativeRunningVarianceIsRefused) {
+  const auto initializer = [](onnx::ModelProto& m, const std::string& name) {
+    for (onnx::TensorProto& t : *m.mutable_graph()->mutable_initializer())
+      if (t.name() == name) return &t;
+    return static_cast<onnx::TensorProto*>(nullptr);
+  };
+  const auto setValue = [](onnx::TensorProto& t, std::size_t i, float v) {
+    ASSERT_GE(t.raw_data().size(), (i + 1) * sizeof v);
+    std::memcpy(t.mutable_raw_data()->data() + i * sizeof v, &v, sizeof v);
+  };
+  {
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(bytesOf(kDir + "small_cnn.onnx")));
+    onnx::TensorProto* w = initializer(m, firstNode(m, "Conv")->input(1));
+    ASSERT_NE(w, nullptr);
+    setValue(*w, 3, std::numeric_limits<float>::quiet_NaN());
+    const std::string path = write("nan.onnx", m.SerializeAsString());
+    const std::string msg = errorOf([&] { importOnnxFile(path); });
+    EXPECT_NE(msg.find("initializer '" + w->name() + "' holds NaN at value 3 of " +
+                       std::to_string(w->raw_data().size() / 4) +
+                       " (weights and running statistics must be finite numbers)"),
+              std::string::npos)
+        << msg;
+  }
+  {
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(bytesOf(kDir + "small_cnn.onnx")));
+    const onnx::NodeProto* bn = firstNode(m, "BatchNormalization");
+    ASSERT_NE(bn, nullptr);
+    onnx::TensorProto* var = initializer(m, bn->input(4));
+    ASSERT_NE(var, nullptr);
+    // A negative mean or scale is a value like any other; a negative variance is not.
+    setValue(*initializer(m, bn->input(3)), 0, -1.0f);
+    const std::string fine = write("negative-mean.onnx", m.SerializeAsString());
+    EXPECT_NO_THROW(importOnnxFile(fine));
+    setValue(*var, 1, -0.5f);
+    const std::string path = write("negative-var.onnx", m.SerializeAsString());
+    const std::string msg = errorOf([&] { importOnnxFile(path); });
+    EXPECT_NE(msg.find("initializer '" + var->name() + "' holds -0.500000 at value 1 of " +
+                       std::to_string(var->raw_data().size() / 4) +
+                       ", a running variance (a variance cannot be negative)"),
+              std::string::npos)
+        << msg;
+  }
 }
 
 TEST_F(BadOnnxFile, AParameterKeptInAnExternalFileIsRefusedSayingSo) {

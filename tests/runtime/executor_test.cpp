@@ -578,6 +578,42 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
       }
     }
   }
+  // So is a negative running variance (batch norm's running statistics: C means, then C
+  // variances); a negative running mean is a value like any other.
+  {
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::string name = "bn1.running_stats";
+    const std::size_t at = bytes.find(name);
+    ASSERT_NE(at, std::string::npos);
+    std::uint64_t count = 0;
+    std::memcpy(&count, bytes.data() + at + name.size(), sizeof count);
+    ASSERT_GT(count, 2u);
+    const std::size_t first = at + name.size() + sizeof count;
+    const std::string damagedPath = ::testing::TempDir() + "/fmnist-negative-var.weights";
+    const auto put = [&](std::string b, std::size_t i, float v) {
+      std::memcpy(b.data() + first + i * sizeof v, &v, sizeof v);
+      std::ofstream(damagedPath, std::ios::binary | std::ios::trunc) << b;
+    };
+    put(bytes, 0, -1.0f);  // the first running mean
+    EXPECT_NO_THROW(loadWeights(damagedPath, net));
+    put(bytes, count / 2, -1.0f);  // the first running variance
+    try {
+      loadWeights(damagedPath, net);
+      FAIL() << "a weight file holding a negative running variance was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(
+          std::string(e.what()).find("'bn1.running_stats' holds -1.000000 at value " +
+                                     std::to_string(count / 2) + " of " + std::to_string(count) +
+                                     ", a running variance (a variance cannot be negative)"),
+          std::string::npos)
+          << e.what();
+    }
+  }
   // Bytes after the last tensor are refused, not ignored.
   std::ofstream(path, std::ios::binary | std::ios::app) << "tail";
   try {
