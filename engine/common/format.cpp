@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "common/format.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -59,6 +60,29 @@ void dropCutUtf8Character(std::string& text) {
   while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80)
     text.pop_back();
   if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+}
+
+std::string quoteBounded(std::string_view text, std::size_t max) {
+  std::size_t cut = std::min(text.size(), max);
+  // Never cut inside a UTF-8 sequence: back up over continuation bytes.
+  if (cut < text.size()) {
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+      --cut;
+  }
+  std::string out = "'";
+  for (std::size_t i = 0; i < cut; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += "'";
+  if (cut < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
 }
 
 }  // namespace swapscope

@@ -2,8 +2,10 @@
 /// @brief Number formatting for tables: SI prefixes for counts ("3.66G"), thousands separators.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace swapscope {
 
@@ -17,6 +19,11 @@ std::string formatFixed(double value, int digits);
 std::string formatMilliseconds(double seconds);
 /// (predicted - measured) / measured as a signed percentage, "+4.7 %"; "-" when measured is 0.
 std::string formatRelativeError(double predicted, double measured);
+
+/// `text` in single quotes for a message, cut to at most `max` bytes (then "..." and the full
+/// length), with control characters written as \xNN: a name read from a file may hold a NUL,
+/// which would end the message where it is printed as a C string.
+std::string quoteBounded(std::string_view text, std::size_t max = 80);
 
 /// Drops a UTF-8 character that a cut left incomplete at the end of `text` (its lead byte and
 /// the continuation bytes kept), so that a shortened text never ends inside one.

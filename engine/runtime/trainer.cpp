@@ -11,6 +11,7 @@
 #include "analysis/layer_cost.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/format.h"
 #include "common/tensor_values.h"
 #include "runtime/rng.h"
 
@@ -221,7 +222,9 @@ WeightFile loadWeights(const std::string& path, const Network& net) {
       const std::string want = net.layer(i).name + (part == 0 ? ".weights" : ".running_stats");
       if (seen++ >= count) throwBadInput(path + ": no tensor for '" + want + "'");
       const std::string name = r.str("a tensor name");
-      if (name != want) throwBadInput(path + ": found '" + name + "' where '" + want + "' belongs");
+      if (name != want) {
+        throwBadInput(path + ": found " + quoteBounded(name) + " where '" + want + "' belongs");
+      }
       const std::uint64_t size = r.u64("a tensor size");
       if (size != static_cast<std::uint64_t>(n)) {
         throwBadInput(path + ": '" + name + "' has " + std::to_string(size) + " values, not " +

@@ -365,27 +365,4 @@ std::string sqliteVersion() {
   return sqlite3_libversion();
 }
 
-std::string quoteBounded(std::string_view text, std::size_t max) {
-  std::size_t cut = std::min(text.size(), max);
-  // Never cut inside a UTF-8 sequence: back up over continuation bytes.
-  if (cut < text.size()) {
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-      --cut;
-  }
-  std::string out = "'";
-  for (std::size_t i = 0; i < cut; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += "'";
-  if (cut < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
-  return out;
-}
-
 }  // namespace swapscope::store

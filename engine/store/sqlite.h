@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "common/format.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -110,9 +111,5 @@ class Transaction {
 
 /// The SQLite library's version, e.g. "3.40.1".
 std::string sqliteVersion();
-
-/// `text` in single quotes for a message, cut to at most `max` bytes (then "..." and the full
-/// length), with control characters written as \xNN.
-std::string quoteBounded(std::string_view text, std::size_t max = 80);
 
 }  // namespace swapscope::store

@@ -578,6 +578,29 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
       }
     }
   }
+  // A name that is not the layer's is quoted with its control characters escaped: a NUL in it
+  // ended the message where it was printed.
+  {
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::size_t at = bytes.find("conv1.weights");
+    ASSERT_NE(at, std::string::npos);
+    bytes[at + 4] = '\0';
+    const std::string damagedPath = ::testing::TempDir() + "/fmnist-nul.weights";
+    std::ofstream(damagedPath, std::ios::binary | std::ios::trunc) << bytes;
+    try {
+      loadWeights(damagedPath, net);
+      FAIL() << "a weight file with a NUL in a tensor name was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("found 'conv\\x00.weights' where 'conv1.weights' belongs"),
+          std::string::npos)
+          << e.what();
+    }
+  }
   // So is a negative running variance (batch norm's running statistics: C means, then C
   // variances); a negative running mean is a value like any other.
   {
