@@ -16,6 +16,7 @@
 #include "analysis/gmap.h"
 #include "analysis/memory.h"
 #include "analysis/network_analysis.h"
+#include "analysis/policy.h"
 #include "analysis/swap_policy.h"
 #include "collectors/timeline_rows.h"
 #include "common/batch_limit.h"
@@ -61,6 +62,39 @@ Network planNetwork(const store::PlanFile& plan, const std::string& planName,
   }
 }
 
+namespace {
+
+/// A fixed policy's sets are the policy's for the network: a plan with others was edited, and
+/// would run one schedule reported as another's (swap-all with nothing swapped ran keep-all).
+void requireFixedPolicysSets(const Network& net, const std::vector<LayerCost>& costs,
+                             const store::PlanFile& plan, const std::string& planName,
+                             const SwapSet& swapped, const RecomputeSet& recomputed) {
+  const std::optional<Policy> policy = policyFromName(plan.policy);
+  if (!policy || !policyInfo(*policy).fixed()) return;
+  const FixedSets want = policyInfo(*policy).sets(net, costs);
+  const auto count = [](const std::vector<bool>& v) {
+    return static_cast<std::size_t>(std::count(v.begin(), v.end(), true));
+  };
+  const auto same = [&](const std::vector<bool>& a, const std::vector<bool>& b) {
+    for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+      if ((i < a.size() && a[i]) != (i < b.size() && b[i])) return false;
+    }
+    return true;
+  };
+  const auto differ = [&](const char* field, const char* verb, std::size_t got, std::size_t n) {
+    throwBadInput("plan '" + planName + "': field '" + field + "' lists " + std::to_string(got) +
+                  " feature maps, but policy '" + plan.policy + "' " + verb + " " +
+                  (got == n ? "others, " : "") + std::to_string(n) + " of " + net.name() +
+                  "'s: the plan was edited; plan it again");
+  };
+  if (!same(swapped, want.swapped))
+    differ("swap_set", "swaps", count(swapped), count(want.swapped));
+  if (!same(recomputed, want.recomputed))
+    differ("recompute", "recomputes", count(recomputed), count(want.recomputed));
+}
+
+}  // namespace
+
 SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName) {
   if (net.structureHash() != plan.structure_hash) {
     // The same name with another structure: the same zoo model or file built another way.
@@ -80,6 +114,7 @@ SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::
   const auto costs = computeLayerCosts(net);
   SwapSet swapped = swapSetFromNames(net, costs, names, planName + ": swap_set", ".fm");
   const RecomputeSet recomputed = planRecomputeSet(net, plan, planName);
+  requireFixedPolicysSets(net, costs, plan, planName, swapped, recomputed);
   Gmap g;
   try {
     g = buildGmap(net, costs, swapped, recomputed);

@@ -328,6 +328,15 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
   r.stall_s = pred.seconds("stall_s");
   r.t_whole_s = pred.seconds("t_whole_s");
   r.delta_s = pred.seconds("delta_s");
+  // An iteration takes time, and its stall is part of it.
+  if (!(r.t_iter_s > 0)) {
+    pred.fail("predictions.t_iter_s", "is 0, but an iteration takes time (the plan was edited)");
+  }
+  if (r.stall_s > r.t_iter_s) {
+    pred.fail("predictions.stall_s", "(" + echoJson(json(r.stall_s)) + " s) exceeds t_iter_s (" +
+                                         echoJson(json(r.t_iter_s)) +
+                                         " s), of which it is a part (the plan was edited)");
+  }
   // The throughput is k / t_iter: where it is not, k, sub_batches or the times were edited and
   // the predictions are another iteration's.
   if (r.t_iter_s > 0 && std::fabs(r.throughput * r.t_iter_s - static_cast<double>(p.k)) >
@@ -366,7 +375,18 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
       if (!starts[i].is_number() || !(starts[i].get<double>() >= 0) ||
           starts[i].get<double>() > Reader::kMaxSeconds)
         top.fail(path, "must be a number of seconds from 0 to 1e9, got " + echoJson(starts[i]));
-      r.start_s.push_back(starts[i].get<double>());
+      // The compute stream runs the steps one after the other, within the iteration.
+      const double start = starts[i].get<double>();
+      if (!r.start_s.empty() && start < r.start_s.back()) {
+        top.fail(path, "is " + echoJson(starts[i]) + ", before the step before it (" +
+                           echoJson(json(r.start_s.back())) +
+                           " s): steps start in order (the plan was edited)");
+      }
+      if (start > r.t_iter_s) {
+        top.fail(path, "is " + echoJson(starts[i]) + " s, past the iteration's end (t_iter_s " +
+                           echoJson(json(r.t_iter_s)) + " s; the plan was edited)");
+      }
+      r.start_s.push_back(start);
     }
   }
   return p;

@@ -223,6 +223,20 @@ TEST_F(EditedPlan, TheUneditedPlanRunsWithoutAWorkspaceLineOnTheCpu) {
   EXPECT_FALSE(has(r.out, "padding")) << r.out;
 }
 
+// A fixed policy's sets are the policy's: swap-all with nothing swapped ran keep-all's schedule
+// and reported it as swap-all's.
+TEST_F(EditedPlan, AFixedPolicysSetsOtherThanItsOwnAreRefused) {
+  const Network net = buildZooModel("fmnist-cnn");
+  const auto costs = computeLayerCosts(net);
+  const SwapSet all = makeSwapSet(Policy::SwapAll, net, costs);
+  const auto swapped = std::count(all.begin(), all.end(), true);
+  m_doc["policy"] = "swap-all";
+  m_doc["swap_set"] = json::array();
+  expectRefused(runEdited(), "field 'swap_set' lists 0 feature maps, but policy 'swap-all' " +
+                                 std::string("swaps ") + std::to_string(swapped) +
+                                 " of fmnist-cnn's: the plan was edited; plan it again");
+}
+
 TEST_F(EditedPlan, AStartArrayOfTheWrongLengthSaysSoNotThatItIsOld) {
   const std::size_t steps = m_doc["predictions"]["start_s"].size();
   ASSERT_GT(steps, 2u);

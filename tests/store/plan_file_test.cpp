@@ -332,6 +332,19 @@ TEST(PlanFile, PredictedStartsAreOptionalAndChecked) {
   EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' must be a number of seconds from 0 to 1e9"),
             std::string::npos)
       << refusal(doc);
+  // Steps start in order, within the iteration (t_iter_s 0.0421).
+  doc["predictions"]["start_s"] = json::array({0.0, 0.002, 0.001});
+  EXPECT_NE(refusal(doc).find("'predictions.start_s[2]' is 0.001, before the step before it "
+                              "(0.002 s): steps start in order"),
+            std::string::npos)
+      << refusal(doc);
+  doc["predictions"]["start_s"] = json::array({0.0, 0.05});
+  EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' is 0.05 s, past the iteration's end "
+                              "(t_iter_s 0.0421 s"),
+            std::string::npos)
+      << refusal(doc);
+  doc["predictions"]["start_s"] = json::array({0.0, 0.0, 0.0421});  // ties and the end: fine
+  EXPECT_EQ(planFromJson(doc, "p.json").predictions.start_s.size(), 3u);
   doc["predictions"]["start_s"] = json::array({0.0, 1e308});
   EXPECT_NE(refusal(doc).find("'predictions.start_s[1]' must be a number of seconds from 0 to "
                               "1e9, got 1e+308"),
@@ -359,6 +372,15 @@ TEST(PlanFile, AnEditThatMakesThePlanSayTwoThingsIsRefused) {
   expectRefusal(doc,
                 "field 'predictions.throughput' (1520.1900237529692 samples/s) is not "
                 "k / t_iter_s (8000 / 0.0421): the predictions are not this k's");
+  // An iteration of no time, and a stall longer than the iteration it is part of.
+  doc = good;
+  doc["predictions"]["t_iter_s"] = 0;
+  expectRefusal(doc, "field 'predictions.t_iter_s' is 0, but an iteration takes time");
+  doc = good;
+  doc["predictions"]["stall_s"] = 100;
+  expectRefusal(doc,
+                "field 'predictions.stall_s' (100.0 s) exceeds t_iter_s (0.0421 s), of which "
+                "it is a part");
   // Times that print as infinity.
   for (const char* field : {"t_iter_s", "stall_s", "t_whole_s", "delta_s"}) {
     doc = good;
