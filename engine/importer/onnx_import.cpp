@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include "common/error.h"
@@ -237,6 +238,14 @@ class Importer {
     const auto* a = attr(n, name);
     return a ? a->i() : fallback;
   }
+  /// An attribute's value for a message, as the file holds it (NaN and infinities by name).
+  static std::string attrText(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "infinity" : "-infinity";
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  }
   static double floatAttr(const onnx::NodeProto& n, const char* name, double fallback) {
     const auto* a = attr(n, name);
     return a ? static_cast<double>(a->f()) : fallback;
@@ -326,6 +335,13 @@ class Importer {
     const std::string autoPad = stringAttr(n, "auto_pad");
     if (!autoPad.empty() && autoPad != "NOTSET" && autoPad != "VALID") {
       refuse(index, n, "auto_pad " + autoPad + " is not supported; export with explicit pads");
+    }
+    // VALID is no padding: ONNX forbids pads beside it, and the two would give other shapes.
+    if (autoPad == "VALID" && attr(n, "pads") != nullptr) {
+      const auto given = intsAttr(n, "pads", {});
+      if (std::any_of(given.begin(), given.end(), [](std::int64_t p) { return p != 0; })) {
+        refuse(index, n, "it has auto_pad VALID (no padding) and pads too, which ONNX forbids");
+      }
     }
     if (kernel.size() != 2) refuse(index, n, "only 2-d windows map");
     const auto strides = intsAttr(n, "strides", {1, 1});
@@ -525,9 +541,20 @@ class Importer {
   void mapBatchNorm(int index, const onnx::NodeProto& n) {
     BatchNormAttrs a;
     a.eps = floatAttr(n, "epsilon", 1e-5);
+    const double momentum = floatAttr(n, "momentum", 0.9);
+    // Checked here, as the file holds them: the network's fields hold them converted.
+    if (!(momentum >= 0 && momentum <= 1)) {
+      refuse(index, n,
+             "its momentum is " + attrText(momentum) +
+                 ", not a weight from 0 to 1 of the running "
+                 "statistics");
+    }
+    if (!(a.eps > 0) || !std::isfinite(a.eps)) {
+      refuse(index, n, "its epsilon is " + attrText(a.eps) + "; Swapscope needs one above 0");
+    }
     // ONNX keeps momentum of the running statistics (0.9); PyTorch the new value's (0.1). The
     // fp32 attribute is read to 6 decimals, so that 0.9f maps onto 0.1, as PyTorch wrote it.
-    a.momentum = std::round((1.0 - floatAttr(n, "momentum", 0.9)) * 1e6) / 1e6;
+    a.momentum = std::round((1.0 - momentum) * 1e6) / 1e6;
     a.eps = std::round(a.eps * 1e12) / 1e12;
     ParamRefs p;
     p.weights = {n.input(1), n.input(2)};
@@ -617,6 +644,9 @@ class Importer {
   void mapDropout(int index, const onnx::NodeProto& n) {
     double p = floatAttr(n, "ratio", 0.5);
     if (n.input_size() > 1 && !n.input(1).empty()) p = scalar(index, n, 1, "ratio");
+    if (!(p >= 0 && p < 1)) {
+      refuse(index, n, "its ratio is " + attrText(p) + ", not a probability from 0 to below 1");
+    }
     // The ratio is an fp32 value: read to 6 decimals, 0.2f maps onto 0.2.
     unary(index, n, LayerKind::Dropout, DropoutAttrs{std::round(p * 1e6) / 1e6});
   }

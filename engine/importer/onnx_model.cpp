@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 #include <nlohmann/json.hpp>
 
@@ -52,6 +53,18 @@ onnx::ModelProto parseModel(const std::string& path) {
   }
   if (!model.has_graph() || model.ir_version() <= 0 || model.opset_import_size() == 0) {
     throwBadInput(path + ": not an ONNX model (no graph, IR version or operator set)");
+  }
+  // An operator set newer than the ONNX library's: what its operators mean is not known here
+  // (the checker passes it).
+  const int newest =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  for (const onnx::OperatorSetIdProto& set : model.opset_import()) {
+    if ((set.domain().empty() || set.domain() == "ai.onnx") && set.version() > newest) {
+      throwBadInput(path + ": it imports operator set " + std::to_string(set.version()) +
+                    " of the default ONNX domain, newer than the " + std::to_string(newest) +
+                    " this Swapscope's ONNX library knows; export with opset_version " +
+                    std::to_string(newest) + " or lower");
+    }
   }
   // Before the checker, which looks for external data relative to the working folder.
   for (const onnx::TensorProto& t : model.graph().initializer())

@@ -235,6 +235,74 @@ void setInts(onnx::NodeProto& n, const std::string& name, std::vector<std::int64
     a->add_ints(x);
 }
 
+void setFloat(onnx::NodeProto& n, const std::string& name, float v) {
+  for (auto& a : *n.mutable_attribute()) {
+    if (a.name() == name) {
+      a.set_f(v);
+      return;
+    }
+  }
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+// Attributes are checked as the file holds them, naming the node: batch norm's momentum was
+// reported converted ("field 'momentum' ... got -1.0" for a momentum of 2), a NaN as "null".
+TEST_F(BadOnnxFile, AttributesOutOfTheirRangeAreNamedAsTheFileHoldsThem) {
+  const auto refusalWith = [&](const std::string& op, const char* attribute, float value) {
+    onnx::ModelProto m;
+    EXPECT_TRUE(m.ParseFromString(bytesOf(kDir + "small_cnn.onnx")));
+    onnx::NodeProto* n = firstNode(m, op);
+    if (!n) return std::string();
+    setFloat(*n, attribute, value);
+    const std::string path = write("attribute.onnx", m.SerializeAsString());
+    return errorOf([&] { importOnnxFile(path); });
+  };
+  std::string msg = refusalWith("BatchNormalization", "momentum", 2.0f);
+  EXPECT_NE(msg.find("its momentum is 2, not a weight from 0 to 1 of the running statistics"),
+            std::string::npos)
+      << msg;
+  msg = refusalWith("BatchNormalization", "momentum", std::numeric_limits<float>::quiet_NaN());
+  EXPECT_NE(msg.find("its momentum is NaN, not a weight"), std::string::npos) << msg;
+  msg = refusalWith("BatchNormalization", "epsilon", 0.0f);
+  EXPECT_NE(msg.find("its epsilon is 0; Swapscope needs one above 0"), std::string::npos) << msg;
+}
+
+// VALID is no padding, and ONNX forbids pads beside it: the two gave a shape ONNX Runtime would
+// not (Swapscope applied the pads).
+TEST_F(BadOnnxFile, AutoPadValidWithPadsIsRefused) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytesOf(kDir + "small_cnn.onnx")));
+  onnx::NodeProto* conv = firstNode(m, "Conv");
+  ASSERT_NE(conv, nullptr);
+  setInts(*conv, "pads", {1, 1, 1, 1});
+  auto* a = conv->add_attribute();
+  a->set_name("auto_pad");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("VALID");
+  const std::string path = write("valid-pads.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("it has auto_pad VALID (no padding) and pads too, which ONNX forbids"),
+            std::string::npos)
+      << msg;
+}
+
+// An operator set newer than the ONNX library's passed its checker, and was read as if it were
+// one the importer knows.
+TEST_F(BadOnnxFile, AnOperatorSetNewerThanTheLibrarysIsRefused) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytesOf(kDir + "small_cnn.onnx")));
+  ASSERT_GT(m.opset_import_size(), 0);
+  m.mutable_opset_import(0)->set_version(99);
+  const std::string path = write("opset99.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("it imports operator set 99 of the default ONNX domain, newer than the "),
+            std::string::npos)
+      << msg;
+}
+
 TEST_F(BadOnnxFile, AWindowOfStrideZeroIsRefusedNamingTheNodeNotDividedBy) {
   // ONNX's shape inference divides by the strides that its checker lets through: a stride of 0
   // is refused before it runs, naming the node (not a floating-point exception).
