@@ -270,6 +270,35 @@ TEST_F(BadOnnxFile, AttributesOutOfTheirRangeAreNamedAsTheFileHoldsThem) {
   EXPECT_NE(msg.find("its epsilon is 0; Swapscope needs one above 0"), std::string::npos) << msg;
 }
 
+// A Dropout ratio of NaN (an input constant since opset 12) was reported as "got null".
+TEST_F(BadOnnxFile, ADropoutRatioOfNaNIsNamedAsNaN) {
+  onnx::ModelProto m = alexnet();
+  onnx::NodeProto* dropout = firstNode(m, "Dropout");
+  ASSERT_NE(dropout, nullptr);
+  ASSERT_GT(dropout->input_size(), 1);
+  const std::string ratio = dropout->input(1);
+  onnx::TensorProto* value = nullptr;
+  for (auto& t : *m.mutable_graph()->mutable_initializer())
+    if (t.name() == ratio) value = &t;
+  for (auto& n : *m.mutable_graph()->mutable_node()) {
+    if (n.op_type() != "Constant" || n.output(0) != ratio) continue;
+    for (auto& a : *n.mutable_attribute())
+      if (a.name() == "value") value = a.mutable_t();
+  }
+  ASSERT_NE(value, nullptr) << "no constant " << ratio;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (value->has_raw_data()) {
+    value->set_raw_data(std::string(reinterpret_cast<const char*>(&nan), sizeof nan));
+  } else {
+    value->clear_float_data();
+    value->add_float_data(nan);
+  }
+  const std::string path = write("dropout-nan.onnx", m.SerializeAsString());
+  const std::string msg = errorOf([&] { importOnnxFile(path); });
+  EXPECT_NE(msg.find("its ratio is NaN, not a probability from 0 to below 1"), std::string::npos)
+      << msg;
+}
+
 // VALID is no padding, and ONNX forbids pads beside it: the two gave a shape ONNX Runtime would
 // not (Swapscope applied the pads).
 TEST_F(BadOnnxFile, AutoPadValidWithPadsIsRefused) {
