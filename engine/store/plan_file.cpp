@@ -396,15 +396,28 @@ namespace {
 
 /// `sourceDb`, relative to the current folder, as a path relative to the folder of the plan
 /// file `planPath` (absolute where no relative path leads there).
+/// `folder` (absolute) with the symbolic links on its way resolved: a relative path from it goes
+/// where the file system goes ("L/.." is the parent of the folder L links to, not L's parent).
+fs::path realFolder(const fs::path& folder) {
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(folder, ec);
+  if (ec) return folder.lexically_normal();
+  return real;
+}
+
 std::string sourceDbFromFolder(const std::string& sourceDb, const std::string& planPath) {
   const fs::path db(sourceDb);
   if (db.empty() || db.is_absolute()) return sourceDb;
   std::error_code ec;
   const fs::path absolute = fs::absolute(db, ec).lexically_normal();
-  const fs::path folder = fs::absolute(planPath, ec).parent_path().lexically_normal();
+  const fs::path folder = fs::absolute(planPath, ec).parent_path();
   if (ec) return sourceDb;
-  const fs::path relative = absolute.lexically_relative(folder);
-  return relative.empty() ? absolute.string() : relative.string();
+  // From the real folders of both (the database keeps its own name, link or not), so that the
+  // path leads to it whichever name of the plan's folder it is read through.
+  const fs::path from = realFolder(folder);
+  const fs::path to = realFolder(absolute.parent_path()) / absolute.filename();
+  const fs::path relative = to.lexically_relative(from);
+  return relative.empty() ? to.string() : relative.string();
 }
 
 }  // namespace
@@ -425,7 +438,18 @@ void writePlanFile(const PlanFile& plan, const std::string& path, const files::O
 std::string sourceDbPath(const PlanFile& plan, const std::string& planPath) {
   const fs::path db(plan.source_db);
   if (db.empty() || db.is_absolute()) return plan.source_db;
-  return (fs::path(planPath).parent_path() / db).lexically_normal().string();
+  const fs::path folder = fs::path(planPath).parent_path();
+  // Through a symbolic link to the plan's folder, ".." is the real folder's parent: the path is
+  // then taken from the real folder (else as named, to keep messages short).
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(folder.empty() ? fs::path(".") : folder, ec);
+  if (!ec) {
+    const fs::path real = realFolder(absolute);
+    fs::path named = absolute.lexically_normal();
+    if (!named.has_filename() && named != named.root_path()) named = named.parent_path();
+    if (real != named) return (real / db).lexically_normal().string();
+  }
+  return (folder / db).lexically_normal().string();
 }
 
 PlanFile readPlanFile(const std::string& path) {

@@ -100,6 +100,33 @@ TEST(PlanFile, ARelativeSourceDbIsWrittenFromThePlanFilesFolderAndAnAbsoluteOneA
   fs::remove_all(dir);
 }
 
+// A plan written through a symbolic link to its folder: its source_db leads to the database
+// read through the link and through the real folder alike (it was written from the link's
+// name, and "../f.swapdb" from the real folder named another file).
+TEST(PlanFile, ASourceDbWrittenThroughALinkedFolderLeadsToTheDatabaseEitherWay) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("swapscope-plan-link-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "d1" / "d2");
+  fs::create_directory_symlink(fs::path("d1") / "d2", dir / "L");
+  std::ofstream(dir / "f.swapdb") << "the database";
+  PlanFile p = samplePlan();
+  p.source_db = (dir / "f.swapdb").lexically_relative(fs::current_path()).string();
+  ASSERT_FALSE(fs::path(p.source_db).is_absolute());
+  const std::string throughLink = (dir / "L" / "p.json").string();
+  writePlanFile(p, throughLink, {.force = true});
+  const std::string real = (dir / "d1" / "d2" / "p.json").string();
+  for (const std::string& plan : {throughLink, real}) {
+    SCOPED_TRACE(plan);
+    const std::string db = sourceDbPath(readPlanFile(plan), plan);
+    ASSERT_TRUE(fs::exists(db)) << db;
+    EXPECT_TRUE(fs::equivalent(db, dir / "f.swapdb")) << db;
+  }
+  EXPECT_EQ(readPlanFile(real).source_db, "../../f.swapdb");
+  fs::remove_all(dir);
+}
+
 TEST(PlanFile, RoundTripsThroughJsonAndDisk) {
   const PlanFile p = samplePlan();
   const json doc = planToJson(p);
