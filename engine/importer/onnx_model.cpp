@@ -49,7 +49,8 @@ onnx::ModelProto parseModel(const std::string& path) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
     throwBadInput(path + ": not an ONNX model, or cut short (it does not parse as an ONNX " +
-                  "ModelProto)");
+                  "ModelProto; a model whose subgraphs nest deeper than protobuf's 100 levels " +
+                  "does not either)");
   }
   if (!model.has_graph() || model.ir_version() <= 0 || model.opset_import_size() == 0) {
     throwBadInput(path + ": not an ONNX model (no graph, IR version or operator set)");
