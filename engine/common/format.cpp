@@ -62,6 +62,14 @@ void dropCutUtf8Character(std::string& text) {
   if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
 }
 
+std::string numberText(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "infinity" : "-infinity";
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 std::string quoteBounded(std::string_view text, std::size_t max) {
   std::size_t cut = std::min(text.size(), max);
   // Never cut inside a UTF-8 sequence: back up over continuation bytes.

@@ -20,6 +20,9 @@ std::string formatMilliseconds(double seconds);
 /// (predicted - measured) / measured as a signed percentage, "+4.7 %"; "-" when measured is 0.
 std::string formatRelativeError(double predicted, double measured);
 
+/// A number for a message: NaN and infinities by name, else as %g writes it ("0.5", "-1e-07").
+std::string numberText(double value);
+
 /// `text` in single quotes for a message, cut to at most `max` bytes (then "..." and the full
 /// length), with control characters written as \xNN: a name read from a file may hold a NUL,
 /// which would end the message where it is printed as a C string.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/format.h"
+
 namespace swapscope {
 
 /// Why `values` cannot be a tensor's: a NaN or an infinity anywhere (training would carry it on
@@ -20,12 +22,11 @@ inline std::string badTensorValues(const std::vector<float>& values,
   for (std::size_t i = 0; i < values.size(); ++i) {
     const float x = values[i];
     if (!std::isfinite(x)) {
-      const char* what = std::isnan(x) ? "NaN" : (x > 0 ? "+infinity" : "-infinity");
-      return std::string("holds ") + what + " at value " + std::to_string(i) + of +
+      return "holds " + numberText(x) + " at value " + std::to_string(i) + of +
              " (weights and running statistics must be finite numbers)";
     }
     if (i >= variancesFrom && x < 0) {
-      return "holds " + std::to_string(x) + " at value " + std::to_string(i) + of +
+      return "holds " + numberText(x) + " at value " + std::to_string(i) + of +
              ", a running variance (a variance cannot be negative)";
     }
   }

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "common/error.h"
+#include "common/format.h"
 #include "common/tensor_values.h"
 #include "importer/onnx_model.h"
 
@@ -237,14 +237,6 @@ class Importer {
   static std::int64_t intAttr(const onnx::NodeProto& n, const char* name, std::int64_t fallback) {
     const auto* a = attr(n, name);
     return a ? a->i() : fallback;
-  }
-  /// An attribute's value for a message, as the file holds it (NaN and infinities by name).
-  static std::string attrText(double v) {
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v > 0 ? "infinity" : "-infinity";
-    std::ostringstream out;
-    out << v;
-    return out.str();
   }
   static double floatAttr(const onnx::NodeProto& n, const char* name, double fallback) {
     const auto* a = attr(n, name);
@@ -540,22 +532,26 @@ class Importer {
 
   void mapBatchNorm(int index, const onnx::NodeProto& n) {
     BatchNormAttrs a;
-    a.eps = floatAttr(n, "epsilon", 1e-5);
+    const double eps = floatAttr(n, "epsilon", 1e-5);
     const double momentum = floatAttr(n, "momentum", 0.9);
     // Checked here, as the file holds them: the network's fields hold them converted.
     if (!(momentum >= 0 && momentum <= 1)) {
       refuse(index, n,
-             "its momentum is " + attrText(momentum) +
-                 ", not a weight from 0 to 1 of the running "
-                 "statistics");
+             "its momentum is " + numberText(momentum) +
+                 ", not a weight from 0 to 1 of the running statistics");
     }
-    if (!(a.eps > 0) || !std::isfinite(a.eps)) {
-      refuse(index, n, "its epsilon is " + attrText(a.eps) + "; Swapscope needs one above 0");
+    if (!(eps > 0) || !std::isfinite(eps)) {
+      refuse(index, n, "its epsilon is " + numberText(eps) + "; Swapscope needs one above 0");
     }
     // ONNX keeps momentum of the running statistics (0.9); PyTorch the new value's (0.1). The
-    // fp32 attribute is read to 6 decimals, so that 0.9f maps onto 0.1, as PyTorch wrote it.
+    // fp32 attributes are read to 6 and 12 decimals, so that 0.9f maps onto 0.1 and 1e-5f onto
+    // 1e-5, as PyTorch wrote them.
     a.momentum = std::round((1.0 - momentum) * 1e6) / 1e6;
-    a.eps = std::round(a.eps * 1e12) / 1e12;
+    a.eps = std::round(eps * 1e12) / 1e12;
+    if (!(a.eps > 0)) {
+      refuse(index, n,
+             "its epsilon is " + numberText(eps) + ", which the network's 12 decimals round to 0");
+    }
     ParamRefs p;
     p.weights = {n.input(1), n.input(2)};
     p.stats = {n.input(3), n.input(4)};
@@ -645,10 +641,15 @@ class Importer {
     double p = floatAttr(n, "ratio", 0.5);
     if (n.input_size() > 1 && !n.input(1).empty()) p = scalar(index, n, 1, "ratio");
     if (!(p >= 0 && p < 1)) {
-      refuse(index, n, "its ratio is " + attrText(p) + ", not a probability from 0 to below 1");
+      refuse(index, n, "its ratio is " + numberText(p) + ", not a probability from 0 to below 1");
     }
     // The ratio is an fp32 value: read to 6 decimals, 0.2f maps onto 0.2.
-    unary(index, n, LayerKind::Dropout, DropoutAttrs{std::round(p * 1e6) / 1e6});
+    const double ratio = std::round(p * 1e6) / 1e6;
+    if (ratio >= 1) {
+      refuse(index, n,
+             "its ratio is " + numberText(p) + ", which the network's 6 decimals round to 1");
+    }
+    unary(index, n, LayerKind::Dropout, DropoutAttrs{ratio});
   }
 
   void addLoss() {

@@ -378,7 +378,7 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
       // The compute stream runs the steps one after the other, within the iteration.
       const double start = starts[i].get<double>();
       if (!r.start_s.empty() && start < r.start_s.back()) {
-        top.fail(path, "is " + echoJson(starts[i]) + ", before the step before it (" +
+        top.fail(path, "is " + echoJson(starts[i]) + " s, before the step before it (" +
                            echoJson(json(r.start_s.back())) +
                            " s): steps start in order (the plan was edited)");
       }
@@ -394,8 +394,6 @@ PlanFile planFromJson(const json& doc, const std::string& source) {
 
 namespace {
 
-/// `sourceDb`, relative to the current folder, as a path relative to the folder of the plan
-/// file `planPath` (absolute where no relative path leads there).
 /// `folder` (absolute) with the symbolic links on its way resolved: a relative path from it goes
 /// where the file system goes ("L/.." is the parent of the folder L links to, not L's parent).
 fs::path realFolder(const fs::path& folder) {
@@ -405,6 +403,8 @@ fs::path realFolder(const fs::path& folder) {
   return real;
 }
 
+/// `sourceDb`, relative to the current folder, as a path relative to the folder of the plan
+/// file `planPath` (absolute where no relative path leads there).
 std::string sourceDbFromFolder(const std::string& sourceDb, const std::string& planPath) {
   const fs::path db(sourceDb);
   if (db.empty() || db.is_absolute()) return sourceDb;
@@ -412,8 +412,9 @@ std::string sourceDbFromFolder(const std::string& sourceDb, const std::string& p
   const fs::path absolute = fs::absolute(db, ec).lexically_normal();
   const fs::path folder = fs::absolute(planPath, ec).parent_path();
   if (ec) return sourceDb;
-  // From the real folders of both (the database keeps its own name, link or not), so that the
-  // path leads to it whichever name of the plan's folder it is read through.
+  // From the real folders of both (links on the way to the database's folder resolved, its file
+  // name kept, a link or not), so that the path leads to it whichever name of the plan's folder
+  // it is read through.
   const fs::path from = realFolder(folder);
   const fs::path to = realFolder(absolute.parent_path()) / absolute.filename();
   const fs::path relative = to.lexically_relative(from);

@@ -66,6 +66,11 @@ std::string claimRecordingName(const std::string& target, std::vector<std::strin
     const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
       ::close(fd);
+      // Earlier recordings past a name since removed too.
+      for (int later = n + 1; earlier && later <= kMaxRecordings; ++later) {
+        if (std::string other = recordingCandidate(target, later); exists(other))
+          earlier->push_back(std::move(other));
+      }
       return name;
     }
     if (errno != EEXIST) {

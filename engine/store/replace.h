@@ -15,8 +15,9 @@ namespace swapscope::store {
 /// a run that was killed), created empty and exclusively so that no two runs share it and no
 /// earlier recording is overwritten. Throws Error(BadInput) naming the process when a live run
 /// is already recording a replacement of `target`.
-/// The recording names it passed over (earlier recordings: runs that did not replace `target`,
-/// each a database of its own) are added to `earlier` where given.
+/// The other recording names that exist (earlier recordings: runs that did not replace
+/// `target`, each a database of its own), before and after the one claimed, are added to
+/// `earlier` where given.
 std::string claimRecordingName(const std::string& target,
                                std::vector<std::string>* earlier = nullptr);
 

@@ -376,7 +376,7 @@ class RunWriter {
   /// since (a concurrent run with --force) is not replaced, which would lose that run.
   std::optional<files::FileId> m_targetId;
   bool m_targetTaken = false;  ///< another file took the earlier file's name
-  /// Recordings of earlier runs that did not replace the file, which the recording name passed.
+  /// Recordings of earlier runs that did not replace the file (claimRecordingName).
   std::vector<std::string> m_earlierRecordings;
   bool m_finished = false;
 };

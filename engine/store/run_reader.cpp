@@ -36,6 +36,11 @@ RunStatus statusFromName(const std::string& path, const std::string& s) {
 }
 
 /// What the loaders of later tables check their rows against.
+/// "k 8 iteration 2", as messages name an iteration.
+std::string iterationName(std::int64_t k, int iteration) {
+  return "k " + std::to_string(k) + " iteration " + std::to_string(iteration);
+}
+
 struct LoadState {
   Database& db;
   RunData& d;
@@ -55,8 +60,7 @@ struct LoadState {
     if (recorded.count({k, iteration})) {
       lastFound = {k, iteration};
     } else {
-      rows.badRow("k " + std::to_string(k) + " iteration " + std::to_string(iteration) +
-                  " has no row in table 'iterations'");
+      rows.badRow(iterationName(k, iteration) + " has no row in table 'iterations'");
     }
   }
 };
@@ -228,8 +232,7 @@ void loadIterations(LoadState& s) {
                          .prefetch_bytes = rows.nonNegative(7),
                          .load_bytes = rows.nonNegative(8)};
     if (!s.recorded.insert({r.k, r.iteration}).second) {
-      rows.badRow("k " + std::to_string(r.k) + " iteration " + std::to_string(r.iteration) +
-                  " is recorded twice");
+      rows.badRow(iterationName(r.k, r.iteration) + " is recorded twice");
     }
     s.durationOf[{r.k, r.iteration}] = r.duration_ns;
     d.iterations.push_back(r);
@@ -405,13 +408,10 @@ std::optional<std::int64_t> product(std::int64_t a, std::int64_t b) {
   return p;
 }
 
-std::string iterationName(std::int64_t k, int iteration) {
-  return "k " + std::to_string(k) + " iteration " + std::to_string(iteration);
-}
-
-/// Each k's iterations numbered 0, 1, 2, ... as recorded, and the batches rows of those k:
-/// one per k, each of a k with recorded iterations, and in a complete run one for every such k
-/// (a run that stopped within a k never wrote that k's row).
+/// Each k's iterations numbered 0, 1, 2, ... as recorded, and the batches rows of those k: in a
+/// complete run, one for every k with recorded iterations and none of another k (a run writes a
+/// k's row once its iterations at k end, interrupted or not: a killed or failed run may lack the
+/// row of the k it was at).
 void checkBatches(const LoadState& s) {
   const RunData& d = s.d;
   for (std::size_t i = 0; i < d.iterations.size(); ++i) {
@@ -427,23 +427,24 @@ void checkBatches(const LoadState& s) {
   std::set<std::int64_t> batchKs, recordedKs;
   for (const IterationRow& r : d.iterations)
     recordedKs.insert(r.k);
+  const bool complete = d.meta.status == RunStatus::Complete;
   for (const BatchRow& b : d.batches) {
-    if (!batchKs.insert(b.k).second) {
-      damaged(d.path, "table 'batches' has k " + std::to_string(b.k) + " twice");
-    }
-    if (!recordedKs.count(b.k)) {
+    batchKs.insert(b.k);  // k is the table's key: once each
+    // Files of schema version 1 wrote a k's row before its iterations: a run killed at k has
+    // the row alone. A complete run recorded every k it has a row of.
+    if (complete && !recordedKs.count(b.k)) {
       damaged(d.path, "table 'batches' has k " + std::to_string(b.k) +
                           ", but table 'iterations' records no iteration of it");
     }
     // The pool is the budget's size: nothing in it peaks above the budget.
     if (d.meta.budget > 0 && b.measured_peak > d.meta.budget) {
-      damaged(d.path, "table 'batches' k " + std::to_string(b.k) + ": measured_peak is " +
+      damaged(d.path, "table 'batches' row " + std::to_string(b.k) + ": measured_peak is " +
                           std::to_string(b.measured_peak) + ", above the run's budget (meta " +
                           "'budget' " + std::to_string(d.meta.budget) +
                           "), which is its pool's size");
     }
   }
-  if (d.meta.status != RunStatus::Complete) return;
+  if (!complete) return;
   for (const std::int64_t k : recordedKs) {
     if (!batchKs.count(k)) {
       damaged(d.path, "table 'batches' has no row of k " + std::to_string(k) +
@@ -460,7 +461,8 @@ void checkBatches(const LoadState& s) {
 ///   sub-batched minibatch runs each step once per pass), each with its layer's FLOPs on the
 ///   pass's k / passes samples, and an update sample of every layer with weights or of none
 ///   (one multi-tensor update records none);
-/// - the samples' stalls add up to the iteration's stall;
+/// - the samples' stalls add up to the iteration's stall (S times it in files written before
+///   each pass's row held its own stall, where every pass's row of a step held the step's);
 /// - its offloads, prefetches and loads move the iteration's offload, prefetch and load bytes;
 /// - the first iteration of each k records the pool (at least its end).
 /// The rows of every table come ordered by (k, iteration), as the iterations do: each table is
@@ -472,6 +474,7 @@ void checkIterationsWhole(const LoadState& s) {
   for (const LayerRow& l : d.layers)
     weighted += l.params > 0 ? 1 : 0;
   std::vector<int> passes(steps);
+  std::vector<std::int64_t> stepStall(steps);  // the stall of a step's first row
   std::vector<char> updated(d.layers.size());
   std::size_t si = 0, ti = 0, mi = 0;
   for (const IterationRow& r : d.iterations) {
@@ -483,12 +486,18 @@ void checkIterationsWhole(const LoadState& s) {
     std::fill(updated.begin(), updated.end(), 0);
     std::int64_t updates = 0;
     Sum stall;
+    bool passesShareStalls = true;  // every pass's row of a step holds the same stall
     const std::size_t first = si;
     for (; si < d.samples.size() && mine(d.samples[si]); ++si) {
       const SampleRow& x = d.samples[si];
       stall.add(x.stall_ns);
       if (x.direction != Direction::Update) {
-        ++passes[static_cast<std::size_t>(x.step - 1)];
+        const auto st = static_cast<std::size_t>(x.step - 1);
+        if (passes[st]++ == 0) {
+          stepStall[st] = x.stall_ns;
+        } else if (stepStall[st] != x.stall_ns) {
+          passesShareStalls = false;
+        }
         continue;
       }
       const std::int64_t params =
@@ -539,12 +548,17 @@ void checkIterationsWhole(const LoadState& s) {
                           " layers have weights (an iteration records the update of each, or " +
                           "none where one multi-tensor update runs them all)");
     }
-    if (!stall.is(r.stall_ns)) {
+    // Files written before each pass's row held its own stall gave every pass's row of a step
+    // the step's stall summed over the passes: S times the iteration's in all.
+    const int each = steps > 0 ? passes[0] : 1;
+    const std::optional<std::int64_t> legacy = product(each, r.stall_ns);
+    const bool summedPerStep = each > 1 && passesShareStalls && legacy && stall.is(*legacy);
+    if (!stall.is(r.stall_ns) && !summedPerStep) {
       damaged(d.path, "table 'iterations': " + name + " has stall_ns " +
                           std::to_string(r.stall_ns) + ", but its samples' stalls add up to " +
                           stall.text());
     }
-    Sum moved[4];  // by TransferKind
+    Sum moved[static_cast<int>(TransferKind::Readback) + 1];  // by TransferKind
     for (; ti < d.transfers.size() && mine(d.transfers[ti]); ++ti)
       moved[static_cast<int>(d.transfers[ti].kind)].add(d.transfers[ti].bytes);
     const auto movedAs = [&](TransferKind kind, std::int64_t want, const char* column) {

@@ -268,6 +268,11 @@ TEST_F(BadOnnxFile, AttributesOutOfTheirRangeAreNamedAsTheFileHoldsThem) {
   EXPECT_NE(msg.find("its momentum is NaN, not a weight"), std::string::npos) << msg;
   msg = refusalWith("BatchNormalization", "epsilon", 0.0f);
   EXPECT_NE(msg.find("its epsilon is 0; Swapscope needs one above 0"), std::string::npos) << msg;
+  // Above 0 as the file holds it, 0 as the network holds it.
+  msg = refusalWith("BatchNormalization", "epsilon", 1e-13f);
+  EXPECT_NE(msg.find("its epsilon is 1e-13, which the network's 12 decimals round to 0"),
+            std::string::npos)
+      << msg;
 }
 
 // A Dropout ratio of NaN (an input constant since opset 12) was reported as "got null".
@@ -482,7 +487,7 @@ TEST_F(BadOnnxFile, AnInitializerHoldingNaNOrANegativeRunningVarianceIsRefused) 
     setValue(*var, 1, -0.5f);
     const std::string path = write("negative-var.onnx", m.SerializeAsString());
     const std::string msg = errorOf([&] { importOnnxFile(path); });
-    EXPECT_NE(msg.find("initializer '" + var->name() + "' holds -0.500000 at value 1 of " +
+    EXPECT_NE(msg.find("initializer '" + var->name() + "' holds -0.5 at value 1 of " +
                        std::to_string(var->raw_data().size() / 4) +
                        ", a running variance (a variance cannot be negative)"),
               std::string::npos)

@@ -630,7 +630,7 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::BadInput);
       EXPECT_NE(
-          std::string(e.what()).find("'bn1.running_stats' holds -1.000000 at value " +
+          std::string(e.what()).find("'bn1.running_stats' holds -1 at value " +
                                      std::to_string(count / 2) + " of " + std::to_string(count) +
                                      ", a running variance (a variance cannot be negative)"),
           std::string::npos)

@@ -361,7 +361,7 @@ TEST(PlanFile, PredictedStartsAreOptionalAndChecked) {
       << refusal(doc);
   // Steps start in order, within the iteration (t_iter_s 0.0421).
   doc["predictions"]["start_s"] = json::array({0.0, 0.002, 0.001});
-  EXPECT_NE(refusal(doc).find("'predictions.start_s[2]' is 0.001, before the step before it "
+  EXPECT_NE(refusal(doc).find("'predictions.start_s[2]' is 0.001 s, before the step before it "
                               "(0.002 s): steps start in order"),
             std::string::npos)
       << refusal(doc);

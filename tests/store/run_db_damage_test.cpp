@@ -303,7 +303,7 @@ TEST_F(RunDbDamage, AnIterationWithRowsMissingIsRefusedNamingWhat) {
        "table 'batches' has k 4, but table 'iterations' records no iteration of it"},
       {"a measured peak above the pool's size",
        "UPDATE batches SET measured_peak = 67108865 WHERE k = 8",
-       "table 'batches' k 8: measured_peak is 67108865, above the run's budget (meta 'budget' "
+       "table 'batches' row 8: measured_peak is 67108865, above the run's budget (meta 'budget' "
        "67108864), which is its pool's size"},
       {"a step's FLOPs per sample that are not its layer's",
        "UPDATE steps SET flops_per_sample = 7 WHERE step = 1",
@@ -329,10 +329,61 @@ TEST_F(RunDbDamage, WhatARunLeavesOutByDesignIsNotDamage) {
   const std::string noUpdates = tinyDb("no-updates.swapdb");
   execSql(noUpdates, "DELETE FROM samples WHERE direction = 'update'");
   EXPECT_EQ(loadError(noUpdates), "");
-  const std::string stopped = tinyDb("stopped.swapdb");
-  execSql(stopped,
-          "DELETE FROM batches; UPDATE meta SET value = 'incomplete' WHERE key = 'status'");
-  EXPECT_EQ(loadError(stopped), "");
+  // A run writes a k's row once its iterations at k end, interrupted or not; one that failed
+  // (or was killed) within a k has none of it.
+  const std::string failed = tinyDb("failed.swapdb");
+  execSql(failed, "DELETE FROM batches; UPDATE meta SET value = 'failed' WHERE key = 'status'");
+  EXPECT_EQ(loadError(failed), "");
+}
+
+// A sub-batched minibatch runs every step once per pass, each pass's row with its own stall; in
+// files written before that rule every pass's row of a step held the step's stall summed over
+// the passes. Both read; a pass's row missing does not.
+TEST_F(RunDbDamage, ASubBatchedIterationIsWholeWithARowPerPassInEitherStallLayout) {
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
+  const auto write = [&](const std::string& name, const IterationRows& rows) {
+    const std::string path = file(name);
+    RunWriter w(path, sampleMeta());
+    w.writeNetwork(net, costs, plan.gmap);
+    w.addIteration(rows);
+    w.addBatch({8, "swap-all", 1, 2000, 2000, 0, 0});
+    w.finish(RunStatus::Complete);
+    return path;
+  };
+  IterationRows rows = wholeIteration(8, 0, 0, 10, 2);
+  const std::string now = write("passes.swapdb", rows);
+  EXPECT_EQ(loadError(now), "");
+  EXPECT_EQ(RunReader(now).load().samples.size(), rows.samples.size());
+  // The earlier layout: the step's 10 ns of stall on both passes' rows.
+  IterationRows summed = rows;
+  for (SampleRow& x : summed.samples)
+    if (x.step == 1) x.stall_ns = 10;
+  EXPECT_EQ(loadError(write("summed.swapdb", summed)), "");
+  // Neither layout: stalls that differ between the passes and do not add up.
+  IterationRows neither = summed;
+  neither.samples[0].stall_ns = 7;
+  EXPECT_NE(loadError(write("neither.swapdb", neither))
+                .find("k 8 iteration 0 has stall_ns 10, but its samples' stalls add up to 17"),
+            std::string::npos);
+  // A pass's row of a step deleted.
+  const std::string missing = write("missing.swapdb", rows);
+  execSql(missing.c_str(),
+          "DELETE FROM samples WHERE step = 5 AND rowid = (SELECT max(rowid) "
+          "FROM samples WHERE step = 5)");
+  EXPECT_NE(loadError(missing).find(
+                "table 'samples' has 1 of step 5 in k 8 iteration 0, but 2 of step 1"),
+            std::string::npos)
+      << loadError(missing);
+  // A pass's FLOPs are k / passes samples' (4 of the 8).
+  const std::string flops = write("flops.swapdb", rows);
+  execSql(flops.c_str(), "UPDATE samples SET flops = flops * 2 WHERE step = 2");
+  EXPECT_NE(loadError(flops).find(
+                "step 2 of k 8 iteration 0 has flops " + std::to_string(8 * costs[2].fwd_flops) +
+                ", but 4 samples of it take " + std::to_string(4 * costs[2].fwd_flops)),
+            std::string::npos)
+      << loadError(flops);
 }
 
 // The edit that moved `plan`'s minibatch without a word: one step sample of one iteration of

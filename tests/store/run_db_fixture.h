@@ -25,23 +25,28 @@ namespace swapscope::store {
 namespace fs = std::filesystem;
 
 /// A whole recorded iteration of the tiny network at `k`, as the executor records one and the
-/// reader checks it: a sample of every step with its layer's FLOPs on k samples (`stall` on step
-/// 1, the iteration's stall), the update of every layer with weights, the minibatch's load of
-/// 512 bytes and two pool samples. Its rows start at `start` + 1 and end by `start` + 900.
+/// reader checks it: on each of `passes` passes (a sub-batched minibatch) a sample of every step
+/// with its layer's FLOPs on k / passes samples (`stall` on the first pass's step 1: the
+/// iteration's stall), the update of every layer with weights, the minibatch's load of 512
+/// bytes, and two pool samples (the writer records them on each k's first iteration; the reader
+/// allows them on any). Its rows start at `start` + 1 and end by `start` + 900.
 inline IterationRows wholeIteration(std::int64_t k, int iteration, std::int64_t start,
-                                    std::int64_t stall = 10) {
+                                    std::int64_t stall = 10, int passes = 1) {
   const Network net = testing::tinyNetwork();
   const auto costs = computeLayerCosts(net);
   const Gmap gmap = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs)).gmap;
   IterationRows rows;
   rows.iteration = {k, iteration, start, 900, 2.0, stall, 0, 0, 512};
-  for (int s = 1; s <= gmap.steps(); ++s) {
-    const int layer = gmap.step_layer[static_cast<std::size_t>(s)];
-    const LayerCost& c = costs[static_cast<std::size_t>(layer)];
-    const bool bwd = gmap.isBackwardStep(s);
-    rows.samples.push_back({k, iteration, s, layer, bwd ? Direction::Backward : Direction::Forward,
-                            k * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
-                            start + s, 5, s == 1 ? stall : 0});
+  for (int pass = 0; pass < passes; ++pass) {
+    for (int s = 1; s <= gmap.steps(); ++s) {
+      const int layer = gmap.step_layer[static_cast<std::size_t>(s)];
+      const LayerCost& c = costs[static_cast<std::size_t>(layer)];
+      const bool bwd = gmap.isBackwardStep(s);
+      rows.samples.push_back(
+          {k, iteration, s, layer, bwd ? Direction::Backward : Direction::Forward,
+           k / passes * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
+           start + pass * (gmap.steps() + 1) + s, 5, s == 1 && pass == 0 ? stall : 0});
+    }
   }
   for (int layer = 0; layer < net.size(); ++layer) {
     const std::int64_t params = costs[static_cast<std::size_t>(layer)].params;

@@ -178,6 +178,15 @@ TEST_F(RunDbReplace, TheRecordingsOfEarlierRunsAreNamedSoThatTheyDoNotPileUpUnno
                                     file("run.recording-2.swapdb") + "' hold runs recorded"),
             std::string::npos)
       << w->recordingNote();
+  // Those past a name since removed are named too.
+  w.reset();
+  fs::remove(file("run.recording-3.swapdb"));
+  fs::remove(file("run.recording.swapdb"));
+  w = replacement(path);
+  EXPECT_EQ(w->path(), file("run.recording.swapdb"));
+  EXPECT_NE(w->recordingNote().find("; '" + file("run.recording-2.swapdb") + "' holds a run"),
+            std::string::npos)
+      << w->recordingNote();
 }
 
 TEST_F(RunDbReplace, AFileNotNamedSwapdbGetsTheSuffixAfterItsName) {
