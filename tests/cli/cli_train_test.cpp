@@ -50,6 +50,29 @@ TEST(CliTrain, ReportsLossThroughputPoolAndSwapTraffic) {
   EXPECT_FALSE(j.contains("test")) << "synthetic data has no test split";
 }
 
+/// What a `train` run printed (standard output and error, in `printed`) once SIGINT stopped it:
+/// sent `delay` after the first line holding `marker` is out, the run's exit status checked.
+std::string interruptedTraining(const std::vector<std::string>& args, const std::string& printed,
+                                const std::string& marker, std::chrono::milliseconds delay) {
+  const pid_t pid = testing::startCli(args, printed);
+  EXPECT_GT(pid, 0);
+  if (pid <= 0) return "";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto text = [&] {
+    std::ifstream in(printed);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  while (text().find(marker) == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(delay);
+  kill(pid, SIGINT);
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << "killed by the signal";
+  EXPECT_EQ(WEXITSTATUS(status), kExitFailure);
+  return text();
+}
+
 TEST(CliTrain, AnInterruptedTrainingSavesItsWeightsAndExitsOne) {
   // As profile and run: Ctrl-C stops after the iteration, and the exit status says the training
   // did not finish (it used to be 0); the weights reached are saved all the same.
@@ -57,29 +80,13 @@ TEST(CliTrain, AnInterruptedTrainingSavesItsWeightsAndExitsOne) {
       std::filesystem::temp_directory_path() / ("swapscope-train-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string printed = (dir / "out.txt").string(), weights = (dir / "w.weights").string();
-  const pid_t pid =
-      testing::startCli({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8",
-                         "--iters", "100000", "--budget", "16MiB", "--save-weights", weights},
-                        printed);
-  ASSERT_GT(pid, 0);
   // Training has begun once the first line is out (its interrupt handler follows at once).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  auto text = [&] {
-    std::ifstream in(printed);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  while (text().find("training ") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal";
-  EXPECT_EQ(WEXITSTATUS(status), kExitFailure);
-  EXPECT_NE(text().find("interrupted after "), std::string::npos) << text();
-  EXPECT_NE(text().find("weights             saved to '" + weights + "'"), std::string::npos)
-      << text();
+  const std::string text =
+      interruptedTraining({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8",
+                           "--iters", "100000", "--budget", "16MiB", "--save-weights", weights},
+                          printed, "training ", std::chrono::milliseconds(500));
+  EXPECT_NE(text.find("interrupted after "), std::string::npos) << text;
+  EXPECT_NE(text.find("weights             saved to '" + weights + "'"), std::string::npos) << text;
   EXPECT_TRUE(std::filesystem::exists(weights));
   std::filesystem::remove_all(dir);
 }
@@ -93,33 +100,18 @@ TEST(CliTrain, AnInterruptionBeforeAnIterationCompletesLeavesTheWeightFileAsItWa
   const std::string printed = (dir / "out.txt").string(), weights = (dir / "w.weights").string();
   const std::string earlier = "an earlier training's weights";
   std::ofstream(weights, std::ios::binary) << earlier;
-  // An iteration of k = 2048 takes seconds on this CPU: the signal lands in the first one.
-  const pid_t pid = testing::startCli(
+  // An iteration of k = 2048 takes seconds on this CPU, and the interrupt handler is installed
+  // once the line with the predicted peak is out: the signal lands in the first iteration.
+  const std::string text = interruptedTraining(
       {"train", "--model", "fmnist-cnn", "--data", "synthetic", "--synthetic-size", "2048",
        "--batch", "2048", "--iters", "3", "--budget", "1GiB", "--save-weights", weights, "--force"},
-      printed);
-  ASSERT_GT(pid, 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  auto text = [&] {
-    std::ifstream in(printed);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  // The interrupt handler is installed once the line with the predicted peak is out.
-  while (text().find("predicted peak") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal";
-  EXPECT_EQ(WEXITSTATUS(status), kExitFailure);
-  EXPECT_NE(text().find("interrupted after 0 iterations"), std::string::npos) << text();
-  EXPECT_NE(text().find("weights             not saved: interrupted before an iteration "
-                        "completed ('" +
-                        weights + "' is left as it was)"),
+      printed, "predicted peak", std::chrono::milliseconds(100));
+  EXPECT_NE(text.find("interrupted after 0 iterations"), std::string::npos) << text;
+  EXPECT_NE(text.find("weights             not saved: interrupted before an iteration "
+                      "completed ('" +
+                      weights + "' is left as it was)"),
             std::string::npos)
-      << text();
+      << text;
   std::ifstream in(weights, std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), earlier);
   std::filesystem::remove_all(dir);

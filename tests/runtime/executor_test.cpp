@@ -548,13 +548,14 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("resnet20"), std::string::npos) << e.what();
   }
+  // The file as saved, edited below one copy at a time.
+  const std::string saved = [&] {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
   // A NaN or an infinity in a tensor is refused, naming the tensor and the value.
   {
-    std::string bytes;
-    {
-      std::ifstream in(path, std::ios::binary);
-      bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string bytes = saved;
     const std::string name = "fc1.weights";
     const std::size_t at = bytes.find(name);
     ASSERT_NE(at, std::string::npos);
@@ -581,11 +582,7 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
   // A name that is not the layer's is quoted with its control characters escaped: a NUL in it
   // ended the message where it was printed.
   {
-    std::string bytes;
-    {
-      std::ifstream in(path, std::ios::binary);
-      bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string bytes = saved;
     const std::size_t at = bytes.find("conv1.weights");
     ASSERT_NE(at, std::string::npos);
     bytes[at + 4] = '\0';
@@ -604,11 +601,7 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
   // So is a negative running variance (batch norm's running statistics: C means, then C
   // variances); a negative running mean is a value like any other.
   {
-    std::string bytes;
-    {
-      std::ifstream in(path, std::ios::binary);
-      bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string bytes = saved;
     const std::string name = "bn1.running_stats";
     const std::size_t at = bytes.find(name);
     ASSERT_NE(at, std::string::npos);
@@ -629,11 +622,10 @@ TEST(Trainer, LearnsAFixedSetOfSamplesAndSavesAndLoadsWeights) {
       FAIL() << "a weight file holding a negative running variance was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::BadInput);
-      EXPECT_NE(
-          std::string(e.what()).find("'bn1.running_stats' holds -1 at value " +
-                                     std::to_string(count / 2) + " of " + std::to_string(count) +
-                                     ", a running variance (a variance cannot be negative)"),
-          std::string::npos)
+      EXPECT_NE(std::string(e.what()).find(
+                    "'bn1.running_stats' holds -1 at value " + std::to_string(count / 2) + " of " +
+                    std::to_string(count) + ", a running variance (a variance cannot be negative)"),
+                std::string::npos)
           << e.what();
     }
   }
