@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "cli/interrupt.h"
 
+#include <signal.h>
+
 #include <csignal>
 
 namespace swapscope::cli {
@@ -16,13 +18,22 @@ extern "C" void onSignal(int sig) {
   if (sig == SIGINT) std::signal(SIGINT, SIG_DFL);
 }
 
+/// Catches `sig` unless the process was started with it ignored: a shell starts a background
+/// job with SIGINT ignored so that the terminal's Ctrl-C leaves it running, and nohup ignores
+/// SIGHUP the same way. Returns the disposition to restore.
+void (*catchUnlessIgnored(int sig))(int) {
+  struct sigaction current {};
+  if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) return SIG_IGN;
+  return std::signal(sig, onSignal);
+}
+
 }  // namespace
 
 InterruptScope::InterruptScope() {
   g_interrupted.store(false);
   g_signal.store(0);
-  m_previousInt = std::signal(SIGINT, onSignal);
-  m_previousTerm = std::signal(SIGTERM, onSignal);
+  m_previousInt = catchUnlessIgnored(SIGINT);
+  m_previousTerm = catchUnlessIgnored(SIGTERM);
 }
 
 InterruptScope::~InterruptScope() {

@@ -2,7 +2,8 @@
 /// @brief Graceful interruption of long verbs: while an InterruptScope lives, the first SIGINT
 /// (Ctrl-C) or SIGTERM sets a flag that the work checks between iterations, and the engine
 /// between the passes of a sub-batched iteration and between its steps; a second SIGINT ends
-/// the process as usual.
+/// the process as usual. A signal the process was started with ignored (SIGINT in a shell's
+/// background job) stays ignored.
 #pragma once
 
 #include <atomic>

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -284,6 +285,32 @@ TEST(CliRunKilled, WithJsonTheInterruptionIsAFieldOfTheReport) {
   EXPECT_EQ(store::RunReader(db).meta().status, store::RunStatus::Incomplete);
   for (const std::string& f : {plan, db, printed})
     fs::remove(f);
+}
+
+// A shell starts a background job with SIGINT ignored, so that the terminal's Ctrl-C leaves it
+// running: the profile keeps it ignored (it used to catch it and stop), and stops at SIGTERM.
+TEST(CliProfileKilled, ASigintIgnoredAtStartStaysIgnored) {
+  const std::string db = scratch("background.swapdb").string();
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(db + suffix);
+  void (*before)(int) = std::signal(SIGINT, SIG_IGN);  // inherited across exec, as a shell does
+  const pid_t pid = startLongProfile(db);
+  std::signal(SIGINT, before);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitForIterations(db, 1)) << "the profile recorded no iterations within 60 s";
+  kill(pid, SIGINT);
+  const std::int64_t after = store::RunReader(db).counts().iterations;
+  // Still recording well after the SIGINT.
+  EXPECT_TRUE(waitForIterations(db, after + 3));
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, WNOHANG), 0) << "the ignored SIGINT ended it";
+  kill(pid, SIGTERM);
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(store::RunReader(db).meta().status, store::RunStatus::Incomplete);
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(db + suffix);
 }
 
 TEST(CliProfileKilled, ForceDoesNotReplaceTheDatabaseOfALiveProfile) {
