@@ -234,9 +234,11 @@ void CompareView::setData(const CompareData& data) {
     auto rate = [](double bytesPerS) {
       return bytesPerS > 0 ? qs(formatFixed(bytesPerS / 1e9, 2)) + " GB/s" : QString("none");
     };
-    return identity + QStringLiteral("; PCIe h2d %1, d2h %2, both at once %3x slower")
-                          .arg(rate(s.h2d_bytes_per_s), rate(s.d2h_bytes_per_s),
-                               qs(formatFixed(s.duplex_factor, 2)));
+    const QString both = s.duplex_points > 0
+                             ? qs(formatFixed(s.duplex_factor, 2)) + QStringLiteral("x slower")
+                             : QStringLiteral("not measured");
+    return identity + QStringLiteral("; PCIe h2d %1, d2h %2, both at once %3")
+                          .arg(rate(s.h2d_bytes_per_s), rate(s.d2h_bytes_per_s), both);
   };
   QString text = side(qs(m_data.label_a), c.a) + "\n" + side(qs(m_data.label_b), c.b);
   if (const std::string none = perf::nothingToCompare(c); !none.empty()) text += "\n" + qs(none);

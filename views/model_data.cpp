@@ -57,6 +57,7 @@ ModelData makeModelData(const store::RunData& run, const perf::PerfModel& model)
   d.network = run.network.name;
   d.path = run.path;
   d.duplex_factor = model.duplexFactor();
+  d.duplex_points = model.duplexPoints();
   d.structure_hash = run.network.structure_hash;
   d.layer_names.resize(run.layers.size());
   d.layer_kinds.resize(run.layers.size());

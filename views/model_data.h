@@ -66,6 +66,7 @@ struct ModelData {
   std::vector<ModelGroupData> groups;  ///< per-type groups first, then per-layer; by key
   PcieDirection h2d, d2h;
   double duplex_factor = 1;
+  int duplex_points = 0;  ///< copies it was measured on; 0: not measured (1 assumed)
   /// The index of the group with this key; -1 when none.
   int groupIndex(const std::string& key) const;
 };

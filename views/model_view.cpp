@@ -306,10 +306,13 @@ void ModelView::drawPcie() {
   y->setLabel(QStringLiteral("time (ms)"));
   rx->setLabel(x->label());
   if (auto* title = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0))) {
-    title->setText(QStringLiteral("PCIe copies on %1; both directions at once: x %2 (duplex "
-                                  "factor)")
-                       .arg(QString::fromStdString(m_data.device))
-                       .arg(m_data.duplex_factor, 0, 'f', 2));
+    // No copy ran beside one the other way: the factor of 1 is assumed, not measured.
+    const QString both =
+        m_data.duplex_points > 0
+            ? QStringLiteral("x %1 (duplex factor)").arg(m_data.duplex_factor, 0, 'f', 2)
+            : QStringLiteral("not measured (no copy ran beside one the other way)");
+    title->setText(QStringLiteral("PCIe copies on %1; both directions at once: %2")
+                       .arg(QString::fromStdString(m_data.device), both));
   }
   double xHi = 0, yHi = 0, rHi = 1;
   std::size_t colour = 0;
@@ -351,21 +354,24 @@ void ModelView::drawPcie() {
     // A direction with no copies recorded borrows the other's line: drawn once, as that one's.
     if (d->fit.bandwidth > 0 && !d->fit.from_other_direction) {
       QCPGraph* line = m_plot->addGraph(x, y);
-      QCPGraph* duplex = m_plot->addGraph(x, y);
       line->setPen(QPen(c.darker(130), 2));
-      duplex->setPen(QPen(c.darker(130), 1.2, Qt::DashLine));
       const double top = std::max(xHi, 1e-3) * 1.05;
-      for (const double b : {0.0, top}) {
+      for (const double b : {0.0, top})
         line->addData(b, d->fit.seconds(b * kMiB) * 1e3);
-        duplex->addData(b, d->fit.seconds(b * kMiB) * 1e3 * m_data.duplex_factor);
-      }
       line->setName(name + QStringLiteral(" fit: %1 + %2 us")
                                .arg(rate(d->fit.bandwidth))
                                .arg(d->fit.latency * 1e6, 0, 'f', 1));
-      duplex->setName(
-          name + QStringLiteral(" fit x duplex factor %1").arg(m_data.duplex_factor, 0, 'f', 2));
       line->addToLegend();
-      duplex->addToLegend();
+      // The line slowed by the duplex factor, where one was measured.
+      if (m_data.duplex_points > 0) {
+        QCPGraph* duplex = m_plot->addGraph(x, y);
+        duplex->setPen(QPen(c.darker(130), 1.2, Qt::DashLine));
+        for (const double b : {0.0, top})
+          duplex->addData(b, d->fit.seconds(b * kMiB) * 1e3 * m_data.duplex_factor);
+        duplex->setName(
+            name + QStringLiteral(" fit x duplex factor %1").arg(m_data.duplex_factor, 0, 'f', 2));
+        duplex->addToLegend();
+      }
     }
   }
   x->setRange(0, std::max(xHi, 1e-3) * 1.05);

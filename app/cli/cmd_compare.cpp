@@ -27,6 +27,11 @@ std::string gbps(double bytesPerS) {
   return bytesPerS > 0 ? formatFixed(bytesPerS / 1e9, 2) + " GB/s" : "-";
 }
 
+/// `value` where `points` measured it, else null.
+json measured(int points, double value) {
+  return points > 0 ? json(value) : json(nullptr);
+}
+
 json sideJson(const perf::RunSide& s) {
   json j{{"path", s.path},
          {"kind", s.kind},
@@ -40,14 +45,17 @@ json sideJson(const perf::RunSide& s) {
          {"budget", s.budget},
          {"ks", s.ks},
          {"batches", json::array()},
-         // Without iterations there are no fits: null, never a rate of 0 or a factor of 1.
+         // Without iterations there are no fits: null, never a rate of 0 or a factor of 1; and
+         // a figure nothing measured (no copy to the host, none beside one the other way) is
+         // null too.
          {"pcie", s.fitted ? json{{"h2d_bytes_per_s", s.h2d_bytes_per_s},
                                   {"h2d_latency_s", s.h2d_latency_s},
                                   {"h2d_points", s.h2d_points},
-                                  {"d2h_bytes_per_s", s.d2h_bytes_per_s},
-                                  {"d2h_latency_s", s.d2h_latency_s},
+                                  {"d2h_bytes_per_s", measured(s.d2h_points, s.d2h_bytes_per_s)},
+                                  {"d2h_latency_s", measured(s.d2h_points, s.d2h_latency_s)},
                                   {"d2h_points", s.d2h_points},
-                                  {"duplex_factor", s.duplex_factor}}
+                                  {"duplex_factor", measured(s.duplex_points, s.duplex_factor)},
+                                  {"duplex_points", s.duplex_points}}
                            : json(nullptr)}};
   for (const auto& [k, passes] : s.batches)
     j["batches"].push_back({{"k", k}, {"passes", passes}});
@@ -117,7 +125,8 @@ void printIdentities(const perf::RunComparison& c, std::ostream& out) {
   id.row({"PCIe h2d", gbps(c.a.h2d_bytes_per_s), gbps(c.b.h2d_bytes_per_s)});
   id.row({"PCIe d2h", gbps(c.a.d2h_bytes_per_s), gbps(c.b.d2h_bytes_per_s)});
   const auto duplex = [](const perf::RunSide& s) {
-    return s.fitted ? formatFixed(s.duplex_factor, 2) + "x slower" : std::string("-");
+    return s.fitted && s.duplex_points > 0 ? formatFixed(s.duplex_factor, 2) + "x slower"
+                                           : std::string("-");
   };
   id.row({"both directions", duplex(c.a), duplex(c.b)});
   id.print(out);

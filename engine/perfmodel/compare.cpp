@@ -55,6 +55,7 @@ RunSide side(const store::RunData& run, const std::optional<PerfModel>& model) {
       s.d2h_points = d.points;
     }
     s.duplex_factor = model->duplexFactor();
+    s.duplex_points = model->duplexPoints();
   }
   s.check = planCheck(run);
   return s;

@@ -31,6 +31,7 @@ struct RunSide {
   double h2d_latency_s = 0, d2h_latency_s = 0;
   double duplex_factor = 1;
   int h2d_points = 0, d2h_points = 0;
+  int duplex_points = 0;  ///< 0: no copy ran beside one the other way; the factor is not measured
   /// From the recorded plan (a `swapscope run` database), against the measurement.
   struct Check {
     std::int64_t k = 0;

@@ -675,6 +675,7 @@ void PerfModel::fitCopyLines(const store::RunData& run) {
     }
   }
   m_duplex = ratios.empty() ? 1.0 : std::max(1.0, median(ratios));
+  m_duplexPoints = static_cast<int>(ratios.size());
 }
 
 const GroupFit* PerfModel::find(store::FitScope scope, const std::string& target,

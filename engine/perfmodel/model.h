@@ -122,6 +122,9 @@ class PerfModel {
   double transfer(std::int64_t bytes, bool to_host, bool beside_compute = false) const;
   /// Factor (>= 1) by which a transfer slows while the other direction is busy.
   double duplexFactor() const { return m_duplex; }
+  /// The copies the duplex factor was measured on (each ran beside one the other way); 0: none
+  /// did, and the factor is 1, assumed.
+  int duplexPoints() const { return m_duplexPoints; }
   const DispatchFit& dispatch() const { return m_dispatch; }
   const ContentionFit& contention() const { return m_contention; }
 
@@ -171,6 +174,7 @@ class PerfModel {
   std::map<std::string, std::size_t> m_index;  ///< scope/target/kind -> m_groups
   LinkFit m_h2d, m_d2h, m_h2dBeside, m_d2hBeside;
   double m_duplex = 1;
+  int m_duplexPoints = 0;
   DispatchFit m_dispatch;
   ContentionFit m_contention;
   std::string m_hash, m_device;

@@ -452,6 +452,34 @@ TEST_F(PassesCompare, TheHeaderAndThePairingSpeakOfKAndPasses) {
   EXPECT_TRUE(has(same.out, "per-step median times at 8 samples per pass")) << same.out;
 }
 
+// A run that copies nothing to the host but its loss, and nothing beside a copy the other way,
+// measured no device-to-host line and no duplex factor: compare says "-" and null, where it
+// showed the model's assumed factor of 1 as "1.00x slower" (and 0 B/s in --json).
+TEST(CliCompare, FiguresNothingMeasuredAreShownAsNone) {
+  const fs::path plan = scratch("keep-all-k8.json"), db = scratch("keep-all-k8.swapdb");
+  const Result p =
+      run(planArgs({"--policy", "keep-all", "--batch", "8", "--out", plan.string(), "--force"}));
+  ASSERT_EQ(p.code, kExitOk) << p.err;
+  const Result r = run({"run", "--plan", plan.string(), "--iters", "2", "--warmup", "0", "--db",
+                        db.string(), "--force"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const json j = json::parse(run({"compare", db.string(), kSample, "--json"}).out);
+  const json& none = j["a"]["pcie"];
+  EXPECT_EQ(none["duplex_points"], 0) << none;
+  EXPECT_TRUE(none["duplex_factor"].is_null()) << none;
+  EXPECT_EQ(none["d2h_points"], 0) << none;
+  EXPECT_TRUE(none["d2h_bytes_per_s"].is_null()) << none;
+  EXPECT_TRUE(none["h2d_bytes_per_s"].is_number()) << none;
+  const Result text = run({"compare", db.string(), db.string()});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  const auto row = text.out.find("both directions");
+  ASSERT_NE(row, std::string::npos) << text.out;
+  const std::string line = text.out.substr(row, text.out.find('\n', row) - row);
+  EXPECT_FALSE(has(line, "slower")) << line;
+  fs::remove(plan);
+  fs::remove(db);
+}
+
 /// A copy of the sample run with every recorded row of its iterations deleted.
 fs::path sampleWithoutIterations() {
   const fs::path db = scratch("no-iterations.swapdb");

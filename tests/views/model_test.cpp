@@ -128,7 +128,9 @@ TEST(ModelView, ARunThatOffloadedNothingDrawsNoLineItDidNotMeasure) {
   view.resize(1000, 650);
   view.setData(makeModelData(s->run, model));
   view.showPage(-1);
-  EXPECT_EQ(fitLinesOf(view, QStringLiteral("host-to-device")), 2);
+  // Nor was a duplex factor measured (no copy ran beside one the other way): the line alone.
+  ASSERT_EQ(model.duplexPoints(), 0);
+  EXPECT_EQ(fitLinesOf(view, QStringLiteral("host-to-device")), 1);
   EXPECT_EQ(fitLinesOf(view, QStringLiteral("device-to-host")), 0);
   const std::string dir = testing::pngDir();
   if (!dir.empty())
