@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "perfmodel/stability.h"
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -84,6 +85,24 @@ std::optional<ProfileStability> readStability(const store::RunData& run) {
       s.per_k.push_back({k.at("k").get<std::int64_t>(), k.at("iterations").get<int>(),
                          k.at("median_ns").get<std::int64_t>(), k.at("spread").get<double>()});
     }
+    // Spreads are from 0 to 1e9; -1 says that no k recorded two iterations, and only then.
+    // (A spread is a ratio of iteration times: one beyond 1e9 is no measurement.)
+    const auto spreadOk = [](double v) { return std::isfinite(v) && v >= 0 && v <= 1e9; };
+    bool twoAtAnyK = false;
+    for (const KStability& k : s.per_k) {
+      if (!spreadOk(k.spread))
+        throwBadInput(bad + " (k " + std::to_string(k.k) + "'s spread is " + numberText(k.spread) +
+                      ")");
+      twoAtAnyK = twoAtAnyK || k.iterations >= 2;
+    }
+    if (!(spreadOk(s.spread) || (s.spread == -1 && !twoAtAnyK))) {
+      throwBadInput(
+          bad + " (its spread is " + numberText(s.spread) +
+          (s.spread == -1 ? ", 'not measured', but a k recorded two iterations or more" : "") +
+          ")");
+    }
+    if (!spreadOk(s.largest))
+      throwBadInput(bad + " (its largest spread is " + numberText(s.largest) + ")");
     return s;
   } catch (const json::exception& e) {
     throwBadInput(bad + " (" + e.what() + ")");

@@ -437,7 +437,7 @@ void checkBatches(const LoadState& s) {
                           ", but table 'iterations' records no iteration of it");
     }
     // The pool is the budget's size: nothing in it peaks above the budget.
-    if (d.meta.budget > 0 && b.measured_peak > d.meta.budget) {
+    if (b.measured_peak > d.meta.budget) {
       damaged(d.path, "table 'batches' row " + std::to_string(b.k) + ": measured_peak is " +
                           std::to_string(b.measured_peak) + ", above the run's budget (meta " +
                           "'budget' " + std::to_string(d.meta.budget) +
@@ -619,10 +619,33 @@ void loadPlans(LoadState& s) {
                        .predicted_iter_ns = rows.nonNegative(6),
                        .json = rows.jsonText(7)});
     // A recorded plan is read as a plan file is: compare and the app take its predictions.
+    const PlanRow& row = d.plans.back();
+    PlanFile plan;
     try {
-      planFromJson(json::parse(d.plans.back().json), "plan");
+      plan = planFromJson(json::parse(row.json), "plan");
     } catch (const Error& e) {
-      damaged(d.path, "table 'plans' row " + std::to_string(d.plans.back().id) + ": " + e.what());
+      damaged(d.path, "table 'plans' row " + std::to_string(row.id) + ": " + e.what());
+    }
+    // Its columns are its JSON's (as the run wrote them), and it is the stored network's plan.
+    const auto differs = [&](const char* column, const std::string& got, const std::string& want) {
+      damaged(d.path, "table 'plans' row " + std::to_string(row.id) + ": " + column + " is " + got +
+                          ", but its plan (column 'json') says " + want);
+    };
+    if (row.k != plan.k) differs("k", std::to_string(row.k), std::to_string(plan.k));
+    if (row.budget != plan.budget) {
+      differs("budget", std::to_string(row.budget), std::to_string(plan.budget));
+    }
+    if (row.policy != plan.policy)
+      differs("policy", quoteBounded(row.policy), "'" + plan.policy + "'");
+    if (row.mode != plan.mode) differs("mode", quoteBounded(row.mode), "'" + plan.mode + "'");
+    if (const auto ns = static_cast<std::int64_t>(plan.predictions.t_iter_s * 1e9);
+        row.predicted_iter_ns != ns) {
+      differs("predicted_iter_ns", std::to_string(row.predicted_iter_ns), std::to_string(ns));
+    }
+    if (!d.network.structure_hash.empty() && plan.structure_hash != d.network.structure_hash) {
+      damaged(d.path, "table 'plans' row " + std::to_string(row.id) + ": its plan is for " +
+                          "structure " + plan.structure_hash + ", but the run's network " +
+                          "(table 'network') has structure " + d.network.structure_hash);
     }
   }
 }

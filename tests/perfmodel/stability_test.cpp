@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -117,6 +119,29 @@ TEST(Stability, TheMetaValueReadsBackAndItsAbsenceIsNotMeasured) {
           << e.what();
     }
   }
+  // Spreads out of their range: negative, beyond 1e9 (printed as "inf %"), and "not measured"
+  // (-1) where a k recorded three iterations (info said "one recorded iteration per k").
+  const nlohmann::json good = nlohmann::json::parse(stabilityToMeta(s));
+  const auto edited = [&](const char* field, double value, bool perK) {
+    nlohmann::json j = good;
+    (perK ? j["per_k"][0][field] : j[field]) = value;
+    d.meta.extra["stability"] = j.dump();
+    try {
+      readStability(d);
+      return std::string();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_NE(edited("spread", -5, false).find("(its spread is -5)"), std::string::npos);
+  EXPECT_NE(edited("spread", 1e308, false).find("(its spread is 1e+308)"), std::string::npos);
+  EXPECT_NE(
+      edited("spread", -1, false)
+          .find("(its spread is -1, 'not measured', but a k recorded two iterations or more)"),
+      std::string::npos);
+  EXPECT_NE(edited("largest", -0.5, false).find("(its largest spread is -0.5)"), std::string::npos);
+  EXPECT_NE(edited("spread", -3, true).find("(k 4's spread is -3)"), std::string::npos);
+  EXPECT_EQ(edited("spread", 0.25, false), "");
 }
 
 TEST(Stability, AProfileThatDidNotFinishIsWarnedAboutByItsStatus) {

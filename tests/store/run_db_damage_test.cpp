@@ -305,6 +305,20 @@ TEST_F(RunDbDamage, AnIterationWithRowsMissingIsRefusedNamingWhat) {
        "UPDATE batches SET measured_peak = 67108865 WHERE k = 8",
        "table 'batches' row 8: measured_peak is 67108865, above the run's budget (meta 'budget' "
        "67108864), which is its pool's size"},
+      {"a budget of 0 under a pool that peaked above it",
+       "UPDATE meta SET value = '0' WHERE key = 'budget'",
+       "table 'batches' row 8: measured_peak is 2000, above the run's budget (meta 'budget' 0)"},
+      {"a recorded plan's k column edited", "UPDATE plans SET k = 99",
+       "table 'plans' row 1: k is 99, but its plan (column 'json') says 48"},
+      {"a recorded plan's predicted time column edited",
+       "UPDATE plans SET predicted_iter_ns = predicted_iter_ns * 2",
+       "table 'plans' row 1: predicted_iter_ns is 246912, but its plan (column 'json') says "
+       "123456"},
+      {"a recorded plan of another network",
+       "UPDATE plans SET json = json_replace(json, '$.network.structure_hash', "
+       "'deadbeefdeadbeef')",
+       "table 'plans' row 1: its plan is for structure deadbeefdeadbeef, but the run's network "
+       "(table 'network') has structure "},
       {"a step's FLOPs per sample that are not its layer's",
        "UPDATE steps SET flops_per_sample = 7 WHERE step = 1",
        "table 'steps' row 1: flops_per_sample is 7, but layer 'conv1' fwd takes " + conv1 +
@@ -548,6 +562,7 @@ void asUnprivilegedUser(const std::string& tmp, Body body) {
 std::unique_ptr<RunWriter> startRun(const std::string& path) {
   RunMeta meta;
   meta.kind = "profile";
+  meta.budget = 64 << 20;
   const Network net = testing::tinyNetwork();
   const auto costs = computeLayerCosts(net);
   const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));

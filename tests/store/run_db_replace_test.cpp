@@ -28,6 +28,7 @@ class RunDbReplace : public RunDbTest {
     RunMeta meta;
     meta.kind = "profile";
     meta.started_utc = "2026-11-22T09:00:00Z";
+    meta.budget = 64 << 20;
     const Network net = testing::tinyNetwork();
     const auto costs = computeLayerCosts(net);
     const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
