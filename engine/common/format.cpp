@@ -62,6 +62,34 @@ void dropCutUtf8Character(std::string& text) {
   if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
 }
 
+std::size_t utf8CharLength(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t j) {
+    return j < text.size() ? static_cast<unsigned char>(text[j]) : 0u;
+  };
+  const unsigned c = at(i);
+  if (c < 0x80) return i < text.size() ? 1 : 0;
+  std::size_t n = 0;
+  unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // not overlong
+    if (c == 0xED) hi = 0x9F;  // not a surrogate
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;  // up to U+10FFFF
+  } else {
+    return 0;
+  }
+  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (std::size_t j = 2; j < n; ++j) {
+    if (at(i + j) < 0x80 || at(i + j) > 0xBF) return 0;
+  }
+  return n;
+}
+
 std::string numberText(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "infinity" : "-infinity";
@@ -78,14 +106,17 @@ std::string quoteBounded(std::string_view text, std::size_t max) {
       --cut;
   }
   std::string out = "'";
-  for (std::size_t i = 0; i < cut; ++i) {
+  for (std::size_t i = 0; i < cut;) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
+    const std::size_t n = utf8CharLength(text.substr(0, cut), i);
+    if (c < 0x20 || c == 0x7f || n == 0) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02x", c);
       out += hex;
+      ++i;
     } else {
-      out += static_cast<char>(c);
+      out.append(text.substr(i, n));
+      i += n;
     }
   }
   out += "'";

@@ -20,12 +20,17 @@ std::string formatMilliseconds(double seconds);
 /// (predicted - measured) / measured as a signed percentage, "+4.7 %"; "-" when measured is 0.
 std::string formatRelativeError(double predicted, double measured);
 
+/// The length of the valid UTF-8 character that starts at `text[i]` (1 for ASCII), or 0 where
+/// none does there (a stray continuation byte, an overlong or cut sequence, a surrogate).
+std::size_t utf8CharLength(std::string_view text, std::size_t i);
+
 /// A number for a message: NaN and infinities by name, else as %g writes it ("0.5", "-1e-07").
 std::string numberText(double value);
 
 /// `text` in single quotes for a message, cut to at most `max` bytes (then "..." and the full
-/// length), with control characters written as \xNN: a name read from a file may hold a NUL,
-/// which would end the message where it is printed as a C string.
+/// length), with control characters and bytes that are not UTF-8 written as \xNN: a name read
+/// from a file may hold a NUL, which would end the message where it is printed as a C string,
+/// or a byte the terminal would show as garbage.
 std::string quoteBounded(std::string_view text, std::size_t max = 80);
 
 /// Drops a UTF-8 character that a cut left incomplete at the end of `text` (its lead byte and

@@ -38,25 +38,28 @@ bool tooDeep(const Json& doc, int max_depth) {
 void appendEscaped(std::string& out, std::string_view text, std::size_t budget) {
   std::size_t i = 0;
   std::size_t written = 0;
-  for (; i < text.size() && written < budget; ++i) {
+  for (; i < text.size() && written < budget; ++written) {
     const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = utf8CharLength(text, i);
     if (c == '\n') {
       out += "\\n";
     } else if (c == '\t') {
       out += "\\t";
     } else if (c == '\r') {
       out += "\\r";
-    } else if (c < 0x20 || c == 0x7f) {
+    } else if (c < 0x20 || c == 0x7f || n == 0) {  // control characters, bytes not UTF-8
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
     } else {
-      out += static_cast<char>(c);
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
     }
-    ++written;
+    ++i;
   }
   if (i == text.size()) return;
-  dropCutUtf8Character(out);  // never end inside a UTF-8 character
+  // Cut between characters (a multi-byte one is taken whole or not at all).
   out += "... (" + std::to_string(text.size()) + " bytes)";
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/format.h"
 #include "graph/json_guard.h"
 #include "graph/network_json.h"
 
@@ -289,6 +290,20 @@ TEST(Echo, TextIsEscapedAndCut) {
   const std::string e = echoText(accents, 11);
   EXPECT_EQ(e.substr(0, e.find("...")).size() % 2, 0u) << e;
   EXPECT_EQ(e.substr(e.find("...")), "... (200 bytes)");
+}
+
+// Bytes that are not UTF-8 are written as \xNN, as control characters are: raw, they reached
+// the terminal (a network name's 0xFF in a parse error, a meta value in `info`).
+TEST(Echo, BytesThatAreNotUtf8AreEscapedAndCharactersKept) {
+  EXPECT_EQ(echoText("a\xff"
+                     "b\xc3\xa9"),
+            "a\\xffb\xc3\xa9");
+  EXPECT_EQ(echoText("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
+  EXPECT_EQ(echoText("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(echoText("x\xe2\x82"), "x\\xe2\\x82");         // cut short
+  EXPECT_EQ(echoText("\xe2\x82\xac\xf0\x9f\x98\x80"), "\xe2\x82\xac\xf0\x9f\x98\x80");
+  EXPECT_EQ(quoteBounded("{\"A\":\"\xff\"}"), "'{\"A\":\"\\xff\"}'");
+  EXPECT_EQ(quoteBounded(std::string("n\xc3\xa9\x00", 4)), "'n\xc3\xa9\\x00'");
 }
 
 TEST(Echo, JsonIsBoundedInDepthAndLength) {
