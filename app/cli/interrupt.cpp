@@ -19,8 +19,8 @@ extern "C" void onSignal(int sig) {
 }
 
 /// Catches `sig` unless the process was started with it ignored: a shell starts a background
-/// job with SIGINT ignored so that the terminal's Ctrl-C leaves it running, and nohup ignores
-/// SIGHUP the same way. Returns the disposition to restore.
+/// job with SIGINT ignored so that the terminal's Ctrl-C leaves it running. Returns the
+/// disposition to restore.
 void (*catchUnlessIgnored(int sig))(int) {
   struct sigaction current {};
   if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) return SIG_IGN;

@@ -518,8 +518,8 @@ void checkIterationsWhole(const LoadState& s) {
       }
       ++updates;
     }
+    const int each = steps > 0 ? passes[0] : 1;  // the passes: every step's count of rows
     if (steps > 0) {
-      const int each = passes[0];
       for (std::size_t st = 0; st < steps; ++st) {
         if (passes[st] == each && each > 0) continue;
         damaged(d.path, "table 'samples' has " + std::to_string(passes[st]) + " of step " +
@@ -550,7 +550,6 @@ void checkIterationsWhole(const LoadState& s) {
     }
     // Files written before each pass's row held its own stall gave every pass's row of a step
     // the step's stall summed over the passes: S times the iteration's in all.
-    const int each = steps > 0 ? passes[0] : 1;
     const std::optional<std::int64_t> legacy = product(each, r.stall_ns);
     const bool summedPerStep = each > 1 && passesShareStalls && legacy && stall.is(*legacy);
     if (!stall.is(r.stall_ns) && !summedPerStep) {
