@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /// @brief RunReader: opens a run database read-only, checks it and loads it table by table.
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -33,6 +34,29 @@ RunStatus statusFromName(const std::string& path, const std::string& s) {
   }
   damaged(path,
           "meta 'status' is " + quoteBounded(s) + ", not running, complete, incomplete or failed");
+}
+
+/// The meta keys under which a run records how its pool aligns and pads buffers
+/// (collectors/run_meta.cpp). Where present, each is a power of two of bytes up to 1 GiB, as
+/// every pool aligns and pads; the reader, which every verb and the app read through, refuses
+/// anything else, so `info` and `trace` say what `plan` and `compare` say.
+constexpr const char* kPoolPowerOfTwoKeys[] = {"pool_alignment", "pool_padding",
+                                               "workspace_padding"};
+constexpr std::int64_t kMaxPoolPowerOfTwo = std::int64_t{1} << 30;
+
+void checkPoolPowersOfTwo(const std::string& path, const std::map<std::string, std::string>& kv) {
+  for (const char* key : kPoolPowerOfTwoKeys) {
+    const auto it = kv.find(key);
+    if (it == kv.end()) continue;
+    const std::string& v = it->second;
+    std::int64_t a = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), a);
+    if (ec != std::errc() || end != v.data() + v.size() || a < 1 || a > kMaxPoolPowerOfTwo ||
+        (a & (a - 1)) != 0) {
+      damaged(path, std::string("meta '") + key + "' is " + quoteBounded(v) +
+                        ", not a power of two of bytes up to 1 GiB");
+    }
+  }
 }
 
 /// What the loaders of later tables check their rows against.
@@ -747,6 +771,7 @@ RunMeta RunReader::meta() {
   m.writer_pid = takeInt("writer_pid");
   m.writer_host = take("writer_host");
   if (kv.count("writer_start")) m.writer_start = take("writer_start");
+  checkPoolPowersOfTwo(path(), kv);
   m.extra = std::move(kv);
   if (m.status == RunStatus::Running && !writerAlive(m.writer_pid, m.writer_host, m.writer_start)) {
     m.status = RunStatus::Incomplete;

@@ -121,53 +121,77 @@ void Database::openReadOnly() {
     sqlite3_busy_timeout(m_db, kBusyTimeoutMs);
     return sqlite3_exec(m_db, "PRAGMA schema_version", nullptr, nullptr, nullptr);
   };
+  std::error_code ec;
+  const auto walSize = fs::file_size(m_path + "-wal", ec);
+  const bool walPresent = !ec;
+  const bool walFrames = walPresent && walSize > 0;
+  // The -wal of a WAL-mode file holds committed transactions that immutable=1 would ignore:
+  // where SQLite cannot read them in place, the file and its -wal are read from a private copy.
+  // Sets `copyFailure` (why no copy could be made) where it fails.
+  std::string copyFailure;
+  const auto readPrivateCopy = [&](const std::string& why, bool& opened) {
+    std::error_code tmpEc;
+    std::string tmpl = (fs::temp_directory_path(tmpEc) / "swapscope-readonly-XXXXXX").string();
+    const std::string noCopy = "; " + why + ", and a private copy cannot be made either: ";
+    if (tmpEc) {
+      const char* named = std::getenv("TMPDIR");
+      copyFailure = noCopy + "no temporary folder (" + tmpEc.message() +
+                    (named ? std::string("; TMPDIR is '") + named + "'" : "") + ")";
+      return SQLITE_CANTOPEN;
+    }
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      copyFailure = noCopy + "cannot create '" + tmpl + "' (" + std::strerror(errno) +
+                    "; TMPDIR names the temporary folder)";
+      return SQLITE_CANTOPEN;
+    }
+    m_copyDir = tmpl;
+    const fs::path copy = fs::path(m_copyDir) / fs::path(m_path).filename();
+    if (!fs::copy_file(m_path, copy, tmpEc) ||
+        !fs::copy_file(m_path + "-wal", copy.string() + "-wal", tmpEc)) {
+      copyFailure = noCopy + "cannot copy it to '" + m_copyDir + "' (" + tmpEc.message() + ")";
+      return SQLITE_CANTOPEN;
+    }
+    return attempt(copy.string(), 0, opened);
+  };
+  // Reads a WAL-mode file without SQLite's files beside it: without a -wal, or with an empty
+  // one, the main file holds every committed row and immutable=1 reads it as it is; a -wal with
+  // frames is read from a private copy of the file and its -wal.
+  const auto readAside = [&](const std::string& why, bool& opened) {
+    return walFrames ? readPrivateCopy(why, opened)
+                     : attempt(uriFor(m_path, "immutable=1"), SQLITE_OPEN_URI, opened);
+  };
+  // A reader never creates files beside the user's database. SQLite reads a WAL-mode file
+  // through its -wal and its -shm (the index of the -wal) and creates whichever is missing where
+  // the folder lets it, files that a read-only connection cannot remove again: `info` on a
+  // WAL-mode file copied without them would leave both beside it. Where both are there (a live
+  // run, or a run a reader held as it finished) SQLite reads them in place and creates nothing;
+  // otherwise no process writes the file (a writer keeps both while it has the file open), and
+  // it is read aside.
+  const bool walMode = walModeFile(m_path);
+  const bool inPlace = !walMode || (walPresent && fs::exists(m_path + "-shm", ec));
   bool opened = false;
-  const int rc = attempt(plainName(m_path), 0, opened);
+  const int rc = inPlace ? attempt(plainName(m_path), 0, opened)
+                         : readAside(
+                               "its -wal holds committed rows, which SQLite reads through a "
+                               "-shm file beside it, and a reader creates none",
+                               opened);
   if (rc == SQLITE_OK) return;
   const std::string first = openFailure(m_db, rc);
   const int primary = rc & 0xff;
-  // A WAL-mode file in a directory this process cannot write to: SQLite cannot create the
-  // -shm (or the -wal). Without a -wal, or with an empty one, the main file holds everything
-  // and immutable=1 reads it as it is. A -wal with frames holds committed transactions that
-  // immutable=1 would ignore, so the file and its -wal are read from a private copy instead.
-  std::string copyFailure;  // why the private copy of a WAL-mode file could not be made
-  if ((primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY) && walModeFile(m_path)) {
-    std::error_code ec;
-    const auto walSize = fs::file_size(m_path + "-wal", ec);
-    const bool walFrames = !ec && walSize > 0;
+  // A WAL-mode file with its -wal and -shm in a directory this process cannot write to, or
+  // whose -shm it cannot write: read aside as well.
+  if (inPlace && walMode && (primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY)) {
     bool fallbackOpened = false;
-    if (!walFrames) {
-      if (attempt(uriFor(m_path, "immutable=1"), SQLITE_OPEN_URI, fallbackOpened) == SQLITE_OK) {
-        return;
-      }
-    } else {
-      std::string tmpl = (fs::temp_directory_path(ec) / "swapscope-readonly-XXXXXX").string();
-      const std::string noCopy =
-          "; its -wal holds committed rows and the folder cannot take SQLite's -shm, and a "
-          "private copy cannot be made either: ";
-      if (ec) {
-        const char* named = std::getenv("TMPDIR");
-        copyFailure = noCopy + "no temporary folder (" + ec.message() +
-                      (named ? std::string("; TMPDIR is '") + named + "'" : "") + ")";
-      } else if (mkdtemp(tmpl.data()) == nullptr) {
-        copyFailure = noCopy + "cannot create '" + tmpl + "' (" + std::strerror(errno) +
-                      "; TMPDIR names the temporary folder)";
-      } else {
-        m_copyDir = tmpl;
-        const fs::path copy = fs::path(m_copyDir) / fs::path(m_path).filename();
-        if (fs::copy_file(m_path, copy, ec) &&
-            fs::copy_file(m_path + "-wal", copy.string() + "-wal", ec) &&
-            attempt(copy.string(), 0, fallbackOpened) == SQLITE_OK) {
-          return;
-        }
-      }
+    if (readAside("its -wal holds committed rows and the folder cannot take SQLite's -shm",
+                  fallbackOpened) == SQLITE_OK) {
+      return;
     }
   }
   sqlite3_close(m_db);
   m_db = nullptr;
   if (!m_copyDir.empty()) {
-    std::error_code ec;
     fs::remove_all(m_copyDir, ec);
+    m_copyDir.clear();
   }
   if (opened && (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)) {
     // The file opened but its first page could not be read.
@@ -178,7 +202,6 @@ void Database::openReadOnly() {
       primary != SQLITE_PERM) {
     throw Error(ErrorKind::Runtime, "'" + m_path + "': reading the header failed: " + first);
   }
-  std::error_code ec;
   if (primary == SQLITE_READONLY && fs::exists(m_path + "-journal", ec)) {
     // A hot rollback journal: a write to the file was interrupted, and SQLite must roll it back
     // (writing the file) before anyone reads it.

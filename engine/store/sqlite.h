@@ -19,9 +19,11 @@ namespace swapscope::store {
 class Database {
  public:
   enum class Mode {
-    /// Never writes to the file; fails if it does not exist. A WAL-mode file whose -shm and -wal
-    /// cannot be created (a read-only directory) is still read: with `immutable=1` when there
-    /// is no -wal to read, else through a private copy of the file and its -wal.
+    /// Never writes to the file and never creates a file beside it; fails if it does not exist.
+    /// A WAL-mode file is read in place where its -wal and -shm are both there (a live run);
+    /// otherwise (copied without them, or a read-only directory that cannot take the -shm)
+    /// with `immutable=1` when there is no -wal to read, else through a private copy of the
+    /// file and its -wal in the temporary folder, removed on close.
     ReadOnly,
     Create,     ///< creates the file, which must not exist yet
     ReadWrite,  ///< opens an existing file to write to it

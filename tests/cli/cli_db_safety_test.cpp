@@ -161,6 +161,35 @@ TEST_F(CliDbSafety, EveryVerbSaysTheRunEndedBeforeItsNetworkWasRecorded) {
   EXPECT_NE(r.err.find(said + "run"), std::string::npos) << r.err;
 }
 
+// A pool alignment that no pool has (edited or damaged meta) was refused by plan and compare
+// but read by info and trace: every verb that reads a run database refuses it alike, naming
+// the file, the field and the value, before any output is written.
+TEST_F(CliDbSafety, EveryVerbRefusesAPoolAlignmentThatIsNoPowerOfTwoAlike) {
+  const std::string db = path("edited.swapdb");
+  const std::string trace = path("trace.json");
+  for (const std::string bad : {"0", "-64", "48", "2147483648", "lots"}) {
+    SCOPED_TRACE(bad);
+    fs::copy_file(kSample, db, fs::copy_options::overwrite_existing);
+    execSql(db, "UPDATE meta SET value = '" + bad + "' WHERE key = 'pool_alignment'");
+    const std::string said = "error: '" + db + "' is damaged: meta 'pool_alignment' is '" + bad +
+                             "', not a power of two of bytes up to 1 GiB";
+    for (const auto& args : {std::vector<std::string>{"info", "--db", db},
+                             std::vector<std::string>{"info", "--db", db, "--json"},
+                             std::vector<std::string>{"trace", "--db", db, "--out", trace},
+                             std::vector<std::string>{"trace", "--db", db, "--out", "-"},
+                             std::vector<std::string>{"plan", "--db", db, "--budget", "16MiB"},
+                             std::vector<std::string>{"compare", db, kSample},
+                             std::vector<std::string>{"compare", kSample, db}}) {
+      SCOPED_TRACE(args.front());
+      const testing::Result r = run(args);
+      EXPECT_EQ(r.code, 2) << r.out;
+      EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+      EXPECT_EQ(r.out, "");
+      EXPECT_FALSE(fs::exists(trace));
+    }
+  }
+}
+
 // --- a relative source_db --------------------------------------------------------------------
 
 TEST_F(CliDbSafety, ARelativeSourceDbIsReadFromThePlanFilesFolder) {

@@ -8,11 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -421,6 +423,52 @@ TEST_F(RunDbDamage, AHugeWrongValueIsQuotedBounded) {
   EXPECT_LT(message.size(), 400u) << message;
 }
 
+// Every pool aligns and pads to a power of two of bytes: meta 'pool_alignment', 'pool_padding'
+// and 'workspace_padding' of anything else are damage, refused by the reader that every verb
+// reads through (`info` and `trace` as `plan` and `compare`), never read as a size.
+TEST_F(RunDbDamage, APoolAlignmentOrPaddingThatIsNoPowerOfTwoIsRefusedOnRead) {
+  const std::string original = tinyDb();
+  int n = 0;
+  for (const std::string key : {"pool_alignment", "pool_padding", "workspace_padding"}) {
+    for (const std::string bad : {"0", "-64", "3", "96", "256abc", " 64", "+64", "", "2147483648",
+                                  "1e3", "99999999999999999999999", "\x1b[2J"}) {
+      SCOPED_TRACE(key + " '" + bad + "'");
+      const std::string path = file("pool-" + std::to_string(n++) + ".swapdb");
+      fs::copy_file(original, path);
+      sqlite3* h = nullptr;
+      ASSERT_EQ(sqlite3_open(path.c_str(), &h), SQLITE_OK);
+      sqlite3_stmt* st = nullptr;
+      ASSERT_EQ(sqlite3_prepare_v2(h, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", -1,
+                                   &st, nullptr),
+                SQLITE_OK);
+      sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(st, 2, bad.c_str(), -1, SQLITE_TRANSIENT);
+      EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+      sqlite3_finalize(st);
+      sqlite3_close(h);
+      const std::string message = loadError(path);
+      EXPECT_NE(message.find("'" + path + "' is damaged: meta '" + key + "' is '"),
+                std::string::npos)
+          << message;
+      EXPECT_NE(message.find(", not a power of two of bytes up to 1 GiB"), std::string::npos)
+          << message;
+      EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;  // escaped, as \x1b
+      // meta() alone (the app's run job reads it) refuses it too.
+      EXPECT_THROW(RunReader(path).meta(), Error);
+    }
+    for (const std::string good : {"1", "64", "256", "1073741824"}) {
+      SCOPED_TRACE(key + " '" + good + "'");
+      const std::string path = file("pool-" + std::to_string(n++) + ".swapdb");
+      fs::copy_file(original, path);
+      execSql(path,
+              ("INSERT OR REPLACE INTO meta(key, value) VALUES ('" + key + "', '" + good + "')")
+                  .c_str());
+      EXPECT_EQ(loadError(path), "");
+      EXPECT_EQ(RunReader(path).meta().extra.at(key), good);
+    }
+  }
+}
+
 // --- 11: a file cut short ------------------------------------------------------------------
 
 TEST_F(RunDbDamage, ASampleRunCutByOneByteIsDamaged) {
@@ -637,6 +685,101 @@ TEST_F(RunDbReadOnly, AWalModeFileWithoutItsWalInAReadOnlyDirectoryIsRead) {
                                    std::fprintf(stderr, "iterations %zu\n", d.iterations.size());
                                  }),
               ::testing::ExitedWithCode(0), "iterations 2");
+}
+
+/// The names in `dir`, sorted.
+std::vector<std::string> namesIn(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// Sets TMPDIR (where a reader makes its private copies) for the test's life.
+class TmpDirFor {
+ public:
+  explicit TmpDirFor(const std::string& dir) {
+    if (const char* v = std::getenv("TMPDIR")) m_old = v;
+    setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~TmpDirFor() {
+    if (m_old) {
+      setenv("TMPDIR", m_old->c_str(), 1);
+    } else {
+      unsetenv("TMPDIR");
+    }
+  }
+  TmpDirFor(const TmpDirFor&) = delete;
+  TmpDirFor& operator=(const TmpDirFor&) = delete;
+
+ private:
+  std::optional<std::string> m_old;
+};
+
+// A reader never creates files beside the user's database, in a folder it could write to too:
+// SQLite would create the -wal and -shm of a WAL-mode file copied without them, and a read-only
+// connection cannot remove them again.
+TEST_F(RunDbDamage, AWalModeFileCopiedWithoutItsWalIsReadAndNothingIsCreatedBesideIt) {
+  const std::string live = file("live.swapdb");
+  const auto writer = startRun(live);
+  execSql(live, "PRAGMA wal_checkpoint(TRUNCATE)");  // everything in the main file
+  const fs::path copies = m_dir / "copies";
+  fs::create_directories(copies);
+  const std::string path = (copies / "copied.swapdb").string();
+  fs::copy_file(live, path);
+  const std::string bytes = readBytes(path);
+  {
+    RunReader reader(path);
+    EXPECT_EQ(reader.load().iterations.size(), 2u);
+    EXPECT_EQ(namesIn(copies), std::vector<std::string>{"copied.swapdb"});  // while open too
+  }
+  EXPECT_EQ(namesIn(copies), std::vector<std::string>{"copied.swapdb"});
+  EXPECT_EQ(readBytes(path), bytes);
+}
+
+// Copied with its -wal but not its -shm (the -wal holds committed iterations the main file does
+// not): every row is read, through a private copy that is gone after, and nothing is created
+// beside the file.
+TEST_F(RunDbDamage, AWalModeFileCopiedWithItsWalIsReadInFullAndNothingIsCreatedBesideIt) {
+  const std::string live = file("killed.swapdb");
+  const auto writer = startRun(live);
+  ASSERT_GT(fs::file_size(live + "-wal"), 0u);  // the iterations are in the -wal
+  const fs::path copies = m_dir / "copies";
+  const fs::path tmp = m_dir / "tmp";
+  fs::create_directories(copies);
+  fs::create_directories(tmp);
+  const std::string path = (copies / "killed.swapdb").string();
+  fs::copy_file(live, path);
+  fs::copy_file(live + "-wal", path + "-wal");
+  const std::string bytes = readBytes(path), wal = readBytes(path + "-wal");
+  const std::vector<std::string> both{"killed.swapdb", "killed.swapdb-wal"};
+  const TmpDirFor tmpDir(tmp.string());
+  {
+    RunReader reader(path);
+    const RunData d = reader.load();
+    EXPECT_EQ(d.iterations.size(), 2u);
+    EXPECT_EQ(d.samples.size(), 2 * wholeIteration(8, 0, 0).samples.size());
+    EXPECT_EQ(namesIn(copies), both);
+  }
+  EXPECT_EQ(namesIn(copies), both);
+  EXPECT_EQ(readBytes(path), bytes);
+  EXPECT_EQ(readBytes(path + "-wal"), wal);
+  EXPECT_TRUE(fs::is_empty(tmp));  // the private copy went with the reader
+}
+
+// With its -wal and -shm beside it (a live run), the file is read in place: what the writer
+// commits after the reader opened it is seen by the next read, and nothing else is created.
+TEST_F(RunDbDamage, ALiveRunsFileIsReadInPlaceThroughItsWalAndShm) {
+  const std::string live = file("live.swapdb");
+  const auto writer = startRun(live);
+  ASSERT_TRUE(fs::exists(live + "-shm"));
+  const std::vector<std::string> names = namesIn(m_dir);
+  RunReader reader(live);
+  EXPECT_EQ(reader.counts().iterations, 2);
+  writer->addIteration(wholeIteration(8, 2, 2000));
+  EXPECT_EQ(reader.counts().iterations, 3);
+  EXPECT_EQ(namesIn(m_dir), names);
 }
 
 TEST_F(RunDbReadOnly, AnUnreadableFileSaysWhy) {
