@@ -16,12 +16,6 @@ std::string ms(double seconds) {
   return formatMilliseconds(seconds) + " ms";
 }
 
-std::string duration(double seconds) {
-  if (seconds < 120) return formatFixed(seconds, 1) + " s";
-  if (seconds < 7200) return formatFixed(seconds / 60, 1) + " min";
-  return formatFixed(seconds / 3600, 2) + " h";
-}
-
 }  // namespace
 
 SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& request,
@@ -69,7 +63,7 @@ SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& 
     if (r.t_whole > 0) {
       std::ostringstream epochs;
       epochs << request.epochs;
-      d.rows.push_back({"whole training", duration(r.t_whole) + " (" + epochs.str() +
+      d.rows.push_back({"whole training", formatDuration(r.t_whole) + " (" + epochs.str() +
                                               " epochs of " + formatGrouped(request.dataset_size) +
                                               " samples)"});
     }

@@ -73,6 +73,9 @@ void checkPlanOptions(const ArgParser& args, const perf::PlanRequest& req,
                  "the whole-training time needs --dataset-size M too");
   }
   warnForceWithoutOutput(args, "--out", err);
+  if (args.value("--out") == kStandardOutput && args.has("--json")) {
+    throwBadInput("give --out - or --json, not both: each prints the plan JSON to standard output");
+  }
 }
 
 /// The plan's options, checked before the run database is read.
@@ -84,6 +87,7 @@ struct PlanOptions {
   const char* given = nullptr;  ///< the sub-batch option given, if any
   bool split = false;
   std::int64_t subBatches = 1;
+  bool outToStdout = false;  ///< --out -: the plan file's JSON on standard output
 };
 
 ArgParser planParser() {
@@ -96,7 +100,7 @@ ArgParser planParser() {
           "B]\n"
           "               [--lr-base X --k-base K --lr-c C]\n"
           "               [--sub-batches S|auto | --sub-batch-size B | --allow-sub-batches]\n"
-          "               [--out plan.json] [--json]",
+          "               [--out plan.json|-] [--json]",
       "Fits the performance model to a run database (made by `swapscope profile`) and plans\n"
       "for a budget: the minibatch k (searched unless --batch), the swap set, and the simulated\n"
       "iteration: t_iter, throughput, peak memory and the stall before each step. Without\n"
@@ -124,7 +128,9 @@ ArgParser planParser() {
             "with --batch K: K in one pass where it fits the budget (its peak, and its buffers "
             "pack), else split into the S dividing K with the least simulated t_iter (moDNN), "
             "saying why");
-  args.option("--out", "FILE", "write the plan JSON (docs/plan-json.md)");
+  args.option("--out", "FILE",
+              "write the plan JSON (docs/plan-json.md); - prints it to standard output, and the "
+              "text report to standard error");
   addForceFlag(args, "the --out file");
   args.flag("--json", "print the plan JSON instead of text");
   return args;
@@ -134,7 +140,7 @@ PlanOptions parsePlanOptions(const ArgParser& args, std::ostream& err) {
   PlanOptions o;
   o.dbPath = args.required("--db");
   o.rules = outputRules(args, {"--db", "--net", "--onnx"});
-  checkOutputOption(args, "--out", "the plan file --out", o.rules);
+  o.outToStdout = checkOutputOrStandardOutput(args, "--out", "the plan file --out", o.rules, err);
   // Every option is checked before the run database is read and fitted.
   perf::PlanRequest& req = o.req;
   req.budget = parseByteSize(args.required("--budget"), "--budget");
@@ -323,8 +329,8 @@ void printPlanText(const PlanReport& t, std::ostream& out) {
         << " samples/s per GPU\n";
   }
   if (planFile.predictions.t_whole_s > 0) {
-    out << "  whole training    " << std::setprecision(1) << planFile.predictions.t_whole_s
-        << " s\n";
+    // Milliseconds for a small data set (one decimal of a second read "0.0 s" below 50 ms).
+    out << "  whole training    " << formatDuration(planFile.predictions.t_whole_s) << '\n';
   }
   if (e.extrapolated)
     out << "  note: some steps are predicted outside the profiled range (extrapolated)\n";
@@ -401,7 +407,8 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
               : perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);
   const auto passes = static_cast<std::int64_t>(planFile.sub_batches);
   auto doc = store::planToJson(planFile);
-  if (auto f = args.value("--out")) store::writePlanFile(planFile, *f, o.rules);
+  if (auto f = args.value("--out"); f && !o.outToStdout)
+    store::writePlanFile(planFile, *f, o.rules);
   const bool chosenSplit = o.allowSplit || (o.given && o.subBatches == 0);
   const std::string onePerPass =
       chosenSplit ? onePerPassNote(planFile.k, passes, sub.candidates) : std::string();
@@ -424,7 +431,13 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
-  printPlanText({o, run, net, model, planner, sub, r, planFile, warnings, onePerPass}, out);
+  if (o.outToStdout) {
+    // Standard output holds the plan file's JSON alone (what --out FILE would hold); the report
+    // goes to standard error.
+    out << store::planFileText(planFile, kStandardOutput);
+  }
+  printPlanText({o, run, net, model, planner, sub, r, planFile, warnings, onePerPass},
+                o.outToStdout ? err : out);
   return kExitOk;
 }
 

@@ -13,8 +13,8 @@
 
 namespace swapscope::cli {
 
-int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostream& /*err*/) {
-  ArgParser args("swapscope trace --db FILE [--k K] [--iteration I] --out trace.json",
+int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  ArgParser args("swapscope trace --db FILE [--k K] [--iteration I] --out trace.json|-",
                  "Writes one recorded iteration as Chrome trace JSON that Perfetto opens: the\n"
                  "compute, swap-out and swap-in streams are threads, each step and transfer a\n"
                  "slice, stalls are marked on the compute thread and the pool bytes are a\n"
@@ -22,7 +22,9 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   args.option("--db", "FILE", "the run database (required)");
   args.option("--k", "K", "the minibatch (default: the largest recorded)");
   args.option("--iteration", "I", "the recorded iteration at that k, from 0 (default 0)");
-  args.option("--out", "FILE", "the trace file to write (required)");
+  args.option("--out", "FILE",
+              "the trace file to write (required); - prints the trace to standard output, and "
+              "the summary line to standard error");
   addForceFlag(args, "the --out file");
   if (!args.parse(argv)) {
     out << args.help();
@@ -31,7 +33,8 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   const std::string path = args.required("--db");
   const std::string outPath = args.required("--out");
   const files::OutputRules rules = outputRules(args, {"--db"});
-  checkOutputOption(args, "--out", "the trace file --out", rules);
+  const bool toStdout =
+      checkOutputOrStandardOutput(args, "--out", "the trace file --out", rules, err);
   store::RunReader reader(path);
   const store::RunData run = reader.load();
   std::int64_t k = store::largestRecordedK(run);
@@ -47,10 +50,18 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     }
   }
   const auto trace = store::chromeTrace(run, k, iteration);
-  files::writeOutputFile(outPath, "the trace file --out",
-                         trace.dump(-1, ' ', false, kReplaceInvalidUtf8) + '\n', rules);
-  out << "wrote " << outPath << ": " << run.network.name << " at k = " << k << ", iteration "
-      << iteration << ", " << trace["traceEvents"].size() << " events (open in ui.perfetto.dev)\n";
+  const std::string text = trace.dump(-1, ' ', false, kReplaceInvalidUtf8) + '\n';
+  // With --out -, standard output holds the trace alone: the summary goes to standard error.
+  if (toStdout) {
+    out << text;
+  } else {
+    files::writeOutputFile(outPath, "the trace file --out", text, rules);
+  }
+  (toStdout ? err : out) << "wrote "
+                         << (toStdout ? std::string("the trace to standard output") : outPath)
+                         << ": " << run.network.name << " at k = " << k << ", iteration "
+                         << iteration << ", " << trace["traceEvents"].size()
+                         << " events (open in ui.perfetto.dev)\n";
   return kExitOk;
 }
 

@@ -59,4 +59,17 @@ void checkOutputOption(const ArgParser& args, const char* option, const std::str
   }
 }
 
+bool checkOutputOrStandardOutput(const ArgParser& args, const char* option, const std::string& what,
+                                 const files::OutputRules& rules, std::ostream& err) {
+  if (args.value(option) != kStandardOutput) {
+    checkOutputOption(args, option, what, rules);
+    return false;
+  }
+  if (rules.force) {
+    warnNoEffect(err, "--force",
+                 std::string(option) + " - writes to standard output, which replaces no file");
+  }
+  return true;
+}
+
 }  // namespace swapscope::cli

@@ -35,4 +35,15 @@ void warnForceWithoutOutput(const ArgParser& args, const char* output, std::ostr
 void checkOutputOption(const ArgParser& args, const char* option, const std::string& what,
                        const files::OutputRules& rules);
 
+/// The value of an output option that names standard output, as in many tools: `--out -`
+/// (plan, trace and import) prints the document instead of writing a file, and the verb's own
+/// report goes to standard error. A file named "-" is written as ./-.
+inline constexpr const char* kStandardOutput = "-";
+
+/// As checkOutputOption, for an option that takes kStandardOutput: "-" is neither checked as a
+/// file (an existing "-" is not refused, and none is created) nor looked at by --force, which
+/// then gets a warning on `err` that it has no effect. Returns whether the option is "-".
+bool checkOutputOrStandardOutput(const ArgParser& args, const char* option, const std::string& what,
+                                 const files::OutputRules& rules, std::ostream& err);
+
 }  // namespace swapscope::cli

@@ -47,6 +47,14 @@ std::string formatMilliseconds(double seconds) {
   return formatFixed(seconds * 1e3, std::abs(seconds) < 0.01 ? 3 : 1);
 }
 
+std::string formatDuration(double seconds) {
+  // Each unit up to where its rounded value would read as the next one's.
+  if (std::abs(seconds) < 0.99995) return formatMilliseconds(seconds) + " ms";
+  if (std::abs(seconds) < 119.95) return formatFixed(seconds, 1) + " s";
+  if (std::abs(seconds) < 119.95 * 60) return formatFixed(seconds / 60, 1) + " min";
+  return formatFixed(seconds / 3600, 2) + " h";
+}
+
 std::string formatRelativeError(double predicted, double measured) {
   if (measured == 0) return "-";
   const double e = 100.0 * (predicted - measured) / measured;

@@ -17,6 +17,11 @@ std::string formatGrouped(std::int64_t value);
 std::string formatFixed(double value, int digits);
 /// Seconds as milliseconds, without the unit: 3 decimals below 10 ms, else 1 ("0.007", "791.1").
 std::string formatMilliseconds(double seconds);
+/// A duration that may be milliseconds or days (a whole training), with its unit: below 1 s as
+/// milliseconds (formatMilliseconds: "79.2 ms", "0.007 ms"), below 2 min as seconds with one
+/// decimal ("42.5 s"), below 2 h as minutes with one decimal ("12.3 min"), else hours with two
+/// ("26.50 h"). The unit is chosen by the rounded value, so 0.99996 s is "1.0 s".
+std::string formatDuration(double seconds);
 /// (predicted - measured) / measured as a signed percentage, "+4.7 %"; "-" when measured is 0.
 std::string formatRelativeError(double predicted, double measured);
 

@@ -423,7 +423,7 @@ std::string sourceDbFromFolder(const std::string& sourceDb, const std::string& p
 
 }  // namespace
 
-void writePlanFile(const PlanFile& plan, const std::string& path, const files::OutputRules& rules) {
+std::string planFileText(const PlanFile& plan, const std::string& path) {
   const std::vector<std::string_view> held = planFilePolicies();
   if (std::find(held.begin(), held.end(), plan.policy) == held.end()) {
     throwBadInput("the plan file '" + path + "': policy '" + echoText(plan.policy) +
@@ -431,9 +431,11 @@ void writePlanFile(const PlanFile& plan, const std::string& path, const files::O
   }
   PlanFile written = plan;
   written.source_db = sourceDbFromFolder(plan.source_db, path);
-  files::writeOutputFile(
-      path, "the plan file",
-      planToJson(written).dump(2, ' ', false, ojson::error_handler_t::replace) + '\n', rules);
+  return planToJson(written).dump(2, ' ', false, ojson::error_handler_t::replace) + '\n';
+}
+
+void writePlanFile(const PlanFile& plan, const std::string& path, const files::OutputRules& rules) {
+  files::writeOutputFile(path, "the plan file", planFileText(plan, path), rules);
 }
 
 std::string sourceDbPath(const PlanFile& plan, const std::string& planPath) {

@@ -100,6 +100,9 @@ PlanFile planFromJson(const nlohmann::json& doc, const std::string& source);
 /// file's folder, where sourceDbPath() looks for it.
 void writePlanFile(const PlanFile& plan, const std::string& path,
                    const files::OutputRules& rules = {});
+/// The text writePlanFile writes to `path`, its source_db relative to the folder of `path`:
+/// "-" (standard output) gives it relative to the current folder, as `plan --json` prints it.
+std::string planFileText(const PlanFile& plan, const std::string& path);
 /// Reads and validates a plan file; Error(BadInput) naming the file when it is missing, not
 /// JSON, or fails validation.
 PlanFile readPlanFile(const std::string& path);

@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include <sqlite3.h>
 
@@ -402,6 +403,146 @@ TEST_F(CliFiles, AFailedWriteOfTheStandardOutputIsAnError) {
   EXPECT_NE(err.find("cannot write the standard output: No space left on device"),
             std::string::npos)
       << err;
+}
+
+/// Sets the working folder for the test's life, as a user's shell in their folder.
+class InFolder {
+ public:
+  explicit InFolder(const fs::path& dir) : m_old(fs::current_path()) { fs::current_path(dir); }
+  ~InFolder() { fs::current_path(m_old); }
+  InFolder(const InFolder&) = delete;
+  InFolder& operator=(const InFolder&) = delete;
+
+ private:
+  fs::path m_old;
+};
+
+// `--out -` is standard output, as in many tools: plan, trace and import print the document
+// there (byte for byte what --out FILE writes) and nothing else, their report going to
+// standard error. A file named "-" is neither refused as existing nor created or replaced, with
+// --force or without.
+TEST_F(CliFiles, OutDashPrintsTheDocumentToStandardOutputAndWritesNoFile) {
+  const InFolder here(dir);
+  put("-", "precious");
+  const std::string onnx = std::string(SWAPSCOPE_TEST_DATA_DIR) + "/onnx/alexnet.onnx";
+  struct Verb {
+    std::vector<std::string> args;
+    std::string report;  ///< what standard error says with --out -
+  };
+  const Verb verbs[] = {
+      {{"plan", "--db", "a.swapdb", "--budget", "32MiB", "--batch", "8"},
+       "plan for fmnist-cnn in 32.0 MiB"},
+      {{"trace", "--db", "a.swapdb"}, "wrote the trace to standard output: fmnist-cnn at k = 94"},
+      {{"import", onnx}, "wrote the network JSON to standard output"},
+  };
+  for (const Verb& verb : verbs) {
+    SCOPED_TRACE(verb.args.front());
+    std::vector<std::string> toFile = verb.args;
+    toFile.insert(toFile.end(), {"--out", "doc.json"});
+    const testing::Result file = run(toFile);
+    ASSERT_EQ(file.code, 0) << file.err;
+    const std::string written = slurp(dir / "doc.json");
+    fs::remove(dir / "doc.json");
+    for (const bool force : {false, true}) {
+      std::vector<std::string> toStdout = verb.args;
+      toStdout.insert(toStdout.end(), {"--out", "-"});
+      if (force) toStdout.push_back("--force");
+      const testing::Result r = run(toStdout);
+      ASSERT_EQ(r.code, 0) << r.err;
+      EXPECT_EQ(r.out, written);
+      EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+      EXPECT_NE(r.err.find(verb.report), std::string::npos) << r.err;
+      const std::string moot =
+          "warning: --force has no effect: --out - writes to standard output, which replaces "
+          "no file";
+      EXPECT_EQ(r.err.find(moot) != std::string::npos, force) << r.err;
+      EXPECT_EQ(slurp(dir / "-"), "precious");
+      EXPECT_EQ(listing(), (std::vector<std::string>{"-", "a.swapdb"}));
+    }
+  }
+  // A file named "-" is still written as ./-.
+  ASSERT_EQ(run({"trace", "--db", "a.swapdb", "--out", "./-", "--force"}).code, 0);
+  EXPECT_TRUE(nlohmann::json::accept(slurp(dir / "-")));
+  // plan's --json prints the plan JSON too: the two are not given together.
+  const testing::Result both =
+      run({"plan", "--db", "a.swapdb", "--budget", "32MiB", "--out", "-", "--json"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_EQ(both.out, "");
+  EXPECT_NE(both.err.find("give --out - or --json, not both: each prints the plan JSON to "
+                          "standard output"),
+            std::string::npos)
+      << both.err;
+  // Each verb's --help says so.
+  for (const char* verb : {"plan", "trace", "import"}) {
+    const testing::Result help = run({verb, "--help"});
+    EXPECT_NE(help.out.find("- prints "), std::string::npos) << help.out;
+    EXPECT_NE(help.out.find(" to standard output"), std::string::npos) << help.out;
+  }
+}
+
+/// `db` in WAL mode, as a run that a reader held open as it finished is left: SQLite's own
+/// journal_mode switch, the connection closed (so no -wal or -shm is left beside it).
+void toWalMode(const std::string& db) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(h);
+}
+
+// The verbs that only read a run database create nothing beside it: a WAL-mode file copied
+// without its -wal and -shm used to leave both beside it after an `info`. One copied with its
+// -wal (committed rows the main file does not hold yet) is read with them.
+TEST_F(CliFiles, ReadingVerbsCreateNothingBesideAWalModeDatabase) {
+  toWalMode(db);
+  ASSERT_FALSE(fs::exists(db + "-wal"));
+  const std::string db2 = path("b.swapdb");
+  fs::copy_file(db, db2);
+  const std::vector<std::string> files{"a.swapdb", "b.swapdb"};
+  ASSERT_EQ(listing(), files);
+  const std::vector<std::vector<std::string>> readers = {
+      {"info", "--db", db},
+      {"info", "--db", db, "--json"},
+      {"trace", "--db", db, "--out", "-"},
+      {"plan", "--db", db, "--budget", "32MiB", "--batch", "8"},
+      {"compare", db, db2},
+  };
+  for (const auto& args : readers) {
+    SCOPED_TRACE(args.front());
+    const testing::Result r = run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(listing(), files);
+  }
+
+  // Rows committed to the -wal and not yet to the main file, as a killed run leaves them; the
+  // file and its -wal are copied to another folder while the writer still has them open.
+  const fs::path copies = dir / "copies";
+  fs::create_directories(copies);
+  const std::string copy = (copies / "c.swapdb").string();
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h,
+                           "PRAGMA wal_autocheckpoint = 0; UPDATE meta SET value = 'in the wal' "
+                           "WHERE key = 'command_line'",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    ASSERT_GT(fs::file_size(db + "-wal"), 0u);
+    fs::copy_file(db, copy);
+    fs::copy_file(db + "-wal", copy + "-wal");
+    sqlite3_close(h);
+  }
+  const std::string walBytes = slurp(copy + "-wal");
+  const testing::Result info = run({"info", "--db", copy, "--json"});
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_EQ(nlohmann::json::parse(info.out)["command_line"], "in the wal");
+  const testing::Result trace = run({"trace", "--db", copy, "--out", "-"});
+  EXPECT_EQ(trace.code, 0) << trace.err;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(copies))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"c.swapdb", "c.swapdb-wal"}));
+  EXPECT_EQ(slurp(copy + "-wal"), walBytes);
 }
 
 TEST_F(CliFiles, APlanOfADatabaseWithTextThatIsNotUtf8IsWritten) {

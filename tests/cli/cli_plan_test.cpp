@@ -422,6 +422,46 @@ TEST(CliPlanSearch, SearchesKAndExplainsAnUntrainableBudget) {
       << r.err;
 }
 
+// The whole-training time of a small data set (--dataset-size 16 at k = 8: two iterations)
+// printed as "0.0 s" with one decimal of a second: below a second it is in milliseconds, as
+// t_iter is; a long one in minutes or hours. The JSON keeps the seconds as they are.
+TEST(CliPlanWholeTraining, ASmallDataSetsTimeIsPrintedInMilliseconds) {
+  const std::vector<std::string> small = {"plan",    "--db", kSample,          "--budget", "64MiB",
+                                          "--batch", "8",    "--dataset-size", "16"};
+  auto withJson = [](std::vector<std::string> args) {
+    args.push_back("--json");
+    return args;
+  };
+  testing::Result r = run(withJson(small));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json predictions = json::parse(r.out)["predictions"];
+  const double whole = predictions["t_whole_s"].get<double>();
+  EXPECT_DOUBLE_EQ(whole, 2 * predictions["t_iter_s"].get<double>());  // Δ = 0 on one GPU
+  ASSERT_GT(whole, 0);
+  ASSERT_LT(whole, 0.05);  // printed as 0.0 s before
+  r = run(small);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  whole training    " + formatMilliseconds(whole) + " ms\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("whole training    0.0 s"), std::string::npos) << r.out;
+  EXPECT_NE(formatMilliseconds(whole), "0.000");
+
+  // Ten epochs of 60,000 samples: seconds, minutes or hours as the time calls for.
+  std::vector<std::string> large = small;
+  large.back() = "60000";
+  large.insert(large.end(), {"--epochs", "10"});
+  r = run(withJson(large));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const double longWhole = json::parse(r.out)["predictions"]["t_whole_s"].get<double>();
+  ASSERT_GT(longWhole, 1.0);
+  r = run(large);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  whole training    " + formatDuration(longWhole) + "\n"),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace swapscope::cli
 

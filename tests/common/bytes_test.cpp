@@ -73,6 +73,22 @@ TEST(FormatMilliseconds, ThreeDecimalsBelowTenMilliseconds) {
   EXPECT_EQ(formatMilliseconds(0.79106), "791.1");
 }
 
+// A whole training of a small data set takes milliseconds, of a large one days: each in the
+// unit that shows it (one decimal of a second printed 49 ms as "0.0 s").
+TEST(FormatDuration, MillisecondsBelowASecondThenSecondsMinutesAndHours) {
+  EXPECT_EQ(formatDuration(0.049), "49.0 ms");
+  EXPECT_EQ(formatDuration(0.0096), "9.600 ms");
+  EXPECT_EQ(formatDuration(7e-6), "0.007 ms");
+  EXPECT_EQ(formatDuration(0.9994), "999.4 ms");
+  EXPECT_EQ(formatDuration(0.99996), "1.0 s");  // not "1000.0 ms"
+  EXPECT_EQ(formatDuration(1.26), "1.3 s");
+  EXPECT_EQ(formatDuration(42.5), "42.5 s");
+  EXPECT_EQ(formatDuration(119.96), "2.0 min");  // not "120.0 s"
+  EXPECT_EQ(formatDuration(738), "12.3 min");
+  EXPECT_EQ(formatDuration(7197.5), "2.00 h");  // not "120.0 min"
+  EXPECT_EQ(formatDuration(95400), "26.50 h");
+}
+
 TEST(FormatRelativeError, SignedPercentOfTheMeasurement) {
   EXPECT_EQ(formatRelativeError(519.3, 495.9), "+4.7 %");
   EXPECT_EQ(formatRelativeError(29.5, 41.6), "-29.1 %");
