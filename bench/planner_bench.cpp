@@ -7,9 +7,11 @@
 ///      --benchmark_report_aggregates_only
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "analysis/network_analysis.h"
 #include "graph/zoo.h"
@@ -168,6 +170,30 @@ void BM_Sweep64BudgetsResNet152(benchmark::State& state) {
   state.counters["trainable"] = trainable;
 }
 BENCHMARK(BM_Sweep64BudgetsResNet152)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// The same 64 budgets as the Trade-off view plans them (perf::sweep): each on one planner
+/// thread, several budgets at once. Arg: the lanes (0: one per hardware thread).
+void BM_Sweep64BudgetsResNet152Lanes(benchmark::State& state) {
+  const int lanes = static_cast<int>(state.range(0));
+  std::atomic<int> trainable{0};
+  for (auto _ : state) {
+    const Planner planner(sampleModel(), resnet152());
+    const double lo = static_cast<double>(planner.minBudget());
+    const double ratio = std::pow(16.0 * kGiB / lo, 1.0 / 63.0);
+    std::vector<std::int64_t> budgets;
+    for (int i = 0; i < 64; ++i)
+      budgets.push_back(static_cast<std::int64_t>(lo * std::pow(ratio, i)));
+    trainable = 0;
+    sweep(planner, request(Policy::AccUdnn, PlanMode::Argmin, 0), budgets, lanes,
+          [&](SweepOutcome&& o) { trainable += o.plan && o.plan->trainable; });
+  }
+  state.counters["trainable"] = trainable.load();
+}
+BENCHMARK(BM_Sweep64BudgetsResNet152Lanes)
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 /// The planner's cost against depth: a full accudnn argmin plan (construction included) of the
 /// CIFAR ResNets at 32x32 and the ImageNet ones at 224x224, each at the budget of its swap-all

@@ -232,29 +232,35 @@ int PlanService::requestSweep(const perf::PlanRequest& base, std::int64_t top, i
       while (interactive->load() && current->load() == sweep)
         QThread::msleep(2);
     };
-    for (std::size_t i = 0; i < budgets.size(); ++i) {
-      giveWay();
-      if (current->load() != sweep) return;  // cancelled or replaced
-      perf::PlanRequest request = base;
-      request.budget = budgets[i];
-      request.pause_point = giveWay;
-      SweepPoint p;
-      p.sweep = sweep;
-      p.index = static_cast<int>(i);
-      p.count = static_cast<int>(budgets.size());
-      p.point.budget = budgets[i];
-      try {
-        p.point = swapscope::sweepPoint(budgets[i], context->planner->plan(request));
-      } catch (const std::exception&) {
-        p.point.feasible = false;  // drawn as an infeasible budget
-      }
-      QMetaObject::invokeMethod(
-          self.data(),
-          [self, p, current] {
-            if (self && current->load() == p.sweep) emit self->sweepPoint(p);
-          },
-          Qt::QueuedConnection);
-    }
+    perf::PlanRequest request = base;
+    request.pause_point = giveWay;
+    // Budgets on every core at once (perf::sweep): each a plan of its own on one planner
+    // thread, the points drawn as they come.
+    perf::sweep(
+        *context->planner, request, budgets, QThread::idealThreadCount(),
+        [self, sweep, current, count = static_cast<int>(budgets.size())](perf::SweepOutcome&& o) {
+          SweepPoint p;
+          p.sweep = sweep;
+          p.index = static_cast<int>(o.index);
+          p.count = count;
+          p.point.budget = o.budget;
+          if (o.plan) {
+            p.point = swapscope::sweepPoint(o.budget, *o.plan);
+          } else {
+            p.point.feasible = false;  // drawn as an infeasible budget
+          }
+          QMetaObject::invokeMethod(
+              self.data(),
+              [self, p, current] {
+                if (self && current->load() == p.sweep) emit self->sweepPoint(p);
+              },
+              Qt::QueuedConnection);
+        },
+        [giveWay, current, sweep] {
+          giveWay();
+          return current->load() != sweep;  // cancelled or replaced
+        });
+    if (current->load() != sweep) return;
     QMetaObject::invokeMethod(
         self.data(),
         [self, sweep, current] {

@@ -6,8 +6,9 @@
 /// requestPlan() while the budget is dragged: at most one plan runs and one waits; a newer
 /// request replaces the waiting one, and a result whose sequence number is not the newest is
 /// dropped, so planReady() always describes the last request made. requestSweep(): about 64
-/// budgets on a log scale from the untrainable minimum to the device memory, planned one after
-/// another on a second worker, one sweepPoint() per budget as it is done; the sweep waits while
+/// budgets on a log scale from the untrainable minimum to the device memory, planned by a second
+/// worker on every core at once (perf::sweep: a budget per core, each the plan it has alone),
+/// one sweepPoint() per budget as it is done, in no set order; the sweep waits while
 /// a requested plan is waiting or running (between its budgets, and inside a budget's plan at the
 /// planner's pause points: PlanRequest::pause_point), so that it never slows the plan the user is
 /// looking at. Once the budget has settled (no new plan for kCurveSettleMs after a fresh plan) a

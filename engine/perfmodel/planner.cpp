@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <future>
 #include <memory>
 #include <string_view>
+#include <thread>
 
 #include "common/batch_limit.h"
 #include "common/bytes.h"
@@ -271,6 +274,54 @@ PlanResult Planner::plan(const PlanRequest& req) const {
   out.t_whole = wholeTrainingSeconds(out.best.k, out.best.sim.t_iter, out.delta, req);
   out.lr = scaledLearningRate(req.lr_base, req.k_base, req.lr_c, out.best.k);
   return out;
+}
+
+std::size_t sweep(const Planner& planner, const PlanRequest& base,
+                  const std::vector<std::int64_t>& budgets, int lanes,
+                  const std::function<void(SweepOutcome&&)>& done,
+                  const std::function<bool()>& stop) {
+  const std::size_t wanted = lanes > 0
+                                 ? static_cast<std::size_t>(lanes)
+                                 : std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  const std::size_t count = std::min(wanted, std::max<std::size_t>(1, budgets.size()));
+  std::atomic<std::size_t> next{0}, planned{0};
+  std::atomic<bool> stopped{false};
+  const auto lane = [&] {
+    for (;;) {
+      if (stopped.load() || (stop && stop())) {
+        stopped = true;
+        return;
+      }
+      const std::size_t i = next.fetch_add(1);
+      if (i >= budgets.size()) return;
+      SweepOutcome o;
+      o.index = i;
+      o.budget = budgets[i];
+      PlanRequest request = base;
+      request.budget = budgets[i];
+      request.threads = 1;
+      try {
+        o.plan = planner.plan(request);
+      } catch (const std::exception& e) {
+        o.error = e.what();
+      }
+      ++planned;
+      try {
+        if (done) done(std::move(o));
+      } catch (...) {
+        stopped = true;  // the other lanes start no budget more; the caller gets the exception
+        throw;
+      }
+    }
+  };
+  std::vector<std::future<void>> others;
+  others.reserve(count - 1);
+  for (std::size_t t = 1; t < count; ++t)
+    others.push_back(std::async(std::launch::async, lane));
+  lane();
+  for (auto& f : others)
+    f.get();
+  return planned.load();
 }
 
 double wholeTrainingSeconds(std::int64_t k, double t_iter, double delta,

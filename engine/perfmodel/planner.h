@@ -174,6 +174,29 @@ class Planner {
 /// One plan with a planner built for it.
 PlanResult plan(const PerfModel& model, const Network& net, const PlanRequest& request);
 
+/// One budget of a sweep: its place among the budgets, and its plan or why planning it failed.
+struct SweepOutcome {
+  std::size_t index = 0;
+  std::int64_t budget = 0;
+  std::optional<PlanResult> plan;
+  std::string error;  ///< what plan() threw, where it threw
+};
+
+/// `base` planned at each of `budgets`, several budgets at once (the Trade-off view's sweep):
+/// `lanes` threads (0: one per hardware thread) each take the next budget that no thread has
+/// taken and plan it on one planner thread (base.threads is not read). A plan never depends on
+/// what the planner planned before, so each outcome is the plan that plan() makes of that budget
+/// alone; one lane plans the budgets in order. Budgets in parallel use a second thread far
+/// better than one plan's search does (its placement decisions are made one at a time).
+/// `done` is called once per budget planned, on the lane that planned it, in no set order (two
+/// lanes may call it at once); `stop`, where given, is asked by each lane before each budget,
+/// and once it says true no budget is started. Where `done` throws, no budget is started either
+/// and the exception reaches the caller. Returns the count of budgets planned.
+std::size_t sweep(const Planner& planner, const PlanRequest& base,
+                  const std::vector<std::int64_t>& budgets, int lanes,
+                  const std::function<void(SweepOutcome&&)>& done,
+                  const std::function<bool()>& stop = {});
+
 /// The plan file of a trainable result: network and device identity, k, the swap set with its
 /// offload and prefetch steps, and the predictions with every stalled step.
 store::PlanFile toPlanFile(const PlanResult& result, const PlanRequest& request,

@@ -16,7 +16,9 @@
 #include <QTimer>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -154,8 +156,20 @@ TEST(PlanService, SweepSendsOnePointPerBudget) {
   service.requestSweep(base, std::int64_t{1} << 30, 8);
   ASSERT_TRUE(finished.wait(kWaitMs));
   ASSERT_EQ(points.count(), 8);
-  const auto first = points.at(0).at(0).value<SweepPoint>().point;
-  const auto last = points.at(7).at(0).value<SweepPoint>().point;
+  // The budgets are planned on every core at once: the points come in no set order, each once.
+  std::vector<std::optional<swapscope::SweepPoint>> byIndex(8);
+  for (const QList<QVariant>& signal : points) {
+    const SweepPoint p = signal.at(0).value<SweepPoint>();
+    ASSERT_GE(p.index, 0);
+    ASSERT_LT(p.index, 8);
+    EXPECT_EQ(p.count, 8);
+    EXPECT_FALSE(byIndex[static_cast<std::size_t>(p.index)]) << "index " << p.index << " twice";
+    byIndex[static_cast<std::size_t>(p.index)] = p.point;
+  }
+  for (std::size_t i = 1; i < byIndex.size(); ++i)
+    EXPECT_GT(byIndex[i]->budget, byIndex[i - 1]->budget);
+  const auto first = *byIndex.front();
+  const auto last = *byIndex.back();
   EXPECT_EQ(first.budget, service.context()->planner->minBudget());
   EXPECT_TRUE(first.feasible);  // swap-all at k = 1 fits its own peak
   EXPECT_EQ(last.budget, std::int64_t{1} << 30);

@@ -6,9 +6,12 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "graph/zoo.h"
 #include "perfmodel/planner.h"
@@ -105,6 +108,91 @@ TEST(PlannerThreads, APausePointIsCalledBetweenPiecesOfWorkAndChangesNothing) {
     EXPECT_EQ(plain.best.sim.t_iter, paused.best.sim.t_iter);
     // At least once per k simulated: resnet56's search at 40 MiB simulates several.
     EXPECT_GT(calls.load(), 3);
+  }
+}
+
+// A sweep plans several budgets at once on one planner (the Trade-off view's); each outcome
+// must be the plan a planner of its own makes of that budget, whatever the lanes and the order
+// the budgets were taken in. Below the minimum budget nothing trains, and says why.
+TEST(PlannerThreads, ASweepOnSeveralLanesGivesEachBudgetThePlanItHasAlone) {
+  const PerfModel model =
+      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const Network net = buildZooModel("resnet56");
+  const std::int64_t low = Planner(model, net).minBudget();
+  std::vector<std::int64_t> budgets{low / 2};
+  for (int i = 0; i < 9; ++i)
+    budgets.push_back(static_cast<std::int64_t>(static_cast<double>(low) * std::pow(1.6, i)));
+  PlanRequest base;
+  std::vector<PlanResult> alone;
+  for (const std::int64_t b : budgets) {
+    PlanRequest r = base;
+    r.budget = b;
+    r.threads = 1;
+    alone.push_back(Planner(model, net).plan(r));
+  }
+  ASSERT_FALSE(alone.front().trainable);
+  ASSERT_TRUE(alone.back().trainable);
+  for (const int lanes : {1, 2, 3}) {
+    const Planner planner(model, net);
+    std::mutex m;
+    std::vector<SweepOutcome> outcomes;
+    std::vector<std::size_t> order;
+    const std::size_t planned = sweep(planner, base, budgets, lanes, [&](SweepOutcome&& o) {
+      const std::lock_guard<std::mutex> lock(m);
+      order.push_back(o.index);
+      outcomes.push_back(std::move(o));
+    });
+    SCOPED_TRACE(std::to_string(lanes) + " lanes");
+    ASSERT_EQ(planned, budgets.size());
+    ASSERT_EQ(outcomes.size(), budgets.size());
+    if (lanes == 1) {  // one lane plans them in order
+      for (std::size_t i = 0; i < order.size(); ++i)
+        EXPECT_EQ(order[i], i);
+    }
+    std::vector<int> seen(budgets.size(), 0);
+    for (const SweepOutcome& o : outcomes) {
+      ASSERT_LT(o.index, budgets.size());
+      ++seen[o.index];
+      EXPECT_EQ(o.budget, budgets[o.index]);
+      ASSERT_TRUE(o.plan) << o.error;
+      const PlanResult& a = alone[o.index];
+      const PlanResult& p = *o.plan;
+      SCOPED_TRACE("budget " + std::to_string(o.budget));
+      ASSERT_EQ(p.trainable, a.trainable);
+      EXPECT_EQ(p.evaluated, a.evaluated);
+      if (!p.trainable) {
+        EXPECT_EQ(p.reason, a.reason);
+        continue;
+      }
+      EXPECT_EQ(p.best.k, a.best.k);
+      EXPECT_EQ(p.best.swapped, a.best.swapped);
+      EXPECT_EQ(p.best.sim.t_iter, a.best.sim.t_iter);
+      EXPECT_EQ(p.best.peak, a.best.peak);
+      EXPECT_EQ(p.best.reuse_delay, a.best.reuse_delay);
+      EXPECT_EQ(p.best.prefetches_moved, a.best.prefetches_moved);
+    }
+    EXPECT_EQ(seen, std::vector<int>(budgets.size(), 1));
+  }
+}
+
+// Once `stop` says so, no lane starts a budget: each lane finishes the one it has.
+TEST(PlannerThreads, ASweepStartsNoBudgetOnceToldToStop) {
+  const PerfModel model =
+      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const Network net = buildZooModel("resnet56");
+  const Planner planner(model, net);
+  std::vector<std::int64_t> budgets;
+  for (int i = 0; i < 12; ++i)
+    budgets.push_back((std::int64_t{24} + 8 * i) << 20);
+  for (const int lanes : {1, 2}) {
+    std::atomic<int> done{0}, asked{0};
+    const std::size_t planned = sweep(
+        planner, PlanRequest{}, budgets, lanes, [&](SweepOutcome&&) { ++done; },
+        [&] { return ++asked > 3; });
+    SCOPED_TRACE(std::to_string(lanes) + " lanes");
+    EXPECT_EQ(planned, static_cast<std::size_t>(done.load()));
+    // Three answers said go on: three budgets started, and no more.
+    EXPECT_EQ(planned, 3u);
   }
 }
 
