@@ -355,7 +355,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
       "                  [--input CxHxW] [--classes N] [--policy " +
           joinPolicyNames(PolicyRows::Fixed, "|", "|") +
           "] [--json]\n"
-          "                  [--sub-batches S | --sub-batch-size B] [--dump-net FILE] [--gmap]\n"
+          "                  [--sub-batches S | --sub-batch-size B] [--dump-net FILE|-] [--gmap]\n"
           "                  [--device cpu|cuda]",
       "Static analysis of a network at minibatch K: per-layer output shapes, parameters,\n"
       "FLOPs and feature-map bytes; totals; the memory peak under keep-all and swap-all; the\n"
@@ -370,7 +370,9 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
   args.option("--policy", "P", "swap policy for the table and curve (default keep-all)");
   addSubBatchOptions(args);
   args.flag("--json", "print a JSON document instead of tables");
-  args.option("--dump-net", "FILE", "also write the network as network JSON to FILE");
+  args.option("--dump-net", "FILE",
+              "also write the network as network JSON to FILE; - prints it to standard output, "
+              "and the tables to standard error");
   addForceFlag(args, "the --dump-net file");
   args.flag("--gmap", "also print the GMAP (every allocate/release/offload/prefetch) for --policy");
   args.option("--device", "D",
@@ -381,7 +383,12 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
     return kExitOk;
   }
   const files::OutputRules rules = outputRules(args, {"--net", "--onnx"});
-  checkOutputOption(args, "--dump-net", "the network file --dump-net", rules);
+  const bool dumpToStdout =
+      checkOutputOrStandardOutput(args, "--dump-net", "the network file --dump-net", rules, err);
+  if (dumpToStdout && args.has("--json")) {
+    throwBadInput(
+        "give --dump-net - or --json, not both: each prints a JSON document to standard output");
+  }
   const Network net = loadNetwork(args);
   warnForceWithoutOutput(args, "--dump-net", err);
   const std::int64_t k = batchOption(args);
@@ -394,7 +401,13 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
     if (*d != "cuda") throwBadInput("--device " + *d + ": expected cpu or cuda");
     shape = rt::kCudaPoolShape;
   }
-  if (auto file = args.value("--dump-net")) writeNetworkFile(net, *file, rules);
+  // With --dump-net -, standard output holds the network JSON alone (what --dump-net FILE
+  // writes): the tables go to standard error.
+  if (dumpToStdout) {
+    out << networkToText(net);
+  } else if (auto file = args.value("--dump-net")) {
+    writeNetworkFile(net, *file, rules);
+  }
 
   const NetworkAnalysis a = analyzeNetwork(net);
   // Everything printed is a per-sample count times k: refuse a k that overflows any of them.
@@ -423,7 +436,7 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
   if (args.has("--json")) {
     printJson(c, out);
   } else {
-    printText(c, out);
+    printText(c, dumpToStdout ? err : out);
   }
   return kExitOk;
 }

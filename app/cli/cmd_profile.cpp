@@ -47,7 +47,9 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
       "largest k between the last one profiled and it that the executor accepts.");
   addNetworkOptions(args);
   args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
-  args.option("--db", "FILE", "the run database to create, e.g. resnet56.swapdb (required)");
+  args.option("--db", "FILE",
+              "the run database to create, e.g. resnet56.swapdb (required; an SQLite file, so "
+              "not standard output: - is refused, ./- names a file called '-')");
   addDeviceOptions(args);
   args.option("--iters", "N", "recorded iterations per k (default 3)");
   args.option("--warmup", "N", "unrecorded iterations per k before those (default 1)");
@@ -65,6 +67,7 @@ int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   // Nothing is created before the output is known to be safe: an existing database needs
   // --force, and the network file is never replaced by its own profile.
   const files::OutputRules rules = outputRules(args, {"--net", "--onnx"});
+  refuseStandardOutput(args, "--db", kRunDatabaseIsNoStream);
   files::checkOutputPath(args.required("--db"), "the run database --db", rules);
   // Not even --force replaces a database that a live profile or run is still writing.
   if (rules.force) store::refuseIfLiveWriter(args.required("--db"));

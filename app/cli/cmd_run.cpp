@@ -147,7 +147,9 @@ ArgParser runParser() {
               "(also every other runtime and driver API call, to compare the overhead), events, "
               "or off. With a collector the measured iterations run once more under it: "
               "per-step kernel time, transfers, and its overhead");
-  args.option("--db", "FILE", "record the run in this run database");
+  args.option("--db", "FILE",
+              "record the run in this run database (an SQLite file, so not standard output: - "
+              "is refused, ./- names a file called '-')");
   addForceFlag(args, "--db");
   args.flag("--strict-device",
             "refuse to run a plan whose model was fitted on another device (default: warn)");
@@ -176,6 +178,7 @@ RunRequest parseRunRequest(const ArgParser& args) {
     q.warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000));
   q.seed = seedOption(args);
   q.rules = outputRules(args, {"--plan", "--net", "--onnx"});
+  refuseStandardOutput(args, "--db", kRunDatabaseIsNoStream);
   checkOutputOption(args, "--db", "the run database --db", q.rules);  // live writers too
   q.plan = store::readPlanFile(q.planPath);
   q.net = args.has("--model") || args.has("--net") || args.has("--onnx")

@@ -84,7 +84,9 @@ ArgParser trainParser() {
   args.option("--init", "I",
               "file: start an ONNX model from the weights it holds, where it holds them "
               "(default); random: the seeded initialisation");
-  args.option("--save-weights", "FILE", "write the trained weights to FILE");
+  args.option("--save-weights", "FILE",
+              "write the trained weights to FILE (binary, so not standard output: - is "
+              "refused, ./- names a file called '-')");
   addForceFlag(args, "the --save-weights file");
   args.flag("--json", "print a JSON document instead of text");
   return args;
@@ -113,6 +115,8 @@ TrainRequest parseTrainRequest(const ArgParser& args, std::ostream& err) {
   q.rules = outputRules(args, {"--net", "--onnx", "--load-weights"});
   if (args.value("--data") == "fashion-mnist")  // the data set's files are inputs too
     addFashionMnistInputs(q.rules, args.value("--data-dir").value_or(rt::kFashionMnistDir));
+  refuseStandardOutput(args, "--save-weights",
+                       "a weight file is binary, a file that --load-weights reads back");
   checkOutputOption(args, "--save-weights", "the weight file --save-weights", q.rules);
   const std::string init = args.value("--init").value_or("file");
   if (init != "file" && init != "random") {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "options/file_options.h"
 
+#include "common/error.h"
 #include "common/resolved_path.h"
 #include "store/run_db.h"
 
@@ -70,6 +71,12 @@ bool checkOutputOrStandardOutput(const ArgParser& args, const char* option, cons
                  std::string(option) + " - writes to standard output, which replaces no file");
   }
   return true;
+}
+
+void refuseStandardOutput(const ArgParser& args, const char* option, const std::string& why) {
+  if (args.value(option) != kStandardOutput) return;
+  throwBadInput(std::string(option) + " -: - would be standard output, but " + why +
+                "; name a file (./- names a file called '-')");
 }
 
 }  // namespace swapscope::cli

@@ -36,8 +36,10 @@ void checkOutputOption(const ArgParser& args, const char* option, const std::str
                        const files::OutputRules& rules);
 
 /// The value of an output option that names standard output, as in many tools: `--out -`
-/// (plan, trace and import) prints the document instead of writing a file, and the verb's own
-/// report goes to standard error. A file named "-" is written as ./-.
+/// (plan, trace and import) and `analyze --dump-net -` print the document instead of writing a
+/// file, and the verb's own report goes to standard error. A file named "-" is written as ./-.
+/// The outputs that cannot be a stream (`train --save-weights`, `profile --db`, `run --db`)
+/// refuse "-" (refuseStandardOutput).
 inline constexpr const char* kStandardOutput = "-";
 
 /// As checkOutputOption, for an option that takes kStandardOutput: "-" is neither checked as a
@@ -45,5 +47,16 @@ inline constexpr const char* kStandardOutput = "-";
 /// then gets a warning on `err` that it has no effect. Returns whether the option is "-".
 bool checkOutputOrStandardOutput(const ArgParser& args, const char* option, const std::string& what,
                                  const files::OutputRules& rules, std::ostream& err);
+
+/// Refuses kStandardOutput as the value of an output option whose file cannot be standard
+/// output (a binary weight file, a run database that SQLite writes in place), with
+/// Error(BadInput) naming the option, `why` (what the file is and why it needs a name) and that
+/// ./- names a file called '-'. Call before checkOutputOption, so that "-" is neither refused as
+/// an existing file nor created.
+void refuseStandardOutput(const ArgParser& args, const char* option, const std::string& why);
+
+/// refuseStandardOutput's reason for a run database (`profile --db`, `run --db`).
+inline constexpr const char* kRunDatabaseIsNoStream =
+    "a run database is an SQLite file, written in place as the run goes, not a stream";
 
 }  // namespace swapscope::cli

@@ -480,6 +480,124 @@ TEST_F(CliFiles, OutDashPrintsTheDocumentToStandardOutputAndWritesNoFile) {
   }
 }
 
+// `analyze --dump-net -` prints the network JSON to standard output, byte for byte what
+// --dump-net FILE writes and nothing else, the tables going to standard error; it used to write
+// a file named "-" (refused as existing where one was there). A file named "-" is still written
+// as ./-.
+TEST_F(CliFiles, AnalyzeDumpNetDashPrintsTheNetworkToStandardOutputAndWritesNoFile) {
+  const InFolder here(dir);
+  put("-", "precious");
+  const std::vector<std::string> analyze = {"analyze", "--model", "fmnist-cnn", "--batch", "4"};
+  std::vector<std::string> toFile = analyze;
+  toFile.insert(toFile.end(), {"--dump-net", "net.json"});
+  const testing::Result file = run(toFile);
+  ASSERT_EQ(file.code, 0) << file.err;
+  const std::string written = slurp(dir / "net.json");
+  fs::remove(dir / "net.json");
+  for (const bool force : {false, true}) {
+    SCOPED_TRACE(force ? "--force" : "without --force");
+    std::vector<std::string> toStdout = analyze;
+    toStdout.insert(toStdout.end(), {"--dump-net", "-"});
+    if (force) toStdout.push_back("--force");
+    const testing::Result r = run(toStdout);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, written);
+    EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+    // The tables are the report: on standard error, as --dump-net FILE prints them.
+    EXPECT_NE(r.err.find(file.out), std::string::npos) << r.err;
+    const std::string moot =
+        "warning: --force has no effect: --dump-net - writes to standard output, which replaces "
+        "no file";
+    EXPECT_EQ(r.err.find(moot) != std::string::npos, force) << r.err;
+    EXPECT_EQ(slurp(dir / "-"), "precious");
+    EXPECT_EQ(listing(), (std::vector<std::string>{"-", "a.swapdb"}));
+  }
+  // --json prints a document too: the two are not given together.
+  std::vector<std::string> both = analyze;
+  both.insert(both.end(), {"--dump-net", "-", "--json"});
+  const testing::Result refused = run(both);
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_EQ(refused.out, "");
+  EXPECT_NE(refused.err.find("give --dump-net - or --json, not both: each prints a JSON document "
+                             "to standard output"),
+            std::string::npos)
+      << refused.err;
+  // A file named "-" is written as ./-.
+  std::vector<std::string> dotSlash = analyze;
+  dotSlash.insert(dotSlash.end(), {"--dump-net", "./-", "--force"});
+  ASSERT_EQ(run(dotSlash).code, 0);
+  EXPECT_EQ(slurp(dir / "-"), written);
+  const testing::Result help = run({"analyze", "--help"});
+  EXPECT_NE(help.out.find("- prints it to standard output"), std::string::npos) << help.out;
+}
+
+// A weight file and a run database cannot be standard output: `train --save-weights -`,
+// `profile --db -` and `run --db -` are refused at once, naming the option, saying why and how
+// to name a file called "-" (they used to create one, or replace it with --force, after the
+// whole run). ./- is that file.
+TEST_F(CliFiles, AWeightFileOrARunDatabaseRefusesDashAsStandardOutput) {
+  const InFolder here(dir);
+  ASSERT_EQ(testing::writeFmnistPlan(kSamples.string(), path("p.json")).code, 0);
+  const std::vector<std::string> train = {"train",     "--model",  "fmnist-cnn", "--data",
+                                          "synthetic", "--batch",  "2",          "--iters",
+                                          "1",         "--budget", "16MiB"};
+  const std::vector<std::string> runPlan = {"run", "--plan",   "p.json", "--iters",
+                                            "1",   "--warmup", "0"};
+  struct Case {
+    std::vector<std::string> args;
+    std::string option, why;
+  };
+  std::vector<Case> cases = {
+      {train, "--save-weights", "a weight file is binary, a file that --load-weights reads back"},
+      {{"profile", "--model", "fmnist-cnn", "--budget", "16MiB", "--max-batch", "2", "--iters",
+        "1"},
+       "--db",
+       "a run database is an SQLite file, written in place as the run goes, not a stream"},
+      {runPlan, "--db",
+       "a run database is an SQLite file, written in place as the run goes, not a stream"},
+  };
+  const std::vector<std::string> files = {"a.swapdb", "p.json"};
+  for (Case& c : cases) {
+    SCOPED_TRACE(c.args.front());
+    for (const bool existing : {false, true}) {
+      if (existing) put("-", "precious");
+      for (const bool force : {false, true}) {
+        std::vector<std::string> args = c.args;
+        args.insert(args.end(), {c.option, "-"});
+        if (force) args.push_back("--force");
+        const testing::Result r = run(args);
+        EXPECT_EQ(r.code, 2) << r.out << r.err;
+        EXPECT_EQ(r.out, "");
+        EXPECT_NE(r.err.find(c.option + " -: - would be standard output, but " + c.why +
+                             "; name a file (./- names a file called '-')"),
+                  std::string::npos)
+            << r.err;
+        if (existing) {
+          EXPECT_EQ(slurp(dir / "-"), "precious");
+        } else {
+          EXPECT_EQ(listing(), files);
+        }
+      }
+    }
+    fs::remove(dir / "-");
+    const testing::Result help = run({c.args.front(), "--help"});
+    EXPECT_NE(help.out.find("- is refused, ./- names a file called '-'"), std::string::npos)
+        << help.out;
+  }
+  // ./- names the file.
+  std::vector<std::string> weights = train;
+  weights.insert(weights.end(), {"--save-weights", "./-"});
+  testing::Result r = run(weights);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GT(fs::file_size(dir / "-"), 0u);
+  fs::remove(dir / "-");
+  std::vector<std::string> database = runPlan;
+  database.insert(database.end(), {"--db", "./-"});
+  r = run(database);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(store::RunReader(path("-")).load().iterations.size(), 1u);
+}
+
 /// `db` in WAL mode, as a run that a reader held open as it finished is left: SQLite's own
 /// journal_mode switch, the connection closed (so no -wal or -shm is left beside it).
 void toWalMode(const std::string& db) {

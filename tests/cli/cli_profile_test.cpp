@@ -398,6 +398,57 @@ TEST(CliRunDbDamage, EveryReadingVerbRefusesADamagedDatabaseWithExitTwo) {
   EXPECT_EQ(fileBytes(sample), before);  // sample_runs/ is only read
 }
 
+// A stall is the compute stream's idle time before a step within its iteration. An iteration
+// whose samples were shifted to before its start (an edit) is damage, named by table, row and
+// values, for every verb; `trace` used to write its first stall at a negative timestamp.
+TEST(CliRunDbDamage, AStallBeforeItsIterationIsDamageAndNoTraceStartsBeforeTheRun) {
+  const std::string sample = swapscope::testing::fmnistRun();
+  const auto traced = run({"trace", "--db", sample, "--out", "-"});
+  ASSERT_EQ(traced.code, 0) << traced.err;
+  const json doc = json::parse(traced.out);
+  int stalls = 0;
+  for (const json& e : doc["traceEvents"]) {
+    if (!e.contains("ts")) continue;
+    EXPECT_GE(e["ts"].get<double>(), 0.0) << e.dump();
+    stalls += e["name"] == "stall" ? 1 : 0;
+  }
+  EXPECT_GT(stalls, 0);
+  // k 94 iteration 0 starts at 1387488719 ns, its step 1 at 1387703198 after a stall of
+  // 214479 ns: its samples moved 1387588719 ns earlier put step 1 at 114479 ns, its stall
+  // beginning 100 us before the run.
+  const std::string db = scratch("stall-before-its-iteration.swapdb").string();
+  fs::copy_file(sample, db, fs::copy_options::overwrite_existing);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h,
+                         "UPDATE samples SET start_ns = start_ns - 1387588719 "
+                         "WHERE k = 94 AND iteration = 0",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(h);
+  sqlite3_close(h);
+  const std::string trace = scratch("stall-before-its-iteration.json").string();
+  fs::remove(trace);
+  const std::string expected =
+      "'" + db +
+      "' is damaged: table 'samples': step 1 of k 94 iteration 0 has stall_ns 214479, but it "
+      "starts 1387374240 ns before its iteration's start (start_ns 114479; table 'iterations' "
+      "has 1387488719): a stall is the compute stream's idle time before the step, within its "
+      "iteration";
+  for (const std::vector<std::string>& verb : {std::vector<std::string>{"info", "--db", db},
+                                               {"trace", "--db", db, "--out", trace},
+                                               {"trace", "--db", db, "--out", "-"},
+                                               {"plan", "--db", db, "--budget", "16MiB"},
+                                               {"compare", db, sample}}) {
+    const auto r = run(verb);
+    EXPECT_EQ(r.code, 2) << verb[0] << ": " << r.err;
+    EXPECT_EQ(r.out, "") << verb[0];
+    EXPECT_NE(r.err.find(expected), std::string::npos) << verb[0] << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(trace));
+  fs::remove(db);
+}
+
 }  // namespace
 }  // namespace swapscope::cli
 
