@@ -253,7 +253,40 @@ Curve fitCurve(FitForm form, const std::vector<FitPoint>& points, std::string_vi
   return c;
 }
 
+namespace {
+
+/// The curve t = 0 (affine, a = 0 and no growth) through `points`, every one of which took no
+/// time: exact, with no error.
+Curve zeroCurve(const std::vector<FitPoint>& points) {
+  Curve c;
+  c.form = FitForm::Affine;
+  c.a = 0;
+  c.p = std::numeric_limits<double>::infinity();
+  c.points = static_cast<int>(points.size());
+  c.x_min = std::numeric_limits<double>::infinity();
+  for (const FitPoint& p : points) {
+    c.x_min = std::min(c.x_min, p.x);
+    c.x_max = std::max(c.x_max, p.x);
+  }
+  c.residuals.assign(points.size(), 0.0);
+  return c;
+}
+
+}  // namespace
+
 FitChoice fitBest(const std::vector<FitPoint>& points, std::string_view source) {
+  // Work measured at no time at all (below the clock's resolution: a GPU's events time a step
+  // that launches no kernel at 0) is a measurement, the curve t = 0, not a missing one.
+  std::vector<FitPoint> worked;  // the points with work to index a curve by
+  for (const FitPoint& p : points) {
+    if (p.x > 0 && std::isfinite(p.x)) worked.push_back(p);
+  }
+  if (!worked.empty() &&
+      std::all_of(worked.begin(), worked.end(), [](const FitPoint& p) { return p.t == 0; })) {
+    FitChoice zero;
+    zero.curves.push_back(zeroCurve(worked));
+    return zero;
+  }
   const auto pts = usable(points, source);
   std::set<std::int64_t> ks;
   for (const FitPoint& p : pts)

@@ -58,13 +58,16 @@ struct Curve {
 Curve fitCurve(FitForm form, const std::vector<FitPoint>& points, std::string_view source = {});
 
 struct FitChoice {
-  std::vector<Curve> curves;  ///< affine, saturating, loglog
+  std::vector<Curve> curves;  ///< affine, saturating, loglog (the zero curve alone: fitBest)
   int best = 0;               ///< lowest cross-validated error
   const Curve& chosen() const { return curves.at(static_cast<std::size_t>(best)); }
 };
 
 /// All three forms with residuals. Cross-validation leaves one minibatch out at a time; with
-/// fewer than three minibatches it falls back to the in-sample error.
+/// fewer than three minibatches it falls back to the in-sample error. Points that all took no
+/// time (t = 0 at work above 0: a step below the clock's resolution) give one curve, the affine
+/// t = 0 through all of them, exact; otherwise points with x or t <= 0 are ignored, as by
+/// fitCurve.
 FitChoice fitBest(const std::vector<FitPoint>& points, std::string_view source = {});
 
 /// Least squares `t = latency + bytes / bandwidth` in seconds (ordinary least squares), so the

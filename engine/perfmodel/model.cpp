@@ -567,9 +567,13 @@ void PerfModel::fitStepCurves(const store::RunData& run, const PassSamples& perP
   }
   for (auto& [kk, pts] : points) {
     GroupFit g = meta[kk];
+    // Every recorded group gets a curve. One whose times are all 0 (a step below the clock's
+    // resolution: a GPU's events time a step that launches no kernel at 0) gets t = 0: it was
+    // measured, so a plan neither takes another curve for it nor calls its type unrecorded,
+    // and `compare` shows it. Only a group without work to index a curve by has none.
     bool any = false;
     for (const auto& p : pts)
-      any = any || (p.x > 0 && p.t > 0);
+      any = any || (p.x > 0 && p.t >= 0);
     if (!any) continue;
     g.fit = fitBest(pts, "'" + run.path + "': the samples of " + kk);
     m_index[kk] = m_groups.size();
