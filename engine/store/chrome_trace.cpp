@@ -120,7 +120,14 @@ json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
   const std::map<int, std::vector<Span>> recomputes = recomputeSpans(run, k, iteration);
   for (const SampleRow& s : run.samples) {
     if (s.k != k || s.iteration != iteration) continue;
-    for (const Span& idle : stallSpans(s, recomputes)) {
+    for (Span idle : stallSpans(s, recomputes)) {
+      // A stall lies within its iteration: the reader refuses a row whose stall reaches past
+      // the iteration's start. Files written before each pass's row held its own stall give
+      // every pass's row of a step the step's stall summed over the passes, bounded only
+      // before the last pass; laid before an earlier pass it is cut at the iteration's start,
+      // so that no slice starts before it (nor before the run: no negative timestamp).
+      idle.start_ns = std::max(idle.start_ns, it->start_ns);
+      if (idle.end_ns <= idle.start_ns) continue;
       events.push_back({{"name", "stall"},
                         {"cat", "stall"},
                         {"ph", "X"},

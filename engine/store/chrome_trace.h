@@ -39,6 +39,8 @@ std::vector<Span> stallSpans(const SampleRow& s,
                              const std::map<int, std::vector<Span>>& recomputes);
 
 /// Throws Error(BadInput) as recordedIteration() does when (k, iteration) was not recorded.
+/// No slice starts before the run (every timestamp is 0 or more): a stall slice never starts
+/// before its iteration.
 nlohmann::ordered_json chromeTrace(const RunData& run, std::int64_t k, int iteration);
 
 }  // namespace swapscope::store

@@ -478,6 +478,52 @@ void checkBatches(const LoadState& s) {
   }
 }
 
+/// The stalls of iteration `r`'s samples, rows [first, end) of d.samples (in start order): each
+/// lies between the iteration's start and its step's start. The executor measures a stall as the
+/// compute stream's idle time before a task, from the later of the iteration's start and the
+/// end of the compute task before it (rt::fillTimeline), and the writer stores the step's start
+/// and the iteration's on the same clock, so that holds exactly on every backend: a GPU's
+/// calibration between its events and the host clock moves where tasks lie, never this
+/// difference (a task timed before the iteration's start has no stall). A stall that reaches
+/// past the iteration's start is an edit, and the trace drew it before the run began. Where
+/// every pass's row of a step held the step's stall summed over the passes (`summedPerStep`,
+/// files written before each pass's row held its own), the sum lies before the step's last pass.
+void checkStallsWithinIteration(const RunData& d, const IterationRow& r, std::size_t first,
+                                std::size_t end, bool summedPerStep) {
+  // Per step (1 .. the update step): its rows in the iteration, its last row, the rows seen.
+  const std::size_t steps = d.steps.size() + 2;
+  std::vector<std::size_t> rows(steps), lastRow(steps), seen(steps);
+  for (std::size_t q = first; q < end; ++q) {
+    const auto st = static_cast<std::size_t>(d.samples[q].step);
+    ++rows[st];
+    lastRow[st] = q;
+  }
+  for (std::size_t q = first; q < end; ++q) {
+    const SampleRow& x = d.samples[q];
+    const auto st = static_cast<std::size_t>(x.step);
+    const std::size_t pass = ++seen[st];
+    const bool update = x.direction == Direction::Update;  // a row per layer, not per pass
+    if (summedPerStep && !update && q != lastRow[st]) continue;
+    const std::int64_t room = x.start_ns - r.start_ns;  // both 0 or more: no overflow
+    if (x.stall_ns == 0 || x.stall_ns <= room) continue;
+    const std::string when = room > 0   ? std::to_string(room) + " ns after"
+                             : room < 0 ? std::to_string(-room) + " ns before"
+                                        : "at";
+    const std::string which = update
+                                  ? "the update of layer " + std::to_string(x.layer)
+                                  : "step " + std::to_string(x.step) +
+                                        (rows[st] > 1 ? " (pass " + std::to_string(pass) + " of " +
+                                                            std::to_string(rows[st]) + ")"
+                                                      : std::string());
+    damaged(d.path, "table 'samples': " + which + " of " + iterationName(r.k, r.iteration) +
+                        " has stall_ns " + std::to_string(x.stall_ns) + ", but it starts " + when +
+                        " its iteration's start (start_ns " + std::to_string(x.start_ns) +
+                        "; table 'iterations' has " + std::to_string(r.start_ns) +
+                        "): a stall is the compute stream's idle time before the step, within "
+                        "its iteration");
+  }
+}
+
 /// Every recorded iteration whole. An iteration's rows are committed with its iterations row
 /// in one transaction, so a row missing from them is damage whatever the run's status, and the
 /// fits, plans, traces and views would read the rest as the whole iteration:
@@ -487,6 +533,8 @@ void checkBatches(const LoadState& s) {
 ///   (one multi-tensor update records none);
 /// - the samples' stalls add up to the iteration's stall (S times it in files written before
 ///   each pass's row held its own stall, where every pass's row of a step held the step's);
+/// - each sample's stall lies within the iteration, before the sample
+///   (checkStallsWithinIteration);
 /// - its offloads, prefetches and loads move the iteration's offload, prefetch and load bytes;
 /// - the first iteration of each k records the pool (at least its end).
 /// The rows of every table come ordered by (k, iteration), as the iterations do: each table is
@@ -581,6 +629,7 @@ void checkIterationsWhole(const LoadState& s) {
                           std::to_string(r.stall_ns) + ", but its samples' stalls add up to " +
                           stall.text());
     }
+    checkStallsWithinIteration(d, r, first, si, summedPerStep);
     Sum moved[static_cast<int>(TransferKind::Readback) + 1];  // by TransferKind
     for (; ti < d.transfers.size() && mine(d.transfers[ti]); ++ti)
       moved[static_cast<int>(d.transfers[ti].kind)].add(d.transfers[ti].bytes);

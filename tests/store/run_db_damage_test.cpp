@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sample_runs.h"
+#include "store/chrome_trace.h"
 #include "store/run_db.h"
 #include "store/run_db_fixture.h"
 #include "store/schema.h"
@@ -400,6 +401,106 @@ TEST_F(RunDbDamage, ASubBatchedIterationIsWholeWithARowPerPassInEitherStallLayou
                 ", but 4 samples of it take " + std::to_string(4 * costs[2].fwd_flops)),
             std::string::npos)
       << loadError(flops);
+}
+
+// A stall is the compute stream's idle time before a step, measured from the later of its
+// iteration's start and the end of the task before it, on the clock that times both: it never
+// reaches past the iteration's start. An iteration whose samples were shifted before its start
+// (or whose start was moved after them) is damage, named by table, row and values; `trace` drew
+// its stall before the run began, at a negative timestamp. A step timed before its iteration's
+// start without a stall is not (a GPU's events are tied to the host clock by a calibration).
+TEST_F(RunDbDamage, AStallReachingPastItsIterationsStartIsRefusedNamingTheRow) {
+  struct Case {
+    const char* name;
+    const char* sql;       ///< run on a copy of the tiny database
+    std::string expected;  ///< in the message; "" accepted
+  };
+  const Case cases[] = {
+      {"the iteration's start moved after its first step's stall began",
+       "UPDATE iterations SET start_ns = 5 WHERE iteration = 0",
+       "table 'samples': step 1 of k 8 iteration 0 has stall_ns 10, but it starts 6 ns after its "
+       "iteration's start (start_ns 11; table 'iterations' has 5): a stall is the compute "
+       "stream's idle time before the step, within its iteration"},
+      {"the samples shifted to the iteration's start",
+       "UPDATE samples SET start_ns = start_ns - 11 WHERE iteration = 0",
+       "table 'samples': step 1 of k 8 iteration 0 has stall_ns 10, but it starts at its "
+       "iteration's start "
+       "(start_ns 0; table 'iterations' has 0)"},
+      {"the samples shifted before the iteration",
+       "UPDATE samples SET start_ns = start_ns - 20 WHERE iteration = 1",
+       "table 'samples': step 1 of k 8 iteration 1 has stall_ns 10, but it starts 9 ns before "
+       "its iteration's "
+       "start (start_ns 991; table 'iterations' has 1000)"},
+      {"a step timed before its iteration's start, without a stall",
+       "UPDATE iterations SET start_ns = 1050, stall_ns = 0 WHERE iteration = 1; "
+       "UPDATE samples SET stall_ns = 0 WHERE iteration = 1",
+       ""},
+      {"as recorded: each stall after its iteration's start", "", ""},
+  };
+  const std::string original = tinyDb();
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = file("stall-" + std::to_string(n++) + ".swapdb");
+    fs::copy_file(original, path);
+    if (*c.sql) execSql(path, c.sql);
+    const std::string message = loadError(path);
+    if (c.expected.empty()) {
+      EXPECT_EQ(message, "");
+    } else {
+      EXPECT_NE(message.find("'" + path + "' is damaged: " + c.expected), std::string::npos)
+          << message;
+    }
+  }
+
+  // A sub-batched iteration: each pass's row holds its own stall, within the iteration. In the
+  // layout of files written before that, every pass's row of a step holds the step's stall
+  // summed over the passes, which lies before the step's last pass only: that file reads, and
+  // its trace cuts the sum laid before the first pass at the iteration's start.
+  const Network net = testing::tinyNetwork();
+  const auto costs = computeLayerCosts(net);
+  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
+  const auto write = [&](const std::string& name, const IterationRows& rows) {
+    const std::string path = file(name);
+    RunWriter w(path, sampleMeta());
+    w.writeNetwork(net, costs, plan.gmap);
+    w.addIteration(rows);
+    w.addBatch({8, "swap-all", 1, 2000, 2000, 0, 0});
+    w.finish(RunStatus::Complete);
+    return path;
+  };
+  IterationRows own = wholeIteration(8, 0, 0, 30, 2);
+  own.samples[0].start_ns = 5;  // the first pass's step 1 starts 5 ns in, with a stall of 30
+  const std::string ownPath = write("own.swapdb", own);
+  EXPECT_NE(loadError(ownPath).find("table 'samples': step 1 (pass 1 of 2) of k 8 iteration 0 "
+                                    "has stall_ns 30, but it starts 5 ns after its iteration's "
+                                    "start"),
+            std::string::npos)
+      << loadError(ownPath);
+  IterationRows summed = own;
+  for (SampleRow& x : summed.samples)
+    if (x.step == 1) x.stall_ns = 30;  // the step's 30 ns, on both passes' rows
+  summed.iteration.stall_ns = 30;
+  const std::string summedPath = write("summed.swapdb", summed);
+  ASSERT_EQ(loadError(summedPath), "");
+  const RunData run = RunReader(summedPath).load();
+  const auto trace = chromeTrace(run, 8, 0);
+  double stall = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (!e.contains("ts")) continue;
+    EXPECT_GE(e["ts"].get<double>(), 0.0) << e.dump();
+    if (e["name"] == "stall") stall += e["dur"].get<double>();
+  }
+  EXPECT_DOUBLE_EQ(stall, 0.035);  // 5 ns cut before the first pass, 30 before the second
+  // The last pass's row bounds the sum: past it, the file is damaged.
+  IterationRows past = summed;
+  for (SampleRow& x : past.samples)
+    if (x.step == 1 && x.start_ns > 5) x.start_ns = 25;
+  const std::string pastPath = write("past.swapdb", past);
+  EXPECT_NE(loadError(pastPath).find("step 1 (pass 2 of 2) of k 8 iteration 0 has stall_ns 30, "
+                                     "but it starts 25 ns after its iteration's start"),
+            std::string::npos)
+      << loadError(pastPath);
 }
 
 // The edit that moved `plan`'s minibatch without a word: one step sample of one iteration of

@@ -27,9 +27,10 @@ namespace fs = std::filesystem;
 /// A whole recorded iteration of the tiny network at `k`, as the executor records one and the
 /// reader checks it: on each of `passes` passes (a sub-batched minibatch) a sample of every step
 /// with its layer's FLOPs on k / passes samples (`stall` on the first pass's step 1: the
-/// iteration's stall), the update of every layer with weights, the minibatch's load of 512
+/// iteration's stall, the compute stream idle from the iteration's start, so the steps start at
+/// `start` + `stall` + 1), the update of every layer with weights, the minibatch's load of 512
 /// bytes, and two pool samples (the writer records them on each k's first iteration; the reader
-/// allows them on any). Its rows start at `start` + 1 and end by `start` + 900.
+/// allows them on any). Its rows start at `start` and end by `start` + 900 (a stall up to 700).
 inline IterationRows wholeIteration(std::int64_t k, int iteration, std::int64_t start,
                                     std::int64_t stall = 10, int passes = 1) {
   const Network net = testing::tinyNetwork();
@@ -45,7 +46,7 @@ inline IterationRows wholeIteration(std::int64_t k, int iteration, std::int64_t 
       rows.samples.push_back(
           {k, iteration, s, layer, bwd ? Direction::Backward : Direction::Forward,
            k / passes * (bwd ? c.bwd_data_flops + c.bwd_weight_flops : c.fwd_flops),
-           start + pass * (gmap.steps() + 1) + s, 5, s == 1 && pass == 0 ? stall : 0});
+           start + stall + pass * (gmap.steps() + 1) + s, 5, s == 1 && pass == 0 ? stall : 0});
     }
   }
   for (int layer = 0; layer < net.size(); ++layer) {
