@@ -9,6 +9,12 @@
 #include <string>
 #include <vector>
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "analysis/gmap.h"
 #include "analysis/memory.h"
 #include "analysis/swap_policy.h"
@@ -17,6 +23,24 @@
 #include "gui/view_registry.h"
 
 namespace swapscope::gui {
+namespace {
+
+/// Lowers the calling thread's priority below the GUI thread's and the requested plan's, once
+/// per thread: the sweep's lanes take the cores the app leaves idle and give way to the window's
+/// redraws (two lanes on two cores at the GUI thread's priority made its longest block longer).
+/// QThread's priorities do nothing under Linux's default scheduling policy; a thread's own nice
+/// value does.
+void yieldToTheWindow() {
+#ifdef __linux__
+  thread_local bool lowered = false;
+  if (lowered) return;
+  lowered = true;
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  if (getpriority(PRIO_PROCESS, tid) < 10) setpriority(PRIO_PROCESS, tid, 10);
+#endif
+}
+
+}  // namespace
 
 std::shared_ptr<const PlanContext> PlanContext::make(std::shared_ptr<const LoadedRun> run,
                                                      std::shared_ptr<const Network> network) {
@@ -257,6 +281,7 @@ int PlanService::requestSweep(const perf::PlanRequest& base, std::int64_t top, i
               Qt::QueuedConnection);
         },
         [giveWay, current, sweep] {
+          yieldToTheWindow();
           giveWay();
           return current->load() != sweep;  // cancelled or replaced
         });
