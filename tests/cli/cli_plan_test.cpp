@@ -811,8 +811,8 @@ TEST(CliPlanCurves, APlanWhoseStepsHaveNoCurveSaysSoNamingTheLayerTypes) {
 
 // A layer type recorded at no time at all (every sample 0 ns: below the clock's resolution, as
 // a GPU's events time a step that launches no kernel) was measured: it gets the curve t = 0.
-// `compare` used to leave the type out, and `plan` called it a type the profile did not record,
-// "counted as 0 s".
+// `compare` shows the type, and `plan` does not count it among the types the profile did not
+// record.
 TEST(CliPlanCurves, ALayerTypeRecordedAtZeroTimeIsMeasuredNotMissing) {
   const fs::path db = scratch("flatten-at-zero.swapdb");
   fs::copy_file(kSample, db, fs::copy_options::overwrite_existing);

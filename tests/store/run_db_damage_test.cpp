@@ -50,6 +50,19 @@ class RunDbDamage : public RunDbTest {
     writeSample(path);
     return path;
   }
+  /// A complete run of the tiny network under swap-all with the one iteration `rows` (k = 8).
+  std::string tinySwapAllRun(const std::string& name, const IterationRows& rows) {
+    const Network net = testing::tinyNetwork();
+    const auto costs = computeLayerCosts(net);
+    const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
+    const std::string path = file(name);
+    RunWriter w(path, sampleMeta());
+    w.writeNetwork(net, costs, plan.gmap);
+    w.addIteration(rows);
+    w.addBatch({8, "swap-all", 1, 2000, 2000, 0, 0});
+    w.finish(RunStatus::Complete);
+    return path;
+  }
   /// Expects the constructor itself (opening) to refuse `path` with BadInput and `reason`.
   static void expectRefusedOnOpen(const std::string& path, const std::string& reason) {
     try {
@@ -357,35 +370,23 @@ TEST_F(RunDbDamage, WhatARunLeavesOutByDesignIsNotDamage) {
 // files written before that rule every pass's row of a step held the step's stall summed over
 // the passes. Both read; a pass's row missing does not.
 TEST_F(RunDbDamage, ASubBatchedIterationIsWholeWithARowPerPassInEitherStallLayout) {
-  const Network net = testing::tinyNetwork();
-  const auto costs = computeLayerCosts(net);
-  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
-  const auto write = [&](const std::string& name, const IterationRows& rows) {
-    const std::string path = file(name);
-    RunWriter w(path, sampleMeta());
-    w.writeNetwork(net, costs, plan.gmap);
-    w.addIteration(rows);
-    w.addBatch({8, "swap-all", 1, 2000, 2000, 0, 0});
-    w.finish(RunStatus::Complete);
-    return path;
-  };
   IterationRows rows = wholeIteration(8, 0, 0, 10, 2);
-  const std::string now = write("passes.swapdb", rows);
+  const std::string now = tinySwapAllRun("passes.swapdb", rows);
   EXPECT_EQ(loadError(now), "");
   EXPECT_EQ(RunReader(now).load().samples.size(), rows.samples.size());
   // The earlier layout: the step's 10 ns of stall on both passes' rows.
   IterationRows summed = rows;
   for (SampleRow& x : summed.samples)
     if (x.step == 1) x.stall_ns = 10;
-  EXPECT_EQ(loadError(write("summed.swapdb", summed)), "");
+  EXPECT_EQ(loadError(tinySwapAllRun("summed.swapdb", summed)), "");
   // Neither layout: stalls that differ between the passes and do not add up.
   IterationRows neither = summed;
   neither.samples[0].stall_ns = 7;
-  EXPECT_NE(loadError(write("neither.swapdb", neither))
+  EXPECT_NE(loadError(tinySwapAllRun("neither.swapdb", neither))
                 .find("k 8 iteration 0 has stall_ns 10, but its samples' stalls add up to 17"),
             std::string::npos);
   // A pass's row of a step deleted.
-  const std::string missing = write("missing.swapdb", rows);
+  const std::string missing = tinySwapAllRun("missing.swapdb", rows);
   execSql(missing.c_str(),
           "DELETE FROM samples WHERE step = 5 AND rowid = (SELECT max(rowid) "
           "FROM samples WHERE step = 5)");
@@ -394,7 +395,8 @@ TEST_F(RunDbDamage, ASubBatchedIterationIsWholeWithARowPerPassInEitherStallLayou
             std::string::npos)
       << loadError(missing);
   // A pass's FLOPs are k / passes samples' (4 of the 8).
-  const std::string flops = write("flops.swapdb", rows);
+  const auto costs = computeLayerCosts(testing::tinyNetwork());
+  const std::string flops = tinySwapAllRun("flops.swapdb", rows);
   execSql(flops.c_str(), "UPDATE samples SET flops = flops * 2 WHERE step = 2");
   EXPECT_NE(loadError(flops).find(
                 "step 2 of k 8 iteration 0 has flops " + std::to_string(8 * costs[2].fwd_flops) +
@@ -457,21 +459,9 @@ TEST_F(RunDbDamage, AStallReachingPastItsIterationsStartIsRefusedNamingTheRow) {
   // layout of files written before that, every pass's row of a step holds the step's stall
   // summed over the passes, which lies before the step's last pass only: that file reads, and
   // its trace cuts the sum laid before the first pass at the iteration's start.
-  const Network net = testing::tinyNetwork();
-  const auto costs = computeLayerCosts(net);
-  const MemoryPlan plan = planMemory(net, costs, makeSwapSet(Policy::SwapAll, net, costs));
-  const auto write = [&](const std::string& name, const IterationRows& rows) {
-    const std::string path = file(name);
-    RunWriter w(path, sampleMeta());
-    w.writeNetwork(net, costs, plan.gmap);
-    w.addIteration(rows);
-    w.addBatch({8, "swap-all", 1, 2000, 2000, 0, 0});
-    w.finish(RunStatus::Complete);
-    return path;
-  };
   IterationRows own = wholeIteration(8, 0, 0, 30, 2);
   own.samples[0].start_ns = 5;  // the first pass's step 1 starts 5 ns in, with a stall of 30
-  const std::string ownPath = write("own.swapdb", own);
+  const std::string ownPath = tinySwapAllRun("own.swapdb", own);
   EXPECT_NE(loadError(ownPath).find("table 'samples': step 1 (pass 1 of 2) of k 8 iteration 0 "
                                     "has stall_ns 30, but it starts 5 ns after its iteration's "
                                     "start"),
@@ -481,7 +471,7 @@ TEST_F(RunDbDamage, AStallReachingPastItsIterationsStartIsRefusedNamingTheRow) {
   for (SampleRow& x : summed.samples)
     if (x.step == 1) x.stall_ns = 30;  // the step's 30 ns, on both passes' rows
   summed.iteration.stall_ns = 30;
-  const std::string summedPath = write("summed.swapdb", summed);
+  const std::string summedPath = tinySwapAllRun("summed.swapdb", summed);
   ASSERT_EQ(loadError(summedPath), "");
   const RunData run = RunReader(summedPath).load();
   const auto trace = chromeTrace(run, 8, 0);
@@ -496,7 +486,7 @@ TEST_F(RunDbDamage, AStallReachingPastItsIterationsStartIsRefusedNamingTheRow) {
   IterationRows past = summed;
   for (SampleRow& x : past.samples)
     if (x.step == 1 && x.start_ns > 5) x.start_ns = 25;
-  const std::string pastPath = write("past.swapdb", past);
+  const std::string pastPath = tinySwapAllRun("past.swapdb", past);
   EXPECT_NE(loadError(pastPath).find("step 1 (pass 2 of 2) of k 8 iteration 0 has stall_ns 30, "
                                      "but it starts 25 ns after its iteration's start"),
             std::string::npos)
