@@ -25,11 +25,15 @@
 namespace swapscope::gui {
 namespace {
 
-/// Lowers the calling thread's priority below the GUI thread's and the requested plan's, once
-/// per thread: the sweep's lanes take the cores the app leaves idle and give way to the window's
-/// redraws (two lanes on two cores at the GUI thread's priority made its longest block longer).
-/// QThread's priorities do nothing under Linux's default scheduling policy; a thread's own nice
-/// value does.
+/// The most lanes a sweep plans on: the speed of more was never measured, and each lane polls
+/// while the user's plan runs.
+constexpr int kMaxSweepLanes = 8;
+
+/// On Linux, lowers the calling thread's priority (nice 10) below the GUI thread's and the
+/// requested plan's, once per thread, so that the sweep's lanes weigh about a tenth of either
+/// for the scheduler (two lanes on two cores at the GUI thread's priority made its longest block
+/// longer). The lanes are perf::sweep's own threads, not QThreads, whose priority Qt would set;
+/// elsewhere they keep the priority they have.
 void yieldToTheWindow() {
 #ifdef __linux__
   thread_local bool lowered = false;
@@ -258,33 +262,39 @@ int PlanService::requestSweep(const perf::PlanRequest& base, std::int64_t top, i
     };
     perf::PlanRequest request = base;
     request.pause_point = giveWay;
-    // Budgets on every core at once (perf::sweep): each a plan of its own on one planner
-    // thread, the points drawn as they come.
-    perf::sweep(
-        *context->planner, request, budgets, QThread::idealThreadCount(),
-        [self, sweep, current, count = static_cast<int>(budgets.size())](perf::SweepOutcome&& o) {
-          SweepPoint p;
-          p.sweep = sweep;
-          p.index = static_cast<int>(o.index);
-          p.count = count;
-          p.point.budget = o.budget;
-          if (o.plan) {
-            p.point = swapscope::sweepPoint(o.budget, *o.plan);
-          } else {
-            p.point.feasible = false;  // drawn as an infeasible budget
-          }
-          QMetaObject::invokeMethod(
-              self.data(),
-              [self, p, current] {
-                if (self && current->load() == p.sweep) emit self->sweepPoint(p);
-              },
-              Qt::QueuedConnection);
-        },
-        [giveWay, current, sweep] {
-          yieldToTheWindow();
-          giveWay();
-          return current->load() != sweep;  // cancelled or replaced
-        });
+    // Budgets on every core at once, up to kMaxSweepLanes (perf::sweep): each a plan of its own
+    // on one planner thread, the points drawn as they come. A failure no plan reports as its own
+    // (a lane that cannot be started, memory) ends the sweep where it is: nothing may leave a
+    // pool's task.
+    try {
+      perf::sweep(
+          *context->planner, request, budgets,
+          std::min(kMaxSweepLanes, std::max(1, QThread::idealThreadCount())),
+          [self, sweep, current, count = static_cast<int>(budgets.size())](perf::SweepOutcome&& o) {
+            SweepPoint p;
+            p.sweep = sweep;
+            p.index = static_cast<int>(o.index);
+            p.count = count;
+            p.point.budget = o.budget;
+            if (o.plan) {
+              p.point = swapscope::sweepPoint(o.budget, *o.plan);
+            } else {
+              p.point.feasible = false;  // drawn as an infeasible budget
+            }
+            QMetaObject::invokeMethod(
+                self.data(),
+                [self, p, current] {
+                  if (self && current->load() == p.sweep) emit self->sweepPoint(p);
+                },
+                Qt::QueuedConnection);
+          },
+          [giveWay, current, sweep] {
+            yieldToTheWindow();
+            giveWay();
+            return current->load() != sweep;  // cancelled or replaced
+          });
+    } catch (...) {
+    }
     if (current->load() != sweep) return;
     QMetaObject::invokeMethod(
         self.data(),

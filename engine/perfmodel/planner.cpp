@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <future>
 #include <memory>
 #include <string_view>
@@ -286,41 +287,61 @@ std::size_t sweep(const Planner& planner, const PlanRequest& base,
   const std::size_t count = std::min(wanted, std::max<std::size_t>(1, budgets.size()));
   std::atomic<std::size_t> next{0}, planned{0};
   std::atomic<bool> stopped{false};
+  // One lane's work; whatever it throws (`stop`, `done`, a failure that is no std::exception)
+  // stops every lane before it starts another budget, and reaches the caller.
   const auto lane = [&] {
-    for (;;) {
-      if (stopped.load() || (stop && stop())) {
-        stopped = true;
-        return;
-      }
-      const std::size_t i = next.fetch_add(1);
-      if (i >= budgets.size()) return;
-      SweepOutcome o;
-      o.index = i;
-      o.budget = budgets[i];
-      PlanRequest request = base;
-      request.budget = budgets[i];
-      request.threads = 1;
-      try {
-        o.plan = planner.plan(request);
-      } catch (const std::exception& e) {
-        o.error = e.what();
-      }
-      ++planned;
-      try {
+    try {
+      for (;;) {
+        if (stopped.load() || (stop && stop())) {
+          stopped = true;
+          return;
+        }
+        const std::size_t i = next.fetch_add(1);
+        if (i >= budgets.size()) return;
+        SweepOutcome o;
+        o.index = i;
+        o.budget = budgets[i];
+        PlanRequest request = base;
+        request.budget = budgets[i];
+        request.threads = 1;
+        try {
+          o.plan = planner.plan(request);
+        } catch (const std::exception& e) {
+          o.error = e.what();
+        }
+        ++planned;
         if (done) done(std::move(o));
-      } catch (...) {
-        stopped = true;  // the other lanes start no budget more; the caller gets the exception
-        throw;
       }
+    } catch (...) {
+      stopped = true;
+      throw;
     }
   };
   std::vector<std::future<void>> others;
   others.reserve(count - 1);
-  for (std::size_t t = 1; t < count; ++t)
-    others.push_back(std::async(std::launch::async, lane));
-  lane();
-  for (auto& f : others)
-    f.get();
+  std::exception_ptr failed;
+  try {
+    for (std::size_t t = 1; t < count; ++t)
+      others.push_back(std::async(std::launch::async, lane));
+  } catch (...) {  // a thread that cannot be started: the lanes started stop
+    stopped = true;
+    failed = std::current_exception();
+  }
+  if (!failed) {
+    try {
+      lane();
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  }
+  for (auto& f : others) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
   return planned.load();
 }
 

@@ -183,15 +183,19 @@ struct SweepOutcome {
 };
 
 /// `base` planned at each of `budgets`, several budgets at once (the Trade-off view's sweep):
-/// `lanes` threads (0: one per hardware thread) each take the next budget that no thread has
-/// taken and plan it on one planner thread (base.threads is not read). A plan never depends on
-/// what the planner planned before, so each outcome is the plan that plan() makes of that budget
-/// alone; one lane plans the budgets in order. Budgets in parallel use a second thread far
-/// better than one plan's search does (its placement decisions are made one at a time).
+/// `lanes` threads (0 or less: one per hardware thread) each take the next budget that no thread
+/// has taken and plan it on one planner thread (base.threads is not read). A plan never depends
+/// on what the planner planned before, so each outcome is the plan that plan() makes of that
+/// budget alone (all but PlanResult::reused, which counts what was taken from earlier plans);
+/// one lane plans the budgets in order. Budgets in parallel use a second thread far better than
+/// one plan's search does (its placement decisions are made one at a time).
 /// `done` is called once per budget planned, on the lane that planned it, in no set order (two
-/// lanes may call it at once); `stop`, where given, is asked by each lane before each budget,
-/// and once it says true no budget is started. Where `done` throws, no budget is started either
-/// and the exception reaches the caller. Returns the count of budgets planned.
+/// lanes may call it at once). `stop`, where given, is asked by each lane before each budget (and
+/// once more after the last): a lane that it answers true, and every lane after that, starts no
+/// budget; a lane answered false just before may still start one. Where `stop` or `done` throws,
+/// or a lane's thread cannot be started, the lanes start no budget more and the first exception
+/// reaches the caller once every lane has ended. A plan() that throws a std::exception is an
+/// outcome with its `error`. Returns the count of budgets planned.
 std::size_t sweep(const Planner& planner, const PlanRequest& base,
                   const std::vector<std::int64_t>& budgets, int lanes,
                   const std::function<void(SweepOutcome&&)>& done,

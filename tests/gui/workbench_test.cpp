@@ -163,7 +163,7 @@ TEST(PlanService, SweepSendsOnePointPerBudget) {
     ASSERT_GE(p.index, 0);
     ASSERT_LT(p.index, 8);
     EXPECT_EQ(p.count, 8);
-    EXPECT_FALSE(byIndex[static_cast<std::size_t>(p.index)]) << "index " << p.index << " twice";
+    ASSERT_FALSE(byIndex[static_cast<std::size_t>(p.index)]) << "index " << p.index << " twice";
     byIndex[static_cast<std::size_t>(p.index)] = p.point;
   }
   for (std::size_t i = 1; i < byIndex.size(); ++i)
@@ -174,6 +174,38 @@ TEST(PlanService, SweepSendsOnePointPerBudget) {
   EXPECT_TRUE(first.feasible);  // swap-all at k = 1 fits its own peak
   EXPECT_EQ(last.budget, std::int64_t{1} << 30);
   EXPECT_GT(last.k, first.k);
+}
+
+// A newer sweep replaces one in progress: no point of the older one arrives after it was
+// replaced, and only the newer one finishes, with every one of its points.
+TEST(PlanService, ANewerSweepReplacesOneInProgress) {
+  RunDocument doc;
+  QSignalSpy loaded(&doc, &RunDocument::loaded);
+  doc.open(QString::fromStdString(kSample));
+  ASSERT_TRUE(loaded.wait(kWaitMs));
+  PlanService service;
+  QSignalSpy contextReady(&service, &PlanService::contextReady);
+  service.setNetwork(doc.current(), nullptr);
+  ASSERT_TRUE(contextReady.wait(kWaitMs));
+  QSignalSpy points(&service, &PlanService::sweepPoint);
+  QSignalSpy finished(&service, &PlanService::sweepFinished);
+  perf::PlanRequest base;
+  const int first = service.requestSweep(base, std::int64_t{1} << 30, 16);
+  const int second = service.requestSweep(base, std::int64_t{1} << 30, 8);
+  ASSERT_NE(first, second);
+  ASSERT_TRUE(finished.wait(kWaitMs));
+  QTest::qWait(200);  // anything the first sweep still sent would have arrived by now
+  ASSERT_EQ(finished.count(), 1);
+  EXPECT_EQ(finished.at(0).at(0).toInt(), second);
+  std::vector<int> seen(8, 0);
+  for (const QList<QVariant>& signal : points) {
+    const SweepPoint p = signal.at(0).value<SweepPoint>();
+    ASSERT_EQ(p.sweep, second) << "a point of the replaced sweep";
+    ASSERT_GE(p.index, 0);
+    ASSERT_LT(p.index, 8);
+    ++seen[static_cast<std::size_t>(p.index)];
+  }
+  EXPECT_EQ(seen, std::vector<int>(8, 1));
 }
 
 TEST(MainWindow, SummaryAfterASliderMoveEqualsTheCli) {

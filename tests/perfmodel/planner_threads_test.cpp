@@ -7,8 +7,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -193,6 +196,54 @@ TEST(PlannerThreads, ASweepStartsNoBudgetOnceToldToStop) {
     EXPECT_EQ(planned, static_cast<std::size_t>(done.load()));
     // Three answers said go on: three budgets started, and no more.
     EXPECT_EQ(planned, 3u);
+  }
+}
+
+// Two lanes are two threads planning at once: the first lane to ask `stop` waits until another
+// thread asks too (a sweep that ran its lanes one after another would make it wait in vain).
+TEST(PlannerThreads, ASweepsLanesPlanAtOnce) {
+  const PerfModel model =
+      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const Network net = buildZooModel("resnet56");
+  const Planner planner(model, net);
+  std::mutex m;
+  std::condition_variable cv;
+  std::set<std::thread::id> askers;
+  const std::vector<std::int64_t> budgets{std::int64_t{32} << 20, std::int64_t{48} << 20};
+  const std::size_t planned = sweep(
+      planner, PlanRequest{}, budgets, 2, [](SweepOutcome&&) {},
+      [&] {
+        std::unique_lock<std::mutex> lock(m);
+        askers.insert(std::this_thread::get_id());
+        cv.notify_all();
+        cv.wait_for(lock, std::chrono::seconds(20), [&] { return askers.size() >= 2; });
+        return false;
+      });
+  EXPECT_EQ(planned, budgets.size());
+  EXPECT_EQ(askers.size(), 2u);
+}
+
+// A `done` that throws ends the sweep: no budget is started after it, and the caller gets the
+// exception. No budgets: nothing is planned, and `done` is never called.
+TEST(PlannerThreads, ASweepEndsAtAnExceptionOfDoneAndPlansNothingWithoutBudgets) {
+  const PerfModel model =
+      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const Network net = buildZooModel("resnet56");
+  const Planner planner(model, net);
+  std::vector<std::int64_t> budgets;
+  for (int i = 0; i < 6; ++i)
+    budgets.push_back((std::int64_t{24} + 8 * i) << 20);
+  int calls = 0;
+  EXPECT_THROW(sweep(planner, PlanRequest{}, budgets, 1,
+                     [&](SweepOutcome&&) {
+                       if (++calls == 2) throw std::runtime_error("the view is gone");
+                     }),
+               std::runtime_error);
+  EXPECT_EQ(calls, 2);
+  for (const int lanes : {1, 0, -1}) {
+    bool called = false;
+    EXPECT_EQ(sweep(planner, PlanRequest{}, {}, lanes, [&](SweepOutcome&&) { called = true; }), 0u);
+    EXPECT_FALSE(called);
   }
 }
 
