@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -224,8 +225,9 @@ TEST(PlannerThreads, ASweepsLanesPlanAtOnce) {
 }
 
 // A `done` that throws ends the sweep: no budget is started after it, and the caller gets the
-// exception. No budgets: nothing is planned, and `done` is never called.
-TEST(PlannerThreads, ASweepEndsAtAnExceptionOfDoneAndPlansNothingWithoutBudgets) {
+// exception. A plan() that throws does not. No budgets: nothing is planned, and `done` is never
+// called.
+TEST(PlannerThreads, ASweepEndsAtAnExceptionOfDoneNotAtAPlansAndPlansNothingWithoutBudgets) {
   const PerfModel model =
       PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
   const Network net = buildZooModel("resnet56");
@@ -240,6 +242,22 @@ TEST(PlannerThreads, ASweepEndsAtAnExceptionOfDoneAndPlansNothingWithoutBudgets)
                      }),
                std::runtime_error);
   EXPECT_EQ(calls, 2);
+  // A plan() that throws is the outcome of its budget, with the error, and the sweep goes on.
+  PlanRequest paperIto;
+  paperIto.policy = Policy::Ito;
+  paperIto.mode = PlanMode::Paper;
+  std::vector<std::string> errors;
+  std::mutex m;
+  EXPECT_EQ(sweep(planner, paperIto, budgets, 2,
+                  [&](SweepOutcome&& o) {
+                    const std::lock_guard<std::mutex> lock(m);
+                    EXPECT_FALSE(o.plan);
+                    errors.push_back(o.error);
+                  }),
+            budgets.size());
+  ASSERT_EQ(errors.size(), budgets.size());
+  for (const std::string& e : errors)
+    EXPECT_NE(e.find("--policy ito has no paper mode"), std::string::npos) << e;
   for (const int lanes : {1, 0, -1}) {
     bool called = false;
     EXPECT_EQ(sweep(planner, PlanRequest{}, {}, lanes, [&](SweepOutcome&&) { called = true; }), 0u);
