@@ -5,7 +5,6 @@
 // stability, printed, and warned about where the machine was busy.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "edit_db.h"
 #include "perfmodel/stability.h"
 #include "run_cli.h"
 #include "sample_runs.h"
@@ -47,14 +47,7 @@ class CliDbSafety : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return (m_dir / name).string(); }
   static void execSql(const std::string& db, const std::string& sql) {
-    sqlite3* h = nullptr;
-    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-    char* error = nullptr;
-    const int rc = sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &error);
-    const std::string message = error ? error : "";
-    sqlite3_free(error);
-    sqlite3_close(h);
-    ASSERT_EQ(rc, SQLITE_OK) << message;
+    ASSERT_GE(testing::editDb(db, sql), 0);
   }
   fs::path m_dir;
   fs::path m_cwd = fs::current_path();

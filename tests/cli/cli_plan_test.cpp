@@ -2,7 +2,6 @@
 // `swapscope plan | run`, in-process, on the fmnist-cnn sample run: a plan written and run back
 // with the exact predicted peak; plans refused for another network, edited steps and bad fields.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "analysis/swap_policy.h"
 #include "common/bytes.h"
 #include "common/format.h"
+#include "edit_db.h"
 #include "graph/network_json.h"
 #include "graph/zoo.h"
 #include "run_cli.h"
@@ -734,14 +734,11 @@ TEST_F(CliPlan, PlanSaysWhichDeviceTheFitsDescribeAndWhetherTheyModelStalls) {
   // The same profile as schema version 1 recorded it: no timeline, so no stall model.
   const fs::path v1 = scratch("v1.swapdb");
   fs::copy_file(kSample, v1, fs::copy_options::overwrite_existing);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(v1.c_str(), &db), SQLITE_OK);
   for (const char* sql :
        {"ALTER TABLE batches DROP COLUMN dispatch_ns", "ALTER TABLE samples DROP COLUMN ready_ns",
         "ALTER TABLE samples DROP COLUMN copy_overlap_ns", "PRAGMA user_version = 1"}) {
-    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    ASSERT_GE(testing::editDb(v1.string(), sql), 0);
   }
-  sqlite3_close(db);
   r = run(
       {"plan", "--db", v1.string(), "--budget", "16MiB", "--policy", "swap-all", "--batch", "8"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -816,16 +813,10 @@ TEST(CliPlanCurves, APlanWhoseStepsHaveNoCurveSaysSoNamingTheLayerTypes) {
 TEST(CliPlanCurves, ALayerTypeRecordedAtZeroTimeIsMeasuredNotMissing) {
   const fs::path db = scratch("flatten-at-zero.swapdb");
   fs::copy_file(kSample, db, fs::copy_options::overwrite_existing);
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(h,
-                         "UPDATE samples SET time_ns = 0, copy_overlap_ns = 0 WHERE layer IN "
-                         "(SELECT id FROM layers WHERE kind = 'flatten')",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(h);
-  ASSERT_GT(sqlite3_changes(h), 0);
-  sqlite3_close(h);
+  ASSERT_GT(testing::editDb(db.string(),
+                            "UPDATE samples SET time_ns = 0, copy_overlap_ns = 0 WHERE layer IN "
+                            "(SELECT id FROM layers WHERE kind = 'flatten')"),
+            0);
 
   // The plan of the profiled network has a curve for every step; one of resnet20 lacks the
   // types fmnist-cnn does not have, as from the sample itself, and flatten is not among them.

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "edit_db.h"
 #include "run_cli.h"
 #include "sample_runs.h"
 #include "spawn_cli.h"
@@ -375,10 +375,7 @@ TEST(CliRunDbDamage, EveryReadingVerbRefusesADamagedDatabaseWithExitTwo) {
     const std::string db = scratch("damaged-" + std::to_string(n++) + ".swapdb").string();
     fs::copy_file(sample, db, fs::copy_options::overwrite_existing);
     if (d.sql) {
-      sqlite3* h = nullptr;
-      ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-      EXPECT_EQ(sqlite3_exec(h, d.sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
-      sqlite3_close(h);
+      EXPECT_GE(testing::editDb(db, d.sql), 0);
     } else {
       fs::resize_file(db, fs::file_size(db) - 1);
     }
@@ -418,15 +415,10 @@ TEST(CliRunDbDamage, AStallBeforeItsIterationIsDamageAndNoTraceStartsBeforeTheRu
   // beginning 100 us before the run.
   const std::string db = scratch("stall-before-its-iteration.swapdb").string();
   fs::copy_file(sample, db, fs::copy_options::overwrite_existing);
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(h,
-                         "UPDATE samples SET start_ns = start_ns - 1387588719 "
-                         "WHERE k = 94 AND iteration = 0",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(h);
-  sqlite3_close(h);
+  ASSERT_GT(testing::editDb(db,
+                            "UPDATE samples SET start_ns = start_ns - 1387588719 "
+                            "WHERE k = 94 AND iteration = 0"),
+            0);
   const std::string trace = scratch("stall-before-its-iteration.json").string();
   fs::remove(trace);
   const std::string expected =

@@ -116,6 +116,16 @@ TEST(RunDocument, LoadsOnAWorkerAndReportsTheReadersMessage) {
   EXPECT_EQ(failed.at(0).at(0).toString().toStdString(), readerMessage);
 }
 
+/// Opens the resnet56 sample in `doc` and gives `service` its network, waiting for both.
+void planTheSample(RunDocument& doc, PlanService& service) {
+  QSignalSpy loaded(&doc, &RunDocument::loaded);
+  doc.open(QString::fromStdString(kSample));
+  ASSERT_TRUE(loaded.wait(kWaitMs));
+  QSignalSpy contextReady(&service, &PlanService::contextReady);
+  service.setNetwork(doc.current(), nullptr);
+  ASSERT_TRUE(contextReady.wait(kWaitMs));
+}
+
 TEST(PlanService, KeepsOnlyTheNewestRequest) {
   RunDocument doc;
   QSignalSpy loaded(&doc, &RunDocument::loaded);
@@ -142,13 +152,8 @@ TEST(PlanService, KeepsOnlyTheNewestRequest) {
 
 TEST(PlanService, SweepSendsOnePointPerBudget) {
   RunDocument doc;
-  QSignalSpy loaded(&doc, &RunDocument::loaded);
-  doc.open(QString::fromStdString(kSample));
-  ASSERT_TRUE(loaded.wait(kWaitMs));
   PlanService service;
-  QSignalSpy contextReady(&service, &PlanService::contextReady);
-  service.setNetwork(doc.current(), nullptr);
-  ASSERT_TRUE(contextReady.wait(kWaitMs));
+  ASSERT_NO_FATAL_FAILURE(planTheSample(doc, service));
   QSignalSpy points(&service, &PlanService::sweepPoint);
   QSignalSpy finished(&service, &PlanService::sweepFinished);
   perf::PlanRequest base;
@@ -180,13 +185,8 @@ TEST(PlanService, SweepSendsOnePointPerBudget) {
 // replaced, and only the newer one finishes, with every one of its points.
 TEST(PlanService, ANewerSweepReplacesOneInProgress) {
   RunDocument doc;
-  QSignalSpy loaded(&doc, &RunDocument::loaded);
-  doc.open(QString::fromStdString(kSample));
-  ASSERT_TRUE(loaded.wait(kWaitMs));
   PlanService service;
-  QSignalSpy contextReady(&service, &PlanService::contextReady);
-  service.setNetwork(doc.current(), nullptr);
-  ASSERT_TRUE(contextReady.wait(kWaitMs));
+  ASSERT_NO_FATAL_FAILURE(planTheSample(doc, service));
   QSignalSpy points(&service, &PlanService::sweepPoint);
   QSignalSpy finished(&service, &PlanService::sweepFinished);
   perf::PlanRequest base;

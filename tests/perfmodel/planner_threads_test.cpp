@@ -25,9 +25,15 @@
 namespace swapscope::perf {
 namespace {
 
-TEST(PlannerThreads, SamePlanAndCountOnAnyNumberOfThreads) {
-  const PerfModel model =
+/// The model fitted to the resnet56 sample, fitted once.
+const PerfModel& resnet56Model() {
+  static const PerfModel model =
       PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  return model;
+}
+
+TEST(PlannerThreads, SamePlanAndCountOnAnyNumberOfThreads) {
+  const PerfModel& model = resnet56Model();
   // resnet56 as profiled, and ResNet-152 with the curves transferred (a wide k range whose
   // search stops before the last k); ResNet-50 near its minimum, where plans that bound the
   // search over k do not run, and k values pruned by them are searched after all (settle()).
@@ -89,8 +95,7 @@ TEST(PlannerThreads, SamePlanAndCountOnAnyNumberOfThreads) {
 // between the search's pieces of work, on the threads doing them, and a pause there changes
 // nothing: the plan and its count are those of a plan without one.
 TEST(PlannerThreads, APausePointIsCalledBetweenPiecesOfWorkAndChangesNothing) {
-  const PerfModel model =
-      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const PerfModel& model = resnet56Model();
   const Network net = buildZooModel("resnet56");
   for (const int threads : {1, 2}) {
     PlanRequest r;
@@ -119,8 +124,7 @@ TEST(PlannerThreads, APausePointIsCalledBetweenPiecesOfWorkAndChangesNothing) {
 // must be the plan a planner of its own makes of that budget, whatever the lanes and the order
 // the budgets were taken in. Below the minimum budget nothing trains, and says why.
 TEST(PlannerThreads, ASweepOnSeveralLanesGivesEachBudgetThePlanItHasAlone) {
-  const PerfModel model =
-      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const PerfModel& model = resnet56Model();
   const Network net = buildZooModel("resnet56");
   const std::int64_t low = Planner(model, net).minBudget();
   std::vector<std::int64_t> budgets{low / 2};
@@ -181,8 +185,7 @@ TEST(PlannerThreads, ASweepOnSeveralLanesGivesEachBudgetThePlanItHasAlone) {
 
 // Once `stop` says so, no lane starts a budget: each lane finishes the one it has.
 TEST(PlannerThreads, ASweepStartsNoBudgetOnceToldToStop) {
-  const PerfModel model =
-      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const PerfModel& model = resnet56Model();
   const Network net = buildZooModel("resnet56");
   const Planner planner(model, net);
   std::vector<std::int64_t> budgets;
@@ -203,8 +206,7 @@ TEST(PlannerThreads, ASweepStartsNoBudgetOnceToldToStop) {
 // Two lanes are two threads planning at once: the first lane to ask `stop` waits until another
 // thread asks too (a sweep that ran its lanes one after another would make it wait in vain).
 TEST(PlannerThreads, ASweepsLanesPlanAtOnce) {
-  const PerfModel model =
-      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const PerfModel& model = resnet56Model();
   const Network net = buildZooModel("resnet56");
   const Planner planner(model, net);
   std::mutex m;
@@ -228,8 +230,7 @@ TEST(PlannerThreads, ASweepsLanesPlanAtOnce) {
 // exception. A plan() that throws does not. No budgets: nothing is planned, and `done` is never
 // called.
 TEST(PlannerThreads, ASweepEndsAtAnExceptionOfDoneNotAtAPlansAndPlansNothingWithoutBudgets) {
-  const PerfModel model =
-      PerfModel::fit(store::RunReader(swapscope::testing::resnet56Run()).load());
+  const PerfModel& model = resnet56Model();
   const Network net = buildZooModel("resnet56");
   const Planner planner(model, net);
   std::vector<std::int64_t> budgets;
