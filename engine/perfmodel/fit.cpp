@@ -84,7 +84,8 @@ void finish(Curve& c, const std::vector<FitPoint>& pts) {
     const double r = c.predict(p.x) - p.t;
     c.residuals.push_back(r);
     sse += r * r;
-    c.max_rel_error = std::max(c.max_rel_error, std::abs(r) / p.t);
+    // A point timed at 0 has no relative error (fitSeconds fits such points).
+    if (p.t > 0) c.max_rel_error = std::max(c.max_rel_error, std::abs(r) / p.t);
   }
   c.rmse = std::sqrt(sse / static_cast<double>(pts.size()));
 }
@@ -168,11 +169,16 @@ Curve fitLogLog(const std::vector<FitPoint>& pts) {
   return c;
 }
 
+/// The mean |relative error| over the points timed above 0 (a point timed at 0 has none).
 double relError(const Curve& c, const std::vector<FitPoint>& pts) {
   double sum = 0;
-  for (const FitPoint& p : pts)
+  int n = 0;
+  for (const FitPoint& p : pts) {
+    if (!(p.t > 0)) continue;
     sum += std::abs(c.predict(p.x) - p.t) / p.t;
-  return pts.empty() ? 0 : sum / static_cast<double>(pts.size());
+    ++n;
+  }
+  return n == 0 ? 0 : sum / n;
 }
 
 Curve fitForm(FitForm form, const std::vector<FitPoint>& pts) {
@@ -272,20 +278,47 @@ Curve zeroCurve(const std::vector<FitPoint>& points) {
   return c;
 }
 
+/// The affine t = a + x / P (a, 1/P >= 0) of least squares in seconds through every point,
+/// those timed at 0 included: fitBest's curve for a group that mixes times of 0 with others.
+Curve fitSeconds(const std::vector<FitPoint>& pts) {
+  Curve c;
+  c.form = FitForm::Affine;
+  const auto [a, b] = line(pts, false);
+  c.a = a;
+  c.p = b > 0 ? 1.0 / b : std::numeric_limits<double>::infinity();
+  finish(c, pts);
+  c.cv_rel_error = relError(c, pts);
+  return c;
+}
+
 }  // namespace
 
 FitChoice fitBest(const std::vector<FitPoint>& points, std::string_view source) {
   // Work measured at no time at all (below the clock's resolution: a GPU's events time a step
-  // that launches no kernel at 0) is a measurement, the curve t = 0, not a missing one.
-  std::vector<FitPoint> worked;  // the points with work to index a curve by
+  // that launches no kernel at 0) is a measurement, not a missing one.
+  std::vector<FitPoint> worked;  // the points with work to index a curve by, and a time
   for (const FitPoint& p : points) {
-    if (p.x > 0 && std::isfinite(p.x)) worked.push_back(p);
+    if (p.x > 0 && std::isfinite(p.x) && p.t >= 0 && std::isfinite(p.t)) worked.push_back(p);
   }
-  if (!worked.empty() &&
-      std::all_of(worked.begin(), worked.end(), [](const FitPoint& p) { return p.t == 0; })) {
+  const auto timedAtZero = [](const FitPoint& p) { return p.t == 0; };
+  if (!worked.empty() && std::all_of(worked.begin(), worked.end(), timedAtZero)) {
+    // All of them at 0: the curve t = 0, exact.
     FitChoice zero;
     zero.curves.push_back(zeroCurve(worked));
     return zero;
+  }
+  if (std::any_of(worked.begin(), worked.end(), timedAtZero)) {
+    // Some at 0, some above: the three forms fit relative errors (the affine one weighted by
+    // 1/t^2, the saturating and log-log ones in log space), which a time of 0 has none of, so
+    // they could only leave those points out, and a curve of the others alone times the group's
+    // steps measured at 0 high (such a step takes less than the clock's resolution, at most a
+    // microsecond for a GPU's events, where the curve's fixed cost alone may be several). The
+    // group gets the one curve that takes every point: the affine line of least squares in
+    // seconds, as the copy lines are fitted (where neither bound binds, its times over the
+    // points add up to the measured total).
+    FitChoice mixed;
+    mixed.curves.push_back(fitSeconds(worked));
+    return mixed;
   }
   const auto pts = usable(points, source);
   std::set<std::int64_t> ks;

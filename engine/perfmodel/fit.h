@@ -28,7 +28,7 @@ std::string_view fitFormName(FitForm f);  ///< "affine", "saturating", "loglog"
 
 struct FitPoint {
   double x = 0;        ///< FLOPs or bytes, > 0
-  double t = 0;        ///< seconds, > 0
+  double t = 0;        ///< seconds, >= 0
   std::int64_t k = 0;  ///< the minibatch it was measured at (the cross-validation folds)
 };
 
@@ -64,10 +64,13 @@ struct FitChoice {
 };
 
 /// All three forms with residuals. Cross-validation leaves one minibatch out at a time; with
-/// fewer than three minibatches it falls back to the in-sample error. Points that all took no
-/// time (t = 0 at work above 0: a step below the clock's resolution) give one curve, the affine
-/// t = 0 through all of them, exact; otherwise points with x or t <= 0 are ignored, as by
-/// fitCurve.
+/// fewer than three minibatches it falls back to the in-sample error. Points with x <= 0 are
+/// ignored. A time of 0 (at work above 0: a step below the clock's resolution) is a measurement,
+/// which the three forms cannot fit (they fit relative errors, in log space for two of them):
+/// points that all took no time give one curve, the affine t = 0 through all of them, exact;
+/// points that mix times of 0 with others give one curve, the affine line of least squares in
+/// seconds through all of them (max_rel_error and cv_rel_error are then of the points timed
+/// above 0, in sample).
 FitChoice fitBest(const std::vector<FitPoint>& points, std::string_view source = {});
 
 /// Least squares `t = latency + bytes / bandwidth` in seconds (ordinary least squares), so the

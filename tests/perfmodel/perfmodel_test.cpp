@@ -121,6 +121,36 @@ TEST(Fit, SaturatingFindsTheSaturationPoint) {
   EXPECT_LE(best.chosen().cv_rel_error, best.curves[1].cv_rel_error);
 }
 
+// A group whose times mix 0 (a step below the clock's resolution) with others keeps its zeros:
+// they are measurements. The three forms fit relative errors, which a time of 0 has none of, so
+// the group gets the affine line of least squares in seconds through every point; at two works
+// it passes through each work's mean time. Dropping the zeros timed each work at its non-zero
+// point, twice the mean here.
+TEST(Fit, AGroupMixingTimesOfZeroWithOthersKeepsTheZerosInALineInSeconds) {
+  const std::vector<FitPoint> pts = {{1e9, 0.0, 1}, {2e9, 0.0, 2}, {1e9, 2e-3, 1}, {2e9, 3e-3, 2}};
+  const FitChoice choice = fitBest(pts);
+  ASSERT_EQ(choice.curves.size(), 1u);
+  const Curve& c = choice.chosen();
+  EXPECT_EQ(c.form, FitForm::Affine);
+  EXPECT_EQ(c.points, 4);
+  EXPECT_NEAR(c.predict(1e9), (0.0 + 2e-3) / 2, 1e-12);
+  EXPECT_NEAR(c.predict(2e9), (0.0 + 3e-3) / 2, 1e-12);
+  EXPECT_NEAR(c.a, 0.5e-3, 1e-12);
+  EXPECT_NEAR(c.p, 2e12, 1e3);
+  ASSERT_EQ(c.residuals.size(), 4u);
+  double sum = 0;
+  for (const double r : c.residuals)
+    sum += r;
+  EXPECT_NEAR(sum, 0.0, 1e-12);  // the fitted times add up to the measured ones
+  // The relative errors are those of the points timed above 0: 1e-3 off 2e-3, 1.5e-3 off 3e-3.
+  EXPECT_NEAR(c.max_rel_error, 0.5, 1e-9);
+  EXPECT_NEAR(c.cv_rel_error, 0.5, 1e-9);
+  EXPECT_TRUE(std::isfinite(c.rmse));
+  // Times all 0 still give the exact t = 0; times all above 0, the three forms.
+  EXPECT_EQ(fitBest({{1e9, 0.0, 1}, {2e9, 0.0, 2}}).chosen().predict(2e9), 0.0);
+  EXPECT_EQ(fitBest({{1e9, 2e-3, 1}, {2e9, 3e-3, 2}}).curves.size(), 3u);
+}
+
 TEST(Fit, LogLogIsMonotone) {
   const std::vector<FitPoint> pts = {{1, 1.0, 1}, {2, 0.8, 2}, {4, 2.0, 3}, {8, 4.1, 4}};
   const Curve c = fitCurve(FitForm::LogLog, pts);
