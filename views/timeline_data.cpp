@@ -89,17 +89,19 @@ TimelineData makeTimelineData(const store::RunData& run, std::int64_t k, int ite
     b.finish = seconds(r->start_ns + r->time_ns - t0);
     b.stall = seconds(r->stall_ns);
     s.bars.push_back(b);
-    if (r->stall_ns > 0) {
-      for (const store::Span& idle : store::stallSpans(*r, recomputes)) {
-        s.stalls.push_back({.step = r->step,
-                            .layer = r->layer,
-                            .label = b.label,
-                            .start = seconds(idle.start_ns - t0),
-                            .end = seconds(idle.end_ns - t0)});
-      }
-      s.total_stall += b.stall;
+    // Within the iteration: an older sub-batched file's summed stall, laid before an earlier
+    // pass, is cut at the iteration's start, as the trace cuts it.
+    for (const store::Span& idle : store::stallSpans(*r, recomputes, t0)) {
+      s.stalls.push_back({.step = r->step,
+                          .layer = r->layer,
+                          .label = b.label,
+                          .start = seconds(idle.start_ns - t0),
+                          .end = seconds(idle.end_ns - t0)});
     }
   }
+  // The iteration's recorded stall: its rows' stalls add up to it, or, in the older sub-batched
+  // layout whose every pass's row holds the step's summed stall, to S times it.
+  s.total_stall = seconds(it.stall_ns);
 
   for (const store::TransferRow& t : run.transfers) {
     if (t.k != k || t.iteration != iteration) continue;

@@ -25,7 +25,8 @@ struct TimelineData {
   /// (forward, backward and the SGD update's rows), swap-out bars for the device-to-host copies,
   /// swap-in bars for the host-to-device ones (the minibatch's loads as Load bars); the loss
   /// readback runs on the compute stream and is drawn there as a Load bar. t_iter is the
-  /// iteration's recorded duration and total_stall the sum of its steps' stalls.
+  /// iteration's recorded duration and total_stall its recorded stall (what its steps' stalls add
+  /// up to). Stall markers lie within the iteration (store::stallSpans).
   StreamsData lanes;
   std::size_t step_rows = 0;      ///< the database's sample rows for this iteration
   std::size_t transfer_rows = 0;  ///< its transfer rows

@@ -75,8 +75,8 @@ std::map<int, std::vector<Span>> recomputeSpans(const RunData& run, std::int64_t
   return spans;
 }
 
-std::vector<Span> stallSpans(const SampleRow& s,
-                             const std::map<int, std::vector<Span>>& recomputes) {
+std::vector<Span> stallSpans(const SampleRow& s, const std::map<int, std::vector<Span>>& recomputes,
+                             std::int64_t iteration_start_ns) {
   std::vector<Span> spans;
   std::int64_t left = s.stall_ns, end = s.start_ns;
   if (const auto remakes = recomputes.find(s.step); remakes != recomputes.end()) {
@@ -91,7 +91,14 @@ std::vector<Span> stallSpans(const SampleRow& s,
   }
   if (left > 0) spans.push_back({end - left, end});
   std::reverse(spans.begin(), spans.end());
-  return spans;
+  // Cut at the iteration's start (the older sub-batched layout's summed stall, laid before an
+  // earlier pass): the spans are in time order, so the cut ones come first.
+  std::vector<Span> within;
+  for (Span span : spans) {
+    span.start_ns = std::max(span.start_ns, iteration_start_ns);
+    if (span.end_ns > span.start_ns) within.push_back(span);
+  }
+  return within;
 }
 
 json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
@@ -120,14 +127,7 @@ json chromeTrace(const RunData& run, std::int64_t k, int iteration) {
   const std::map<int, std::vector<Span>> recomputes = recomputeSpans(run, k, iteration);
   for (const SampleRow& s : run.samples) {
     if (s.k != k || s.iteration != iteration) continue;
-    for (Span idle : stallSpans(s, recomputes)) {
-      // A stall lies within its iteration: the reader refuses a row whose stall reaches past
-      // the iteration's start. Files written before each pass's row held its own stall give
-      // every pass's row of a step the step's stall summed over the passes, bounded only
-      // before the last pass; laid before an earlier pass it is cut at the iteration's start,
-      // so that no slice starts before it (nor before the run: no negative timestamp).
-      idle.start_ns = std::max(idle.start_ns, it->start_ns);
-      if (idle.end_ns <= idle.start_ns) continue;
+    for (const Span& idle : stallSpans(s, recomputes, it->start_ns)) {
       events.push_back({{"name", "stall"},
                         {"cat", "stall"},
                         {"ph", "X"},

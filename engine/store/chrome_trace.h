@@ -35,12 +35,19 @@ std::map<int, std::vector<Span>> recomputeSpans(const RunData& run, std::int64_t
 /// stall (docs/run-database.md), so the stall is laid into the gaps between them and before the
 /// step's kernels, latest first, never over a recompute. One span ending at the step's start
 /// where it runs none. `recomputes` is recomputeSpans() of the sample's iteration.
-std::vector<Span> stallSpans(const SampleRow& s,
-                             const std::map<int, std::vector<Span>>& recomputes);
+///
+/// No span starts before `iteration_start_ns`, the start of the sample's iteration: a stall lies
+/// within its iteration (the reader refuses a row whose stall reaches past the iteration's
+/// start), except in the older sub-batched layout, where every pass's row of a step holds the
+/// step's stall summed over the passes, bounded only before the last pass. Laid before an
+/// earlier pass, such a sum is cut at the iteration's start (a span cut to nothing is left out),
+/// so that the trace and the Timeline draw no stall before the iteration (nor before the run).
+std::vector<Span> stallSpans(const SampleRow& s, const std::map<int, std::vector<Span>>& recomputes,
+                             std::int64_t iteration_start_ns);
 
 /// Throws Error(BadInput) as recordedIteration() does when (k, iteration) was not recorded.
 /// No slice starts before the run (every timestamp is 0 or more): a stall slice never starts
-/// before its iteration.
+/// before its iteration (stallSpans).
 nlohmann::ordered_json chromeTrace(const RunData& run, std::int64_t k, int iteration);
 
 }  // namespace swapscope::store

@@ -79,17 +79,27 @@ TEST(ChromeTrace, AStallBeforeARecomputedStepLiesInTheGapsAroundTheRecompute) {
   const RunData run = iterationWithARecompute();
   const auto remakes = recomputeSpans(run, 8, 0);
   ASSERT_EQ(remakes.count(3), 1u);
-  const std::vector<Span> spans = stallSpans(run.samples[1], remakes);
+  const std::vector<Span> spans = stallSpans(run.samples[1], remakes, 0);
   ASSERT_EQ(spans.size(), 2u);
   EXPECT_EQ(spans[0].start_ns, 300);
   EXPECT_EQ(spans[0].end_ns, 400);
   EXPECT_EQ(spans[1].start_ns, 450);
   EXPECT_EQ(spans[1].end_ns, 500);
   // Without recomputes, one span ending at the step's start.
-  const std::vector<Span> plain = stallSpans(run.samples[1], {});
+  const std::vector<Span> plain = stallSpans(run.samples[1], {}, 0);
   ASSERT_EQ(plain.size(), 1u);
   EXPECT_EQ(plain[0].start_ns, 350);
   EXPECT_EQ(plain[0].end_ns, 500);
+  // None starts before the iteration's start (an older sub-batched file's summed stall laid
+  // before an earlier pass): the span across it is cut there, one before it is left out.
+  const std::vector<Span> fromMiddle = stallSpans(run.samples[1], remakes, 420);
+  ASSERT_EQ(fromMiddle.size(), 1u);
+  EXPECT_EQ(fromMiddle[0].start_ns, 450);
+  EXPECT_EQ(fromMiddle[0].end_ns, 500);
+  const std::vector<Span> cut = stallSpans(run.samples[1], {}, 400);
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].start_ns, 400);
+  EXPECT_EQ(cut[0].end_ns, 500);
 
   // The trace's compute thread: no two slices overlap, and the stall slices add up to 150 ns.
   const auto trace = chromeTrace(run, 8, 0);

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "sample_runs.h"
+#include "store/chrome_trace.h"
 #include "store/run_db.h"
 #include "views/streams_view.h"
 #include "views/timeline_data.h"
@@ -77,6 +78,40 @@ TEST(TimelineData, EventsAreTheIterationsStepAndTransferRows) {
     for (const StallMarker& s : d.lanes.stalls)
       EXPECT_GT(s.seconds(), 0);
   }
+}
+
+// Files written before each pass's row of a sub-batched iteration held its own stall give every
+// pass's row of a step the step's stall summed over the passes, which lies before the step's last
+// pass only. The Timeline lays it as `swapscope trace` does (store::stallSpans): cut at the
+// iteration's start before an earlier pass, never before the iteration, and the iteration's stall
+// is its recorded one, not S times it.
+TEST(TimelineData, AnOlderSubBatchedFilesSummedStallIsCutAtTheIterationsStart) {
+  store::RunData run;
+  run.path = "summed.swapdb";
+  run.network.name = "net";
+  // k = 8 in two passes from 1000 ns: step 1 at 1005 and 1040, each row with the step's 30 ns.
+  run.iterations = {{8, 0, 1000, 900, 1.0, 30, 0, 0, 0}};
+  run.samples = {{8, 0, 1, 0, store::Direction::Forward, 10, 1005, 20, 30},
+                 {8, 0, 1, 0, store::Direction::Forward, 10, 1040, 20, 30}};
+  const TimelineData d = makeTimelineData(run, 8, 0);
+  ASSERT_EQ(d.lanes.stalls.size(), 2u);
+  // Before the first pass: 1000 .. 1005, cut at the iteration's start; before the second:
+  // 1010 .. 1040, all of it.
+  EXPECT_NEAR(d.lanes.stalls[0].start, 0.0, 1e-15);
+  EXPECT_NEAR(d.lanes.stalls[0].end, 5e-9, 1e-15);
+  EXPECT_NEAR(d.lanes.stalls[1].start, 10e-9, 1e-15);
+  EXPECT_NEAR(d.lanes.stalls[1].end, 40e-9, 1e-15);
+  EXPECT_NEAR(d.lanes.total_stall, 30e-9, 1e-15);
+  // The trace's stall slices are the same spans.
+  const auto trace = store::chromeTrace(run, 8, 0);
+  double traced = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("name", "") == "stall") traced += e["dur"].get<double>() * 1e-6;  // from us
+  }
+  double drawn = 0;
+  for (const StallMarker& m : d.lanes.stalls)
+    drawn += m.seconds();
+  EXPECT_NEAR(drawn, traced, 1e-15);
 }
 
 TEST(TimelineData, AnUnrecordedIterationIsRefusedWithTheRecordedKs) {
