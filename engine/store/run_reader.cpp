@@ -503,24 +503,87 @@ void checkStallsWithinIteration(const RunData& d, const IterationRow& r, std::si
     const auto st = static_cast<std::size_t>(x.step);
     const std::size_t pass = ++seen[st];
     const bool update = x.direction == Direction::Update;  // a row per layer, not per pass
-    if (summedPerStep && !update && q != lastRow[st]) continue;
+    const auto which = [&] {
+      return update ? "the update of layer " + std::to_string(x.layer)
+                    : "step " + std::to_string(x.step) +
+                          (rows[st] > 1 ? " (pass " + std::to_string(pass) + " of " +
+                                              std::to_string(rows[st]) + ")"
+                                        : std::string());
+    };
     const std::int64_t room = x.start_ns - r.start_ns;  // both 0 or more: no overflow
+    // A step runs before its iteration ends: the iteration lasts until every stream drained.
+    if (room > r.duration_ns) {
+      damaged(d.path, "table 'samples': " + which() + " of " + iterationName(r.k, r.iteration) +
+                          " starts at start_ns " + std::to_string(x.start_ns) +
+                          ", after its iteration's end (table 'iterations' has start_ns " +
+                          std::to_string(r.start_ns) + " and duration_ns " +
+                          std::to_string(r.duration_ns) + ", so it ends " +
+                          std::to_string(room - r.duration_ns) +
+                          " ns earlier): an iteration lasts until every stream drained");
+    }
+    if (summedPerStep && !update && q != lastRow[st]) continue;
     if (x.stall_ns == 0 || x.stall_ns <= room) continue;
     const std::string when = room > 0   ? std::to_string(room) + " ns after"
                              : room < 0 ? std::to_string(-room) + " ns before"
                                         : "at";
-    const std::string which = update
-                                  ? "the update of layer " + std::to_string(x.layer)
-                                  : "step " + std::to_string(x.step) +
-                                        (rows[st] > 1 ? " (pass " + std::to_string(pass) + " of " +
-                                                            std::to_string(rows[st]) + ")"
-                                                      : std::string());
-    damaged(d.path, "table 'samples': " + which + " of " + iterationName(r.k, r.iteration) +
+    damaged(d.path, "table 'samples': " + which() + " of " + iterationName(r.k, r.iteration) +
                         " has stall_ns " + std::to_string(x.stall_ns) + ", but it starts " + when +
                         " its iteration's start (start_ns " + std::to_string(x.start_ns) +
                         "; table 'iterations' has " + std::to_string(r.start_ns) +
                         "): a stall is the compute stream's idle time before the step, within "
                         "its iteration");
+  }
+}
+
+/// The recompute tasks of iteration `r`, rows [firstRecompute, endRecompute) of d.recomputes,
+/// against its samples, rows [first, end) of d.samples (both in start order). A recompute runs
+/// on the compute stream inside a backward step, before that step's own kernels, so on the
+/// clock that times both:
+/// - it starts at or after the start of the iteration's first step (the compute stream's first
+///   task: every forward step runs before a backward one), so never before its iteration's start
+///   where the steps lie within it. The reader accepts a step timed before its iteration's start
+///   without a stall, as a GPU's calibration of its event clock to the host's can place one, and
+///   a recompute may then lie as early as the first step, never earlier;
+/// - it ends at or before the start of its step's last pass (the step's kernels of its own pass
+///   run after it; which pass a recompute belongs to is not recorded).
+void checkRecomputesWithinIteration(const RunData& d, const IterationRow& r, std::size_t first,
+                                    std::size_t end, std::size_t firstRecompute,
+                                    std::size_t endRecompute) {
+  if (firstRecompute == endRecompute) return;
+  std::map<int, std::int64_t> lastStart;  // per step: its last pass's start
+  std::int64_t firstStart = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t q = first; q < end; ++q) {
+    const SampleRow& x = d.samples[q];
+    firstStart = std::min(firstStart, x.start_ns);
+    if (x.direction != Direction::Update) {
+      auto [it, fresh] = lastStart.try_emplace(x.step, x.start_ns);
+      if (!fresh) it->second = std::max(it->second, x.start_ns);
+    }
+  }
+  for (std::size_t q = firstRecompute; q < endRecompute; ++q) {
+    const RecomputeRow& x = d.recomputes[q];
+    const std::string which = "table 'recomputes': the recompute of layer " +
+                              std::to_string(x.layer) + " in step " + std::to_string(x.step) +
+                              " of " + iterationName(r.k, r.iteration);
+    if (x.start_ns < firstStart) {
+      damaged(d.path, which + " starts at start_ns " + std::to_string(x.start_ns) + ", " +
+                          std::to_string(firstStart - x.start_ns) +
+                          " ns before its iteration's first step (start_ns " +
+                          std::to_string(firstStart) +
+                          " in table 'samples'; table 'iterations' has start_ns " +
+                          std::to_string(r.start_ns) +
+                          "): a recompute runs inside a backward step, after every forward step");
+    }
+    const auto step = lastStart.find(x.step);  // every step has a row (checked before)
+    if (step == lastStart.end()) continue;
+    // Every value 0 or more: the difference does not overflow where the sum could.
+    if (x.time_ns > step->second - x.start_ns) {
+      damaged(d.path, which + " runs from start_ns " + std::to_string(x.start_ns) +
+                          " for time_ns " + std::to_string(x.time_ns) +
+                          ", past the start of step " + std::to_string(x.step) + " (start_ns " +
+                          std::to_string(step->second) +
+                          " in table 'samples'): a recompute runs before its step's kernels");
+    }
   }
 }
 
@@ -548,7 +611,7 @@ void checkIterationsWhole(const LoadState& s) {
   std::vector<int> passes(steps);
   std::vector<std::int64_t> stepStall(steps);  // the stall of a step's first row
   std::vector<char> updated(d.layers.size());
-  std::size_t si = 0, ti = 0, mi = 0;
+  std::size_t si = 0, ti = 0, mi = 0, ri = 0;
   for (const IterationRow& r : d.iterations) {
     const std::string name = iterationName(r.k, r.iteration);
     const auto mine = [&r](const auto& row) {
@@ -630,6 +693,10 @@ void checkIterationsWhole(const LoadState& s) {
                           stall.text());
     }
     checkStallsWithinIteration(d, r, first, si, summedPerStep);
+    const std::size_t firstRecompute = ri;
+    for (; ri < d.recomputes.size() && mine(d.recomputes[ri]); ++ri) {
+    }
+    checkRecomputesWithinIteration(d, r, first, si, firstRecompute, ri);
     Sum moved[static_cast<int>(TransferKind::Readback) + 1];  // by TransferKind
     for (; ti < d.transfers.size() && mine(d.transfers[ti]); ++ti)
       moved[static_cast<int>(d.transfers[ti].kind)].add(d.transfers[ti].bytes);

@@ -459,8 +459,9 @@ TEST_F(RunDbTest, NewColumnsRoundTrip) {
   EXPECT_EQ(RunReader(path).load().samples, written.samples);
 }
 
-/// A file with one recorded iteration of the tiny network at k = 4 (wholeIteration) and a
-/// recompute of relu1 (layer 3) in conv2's backward step (15).
+/// A file with one recorded iteration of the tiny network at k = 4 (wholeIteration: its steps
+/// start at 11, 12, ..., step 15 at 25) and a recompute of relu1 (layer 3) in conv2's backward
+/// step (15).
 RunData writeWithRecompute(const std::string& path, const RunMeta& meta,
                            const RecomputeRow& recompute) {
   const Network net = testing::tinyNetwork();
@@ -481,7 +482,7 @@ RunData writeWithRecompute(const std::string& path, const RunMeta& meta,
 
 TEST_F(RunDbTest, RecomputeTasksAreRecordedApartFromTheSteps) {
   const std::string path = file("recompute.swapdb");
-  const RunData written = writeWithRecompute(path, sampleMeta(), {4, 0, 15, 3, 64, 30, 5});
+  const RunData written = writeWithRecompute(path, sampleMeta(), {4, 0, 15, 3, 64, 18, 5});
   RunReader r(path);
   const RunData read = r.load();
   EXPECT_EQ(read.samples, written.samples) << "a recompute is not a step's sample";
@@ -493,11 +494,79 @@ TEST_F(RunDbTest, RecomputeTasksAreRecordedApartFromTheSteps) {
 
 TEST_F(RunDbTest, ARecomputeOutsideABackwardStepIsDamage) {
   const std::string path = file("recompute-fwd.swapdb");
-  writeWithRecompute(path, sampleMeta(), {4, 0, 2, 3, 64, 30, 5});  // step 2 is bn1's forward
+  writeWithRecompute(path, sampleMeta(), {4, 0, 2, 3, 64, 18, 5});  // step 2 is bn1's forward
   expectRejected(path, "table 'recomputes' row 1: step is 2, not a backward step");
   const std::string path2 = file("recompute-layer.swapdb");
-  writeWithRecompute(path2, sampleMeta(), {4, 0, 15, 99, 64, 30, 5});
+  writeWithRecompute(path2, sampleMeta(), {4, 0, 15, 99, 64, 18, 5});
   expectRejected(path2, "layer is 99, but table 'layers' has layers 0..9");
+}
+
+// A recompute runs on the compute stream inside its backward step, before the step's kernels and
+// after every forward step, on the clock that times them all: one that starts before its
+// iteration's first step (and so before the iteration, whose first step starts at 11 here) or
+// ends after its step starts is an edit, refused naming the row; the trace and the Timeline drew
+// it outside the iteration or over the step's kernels.
+TEST_F(RunDbTest, ARecomputeOutsideItsStepOrBeforeItsIterationIsDamage) {
+  struct Case {
+    RecomputeRow row;
+    std::string expected;  ///< "" accepted
+  };
+  const Case cases[] = {
+      {{4, 0, 15, 3, 64, 18, 5}, ""},  // 18 .. 23, before step 15 at 25
+      {{4, 0, 15, 3, 64, 20, 5}, ""},  // ends as the step starts
+      {{4, 0, 15, 3, 64, 11, 5}, ""},  // as early as the first step (a GPU's calibration)
+      {{4, 0, 15, 3, 64, 0, 5},
+       "table 'recomputes': the recompute of layer 3 in step 15 of k 4 iteration 0 starts at "
+       "start_ns 0, 11 ns before its iteration's first step (start_ns 11 in table 'samples'; table "
+       "'iterations' has start_ns 0): a recompute runs inside a backward step, after every "
+       "forward step"},
+      {{4, 0, 15, 3, 64, 22, 5},
+       "table 'recomputes': the recompute of layer 3 in step 15 of k 4 iteration 0 runs from "
+       "start_ns 22 for time_ns 5, past the start of step 15 (start_ns 25 in table 'samples'): a "
+       "recompute runs before its step's kernels"},
+      {{4, 0, 15, 3, 64, 500, 5},
+       "table 'recomputes': the recompute of layer 3 in step 15 of k 4 iteration 0 runs from "
+       "start_ns 500 for time_ns 5, past the start of step 15 (start_ns 25 in table 'samples'): a "
+       "recompute runs before its step's kernels"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.row.start_ns);
+    const std::string path = file("recompute-" + std::to_string(n++) + ".swapdb");
+    writeWithRecompute(path, sampleMeta(), c.row);
+    if (c.expected.empty()) {
+      EXPECT_NO_THROW(RunReader(path).load());
+    } else {
+      expectRejected(path, "'" + path + "' is damaged: " + c.expected);
+    }
+  }
+}
+
+// A step runs within its iteration, which lasts until every stream drained: a step row that
+// starts after its iteration's end is an edit, refused naming the row and both times.
+TEST_F(RunDbTest, AStepThatStartsAfterItsIterationEndsIsDamage) {
+  const std::string path = file("late.swapdb");
+  writeSample(path);  // iterations 0 and 1 at 0 and 1000, each 900 ns long
+  execSql(path, "UPDATE samples SET start_ns = 950 WHERE iteration = 0 AND step = 3");
+  expectRejected(path,
+                 "'" + path +
+                     "' is damaged: table 'samples': step 3 of k 8 iteration 0 starts at start_ns "
+                     "950, after its iteration's end (table 'iterations' has start_ns 0 and "
+                     "duration_ns 900, so it ends 50 ns earlier): an iteration lasts until every "
+                     "stream drained");
+  // At the end itself it reads (a step whose start and end the clock does not tell apart).
+  const std::string atEnd = file("at-end.swapdb");
+  writeSample(atEnd);
+  execSql(atEnd, "UPDATE samples SET start_ns = 900 WHERE iteration = 0 AND step = 3");
+  EXPECT_NO_THROW(RunReader(atEnd).load());
+  // The update's rows too.
+  const std::string update = file("update.swapdb");
+  writeSample(update);
+  execSql(update,
+          "UPDATE samples SET start_ns = 1901 WHERE iteration = 1 AND direction = 'update' AND "
+          "layer = (SELECT max(layer) FROM samples WHERE direction = 'update')");
+  expectRejected(update, "the update of layer ");
+  expectRejected(update, " of k 8 iteration 1 starts at start_ns 1901, after its iteration's end");
 }
 
 TEST_F(RunDbTest, AVersion2FileHasNoRecomputeTableAndReadsNone) {
