@@ -70,6 +70,13 @@ std::int64_t parseByteSize(std::string_view text, std::string_view what) {
   std::string_view unitText = s.substr(numberEnd);
   while (!unitText.empty() && unitText.front() == ' ')
     unitText.remove_prefix(1);
+  // A lowercase b is bits (64Mb is 8 MB): a byte size ends in a capital B, and is refused rather
+  // than read as eight times its meaning.
+  if (!unitText.empty() && unitText.back() == 'b') {
+    fail(what, text,
+         "a lowercase 'b' is bits: bytes are a capital B, as in 64MiB, 64MB or 64B, with the "
+         "prefix in either case");
+  }
   const std::string unit = lower(unitText);
   const Unit* found = nullptr;
   for (const Unit& u : kUnits) {

@@ -11,8 +11,10 @@ namespace swapscope {
 
 /// Parses a byte size: a non-negative number with an optional unit. Binary units (KiB, MiB, GiB,
 /// TiB) are powers of 1024, decimal units (kB/KB, MB, GB, TB) powers of 1000, "B" or no unit is
-/// bytes. Units are case-insensitive. Fractions are allowed with a unit ("1.5GB") and rounded
-/// down to whole bytes. Throws Error(BadInput) naming `what` and the text when it cannot parse.
+/// bytes. Prefixes take either case ("2 kiB", "2 KIB"), but a unit ends in a capital B: a lowercase
+/// b is bits ("64Mb", "64b"), refused rather than read as bytes. Fractions are allowed with a unit
+/// ("1.5GB") and rounded down to whole bytes. Throws Error(BadInput) naming `what` and the text
+/// when it cannot parse.
 std::int64_t parseByteSize(std::string_view text, std::string_view what = "size");
 
 /// Formats bytes for people: "812 B", "3.25 KiB", "1.50 GiB" (binary units, 3 significant digits).

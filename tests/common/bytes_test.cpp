@@ -16,7 +16,9 @@ TEST(ParseByteSize, PlainAndBinaryAndDecimalUnits) {
   EXPECT_EQ(parseByteSize("512MiB"), 512LL * 1024 * 1024);
   EXPECT_EQ(parseByteSize("6GiB"), 6LL * 1024 * 1024 * 1024);
   EXPECT_EQ(parseByteSize("1.5GB"), 1500000000LL);
-  EXPECT_EQ(parseByteSize("2 kib"), 2048);
+  EXPECT_EQ(parseByteSize("2 kiB"), 2048);
+  EXPECT_EQ(parseByteSize("2 KIB"), 2048);
+  EXPECT_EQ(parseByteSize("3gB"), 3000000000LL);
   EXPECT_EQ(parseByteSize("10B"), 10);
   EXPECT_EQ(parseByteSize("0.5KiB"), 512);
   EXPECT_EQ(parseByteSize("1TB"), 1000000000000LL);
@@ -33,6 +35,23 @@ TEST(ParseByteSize, RejectsWithMessageNamingTheValue) {
       EXPECT_NE(std::string(e.what()).find("--budget"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos)
           << e.what();
+    }
+  }
+}
+
+// Megabits are not megabytes: a unit ending in a lowercase b would be read as eight times its
+// meaning, and is refused naming the value and why.
+TEST(ParseByteSize, ALowercaseBIsBitsAndRefused) {
+  for (const char* bits : {"64Mb", "64mb", "64Mib", "2 kib", "1.5gb", "64b", "8 b"}) {
+    try {
+      parseByteSize(bits, "--budget");
+      FAIL() << "accepted '" << bits << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      const std::string what = e.what();
+      EXPECT_NE(what.find(std::string("--budget: cannot read '") + bits + "'"), std::string::npos)
+          << what;
+      EXPECT_NE(what.find("lowercase 'b' is bits"), std::string::npos) << what;
     }
   }
 }
