@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "views/memory_chart_view.h"
+
+#include "common/bytes.h"
 #include "views/replot.h"
 #include "views/text_wrap.h"
 
@@ -218,12 +220,15 @@ void MemoryChartView::setBudget(std::int64_t budget) {
   m_budgetLine->point1->setCoords(0, y);
   m_budgetLine->point2->setCoords(1, y);
   const bool above = budgetAboveChart();
+  const QString shown = QString::fromStdString(formatBytes(budget));
   if (m_budgetKey) {
-    m_budgetKey->setName(QStringLiteral("budget %1 MiB%2")
-                             .arg(y, 0, 'f', 1)
-                             .arg(above ? QStringLiteral(" (above the curves)") : QString()));
+    // In the unit that shows it (1 B, 48.0 MiB, 1.00 TiB): MiB with one decimal printed a
+    // budget of bytes as 0.0 MiB and a TiB as seven digits.
+    m_budgetKey->setName(
+        QStringLiteral("budget %1%2")
+            .arg(shown, above ? QStringLiteral(" (above the curves)") : QString()));
   }
-  m_budgetAbove->setText(QStringLiteral("budget %1 MiB above").arg(y, 0, 'f', 1));
+  m_budgetAbove->setText(QStringLiteral("budget %1 above").arg(shown));
   m_budgetAbove->setVisible(above);
   if (!m_userZoomed) fitAxes();
   replotWhenShown(m_plot);

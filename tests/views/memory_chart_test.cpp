@@ -69,12 +69,14 @@ TEST(MemoryChartView, OneGraphPerPolicyWithAPointPerStep) {
   view.setBudget(std::int64_t{1} << 30);
   EXPECT_LT(view.plot()->yAxis->range().upper, 1.5 * top);
   EXPECT_GE(view.plot()->yAxis->range().upper, top);
-  EXPECT_TRUE(view.plot()->graph(curves)->name().contains("1024.0 MiB (above the curves)"))
-      << view.plot()->graph(curves)->name().toStdString();
-  // ... and a small one leaves the range fitted to the curves.
+  EXPECT_EQ(view.plot()->graph(curves)->name(), "budget 1.00 GiB (above the curves)");
+  view.setBudget(std::int64_t{1} << 40);
+  EXPECT_EQ(view.plot()->graph(curves)->name(), "budget 1.00 TiB (above the curves)");
+  // ... and a small one leaves the range fitted to the curves, named in bytes (not "0.0 MiB").
   view.setBudget(1);
   EXPECT_LT(view.plot()->yAxis->range().upper, 1.5 * top);
   EXPECT_GE(view.plot()->yAxis->range().upper, top);
+  EXPECT_EQ(view.plot()->graph(curves)->name(), "budget 1 B");
 }
 
 /// A recompute-light plan: the swapped FMs' spans are the plan file's swap set, then the
