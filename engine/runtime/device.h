@@ -192,7 +192,8 @@ class Device {
     for (const SgdArgs& a : tensors)
       sgdStep(a);
   }
-  /// Bytes the backend holds outside the pool (library scratch, handles): DESIGN's "others".
+  /// Bytes the backend holds outside the pool (library scratch, handles): the "others" beside the
+  /// pool.
   virtual std::int64_t otherBytes() const = 0;
   /// The libraries the backend computes with and their versions, e.g. {"oneDNN", "2.6.3"}.
   virtual std::vector<std::pair<std::string, std::string>> libraryVersions() const = 0;
