@@ -9,6 +9,7 @@
 #include "common/bytes.h"
 #include "common/format.h"
 #include "options/args.h"
+#include "options/file_options.h"
 #include "options/table.h"
 #include "perfmodel/compare.h"
 #include "store/run_db.h"
@@ -224,7 +225,9 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ost
                  "per-step median times at the largest minibatch both recorded, largest\n"
                  "difference first (same network only); and, for runs made by `swapscope run`,\n"
                  "the plan's predictions against the measurement.");
-  args.positionals({"A.swapdb", "B.swapdb"}, "the two run databases");
+  args.positionals({"A.swapdb", "B.swapdb"},
+                   "the two run databases (SQLite files, so not standard input: - is refused, "
+                   "./- names a file called '-')");
   args.option("--top", "N", "per-step differences to list (default 15)");
   args.flag("--json", "print a JSON document instead of text");
   if (!args.parse(argv)) {
@@ -232,6 +235,8 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ost
     return kExitOk;
   }
   const std::string pathA = args.positionalValues()[0], pathB = args.positionalValues()[1];
+  refuseStandardInput(pathA, "A.swapdb", "a run database", kRunDatabaseIsReadInPlace);
+  refuseStandardInput(pathB, "B.swapdb", "a run database", kRunDatabaseIsReadInPlace);
   const store::RunData a = store::RunReader(pathA).load();
   const store::RunData b = store::RunReader(pathB).load();
   store::requireNetwork(pathA, a.network, "compare");

@@ -16,7 +16,9 @@ int cmdImport(const std::vector<std::string>& argv, std::ostream& out, std::ostr
                  "and writes the network JSON (docs/network-json.md), which --net reads. A node\n"
                  "that does not map is refused with its name, operator and position. The weights\n"
                  "the file may hold are not written: train --onnx FILE starts from them.");
-  args.positionals({"FILE.onnx"}, "the ONNX model");
+  args.positionals({"FILE.onnx"},
+                   "the ONNX model (not standard input: - is refused, ./- names a file called "
+                   "'-')");
   args.option("--out", "FILE",
               "the network JSON to write (required); - prints it to standard output, and the "
               "summary to standard error");
@@ -27,6 +29,7 @@ int cmdImport(const std::vector<std::string>& argv, std::ostream& out, std::ostr
     return kExitOk;
   }
   const std::string path = args.positionalValues().at(0);
+  refuseStandardInput(path, "FILE.onnx", "an ONNX model", kOnnxModelIsReadInPlace);
   const std::string outPath = args.required("--out");
   files::OutputRules rules = outputRules(args, {});
   rules.inputs.push_back({"the ONNX model", path});  // never replaced, even with --force

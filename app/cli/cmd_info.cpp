@@ -11,6 +11,7 @@
 #include "common/bytes.h"
 #include "common/format.h"
 #include "options/args.h"
+#include "options/file_options.h"
 #include "options/run_output.h"
 #include "options/table.h"
 #include "perfmodel/stability.h"
@@ -29,13 +30,16 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
                  "Summarises a run database (read-only): the run's meta and status (complete,\n"
                  "incomplete or failed), the network, the minibatches it ran with their median\n"
                  "iteration time and peak, the row counts, and the fits and plans it holds.");
-  args.option("--db", "FILE", "the run database (required)");
+  args.option("--db", "FILE",
+              "the run database (required; an SQLite file, so not standard input: - is "
+              "refused, ./- names a file called '-')");
   args.flag("--json", "print a JSON document instead of text");
   if (!args.parse(argv)) {
     out << args.help();
     return kExitOk;
   }
   const std::string path = args.required("--db");
+  refuseStandardInput(path, "--db", "a run database", kRunDatabaseIsReadInPlace);
   store::RunReader reader(path);
   const store::RunData run = reader.load();
   const store::RowCounts c = run.counts();  // of the same snapshot (a run may be writing it)

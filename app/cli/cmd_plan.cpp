@@ -106,7 +106,9 @@ ArgParser planParser() {
       "iteration: t_iter, throughput, peak memory and the stall before each step. Without\n"
       "--model/--net it plans for the profiled network; another network uses the per-type\n"
       "curves and is marked transferred.");
-  args.option("--db", "FILE", "the run database with a profile (required)");
+  args.option("--db", "FILE",
+              "the run database with a profile (required; an SQLite file, so not standard "
+              "input: - is refused, ./- names a file called '-')");
   addNetworkOptions(args);
   args.option("--budget", "SIZE", "the memory budget (required)");
   args.option("--batch", "K", "plan this k instead of searching");
@@ -139,6 +141,8 @@ ArgParser planParser() {
 PlanOptions parsePlanOptions(const ArgParser& args, std::ostream& err) {
   PlanOptions o;
   o.dbPath = args.required("--db");
+  refuseStandardInput(o.dbPath, "--db", "a run database", kRunDatabaseIsReadInPlace);
+  refuseOnnxFromStandardInput(args);
   o.rules = outputRules(args, {"--db", "--net", "--onnx"});
   o.outToStdout = checkOutputOrStandardOutput(args, "--out", "the plan file --out", o.rules, err);
   // Every option is checked before the run database is read and fitted.

@@ -131,7 +131,9 @@ ArgParser runParser() {
       "measured iterations), the pool peak and the stall time, with relative errors.\n"
       "--db records the measured timeline in a run database. Ctrl-C or SIGTERM stops after\n"
       "the current iteration and marks the database incomplete.");
-  args.option("--plan", "FILE", "the plan JSON (required)");
+  args.option("--plan", "FILE",
+              "the plan JSON (required); - reads it from standard input (plan --out - | run "
+              "--plan -), ./- names a file called '-'");
   addNetworkOptions(args);
   args.option("--iters", "N", "measured iterations (default 5)");
   args.option("--warmup", "N", "unmeasured iterations first (default 1)");
@@ -140,7 +142,9 @@ ArgParser runParser() {
   args.option("--data", "D",
               "synthetic (default: random data of the network's shape) or fashion-mnist "
               "(consecutive minibatches of the training set)");
-  args.option("--data-dir", "DIR", "where fashion-mnist is (default: the Debian package's)");
+  args.option("--data-dir", "DIR",
+              "where fashion-mnist is (default: the Debian package's; - is refused, ./- names a "
+              "folder called '-')");
   args.option("--collector", "C",
               "auto (default: cupti on a CUDA device, off elsewhere), cupti (falls back to CUDA "
               "events and says why; records only the launch and copy API calls), cupti-all-api "
@@ -177,10 +181,25 @@ RunRequest parseRunRequest(const ArgParser& args) {
   if (auto w = args.value("--warmup"))
     q.warmup = static_cast<int>(parseInteger(*w, "option --warmup", 0, 1000));
   q.seed = seedOption(args);
+  refuseStandardInput(args.value("--data-dir").value_or(""), "--data-dir",
+                      "the Fashion-MNIST folder", kDataDirIsAFolder, "folder");
+  refuseOnnxFromStandardInput(args);
+  const bool planPiped = q.planPath == kStandardInput;
+  if (planPiped && args.value("--net") == kStandardInput) {
+    throwBadInput(
+        "--plan - and --net - both name standard input, which holds one document; "
+        "give one of them as a file");
+  }
   q.rules = outputRules(args, {"--plan", "--net", "--onnx"});
   refuseStandardOutput(args, "--db", kRunDatabaseIsNoStream);
   checkOutputOption(args, "--db", "the run database --db", q.rules);  // live writers too
-  q.plan = store::readPlanFile(q.planPath);
+  // Read from standard input, the plan is named as such; its relative source_db is taken from
+  // the current folder, which `plan --out -` writes it relative to.
+  if (planPiped) q.planPath = standardInputName("--plan");
+  q.plan = planPiped ? store::planFromText(files::readStandardInput("the plan JSON --plan -",
+                                                                    files::kMaxJsonFileBytes),
+                                           q.planPath)
+                     : store::readPlanFile(q.planPath);
   q.net = args.has("--model") || args.has("--net") || args.has("--onnx")
               ? loadNetwork(args)
               : collect::planNetwork(q.plan, q.planPath, "give --model or --net");

@@ -19,7 +19,9 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostre
                  "compute, swap-out and swap-in streams are threads, each step and transfer a\n"
                  "slice, stalls are marked on the compute thread and the pool bytes are a\n"
                  "counter. Times are microseconds from the run's start.");
-  args.option("--db", "FILE", "the run database (required)");
+  args.option("--db", "FILE",
+              "the run database (required; an SQLite file, so not standard input: - is "
+              "refused, ./- names a file called '-')");
   args.option("--k", "K", "the minibatch (default: the largest recorded)");
   args.option("--iteration", "I", "the recorded iteration at that k, from 0 (default 0)");
   args.option("--out", "FILE",
@@ -31,6 +33,7 @@ int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     return kExitOk;
   }
   const std::string path = args.required("--db");
+  refuseStandardInput(path, "--db", "a run database", kRunDatabaseIsReadInPlace);
   const std::string outPath = args.required("--out");
   const files::OutputRules rules = outputRules(args, {"--db"});
   const bool toStdout =

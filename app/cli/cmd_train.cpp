@@ -78,9 +78,12 @@ ArgParser trainParser() {
               "per-layer: one SGD task per layer with weights (default); multi-tensor: one task "
               "for all (cuda: one kernel launch, as PyTorch's foreach path)");
   args.option("--data-dir", "DIR",
-              std::string("Fashion-MNIST directory (default ") + rt::kFashionMnistDir + ")");
+              std::string("Fashion-MNIST directory (default ") + rt::kFashionMnistDir +
+                  "; - is refused, ./- names a folder called '-')");
   args.option("--synthetic-size", "N", "samples of synthetic data (default 4 minibatches)");
-  args.option("--load-weights", "FILE", "start from weights saved by --save-weights");
+  args.option("--load-weights", "FILE",
+              "start from weights saved by --save-weights (binary, so not standard input: - "
+              "is refused, ./- names a file called '-')");
   args.option("--init", "I",
               "file: start an ONNX model from the weights it holds, where it holds them "
               "(default); random: the seeded initialisation");
@@ -111,6 +114,11 @@ struct TrainRequest {
 
 TrainRequest parseTrainRequest(const ArgParser& args, std::ostream& err) {
   TrainRequest q;
+  // The inputs that cannot be standard input are refused before anything is read.
+  refuseStandardInput(args.value("--load-weights").value_or(""), "--load-weights", "a weight file",
+                      "it is binary, as --save-weights writes it");
+  refuseStandardInput(args.value("--data-dir").value_or(""), "--data-dir",
+                      "the Fashion-MNIST folder", kDataDirIsAFolder, "folder");
   // The output is checked before the training, so that hours of work never end in a refusal.
   q.rules = outputRules(args, {"--net", "--onnx", "--load-weights"});
   if (args.value("--data") == "fashion-mnist")  // the data set's files are inputs too

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "gui/view_registry.h"
 #include "options/args.h"
+#include "options/file_options.h"
 #include "options/network_options.h"
 #include "options/plan_options.h"
 
@@ -46,10 +47,13 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   const QCommandLineOption timelineK("k", "the recorded k the Timeline shows (default: largest)",
                                      "K");
   const QCommandLineOption select("select", "select a layer by name or index", "LAYER");
-  const QCommandLineOption exportPlan("export-plan", "write the plan JSON to FILE and exit",
-                                      "FILE");
+  const QCommandLineOption exportPlan(
+      "export-plan", "write the plan JSON to FILE and exit; - prints it to standard output",
+      "FILE");
   const QCommandLineOption shot("screenshot",
-                                "render the window to FILE (.png, .pdf or .svg) and exit", "FILE");
+                                "render the window to FILE (.png, .pdf or .svg) and exit; - is "
+                                "refused, ./- names a file called '-'",
+                                "FILE");
   const QCommandLineOption force("force", "replace existing output files");
   cli.addOptions({help, model, net, onnx, input, classes, budget, budgetGib, batch, policy, mode,
                   view, select, compare, timelineK, exportPlan, shot, force});
@@ -65,6 +69,17 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   if (positional.size() > 1)
     throwBadInput("give at most one run database, got " + std::to_string(positional.size()));
   if (!positional.isEmpty()) o.db = positional.front();
+  // The app reads its inputs by name, and reads a network file again when its source changes:
+  // none of them is standard input.
+  cli::refuseStandardInput(o.db.toStdString(), "DB.swapdb", "a run database",
+                           cli::kRunDatabaseIsReadInPlace);
+  for (const QString& path : cli.values(compare))
+    cli::refuseStandardInput(path.toStdString(), "--compare", "a run database",
+                             cli::kRunDatabaseIsReadInPlace);
+  cli::refuseStandardInput(cli.value(net).toStdString(), "--net", "a network file",
+                           "the app reads it again as the network's source changes");
+  cli::refuseStandardInput(cli.value(onnx).toStdString(), "--onnx", "an ONNX model",
+                           cli::kOnnxModelIsReadInPlace);
   for (const QCommandLineOption* opt : {&model, &net, &onnx, &input, &classes}) {
     if (!cli.isSet(*opt)) continue;
     o.network_args.push_back("--" + opt->names().front().toStdString());
@@ -111,6 +126,10 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
     throwBadInput("the plan file --export-plan: the file name is empty");
   if (cli.isSet(shot) && cli.value(shot).isEmpty())
     throwBadInput("the screenshot --screenshot: the file name is empty");
+  if (cli.value(shot) == cli::kStandardOutput)
+    throwBadInput(
+        "--screenshot -: - would be standard output, but a screenshot is an image whose format "
+        "its file name's extension chooses; name a file (./- names a file called '-')");
   o.export_plan = cli.value(exportPlan);
   o.screenshot = cli.value(shot);
   o.force = cli.isSet(force);

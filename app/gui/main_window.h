@@ -76,8 +76,8 @@ class MainWindow : public QMainWindow {
   /// The status line's text (the last message, or empty).
   std::string statusText() const;
 
-  /// Writes the plan shown through the engine's plan-file writer. Error(BadInput) when no plan
-  /// trains or the path is refused.
+  /// Writes the plan shown through the engine's plan-file writer, or prints its text to standard
+  /// output where `path` is "-". Error(BadInput) when no plan trains or the path is refused.
   void exportPlan(const QString& path, bool force);
   /// Saves the view `name` (viewNames()) as PNG, SVG or PDF (by the file's suffix).
   void saveFigure(const QString& name, const QString& path, bool force);

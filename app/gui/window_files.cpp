@@ -13,6 +13,7 @@
 #include <QSpinBox>
 #include <QTabWidget>
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "common/error.h"
@@ -45,7 +46,9 @@ void MainWindow::checkOutputs(const GuiOptions& o) {
       m_inputs->addNetwork(qs(o.network_args[i + 1]), "the ONNX model");
   }
   const files::OutputRules rules = outputRules(o.force);
-  const std::string plan = o.export_plan.toStdString(), shot = o.screenshot.toStdString();
+  std::string plan = o.export_plan.toStdString();
+  const std::string shot = o.screenshot.toStdString();
+  if (plan == cli::kStandardOutput) plan.clear();  // printed: no file is written
   if (!plan.empty()) files::checkOutputPath(plan, "the plan file --export-plan", rules);
   if (!shot.empty()) {
     files::checkOutputPath(shot, "the screenshot --screenshot", rules);
@@ -154,6 +157,14 @@ void MainWindow::exportPlan(const QString& path, bool force) {
     throwBadInput("--export-plan: no plan to export (open a run database first)");
   const std::optional<store::PlanFile> file = m_shown->planFile();
   if (!file) throwBadInput(m_shown->result->reason);
+  if (path == cli::kStandardOutput) {
+    // As `swapscope plan --out -`: the plan file's text, its source_db relative to the current
+    // folder.
+    const std::string text = store::planFileText(*file, cli::kStandardOutput);
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+      throw Error(ErrorKind::Runtime, "cannot write the plan to standard output (--export-plan -)");
+    return;
+  }
   store::writePlanFile(*file, path.toStdString(), outputRules(force));
 }
 

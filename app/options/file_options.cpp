@@ -16,12 +16,12 @@ files::OutputRules outputRules(const ArgParser& args,
   files::OutputRules rules;
   rules.force = args.has("--force");
   for (const char* option : input_options) {
-    if (auto v = args.value(option)) {
+    if (auto v = args.value(option); v && *v != kStandardInput) {
       addInput(rules, "the " + std::string(option) + " file", *v);
     }
   }
   for (const std::string& p : args.positionalValues()) {
-    addInput(rules, "the input", p);
+    if (p != kStandardInput) addInput(rules, "the input", p);
   }
   return rules;
 }
@@ -77,6 +77,17 @@ void refuseStandardOutput(const ArgParser& args, const char* option, const std::
   if (args.value(option) != kStandardOutput) return;
   throwBadInput(std::string(option) + " -: - would be standard output, but " + why +
                 "; name a file (./- names a file called '-')");
+}
+
+std::string standardInputName(const std::string& option) {
+  return "standard input (" + option + " -)";
+}
+
+void refuseStandardInput(const std::string& value, const std::string& option,
+                         const std::string& what, const std::string& why, const std::string& kind) {
+  if (value != kStandardInput) return;
+  throwBadInput(option + " -: standard input is not supported for " + what + " (" + why +
+                "); name a " + kind + " (./- names a " + kind + " called '-')");
 }
 
 }  // namespace swapscope::cli

@@ -15,7 +15,7 @@ void addForceFlag(ArgParser& args, const std::string& what);
 
 /// The rules for the verb's outputs: --force as given, and as inputs the files named by
 /// `input_options` (e.g. "--net", "--db", "--plan") and by the positional arguments, each with
-/// SQLite's companions (addInput).
+/// SQLite's companions (addInput). An input given as kStandardInput names no file.
 files::OutputRules outputRules(const ArgParser& args,
                                std::initializer_list<const char*> input_options);
 
@@ -58,5 +58,37 @@ void refuseStandardOutput(const ArgParser& args, const char* option, const std::
 /// refuseStandardOutput's reason for a run database (`profile --db`, `run --db`).
 inline constexpr const char* kRunDatabaseIsNoStream =
     "a run database is an SQLite file, written in place as the run goes, not a stream";
+
+/// The value of an input option that names standard input: `--net -` reads the network JSON and
+/// `run --plan -` the plan JSON from it (`swapscope plan ... --out - | swapscope run --plan -`).
+/// At most one input of a command is standard input. The inputs that cannot be a stream (a run
+/// database, an ONNX model, a weight file, the data set's folder) refuse "-"
+/// (refuseStandardInput). A file named "-" is read as ./-.
+inline constexpr const char* kStandardInput = "-";
+
+/// How messages name the standard input read for `option` ("standard input (--net -)"); it
+/// names no folder, so a plan's relative source_db read from it is taken from the current folder,
+/// where `plan --out -` writes it relative to.
+std::string standardInputName(const std::string& option);
+
+/// Refuses kStandardInput as the `value` of `option` (an option, or the name of a positional
+/// argument), an input that cannot be read from standard input, with Error(BadInput) naming the
+/// option, `what` it names ("a run database") and `why`, and that ./- names a `kind` ("file" or
+/// "folder") called '-'. Call before the input is opened, so that no file named "-" is read
+/// instead.
+void refuseStandardInput(const std::string& value, const std::string& option,
+                         const std::string& what, const std::string& why,
+                         const std::string& kind = "file");
+
+/// refuseStandardInput's reason for a run database that a verb reads (`info`, `plan`, `trace`,
+/// `compare` and the app).
+inline constexpr const char* kRunDatabaseIsReadInPlace =
+    "SQLite reads it in place, page by page, not as a stream";
+/// refuseStandardInput's reason for the Fashion-MNIST folder (`train --data-dir`, `run
+/// --data-dir`).
+inline constexpr const char* kDataDirIsAFolder = "it is a folder of four files";
+/// refuseStandardInput's reason for an ONNX model (`--onnx`, `import`).
+inline constexpr const char* kOnnxModelIsReadInPlace =
+    "it may keep its weights in external data files named relative to its own folder";
 
 }  // namespace swapscope::cli

@@ -9,13 +9,18 @@
 #include "graph/network_json.h"
 #include "graph/zoo.h"
 #include "importer/onnx_import.h"
+#include "options/file_options.h"
 
 namespace swapscope::cli {
 
 void addNetworkOptions(ArgParser& args) {
   args.option("--model", "NAME", "a zoo model (see `swapscope models`)");
-  args.option("--net", "FILE", "a network JSON file (docs/network-json.md)");
-  args.option("--onnx", "FILE", "an ONNX model exported from PyTorch (docs/onnx.md)");
+  args.option("--net", "FILE",
+              "a network JSON file (docs/network-json.md); - reads it from standard input, "
+              "./- names a file called '-'");
+  args.option("--onnx", "FILE",
+              "an ONNX model exported from PyTorch (docs/onnx.md; not standard input: - is "
+              "refused, ./- names a file called '-')");
   args.option("--input", "CxHxW", "input size of a zoo or ONNX model, e.g. 3x32x32");
   args.option("--classes", "N", "class count of a zoo model");
 }
@@ -38,6 +43,11 @@ Shape parseShape(const std::string& text, const std::string& what) {
   return shape;
 }
 
+void refuseOnnxFromStandardInput(const ArgParser& args) {
+  refuseStandardInput(args.value("--onnx").value_or(""), "--onnx", "an ONNX model",
+                      kOnnxModelIsReadInPlace);
+}
+
 LoadedNetwork loadNetworkAndWeights(const ArgParser& args) {
   const auto onnxFile = args.value("--onnx");
   if (!onnxFile) return {loadNetwork(args), {}, {}};
@@ -47,6 +57,7 @@ LoadedNetwork loadNetworkAndWeights(const ArgParser& args) {
   if (args.has("--classes")) {
     throwBadInput("--classes applies to zoo models; an ONNX model sets its classes itself");
   }
+  refuseOnnxFromStandardInput(args);
   OnnxImportOptions options;
   if (auto input = args.value("--input")) options.input = parseShape(*input, "--input");
   OnnxModel m = importOnnxFile(*onnxFile, options);
@@ -68,12 +79,18 @@ Network loadNetwork(const ArgParser& args) {
     if (args.has("--input") || args.has("--classes")) {
       throwBadInput("--input and --classes apply to zoo models; a network file sets them itself");
     }
-    Network net = readNetworkFile(*file);
+    // --net - reads the network JSON from standard input (`import ... --out - | analyze --net -`).
+    const bool piped = *file == kStandardInput;
+    const std::string origin = piped ? standardInputName("--net") : *file;
+    Network net = piped ? networkFromText(files::readStandardInput("the network JSON --net -",
+                                                                   files::kMaxJsonFileBytes),
+                                          origin)
+                        : readNetworkFile(*file);
     // Counted once here so that a network too large for 64-bit counts names its file.
     try {
       computeLayerCosts(net);
     } catch (const Error& e) {
-      throw Error(e.kind(), *file + ": " + e.what());
+      throw Error(e.kind(), origin + ": " + e.what());
     }
     return net;
   }

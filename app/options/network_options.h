@@ -13,6 +13,10 @@ void addNetworkOptions(ArgParser& args);
 /// Builds the zoo model, reads the network file or imports the ONNX model the options name;
 /// Error(BadInput) otherwise.
 Network loadNetwork(const ArgParser& args);
+/// Refuses `--onnx -` (an ONNX model is read from a named file, never from standard input) with
+/// refuseStandardInput's message, for a verb that reads other inputs before the network
+/// (loadNetwork refuses it too).
+void refuseOnnxFromStandardInput(const ArgParser& args);
 /// --input and --classes shape a zoo model: Error(BadInput) where they are given without --model
 /// (with --net too, as loadNetwork says). `otherwise` names the network the verb takes instead.
 void checkZooOptions(const ArgParser& args, const std::string& otherwise);

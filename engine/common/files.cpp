@@ -2,6 +2,7 @@
 #include "common/files.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
@@ -192,6 +193,31 @@ std::string readInputFile(const std::string& path, std::string_view what, std::u
   }
   ::close(fd);
   text.resize(got);
+  return text;
+}
+
+std::string readStandardInput(std::string_view what, std::uint64_t max_bytes) {
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {  // a descriptor left non-blocking
+        pollfd p{STDIN_FILENO, POLLIN, 0};
+        ::poll(&p, 1, -1);
+        continue;
+      }
+      throw Error(ErrorKind::Runtime,
+                  "cannot read " + std::string(what) + " from standard input: " + errnoText(errno));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (max_bytes > 0 && text.size() > max_bytes) {
+      throwBadInput(std::string(what) + " on standard input is more than the " +
+                    formatBytes(static_cast<std::int64_t>(max_bytes)) + " such a file may have");
+    }
+  }
   return text;
 }
 

@@ -48,6 +48,12 @@ std::uint64_t checkInputFile(const std::string& path, std::string_view what,
 /// Reads a whole input file after the same checks, without ever blocking on a FIFO.
 std::string readInputFile(const std::string& path, std::string_view what, std::uint64_t max_bytes);
 
+/// Reads standard input to its end, for an input option given as "-" (`--net -`, `run --plan -`):
+/// at most `max_bytes` bytes (0: no limit), more is Error(BadInput) naming `what` and the limit;
+/// a read error is Error(Runtime) naming `what`. Unlike a named file, a pipe or a terminal is
+/// read as it comes (that is what "-" asks for).
+std::string readStandardInput(std::string_view what, std::uint64_t max_bytes);
+
 /// The largest network or plan JSON file read (both are a few hundred KiB for ResNet-152).
 inline constexpr std::uint64_t kMaxJsonFileBytes = 64ull << 20;
 

@@ -456,21 +456,24 @@ std::string sourceDbPath(const PlanFile& plan, const std::string& planPath) {
 }
 
 PlanFile readPlanFile(const std::string& path) {
-  const std::string text = files::readInputFile(path, "the plan", files::kMaxJsonFileBytes);
-  refuseNulByte(text, "plan '" + path + "'");
+  return planFromText(files::readInputFile(path, "the plan", files::kMaxJsonFileBytes), path);
+}
+
+PlanFile planFromText(const std::string& text, const std::string& source) {
+  refuseNulByte(text, "plan '" + source + "'");
   // Checked on the text, before the parser allocates a level per bracket.
   if (const auto at = jsonTooDeepAt(text)) {
-    throwBadInput("plan '" + path + "': JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                  " levels at " + describeTextOffset(text, *at));
+    throwBadInput("plan '" + source + "': JSON nested deeper than " +
+                  std::to_string(kMaxJsonDepth) + " levels at " + describeTextOffset(text, *at));
   }
   json doc;
   try {
-    doc = parseJsonUniqueKeys(text, "plan '" + path + "'");
+    doc = parseJsonUniqueKeys(text, "plan '" + source + "'");
   } catch (const json::exception& e) {
     // A syntax error (with its line and column), or a number no double holds (1e400).
-    throwBadInput("plan '" + path + "' is not valid JSON: " + boundedParseError(e.what()));
+    throwBadInput("plan '" + source + "' is not valid JSON: " + boundedParseError(e.what()));
   }
-  return planFromJson(doc, path);
+  return planFromJson(doc, source);
 }
 
 }  // namespace swapscope::store

@@ -106,6 +106,9 @@ std::string planFileText(const PlanFile& plan, const std::string& path);
 /// Reads and validates a plan file; Error(BadInput) naming the file when it is missing, not
 /// JSON, or fails validation.
 PlanFile readPlanFile(const std::string& path);
+/// Validates and reads a plan's JSON text (a file's, or standard input's), with readPlanFile's
+/// checks and messages; `source` names where the text came from.
+PlanFile planFromText(const std::string& text, const std::string& source);
 /// The run database to open for the source_db of the plan read from `planPath`: an absolute
 /// path as it is, a relative one from the plan file's folder. Empty when the plan names none.
 std::string sourceDbPath(const PlanFile& plan, const std::string& planPath);

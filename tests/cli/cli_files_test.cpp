@@ -18,6 +18,7 @@
 
 #include "run_cli.h"
 #include "sample_runs.h"
+#include "spawn_cli.h"
 #include "store/run_db.h"
 
 namespace swapscope::cli {
@@ -596,6 +597,163 @@ TEST_F(CliFiles, AWeightFileOrARunDatabaseRefusesDashAsStandardOutput) {
   r = run(database);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(store::RunReader(path("-")).load().iterations.size(), 1u);
+}
+
+// `-` as an input is standard input where the input is a JSON document: `--net -` reads the
+// network and `run --plan -` the plan, so that one verb's `--out -` pipes into the next as a user
+// types it; a relative source_db of a plan read so is taken from the current folder, which
+// `plan --out -` writes it relative to. A file named "-" is not read (./- names it), and what
+// standard input holds is checked as a file's text is, the messages naming standard input.
+TEST_F(CliFiles, DashReadsTheNetworkOrThePlanFromStandardInput) {
+  const InFolder here(dir);
+  put("-", "precious");
+  // The network: fmnist-cnn's JSON through a pipe analyses as the zoo model does.
+  const testing::Result zoo = run({"analyze", "--model", "fmnist-cnn", "--batch", "4", "--json"});
+  ASSERT_EQ(zoo.code, 0) << zoo.err;
+  ASSERT_EQ(testing::runShell("swapscope analyze --model fmnist-cnn --batch 1 --dump-net - "
+                              "2>/dev/null | swapscope analyze --net - --batch 4 --json "
+                              ">net.out 2>net.err"),
+            0)
+      << slurp(dir / "net.err");
+  EXPECT_EQ(slurp(dir / "net.out"), zoo.out);
+
+  // The plan: `plan --out - | run --plan -` runs the plan `plan --out p.json` writes, on the
+  // network of its source_db (a.swapdb, in this folder).
+  const std::vector<std::string> plan = {"plan",     "--db",     "a.swapdb", "--budget", "16MiB",
+                                         "--policy", "swap-all", "--batch",  "8"};
+  std::vector<std::string> toFile = plan;
+  toFile.insert(toFile.end(), {"--out", "p.json"});
+  ASSERT_EQ(run(toFile).code, 0);
+  const testing::Result fromFile =
+      run({"run", "--plan", "p.json", "--iters", "1", "--warmup", "0", "--json"});
+  ASSERT_EQ(fromFile.code, 0) << fromFile.err;
+  ASSERT_EQ(testing::runShell("swapscope plan --db a.swapdb --budget 16MiB --policy swap-all "
+                              "--batch 8 --out - 2>/dev/null | swapscope run --plan - --iters 1 "
+                              "--warmup 0 --json >run.out 2>run.err"),
+            0)
+      << slurp(dir / "run.err");
+  const nlohmann::json want = nlohmann::json::parse(fromFile.out);
+  const nlohmann::json got = nlohmann::json::parse(slurp(dir / "run.out"));
+  EXPECT_EQ(got["k"], 8);
+  EXPECT_EQ(got["k"], want["k"]);
+  EXPECT_EQ(got["t_iter_s"]["predicted"], want["t_iter_s"]["predicted"]);
+  EXPECT_EQ(got["peak_bytes"]["predicted"], want["peak_bytes"]["predicted"]);
+  EXPECT_EQ(got["peak_bytes"]["measured"], want["peak_bytes"]["measured"]);
+  EXPECT_EQ(slurp(dir / "-"), "precious");
+
+  // What standard input holds is checked, and the message names it.
+  ASSERT_EQ(testing::runShell("echo '{' | swapscope run --plan - --iters 1 2>bad.err"), 2);
+  EXPECT_NE(slurp(dir / "bad.err").find("plan 'standard input (--plan -)' is not valid JSON"),
+            std::string::npos)
+      << slurp(dir / "bad.err");
+  ASSERT_EQ(testing::runShell("echo '{}' | swapscope analyze --net - --batch 4 2>bad.err"), 2);
+  EXPECT_NE(slurp(dir / "bad.err").find("standard input (--net -): "), std::string::npos)
+      << slurp(dir / "bad.err");
+  ASSERT_EQ(testing::runShell("swapscope analyze --net - --batch 4 </dev/null 2>bad.err"), 2);
+  EXPECT_NE(slurp(dir / "bad.err").find("standard input (--net -): not valid JSON"),
+            std::string::npos)
+      << slurp(dir / "bad.err");
+  // Standard input holds one document: the plan and the network cannot both come from it.
+  const testing::Result both = run({"run", "--plan", "-", "--net", "-", "--iters", "1"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_EQ(both.err,
+            "swapscope run: error: --plan - and --net - both name standard input, which holds one "
+            "document; give one of them as a file\n");
+
+  // ./- is the file named "-".
+  fs::copy_file(dir / "p.json", dir / "-", fs::copy_options::overwrite_existing);
+  testing::Result r = run({"run", "--plan", "./-", "--iters", "1", "--warmup", "0", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["t_iter_s"]["predicted"], want["t_iter_s"]["predicted"]);
+  ASSERT_EQ(
+      run({"analyze", "--model", "fmnist-cnn", "--batch", "1", "--dump-net", "./-", "--force"})
+          .code,
+      0);
+  r = run({"analyze", "--net", "./-", "--batch", "4", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, zoo.out);
+  // Each --help says so.
+  for (const char* verb : {"analyze", "train", "profile", "plan", "run"}) {
+    const testing::Result help = run({verb, "--help"});
+    EXPECT_NE(help.out.find("- reads it from standard input"), std::string::npos) << help.out;
+  }
+}
+
+// The inputs that cannot be standard input refuse `-` at once, naming the option, what it names
+// and why, and how to name a file called "-": a run database (SQLite reads it in place), an ONNX
+// model (its external data lie beside it), a weight file (binary) and the data set's folder.
+// They used to read a file named "-" or say there is none. ./- names that file.
+TEST_F(CliFiles, AnInputThatCannotBeAStreamRefusesDash) {
+  const InFolder here(dir);
+  put("-", "precious");
+  ASSERT_EQ(testing::writeFmnistPlan(kSamples.string(), path("p.json")).code, 0);
+  const std::string database =
+      "a run database (SQLite reads it in place, page by page, not as a stream)";
+  const std::string onnx =
+      "an ONNX model (it may keep its weights in external data files named relative to its own "
+      "folder)";
+  const std::vector<std::string> train = {"train",     "--model",  "fmnist-cnn", "--data",
+                                          "synthetic", "--batch",  "2",          "--iters",
+                                          "1",         "--budget", "16MiB"};
+  std::vector<std::string> loadWeights = train, trainData = train;
+  loadWeights.insert(loadWeights.end(), {"--load-weights", "-"});
+  trainData[4] = "fashion-mnist";
+  trainData.insert(trainData.end(), {"--data-dir", "-"});
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::string file = "; name a file (./- names a file called '-')";
+  const Case cases[] = {
+      {{"info", "--db", "-"}, "--db -: standard input is not supported for " + database + file},
+      {{"plan", "--db", "-", "--budget", "16MiB"},
+       "--db -: standard input is not supported for " + database + file},
+      {{"trace", "--db", "-", "--out", "t.json"},
+       "--db -: standard input is not supported for " + database + file},
+      {{"compare", "-", "a.swapdb"},
+       "A.swapdb -: standard input is not supported for " + database + file},
+      {{"compare", "a.swapdb", "-"},
+       "B.swapdb -: standard input is not supported for " + database + file},
+      {{"import", "-", "--out", "n.json"},
+       "FILE.onnx -: standard input is not supported for " + onnx + file},
+      {{"analyze", "--onnx", "-", "--batch", "1"},
+       "--onnx -: standard input is not supported for " + onnx + file},
+      {{"plan", "--db", "a.swapdb", "--budget", "16MiB", "--onnx", "-"},
+       "--onnx -: standard input is not supported for " + onnx + file},
+      {{"run", "--plan", "p.json", "--onnx", "-"},
+       "--onnx -: standard input is not supported for " + onnx + file},
+      {loadWeights,
+       "--load-weights -: standard input is not supported for a weight file (it is binary, as "
+       "--save-weights writes it)" +
+           file},
+      {trainData,
+       "--data-dir -: standard input is not supported for the Fashion-MNIST folder (it is a "
+       "folder of four files); name a folder (./- names a folder called '-')"},
+      {{"run", "--plan", "p.json", "--data", "fashion-mnist", "--data-dir", "-"},
+       "--data-dir -: standard input is not supported for the Fashion-MNIST folder (it is a "
+       "folder of four files); name a folder (./- names a folder called '-')"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args.front() + " " + c.message.substr(0, 12));
+    const testing::Result r = run(c.args);
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "swapscope " + c.args.front() + ": error: " + c.message + "\n");
+    EXPECT_EQ(slurp(dir / "-"), "precious");
+    EXPECT_EQ(listing(), (std::vector<std::string>{"-", "a.swapdb", "p.json"}));
+  }
+  // ./- names the file: a run database called "-".
+  fs::copy_file(dir / "a.swapdb", dir / "-", fs::copy_options::overwrite_existing);
+  const testing::Result info = run({"info", "--db", "./-"});
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_NE(info.out.find("fmnist-cnn"), std::string::npos) << info.out;
+  // Each --help says so.
+  for (const char* verb : {"info", "plan", "trace"}) {
+    const testing::Result help = run({verb, "--help"});
+    EXPECT_NE(help.out.find("so not standard input: - is refused, ./- names a file called '-'"),
+              std::string::npos)
+        << help.out;
+  }
 }
 
 /// `db` in WAL mode, as a run that a reader held open as it finished is left: SQLite's own

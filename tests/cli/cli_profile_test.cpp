@@ -313,6 +313,32 @@ TEST(CliProfileKilled, ASigintIgnoredAtStartStaysIgnored) {
     fs::remove(db + suffix);
 }
 
+// A terminal's Ctrl-C and `timeout -s INT` signal the process and its group: one SIGINT can
+// arrive twice within a millisecond. That is one interruption (the second used to kill the
+// profile mid-write, leaving its database unfinished), and the profile stops as for one.
+TEST(CliProfileKilled, TwoSigintsTogetherAreOneInterruption) {
+  const std::string db = scratch("two-sigints.swapdb").string();
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(db + suffix);
+  const pid_t pid = startLongProfile(db);
+  ASSERT_GT(pid, 0);
+  const bool started = waitForIterations(db, 1);
+  kill(pid, started ? SIGINT : SIGKILL);
+  if (started) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    kill(pid, SIGINT);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(started) << "the profile recorded no iterations within 60 s";
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(store::RunReader(db).meta().status, store::RunStatus::Incomplete);
+  EXPECT_FALSE(fs::exists(db + "-wal"));
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(db + suffix);
+}
+
 TEST(CliProfileKilled, ForceDoesNotReplaceTheDatabaseOfALiveProfile) {
   const std::string db = scratch("live.swapdb").string();
   for (const char* suffix : {"", "-wal", "-shm"})
@@ -438,6 +464,34 @@ TEST(CliRunDbDamage, AStallBeforeItsIterationIsDamageAndNoTraceStartsBeforeTheRu
     EXPECT_NE(r.err.find(expected), std::string::npos) << verb[0] << ": " << r.err;
   }
   EXPECT_FALSE(fs::exists(trace));
+  fs::remove(db);
+}
+
+// A step row moved past its iteration's end (k 94 iteration 0 runs from 1387488719 ns for
+// 85707491 ns) is damage, which every reading verb refuses naming the row; `trace` drew the step
+// after the iteration had ended.
+TEST(CliRunDbDamage, AStepAfterItsIterationsEndIsDamage) {
+  const std::string sample = swapscope::testing::fmnistRun();
+  const std::string db = scratch("step-after-its-iteration.swapdb").string();
+  fs::copy_file(sample, db, fs::copy_options::overwrite_existing);
+  ASSERT_EQ(testing::editDb(db,
+                            "UPDATE samples SET start_ns = 1473196211 "
+                            "WHERE k = 94 AND iteration = 0 AND step = 3"),
+            1);
+  const std::string expected =
+      "'" + db +
+      "' is damaged: table 'samples': step 3 of k 94 iteration 0 starts at start_ns 1473196211, "
+      "after its iteration's end (table 'iterations' has start_ns 1387488719 and duration_ns "
+      "85707491, so it ends 1 ns earlier): an iteration lasts until every stream drained";
+  for (const std::vector<std::string>& verb : {std::vector<std::string>{"info", "--db", db},
+                                               {"trace", "--db", db, "--out", "-"},
+                                               {"plan", "--db", db, "--budget", "16MiB"},
+                                               {"compare", db, sample}}) {
+    const auto r = run(verb);
+    EXPECT_EQ(r.code, 2) << verb[0] << ": " << r.err;
+    EXPECT_EQ(r.out, "") << verb[0];
+    EXPECT_NE(r.err.find(expected), std::string::npos) << verb[0] << ": " << r.err;
+  }
   fs::remove(db);
 }
 

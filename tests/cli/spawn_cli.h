@@ -47,6 +47,20 @@ inline pid_t startCli(std::vector<std::string> args, const std::string& out = "/
   return startProgram(std::move(args), out);
 }
 
+/// Runs `script` with /bin/sh -c in the current folder, `swapscope` in it naming the real
+/// binary, so that a test pipes one verb into another (or a file into a verb's standard input)
+/// as a user does; the script redirects what it reads and writes. Returns the exit status of its
+/// last command, or -1 where it did not exit.
+inline int runShell(const std::string& script) {
+  const pid_t pid = startProgram(
+      {"/bin/sh", "-c",
+       std::string("swapscope() { '") + SWAPSCOPE_CLI_BINARY + "' \"$@\"; }\n" + script});
+  if (pid <= 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 /// Starts the real binary profiling for a long time; returns its pid.
 inline pid_t startLongProfile(const std::string& db) {
   return startCli({"profile", "--model", "fmnist-cnn", "--budget", "16MiB", "--max-batch", "8",

@@ -26,17 +26,18 @@ constexpr int kExitMs = 120000;
 
 struct Exit {
   int code = -1;
-  std::string err;
+  std::string out, err;
   bool finished = false;
 };
 
-/// Runs the app with `args`; a run that has not exited after `timeoutMs` is killed (finished
-/// false).
-Exit runApp(const QStringList& args, int timeoutMs = kExitMs) {
+/// Runs the app with `args` in the folder `folder` (default: the test's); a run that has not
+/// exited after `timeoutMs` is killed (finished false).
+Exit runApp(const QStringList& args, int timeoutMs = kExitMs, const QString& folder = {}) {
   QProcess p;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("QT_QPA_PLATFORM", "offscreen");
   p.setProcessEnvironment(env);
+  if (!folder.isEmpty()) p.setWorkingDirectory(folder);
   p.start(SWAPSCOPE_GUI_BINARY, args);
   Exit e;
   if (!p.waitForStarted()) return e;
@@ -46,6 +47,7 @@ Exit runApp(const QStringList& args, int timeoutMs = kExitMs) {
     p.waitForFinished();
   }
   e.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  e.out = p.readAllStandardOutput().toStdString();
   e.err = p.readAllStandardError().toStdString();
   return e;
 }
@@ -145,6 +147,29 @@ TEST(GuiBinary, AnEmptyOutputNameIsRefusedAtOnce) {
     EXPECT_NE(e.err.find(std::string(option) + ": the file name is empty"), std::string::npos)
         << e.err;
   }
+}
+
+// --export-plan - prints the plan file's text to standard output, as `swapscope plan --out -`
+// does, and writes no file (it wrote one named "-"); --screenshot - is refused at once.
+TEST_F(TwoDatabases, ExportPlanDashPrintsThePlanAndWritesNoFile) {
+  const Exit file =
+      runApp({"A.swapdb", "--budget", "16MiB", "--export-plan", "plan.json"}, kExitMs, dir.path());
+  ASSERT_TRUE(file.finished);
+  ASSERT_EQ(file.code, 0) << file.err;
+  const std::string written = readAll(path("plan.json"));
+  ASSERT_FALSE(written.empty());
+  const Exit printed =
+      runApp({"A.swapdb", "--budget", "16MiB", "--export-plan", "-"}, kExitMs, dir.path());
+  ASSERT_TRUE(printed.finished);
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  EXPECT_EQ(printed.out, written);
+  EXPECT_FALSE(QFile::exists(path("-")));
+  const Exit shot = runApp({"A.swapdb", "--screenshot", "-"}, 30000, dir.path());
+  ASSERT_TRUE(shot.finished);
+  EXPECT_EQ(shot.code, 2) << shot.err;
+  EXPECT_NE(shot.err.find("--screenshot -: - would be standard output"), std::string::npos)
+      << shot.err;
+  EXPECT_FALSE(QFile::exists(path("-")));
 }
 
 TEST(GuiBinary, TheScreenshotIsWrittenInTheFormatItsNameAsks) {

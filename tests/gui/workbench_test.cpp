@@ -419,6 +419,41 @@ TEST(GuiOptions, TheBatchLimitAndItsReasonsAreTheClis) {
   EXPECT_EQ(*w.window.currentRequest().batch, 2000000);
 }
 
+// The app's files are named: "-" is standard output for --export-plan alone (the plan file's
+// text, as `swapscope plan --out -` prints it), and refused for every other file it reads or
+// writes, naming the option and why, where it used to be read or written as a file named "-".
+TEST(GuiOptions, DashIsStandardOutputForTheExportedPlanAndRefusedForEveryOtherFile) {
+  EXPECT_EQ(guiRefusal({"--export-plan", "-"}), "accepted");
+  EXPECT_EQ(
+      parseGuiOptions({"swapscope-gui", QString::fromStdString(kSample), "--export-plan", "-"})
+          .export_plan.toStdString(),
+      "-");
+  EXPECT_EQ(guiRefusal({"--screenshot", "-"}),
+            "--screenshot -: - would be standard output, but a screenshot is an image whose "
+            "format its file name's extension chooses; name a file (./- names a file called "
+            "'-')");
+  const std::string database =
+      " -: standard input is not supported for a run database (SQLite reads it in place, page by "
+      "page, not as a stream); name a file (./- names a file called '-')";
+  EXPECT_EQ(guiRefusal({"--compare", "-"}), "--compare" + database);
+  try {
+    (void)parseGuiOptions({"swapscope-gui", "-"});
+    ADD_FAILURE() << "a run database named - was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_EQ(std::string(e.what()), "DB.swapdb" + database);
+  }
+  EXPECT_EQ(guiRefusal({"--net", "-"}),
+            "--net -: standard input is not supported for a network file (the app reads it again "
+            "as the network's source changes); name a file (./- names a file called '-')");
+  EXPECT_EQ(guiRefusal({"--onnx", "-"}),
+            "--onnx -: standard input is not supported for an ONNX model (it may keep its weights "
+            "in external data files named relative to its own folder); name a file (./- names a "
+            "file called '-')");
+  // ./- names a file called "-".
+  EXPECT_EQ(guiRefusal({"--screenshot", "./-.png", "--export-plan", "./-"}), "accepted");
+}
+
 TEST(MainWindow, UntrainableBudgetIsStated) {
   OpenWindow w({"--budget", "1MiB"});
   const SummaryData& s = w.window.view<SummaryView>()->data();
