@@ -39,7 +39,7 @@ std::string planDeviceMismatch(const store::PlanFile& plan, const rt::Device& de
 }
 
 Network planNetwork(const store::PlanFile& plan, const std::string& planName,
-                    const std::string& otherwise) {
+                    const std::string& otherwise, const std::string& relativeTo) {
   if (plan.source_db.empty()) {
     throwBadInput("plan '" + planName +
                   "' names no source_db to take the network from: " + otherwise);
@@ -55,7 +55,7 @@ Network planNetwork(const store::PlanFile& plan, const std::string& planName,
     if (e.kind() != ErrorKind::BadInput) throw;
     const std::string relative =
         std::filesystem::path(plan.source_db).is_relative()
-            ? " (its source_db '" + plan.source_db + "' is taken from the plan file's folder)"
+            ? " (its source_db '" + plan.source_db + "' is taken from " + relativeTo + ")"
             : "";
     throwBadInput(planName + ": source_db: " + e.what() + relative +
                   " (the network is taken from there; " + otherwise + " instead)");
@@ -95,18 +95,21 @@ void requireFixedPolicysSets(const Network& net, const std::vector<LayerCost>& c
 
 }  // namespace
 
-SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName) {
+SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName,
+                    const std::string& otherwise) {
   if (net.structureHash() != plan.structure_hash) {
     // The same name with another structure: the same zoo model or file built another way.
-    const std::string sameName =
+    // Another name: how to give the plan's network, where the caller says.
+    const std::string hint =
         plan.network_name == net.name()
             ? "; the name is the same, so the network was built otherwise than for the plan ("
               "another --input or --classes, or another file): give the options the plan was "
               "made with"
-            : "";
+        : otherwise.empty() ? ""
+                            : ": " + otherwise;
     throwBadInput("plan '" + planName + "' was made for network " + plan.network_name +
                   " (structure " + plan.structure_hash + "), not " + net.name() + " (structure " +
-                  net.structureHash() + ")" + sameName);
+                  net.structureHash() + ")" + hint);
   }
   std::vector<std::string> names;
   for (const store::PlanSwap& w : plan.swap_set)

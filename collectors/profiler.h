@@ -159,13 +159,18 @@ enum class PlanData {
 
 /// The network a plan was made for, from the run database it names (`source_db`).
 /// Error(BadInput) naming the plan and the field where it names none or that database cannot
-/// give it; `otherwise` ends the message, saying how else to give the network.
+/// give it; `otherwise` ends the message, saying how else to give the network. A relative
+/// source_db is read from the plan file's folder (store::sourceDbPath), which the message names
+/// as `relativeTo` says: "the current folder" for a plan read from standard input.
 Network planNetwork(const store::PlanFile& plan, const std::string& planName,
-                    const std::string& otherwise);
+                    const std::string& otherwise,
+                    const std::string& relativeTo = "the plan file's folder");
 /// The plan's swap set of `net`: Error(BadInput) naming the plan when `net` is not the network
-/// it was made for (another structure hash), an FM of its swap set is not one of `net`'s
-/// swappable FMs, or its k overflows the memory curve.
-SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName);
+/// it was made for (another structure hash; `otherwise`, where given, ends that message, saying
+/// how to give the plan's network), an FM of its swap set is not one of `net`'s swappable FMs,
+/// or its k overflows the memory curve.
+SwapSet planSwapSet(const Network& net, const store::PlanFile& plan, const std::string& planName,
+                    const std::string& otherwise = "");
 /// The plan's recomputed FMs (its `recompute` entries) as a recompute set of `net`:
 /// Error(BadInput) naming the plan and the entry when one is not a layer whose FM a backward
 /// step reads. PlanRun runs them; empty entries give an all-false set.

@@ -355,7 +355,8 @@ int cmdAnalyze(const std::vector<std::string>& argv, std::ostream& out, std::ost
       "                  [--input CxHxW] [--classes N] [--policy " +
           joinPolicyNames(PolicyRows::Fixed, "|", "|") +
           "] [--json]\n"
-          "                  [--sub-batches S | --sub-batch-size B] [--dump-net FILE|-] [--gmap]\n"
+          "                  [--sub-batches S | --sub-batch-size B] [--dump-net FILE|- [--force]]\n"
+          "                  [--gmap]\n"
           "                  [--device cpu|cuda]",
       "Static analysis of a network at minibatch K: per-layer output shapes, parameters,\n"
       "FLOPs and feature-map bytes; totals; the memory peak under keep-all and swap-all; the\n"

@@ -20,8 +20,16 @@ namespace {
 using json = nlohmann::ordered_json;
 using Align = TextTable::Align;
 
+/// Whether `seconds` prints as a time other than 0 in milliseconds (formatMilliseconds: three
+/// decimals below 10 ms, so 0.0005 ms or more).
+bool showsAsTime(double seconds) {
+  return formatMilliseconds(seconds).find_first_not_of("-0.") != std::string::npos;
+}
+
+/// B/A, where both times show in the table; "-" where either prints as 0.000 ms (or is none), as
+/// a ratio to a time below the printed resolution is noise.
 std::string ratio(double a, double b) {
-  return a > 0 ? formatFixed(b / a, 2) + "x" : "-";
+  return a > 0 && b > 0 && showsAsTime(a) && showsAsTime(b) ? formatFixed(b / a, 2) + "x" : "-";
 }
 
 std::string gbps(double bytesPerS) {
@@ -224,7 +232,8 @@ int cmdCompare(const std::vector<std::string>& argv, std::ostream& out, std::ost
                  "each layer type's fitted curve evaluated at the same work; the PCIe fits;\n"
                  "per-step median times at the largest minibatch both recorded, largest\n"
                  "difference first (same network only); and, for runs made by `swapscope run`,\n"
-                 "the plan's predictions against the measurement.");
+                 "the plan's predictions against the measurement. A ratio B/A is '-' where either\n"
+                 "time shows as 0.000 ms: below the printed resolution, a ratio is noise.");
   args.positionals({"A.swapdb", "B.swapdb"},
                    "the two run databases (SQLite files, so not standard input: - is refused, "
                    "./- names a file called '-')");

@@ -92,15 +92,15 @@ struct PlanOptions {
 
 ArgParser planParser() {
   ArgParser args(
-      "swapscope plan --db FILE [--model NAME | --net FILE | --onnx FILE] --budget SIZE\n"
-      "               [--batch K] [--policy " +
+      "swapscope plan --db FILE [--model NAME | --net FILE | --onnx FILE] [--input CxHxW]\n"
+      "               [--classes N] --budget SIZE [--batch K] [--policy " +
           joinPolicyNames(PolicyRows::All, "|", "|") +
           "] [--mode argmin|paper]\n"
           "               [--max-batch K] [--epochs E --dataset-size M] [--gpus N --link-bandwidth "
           "B]\n"
           "               [--lr-base X --k-base K --lr-c C]\n"
           "               [--sub-batches S|auto | --sub-batch-size B | --allow-sub-batches]\n"
-          "               [--out plan.json|-] [--json]",
+          "               [--out plan.json|- [--force]] [--json]",
       "Fits the performance model to a run database (made by `swapscope profile`) and plans\n"
       "for a budget: the minibatch k (searched unless --batch), the swap set, and the simulated\n"
       "iteration: t_iter, throughput, peak memory and the stall before each step. Without\n"
@@ -428,13 +428,19 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     if (std::string w = perf::stabilityWarning(*stability); !w.empty())
       warnings.push_back(std::move(w));
   }
+  // A budget the profiled device does not have: the plan is made, but it cannot run there.
+  const std::string aboveDevice =
+      store::budgetAboveDeviceWarning(req.budget, run.meta.device_memory);
   if (args.has("--json")) {
     for (const std::string& note : warnings)
       doc["notes"].push_back(note);
+    if (!aboveDevice.empty()) doc["notes"].push_back("--budget: " + aboveDevice);
     if (!onePerPass.empty()) doc["notes"].push_back(onePerPass);
     out << doc.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
     return kExitOk;
   }
+  if (!aboveDevice.empty())
+    err << "warning: --budget " << *args.value("--budget") << ": " << aboveDevice << '\n';
   if (o.outToStdout) {
     // Standard output holds the plan file's JSON alone (what --out FILE would hold); the report
     // goes to standard error.

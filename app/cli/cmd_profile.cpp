@@ -33,10 +33,10 @@ constexpr std::int64_t kCpuDefaultMaxBatch = 128;
 
 int cmdProfile(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   ArgParser args(
-      "swapscope profile --model NAME | --net FILE | --onnx FILE --budget SIZE --db FILE\n"
-      "                  [--device cpu|cuda]\n"
-      "                  [--iters N] [--warmup N] [--max-batch K] [--input CxHxW]\n"
-      "                  [--classes N] [--seed S] [--force] [--json]",
+      "swapscope profile --model NAME | --net FILE | --onnx FILE [--input CxHxW] [--classes N]\n"
+      "                  --budget SIZE --db FILE [--force]\n"
+      "                  [--iters N] [--warmup N] [--max-batch K] [--seed S] [--json]\n" +
+          deviceUsage("                  "),
       "The profiling stage: computes k_max under swap-all for the budget, then trains at\n"
       "k = 1/8, 1/4, 1/2, 2/3 and 1 of k_max (capped by --max-batch) under swap-all. After\n"
       "--warmup unrecorded iterations per k it records --iters iterations: every step's time\n"

@@ -24,6 +24,7 @@
 #include "common/format.h"
 #include "common/stats.h"
 #include "graph/network_json.h"
+#include "graph/zoo.h"
 #include "options/args.h"
 #include "options/file_options.h"
 #include "options/network_options.h"
@@ -123,9 +124,12 @@ bool hasWorkspaces(const rt::SwapExecutor& ex) {
 
 ArgParser runParser() {
   ArgParser args(
-      "swapscope run --plan plan.json [--model NAME | --net FILE | --onnx FILE] [--iters N]\n"
-      "              [--warmup N] [--data synthetic|fashion-mnist [--data-dir DIR]]\n"
-      "              [--device cpu] [--seed S] [--db FILE [--force]] [--json]",
+      "swapscope run --plan plan.json|- [--model NAME | --net FILE | --onnx FILE]\n"
+      "              [--input CxHxW] [--classes N] [--iters N] [--warmup N]\n"
+      "              [--data synthetic|fashion-mnist [--data-dir DIR]] [--seed S]\n"
+      "              [--collector auto|cupti|cupti-all-api|events|off] [--strict-device]\n"
+      "              [--db FILE [--force]] [--json]\n" +
+          deviceUsage("              "),
       "Runs a plan made by `swapscope plan` on the engine (synthetic data of the\n"
       "network's shape) and prints predicted against measured: t_iter (the median of the\n"
       "measured iterations), the pool peak and the stall time, with relative errors.\n"
@@ -159,6 +163,18 @@ ArgParser runParser() {
             "refuse to run a plan whose model was fitted on another device (default: warn)");
   args.flag("--json", "print JSON");
   return args;
+}
+
+/// How to run a plan on the network it was made for, where another network was given (or is the
+/// profile's): a zoo model by --model, built as the plan was, else its file.
+std::string planNetworkHint(const store::PlanFile& plan) {
+  const std::string name = quoteBounded(plan.network_name);
+  if (findZooEntry(plan.network_name) != nullptr) {
+    return "give --model " + plan.network_name +
+           " (with the --input and --classes the plan was made with, if any) or the --net or "
+           "--onnx file it was made for";
+  }
+  return "give the --net or --onnx file it was made for (its network is named " + name + ")";
 }
 
 /// The plan and the network it runs, with every option checked before the plan is read.
@@ -202,7 +218,10 @@ RunRequest parseRunRequest(const ArgParser& args) {
                      : store::readPlanFile(q.planPath);
   q.net = args.has("--model") || args.has("--net") || args.has("--onnx")
               ? loadNetwork(args)
-              : collect::planNetwork(q.plan, q.planPath, "give --model or --net");
+              : collect::planNetwork(q.plan, q.planPath, "give --model or --net",
+                                     planPiped ? "the current folder, as the plan was read from "
+                                                 "standard input"
+                                               : "the plan file's folder");
   // The profile the plan was made from (where the network comes from without --model, --net
   // or --onnx) and the data set are inputs too: --db never replaces them, even with --force.
   // The profile is kept whichever network runs: replacing it would lose the measurements the
@@ -277,6 +296,35 @@ perf::StallMetrics stallMetrics(const store::PlanFile& plan, const rt::SwapExecu
                              result.steps);
 }
 
+/// Per measured iteration, how many steps stalled (a stall above `threshold` of the iteration's
+/// own t_iter): the sets whose scores against the predicted one StallMetrics gives as medians.
+std::vector<int> stalledPerIteration(const std::vector<perf::MeasuredIteration>& iterations,
+                                     double threshold) {
+  std::vector<int> counts;
+  for (const perf::MeasuredIteration& it : iterations) {
+    int n = 0;
+    for (std::size_t j = 1; j < it.stall.size(); ++j)
+      n += it.stall[j] > threshold * it.t_iter ? 1 : 0;
+    counts.push_back(n);
+  }
+  return counts;
+}
+
+/// The counts as "1, 0 and 2"; "from 0 to 3 (median 1)" beyond ten.
+std::string describeCounts(const std::vector<int>& counts) {
+  if (counts.size() > 10) {
+    const auto [lo, hi] = std::minmax_element(counts.begin(), counts.end());
+    std::vector<double> values(counts.begin(), counts.end());
+    return "from " + std::to_string(*lo) + " to " + std::to_string(*hi) + " (median " +
+           formatFixed(median(values), 1) + ")";
+  }
+  std::string text;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == counts.size() ? " and " : ", ") + std::to_string(counts[i]);
+  }
+  return text;
+}
+
 void printRunJson(const RunReport& t, const store::RunWriter* db, const InterruptScope& interrupt,
                   std::ostream& out) {
   const store::PlanFile& plan = t.q.plan;
@@ -298,6 +346,7 @@ void printRunJson(const RunReport& t, const store::RunWriter* db, const Interrup
             {{"threshold", sm.threshold},
              {"predicted", sm.predicted_stalled},
              {"measured", sm.measured_stalled},
+             {"per_iteration", stalledPerIteration(result.steps, sm.threshold)},
              {"precision", sm.precision},
              {"recall", sm.recall},
              {"f1", sm.f1}}},
@@ -358,10 +407,17 @@ void printRunText(const RunReport& t, const store::RunWriter* db, const Interrup
       << "  stalled     " << std::setw(10) << sm.predicted_stalled.size()
       << (sm.predicted_stalled.size() == 1 ? " step " : " steps") << std::setw(7)
       << sm.measured_stalled.size() << (sm.measured_stalled.size() == 1 ? " step " : " steps")
-      << "   precision " << formatFixed(sm.precision, 2) << ", recall " << formatFixed(sm.recall, 2)
-      << ", F1 " << formatFixed(sm.f1, 2) << "  (stall > " << formatFixed(sm.threshold * 100, 0)
-      << " % of t_iter; measured: the steps stalled in most iterations; the scores: medians of "
-         "each iteration's own)\n";
+      << "   (stall > " << formatFixed(sm.threshold * 100, 0)
+      << " % of t_iter; measured: the steps stalled in more than half of the " << sm.iterations
+      << (sm.iterations == 1 ? " iteration" : " iterations") << ")\n";
+  // The scores compare each iteration's own stalled steps with the predicted ones; the counts
+  // they come from are printed with them, as the sets above are the majority's.
+  const std::vector<int> perIteration = stalledPerIteration(result.steps, sm.threshold);
+  out << "  scores      each iteration's stalled steps (" << describeCounts(perIteration)
+      << ") against the " << sm.predicted_stalled.size() << " predicted: precision "
+      << formatFixed(sm.precision, 2) << ", recall " << formatFixed(sm.recall, 2) << ", F1 "
+      << formatFixed(sm.f1, 2) << (sm.iterations == 1 ? "" : ", medians over the iterations")
+      << " (precision is 1 where none is predicted, recall 1 where none stalled)\n";
   if (sm.has_starts) {
     out << "  step start  error " << formatMilliseconds(sm.start_error_median) << " ms median, "
         << formatMilliseconds(sm.start_error_p90) << " ms p90, "
@@ -412,7 +468,7 @@ int cmdRun(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   const RunRequest q = parseRunRequest(args);
   const store::PlanFile& plan = q.plan;
   const Network& net = q.net;
-  const SwapSet swapped = collect::planSwapSet(net, plan, q.planPath);
+  const SwapSet swapped = collect::planSwapSet(net, plan, q.planPath, planNetworkHint(plan));
   const auto costs = computeLayerCosts(net);
 
   const std::unique_ptr<rt::Device> device = openDevice(args, err);

@@ -14,7 +14,7 @@
 namespace swapscope::cli {
 
 int cmdTrace(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  ArgParser args("swapscope trace --db FILE [--k K] [--iteration I] --out trace.json|-",
+  ArgParser args("swapscope trace --db FILE [--k K] [--iteration I] --out trace.json|- [--force]",
                  "Writes one recorded iteration as Chrome trace JSON that Perfetto opens: the\n"
                  "compute, swap-out and swap-in streams are threads, each step and transfer a\n"
                  "slice, stalls are marked on the compute thread and the pool bytes are a\n"

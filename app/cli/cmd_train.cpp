@@ -42,21 +42,23 @@ std::string seconds(double s) {
 
 ArgParser trainParser() {
   ArgParser args(
-      "swapscope train --model NAME | --net FILE | --onnx FILE --data fashion-mnist|synthetic\n"
-      "                --batch K\n"
-      "                (--iters N | --epochs E) --budget SIZE\n"
-      "                [--policy " +
+      "swapscope train --model NAME | --net FILE | --onnx FILE [--input CxHxW] [--classes N]\n"
+      "                --data fashion-mnist|synthetic --batch K (--iters N | --epochs E)\n"
+      "                --budget SIZE [--policy " +
           joinPolicyNames(PolicyRows::Fixed, "|", "|") +
-          "] [--device cpu] [--seed S]\n"
-          "                [--sub-batches S | --sub-batch-size B] [--lr X] [--momentum M] "
-          "[--weight-decay W] [--data-dir DIR]\n"
-          "                [--synthetic-size N] [--load-weights FILE] [--save-weights FILE] "
-          "[--update per-layer|multi-tensor] [--json]",
+          "]\n"
+          "                [--seed S] [--warmup N] [--sub-batches S | --sub-batch-size B]\n"
+          "                [--lr X] [--momentum M] [--weight-decay W] [--update "
+          "per-layer|multi-tensor]\n"
+          "                [--data-dir DIR] [--synthetic-size N] [--load-weights FILE]\n"
+          "                [--init file|random] [--save-weights FILE [--force]] [--json]\n" +
+          deviceUsage("                "),
       "Trains the network on the engine: one pool of exactly the budget, feature maps swapped\n"
       "to host memory as the policy says, SGD with momentum and weight decay. Prints progress on\n"
       "a terminal, then the loss, the test accuracy (Fashion-MNIST), images/s, the pool\n"
       "high-water mark against the analyzer's prediction, the bytes swapped each way and the\n"
-      "compute stream's stall time. Ctrl-C stops after the current iteration.");
+      "compute stream's stall time. Ctrl-C stops after the current iteration. Weights that\n"
+      "diverge to NaN or infinity are named, and not saved (exit 1 with --save-weights).");
   addNetworkOptions(args);
   args.option("--data", "D", "fashion-mnist (Debian dataset-fashion-mnist) or synthetic");
   args.option("--batch", "K", "minibatch size (required)");
@@ -70,7 +72,8 @@ ArgParser trainParser() {
   addDeviceOptions(args);
   args.option("--seed", "S", "seed of initialisation, shuffling, dropout, data (default 1)");
   args.option("--warmup", "N",
-              "iterations left out of the per-iteration median (default 1); they still train");
+              "iterations left out of the per-iteration median (default 1); they still train. "
+              "At or above the iterations trained it leaves no median, and says so");
   args.option("--lr", "X", "learning rate (default 0.01)");
   args.option("--momentum", "M", "SGD momentum (default 0.9)");
   args.option("--weight-decay", "W", "L2 weight decay (default 5e-4)");
@@ -241,7 +244,20 @@ struct TrainReport {
   std::optional<double> medianIter;
   std::optional<std::string> weightsFile;  ///< --save-weights
   bool weightsSaved = false;  ///< not where no iteration completed: the file is left as it was
+  /// Where the weights reached hold NaN, an infinity or a negative running variance (the
+  /// training diverged), the first such tensor and why (rt::unsavableWeights); empty otherwise.
+  std::string diverged;
 };
+
+/// Why the weight file was not written, where it was not.
+std::string notSavedReason(const TrainReport& t) {
+  const std::string kept = " ('" + *t.weightsFile + "' is left as it was)";
+  if (!t.diverged.empty()) {
+    return "not saved: after iteration " + std::to_string(t.r.iterations) + ", " + t.diverged +
+           kept;
+  }
+  return "not saved: interrupted before an iteration completed" + kept;
+}
 
 void printTrainJson(const TrainReport& t, std::ostream& out) {
   const TrainRequest& q = t.q;
@@ -284,7 +300,11 @@ void printTrainJson(const TrainReport& t, std::ostream& out) {
         {"stall_seconds", static_cast<double>(r.last_iteration.stall_total_ns) * 1e-9},
         {"offload_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Offload)},
         {"prefetch_overlap", rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)}}}};
-  if (t.weightsFile) j["save_weights"] = {{"file", *t.weightsFile}, {"saved", t.weightsSaved}};
+  j["diverged"] = t.diverged.empty() ? json(nullptr) : json(t.diverged);
+  if (t.weightsFile) {
+    j["save_weights"] = {{"file", *t.weightsFile}, {"saved", t.weightsSaved}};
+    if (!t.weightsSaved) j["save_weights"]["reason"] = notSavedReason(t);
+  }
   if (t.test) {
     j["test"] = {
         {"samples", t.test->samples}, {"accuracy", t.test->accuracy()}, {"loss", t.test->loss}};
@@ -312,6 +332,11 @@ void printTrainText(const TrainReport& t, std::ostream& out) {
     out << " (median iteration " << std::setprecision(2) << *t.medianIter * 1e3 << " ms after "
         << t.q.warmup << " warm-up: " << std::setprecision(1)
         << static_cast<double>(t.q.k) / *t.medianIter << " images/s)";
+  } else if (r.iterations > 0) {
+    out << " (no median iteration: "
+        << (r.iterations == 1 ? std::string("the 1 iteration was")
+                              : "the " + std::to_string(r.iterations) + " iterations were all")
+        << " warm-up, --warmup " << t.q.warmup << ")";
   }
   out << "\n"
       << "  pool high-water     " << formatBytes(pool.high_water) << " (" << pool.high_water
@@ -325,10 +350,7 @@ void printTrainText(const TrainReport& t, std::ostream& out) {
       << " % of training time)\n";
   if (t.weightsFile) {
     out << "  weights             "
-        << (t.weightsSaved ? "saved to '" + *t.weightsFile + "'"
-                           : "not saved: interrupted before an iteration completed ('" +
-                                 *t.weightsFile + "' is left as it was)")
-        << '\n';
+        << (t.weightsSaved ? "saved to '" + *t.weightsFile + "'" : notSavedReason(t)) << '\n';
   }
   if (r.offload_bytes > 0) {
     out << "  overlap (last iter) offloads "
@@ -337,6 +359,24 @@ void printTrainText(const TrainReport& t, std::ostream& out) {
         << 100.0 * rt::overlapWithCompute(r.last_iteration, rt::TaskKind::Prefetch)
         << " % of their time ran beside compute\n";
   }
+}
+
+/// --warmup N that covers every iteration: the report has no median iteration. Said before the
+/// training, naming both options.
+void warnWarmupLeavesNoMedian(const ArgParser& args, const TrainRequest& q,
+                              std::int64_t trainSamples, std::ostream& err) {
+  if (!args.has("--warmup")) return;
+  const bool byIters = q.cfg.iterations > 0;
+  const std::int64_t total =
+      byIters ? q.cfg.iterations : q.cfg.epochs * (trainSamples / std::max<std::int64_t>(1, q.k));
+  if (total <= 0 || total > q.warmup) return;
+  const std::string n = std::to_string(total);
+  err << "warning: --warmup " << q.warmup << " leaves none of the " << n
+      << (total == 1 ? " iteration" : " iterations") << " of "
+      << (byIters ? "--iters " + n
+                  : "--epochs " + *args.value("--epochs") + " (" + n + " minibatches of " +
+                        std::to_string(q.k) + ")")
+      << " for the median iteration, so none is reported (give --warmup below " << n << ")\n";
 }
 
 }  // namespace
@@ -362,6 +402,7 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   const std::int64_t trainSamples = addDataHostBytes(args, q, options);
   rt::SwapExecutor ex(*device, net, q.k, swapped, q.budget, options);
   const rt::TrainTest data = loadTrainData(q, trainSamples);
+  warnWarmupLeavesNoMedian(args, q, data.train.size(), err);
 
   if (auto f = args.value("--load-weights")) {
     const rt::WeightFile w = rt::loadWeights(*f, net);
@@ -399,9 +440,17 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   std::optional<rt::EvalResult> test;
   if (q.hasTest && !r.cancelled) test = rt::evaluate(ex, data.test);
   const std::optional<std::string> weightsFile = args.value("--save-weights");
-  const bool saveWeights = weightsFile && !(r.cancelled && r.iterations == 0);
-  if (saveWeights)
-    rt::saveWeights(*weightsFile, net, ex.readWeights(), ex.readRunningStats(), q.rules);
+  // Weights that became NaN or infinite (a loss still finite, as batch norm's running statistics
+  // overflow first) are said, and not written to a file --load-weights would refuse.
+  std::string diverged;
+  bool saveWeights = false;
+  if (r.iterations > 0) {
+    const std::vector<std::vector<float>> weights = ex.readWeights();
+    const std::vector<std::vector<float>> stats = ex.readRunningStats();
+    diverged = rt::unsavableWeights(net, weights, stats);
+    saveWeights = weightsFile && diverged.empty();
+    if (saveWeights) rt::saveWeights(*weightsFile, net, weights, stats, q.rules);
+  }
 
   // The per-iteration median after the warm-up: the first iterations include one-off costs
   // (lazily loaded kernels, first touches of host memory).
@@ -414,7 +463,8 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
                      .test = test,
                      .medianIter = std::nullopt,
                      .weightsFile = weightsFile,
-                     .weightsSaved = saveWeights};
+                     .weightsSaved = saveWeights,
+                     .diverged = diverged};
   if (r.iteration_seconds.size() > static_cast<std::size_t>(q.warmup)) {
     report.medianIter = median(
         std::vector<double>(r.iteration_seconds.begin() + q.warmup, r.iteration_seconds.end()));
@@ -423,6 +473,18 @@ int cmdTrain(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     printTrainJson(report, out);
   } else {
     printTrainText(report, out);
+  }
+  if (!diverged.empty()) {
+    const std::string why = "the training diverged: after iteration " +
+                            std::to_string(r.iterations) + " (loss " + numberText(r.final_loss) +
+                            "), " + diverged + "; try a smaller --lr";
+    // The file it asked for is not written: a runtime failure, whatever else was reported.
+    if (weightsFile) {
+      throw Error(ErrorKind::Runtime, "the weight file --save-weights '" + *weightsFile +
+                                          "' is not written: " + why + " ('" + *weightsFile +
+                                          "' is left as it was)");
+    }
+    err << "warning: " << why << '\n';
   }
   // As profile and run: a training that did not finish is not a success, whatever it saved.
   return r.cancelled ? kExitFailure : kExitOk;

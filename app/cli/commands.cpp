@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "cli/commands.h"
 
+#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -33,7 +35,9 @@ constexpr Verb kVerbs[] = {
 };
 
 void printUsage(std::ostream& out) {
-  out << "usage: swapscope <verb> [options]   (swapscope <verb> --help for its options)\n\n"
+  out << "usage: swapscope <verb> [options]   (swapscope <verb> --help, or swapscope help <verb>,\n"
+         "                                     for its options)\n"
+         "       swapscope --version [--json]   (the version, the CUDA runtime and the GPUs)\n\n"
          "Plan and run CNN training under a GPU memory budget.\n\nverbs:\n";
   for (const Verb& v : kVerbs) {
     std::string name = v.name;
@@ -57,6 +61,34 @@ void printVersion(std::ostream& out) {
         << ", compute capability " << d.compute_major << '.' << d.compute_minor << ", "
         << d.multiprocessors << " SMs, PCI " << d.pci_bus_id << '\n';
   }
+}
+
+/// --version --json: what printVersion says, as a JSON document.
+void printVersionJson(std::ostream& out) {
+  const GpuInventory inv = queryGpuInventory();
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+  for (const GpuDevice& d : inv.devices) {
+    gpus.push_back({{"index", d.index},
+                    {"name", d.name},
+                    {"memory_bytes", d.total_memory},
+                    {"compute_capability",
+                     std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)},
+                    {"multiprocessors", d.multiprocessors},
+                    {"pci_bus_id", d.pci_bus_id}});
+  }
+  const auto version = [](int v) {
+    return v ? nlohmann::ordered_json(formatCudaVersion(v)) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json j{
+      {"swapscope", SWAPSCOPE_VERSION},
+      {"cuda", inv.built_with_cuda
+                   ? nlohmann::ordered_json{{"runtime", version(inv.runtime_version)},
+                                            {"driver", version(inv.driver_version)}}
+                   : nlohmann::ordered_json(nullptr)},
+      {"gpus", gpus},
+      {"gpus_unavailable", inv.devices.empty() ? nlohmann::ordered_json(inv.unavailable_reason)
+                                               : nlohmann::ordered_json(nullptr)}};
+  out << j.dump(2, ' ', false, kReplaceInvalidUtf8) << '\n';
 }
 
 /// A message as it may reach a terminal: control characters (an escape sequence in a file name,
@@ -85,19 +117,47 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     printUsage(err);
     return kExitUsage;
   }
-  const std::string& verb = args.front();
-  if (verb == "--help" || verb == "-h" || verb == "help") {
+  std::string verb = args.front();
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (verb == "--help" || verb == "-h" || (verb == "help" && rest.empty())) {
     printUsage(out);
     return kExitOk;
   }
+  if (verb == "help") {
+    // help VERB: the verb's own --help.
+    if (rest.size() > 1) {
+      err << "swapscope help: give one verb, got " << rest.size() << " words ('"
+          << terminalSafe(rest[1]) << "' after '" << terminalSafe(rest[0]) << "')\n";
+      return kExitUsage;
+    }
+    verb = rest.front();
+    if (std::none_of(std::begin(kVerbs), std::end(kVerbs),
+                     [&](const Verb& v) { return verb == v.name; })) {
+      err << "swapscope help: unknown verb '" << terminalSafe(verb) << "'\n\n";
+      printUsage(err);
+      return kExitUsage;
+    }
+    rest = {"--help"};
+  }
   if (verb == "--version") {
-    printVersion(out);
+    // --json is its one option; any other word is refused rather than ignored.
+    if (rest.size() > 1 || (rest.size() == 1 && rest.front() != "--json")) {
+      err << "swapscope --version: unexpected argument '"
+          << terminalSafe(rest.front() == "--json" ? rest[1] : rest.front())
+          << "' (--version takes --json only)\n";
+      return kExitUsage;
+    }
+    if (rest.empty()) {
+      printVersion(out);
+    } else {
+      printVersionJson(out);
+    }
     return kExitOk;
   }
   for (const Verb& v : kVerbs) {
     if (verb != v.name) continue;
     try {
-      return v.run({args.begin() + 1, args.end()}, out, err);
+      return v.run(rest, out, err);
     } catch (const Error& e) {
       err << "swapscope " << verb << ": error: " << terminalSafe(e.what()) << '\n';
       return e.kind() == ErrorKind::BadInput ? kExitUsage : kExitFailure;

@@ -22,6 +22,11 @@ void addDeviceOptions(ArgParser& args) {
               "(default 1GiB); a budget above free memory less this is refused");
 }
 
+std::string deviceUsage(const std::string& indent) {
+  return indent + "[--device cpu|cuda[:N]] [--conv-algo performance|memory] [--deterministic]\n" +
+         indent + "[--math fp32|tf32] [--workspace-limit SIZE] [--device-headroom SIZE]";
+}
+
 rt::DeviceOptions deviceOptions(const ArgParser& args) {
   rt::DeviceOptions o;
   if (auto v = args.value("--conv-algo")) {

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
 
 #include "options/args.h"
 #include "runtime/device.h"
@@ -12,6 +13,8 @@
 namespace swapscope::cli {
 
 void addDeviceOptions(ArgParser& args);
+/// The usage text of addDeviceOptions' options: two lines, each starting with `indent`.
+std::string deviceUsage(const std::string& indent);
 /// The DeviceOptions the flags say; Error(BadInput) naming the option on a bad value.
 rt::DeviceOptions deviceOptions(const ArgParser& args);
 /// Opens --device (default cpu) with deviceOptions(). On a device without them, each CUDA option

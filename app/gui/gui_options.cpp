@@ -85,16 +85,12 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
     o.network_args.push_back("--" + opt->names().front().toStdString());
     o.network_args.push_back(cli.value(*opt).toStdString());
   }
-  if (cli.isSet(budget) && cli.isSet(budgetGib)) throwBadInput("give --budget or --budget-gib");
-  if (cli.isSet(budget)) o.budget = parseByteSize(cli.value(budget).toStdString(), "--budget");
-  if (cli.isSet(budgetGib)) {
-    bool ok = false;
-    const double gib = cli.value(budgetGib).toDouble(&ok);
-    if (!ok || !(gib > 0) || gib > 1e6)
-      throwBadInput("--budget-gib: expected a positive number of GiB, got '" +
-                    cli.value(budgetGib).toStdString() + "'");
-    o.budget = static_cast<std::int64_t>(std::llround(gib * 1024.0 * 1024.0 * 1024.0));
-  }
+  // --budget-gib G is --budget GGiB, with --budget's reasons (options/plan_options.h).
+  const auto valueOf = [&](const QCommandLineOption& opt) -> std::optional<std::string> {
+    if (!cli.isSet(opt)) return std::nullopt;
+    return cli.value(opt).toStdString();
+  };
+  if (const auto b = cli::budgetFromOptions(valueOf(budget), valueOf(budgetGib))) o.budget = *b;
   // The CLI's parsers: the same limit and the same reasons as `swapscope plan --batch`.
   if (cli.isSet(batch)) o.batch = cli::parseBatch(cli.value(batch).toStdString(), "--batch");
   if (cli.isSet(policy))

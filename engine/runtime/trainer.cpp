@@ -78,9 +78,8 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
       break;
     }
     if (!std::isfinite(rec.loss)) {
-      throw Error(ErrorKind::Runtime, "the loss became " + std::to_string(rec.loss) +
-                                          " at iteration " + std::to_string(it + 1) +
-                                          " (try a smaller --lr)");
+      throw Error(ErrorKind::Runtime, "the loss became " + numberText(rec.loss) + " at iteration " +
+                                          std::to_string(it + 1) + " (try a smaller --lr)");
     }
     ++r.iterations;
     r.images += k;
@@ -168,11 +167,35 @@ struct Reader {
 };
 }  // namespace
 
+std::string unsavableWeights(const Network& net, const std::vector<std::vector<float>>& weights,
+                             const std::vector<std::vector<float>>& running_stats) {
+  const auto costs = computeLayerCosts(net);
+  std::size_t wi = 0, ri = 0;
+  for (int i = 0; i < net.size(); ++i) {
+    if (costs[i].params > 0 && wi < weights.size()) {
+      if (std::string why = badTensorValues(weights[wi++]); !why.empty())
+        return "'" + net.layer(i).name + ".weights' " + why;
+    }
+    if (costs[i].running_stats > 0 && ri < running_stats.size()) {
+      // Batch norm's running statistics are C means, then C variances, as loadWeights reads them.
+      const std::vector<float>& v = running_stats[ri++];
+      if (std::string why = badTensorValues(v, v.size() / 2); !why.empty())
+        return "'" + net.layer(i).name + ".running_stats' " + why;
+    }
+  }
+  return "";
+}
+
 void saveWeights(const std::string& path, const Network& net,
                  const std::vector<std::vector<float>>& weights,
                  const std::vector<std::vector<float>>& running_stats,
                  const files::OutputRules& rules) {
   files::checkOutputPath(path, "the weight file", rules);
+  // A file that --load-weights would refuse is not written, and an earlier one is kept.
+  if (const std::string why = unsavableWeights(net, weights, running_stats); !why.empty()) {
+    throw Error(ErrorKind::Runtime, "the weight file '" + path + "' is not written: " + why +
+                                        "; '" + path + "' is left as it was");
+  }
   files::AtomicFile out(path, "the weight file", rules.force);
   out.write(kWeightMagic, sizeof kWeightMagic);
   Writer w{out};

@@ -68,10 +68,19 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
 /// Top-1 accuracy and mean loss over all of `data`, in minibatches of the executor's k.
 EvalResult evaluate(SwapExecutor& ex, const Dataset& data);
 
+/// Why `weights` and `running_stats` (as SwapExecutor::readWeights and readRunningStats give
+/// them) are no weights a weight file may hold, as loadWeights would refuse them: the first
+/// tensor holding NaN or an infinity, or a negative running variance, named as in a weight file
+/// ("'bn2.running_stats' holds infinity at value 3 of 64 (...)"). Empty where they may be saved.
+std::string unsavableWeights(const Network& net, const std::vector<std::vector<float>>& weights,
+                             const std::vector<std::vector<float>>& running_stats);
+
 /// Weight files: "SWSWGT01", the network's structure hash, then each layer's learnable values
-/// and running statistics by name. Loading checks the hash, every name and every size. Saving
-/// goes through a temporary file (files::AtomicFile): an existing file is replaced only with
-/// rules.force, an input never.
+/// and running statistics by name. Loading checks the hash, every name, every size and every
+/// value. Saving goes through a temporary file (files::AtomicFile): an existing file is replaced
+/// only with rules.force, an input never; weights that loading would refuse (unsavableWeights)
+/// are not written, Error(Runtime) naming the file and the tensor, any existing file left as it
+/// was.
 void saveWeights(const std::string& path, const Network& net,
                  const std::vector<std::vector<float>>& weights,
                  const std::vector<std::vector<float>>& running_stats,

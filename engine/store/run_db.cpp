@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/// @brief The run database's names of its enumerations, and the live-writer checks.
+/// @brief The run database's names of its enumerations, the live-writer checks, and the rule that
+/// a budget above the profiled device's memory is warned of.
 #include "store/run_db.h"
 
 #include <filesystem>
@@ -26,6 +27,12 @@ std::string_view runStatusName(RunStatus s) {
       return "failed";
   }
   return "?";
+}
+
+std::string budgetAboveDeviceWarning(std::int64_t budget, std::int64_t device_memory) {
+  if (device_memory <= 0 || budget <= device_memory) return "";
+  return "the budget is above the " + formatBytes(device_memory) +
+         " the profiled device has: a plan for it cannot run there";
 }
 
 std::string_view directionName(Direction d) {

@@ -67,6 +67,12 @@ struct RunMeta {
   std::map<std::string, std::string> extra;  ///< any other key the writer stored
 };
 
+/// What a plan for `budget` bytes from a profile of a device with `device_memory` bytes (0:
+/// unknown) is warned of when the budget exceeds the device's memory ("the budget is above the
+/// 23.5 GiB the profiled device has: a plan for it cannot run there"), as `swapscope plan` and
+/// the app's Summary say it; empty where the budget fits the device or its memory is unknown.
+std::string budgetAboveDeviceWarning(std::int64_t budget, std::int64_t device_memory);
+
 struct LayerRow {
   int id = 0;
   std::string name, kind;

@@ -13,10 +13,12 @@
 
 #include "analysis/network_analysis.h"
 #include "common/batch_limit.h"
+#include "common/bytes.h"
 #include "common/error.h"
 #include "graph/zoo.h"
 #include "options/args.h"
 #include "options/network_options.h"
+#include "options/plan_options.h"
 #include "run_cli.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -407,6 +409,58 @@ TEST(NumberReasons, DecimalNumbersOnlyNotHexOrPaddedText) {
   expectRefused(run({"train", "--model", "fmnist-cnn", "--data", "synthetic", "--batch", "8",
                      "--budget", "64MiB", "--iters", "1", "--lr", "0x10"}),
                 "--lr");
+}
+
+/// The message of the Error(BadInput) that `f` throws; "" where it throws none.
+template <class F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BudgetGib, IsTheBudgetInGibWrittenAsBudgetWritesItsNumber) {
+  // --budget-gib G is --budget GGiB, byte for byte.
+  for (const char* g : {"1", "0.5", "1.25", "16", "1000", "99999999", "0"}) {
+    SCOPED_TRACE(g);
+    EXPECT_EQ(parseBudgetGib(g), parseByteSize(std::string(g) + "GiB", "--budget"));
+  }
+  EXPECT_EQ(parseBudgetGib("99999999"), std::int64_t{99999999} << 30);
+  // An exponent is refused as --budget refuses it, saying how to write the number.
+  EXPECT_NE(refusal([] { (void)parseByteSize("1e3", "--budget"); }), "");
+  for (const char* g : {"1e3", "1E3", "-1", "+1", " 1", "1 ", "1GiB", "0x10", "1.2.3", ".", ""}) {
+    SCOPED_TRACE(g);
+    EXPECT_NE(refusal([&] { (void)parseBudgetGib(g); })
+                  .find("is not a number of GiB: write decimal digits with at most one point, as "
+                        "--budget writes its number (no exponent, sign, unit or space)"),
+              std::string::npos);
+  }
+  EXPECT_EQ(refusal([] { (void)parseBudgetGib("1e3"); }),
+            "--budget-gib: '1e3' is not a number of GiB: write decimal digits with at most one "
+            "point, as --budget writes its number (no exponent, sign, unit or space), e.g. "
+            "--budget-gib 1000 or --budget 1000GiB");
+  // Too large is said with the limit, which is --budget's: what a 64-bit byte count holds.
+  EXPECT_EQ(parseBudgetGib("8589934591"), std::int64_t{8589934591} << 30);
+  for (const std::string& g :
+       {std::string("8589934592"), std::string("99999999999999"), "1" + std::string(400, '0')}) {
+    SCOPED_TRACE(g);
+    EXPECT_NE(refusal([&] { (void)parseBudgetGib(g); })
+                  .find(": too large: a budget is below 8 EiB (8589934592 GiB), the most bytes a "
+                        "64-bit count holds, as for --budget"),
+              std::string::npos);
+    EXPECT_NE(refusal([&] { (void)parseByteSize(g + "GiB", "--budget"); }), "");
+  }
+  // One of the two, not both.
+  EXPECT_EQ(budgetFromOptions("64MiB", std::nullopt), std::int64_t{64} << 20);
+  EXPECT_EQ(budgetFromOptions(std::nullopt, "2"), std::int64_t{2} << 30);
+  EXPECT_EQ(budgetFromOptions(std::nullopt, std::nullopt), std::nullopt);
+  EXPECT_EQ(refusal([] { (void)budgetFromOptions("64MiB", "2"); }),
+            "give --budget or --budget-gib, not both: --budget '64MiB' and --budget-gib '2' each "
+            "set the budget");
 }
 
 // --- compare: (k, passes) and runs without iterations -------------------------------------------

@@ -850,6 +850,28 @@ TEST_F(CliFiles, AMissingSourceDatabaseNamesThePlanAndTheField) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("give --model or --net instead"), std::string::npos) << r.err;
+  // A relative source_db is said to be taken from the plan file's folder; read from standard
+  // input, the plan has no folder: it is taken from the current one, and the message says so.
+  const InFolder here(dir);
+  ASSERT_EQ(run({"plan", "--db", "moved.swapdb", "--budget", "32MiB", "--batch", "8", "--out",
+                 "rel.json"})
+                .code,
+            0);
+  fs::rename(dir / "moved.swapdb", dir / "moved-again.swapdb");
+  const testing::Result fromFile = run({"run", "--plan", "rel.json", "--iters", "1"});
+  EXPECT_EQ(fromFile.code, 2) << fromFile.err;
+  EXPECT_NE(fromFile.err.find("rel.json: source_db: cannot open 'moved.swapdb': no such file (its "
+                              "source_db 'moved.swapdb' is taken from the plan file's folder)"),
+            std::string::npos)
+      << fromFile.err;
+  ASSERT_EQ(testing::runShell("swapscope run --plan - --iters 1 <rel.json 2>piped.err"), 2);
+  const std::string piped = slurp(dir / "piped.err");
+  EXPECT_NE(piped.find("standard input (--plan -): source_db: cannot open 'moved.swapdb': no such "
+                       "file (its source_db 'moved.swapdb' is taken from the current folder, as "
+                       "the plan was read from standard input)"),
+            std::string::npos)
+      << piped;
+  EXPECT_EQ(piped.find("plan file's folder"), std::string::npos) << piped;
 }
 
 }  // namespace

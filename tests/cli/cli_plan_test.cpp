@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "analysis/network_analysis.h"
 #include "analysis/swap_policy.h"
@@ -340,6 +341,12 @@ TEST_F(CliPlan, RefusesAPlanForAnotherNetwork) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("was made for network fmnist-cnn"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("the name is the same"), std::string::npos) << r.err;
+  // It says how to give the plan's network.
+  EXPECT_NE(r.err.find("not resnet20 (structure " + buildZooModel("resnet20").structureHash() +
+                       "): give --model fmnist-cnn (with the --input and --classes the plan was "
+                       "made with, if any) or the --net or --onnx file it was made for\n"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(CliPlan, APlanForTheSameModelBuiltOtherwiseSaysWhichOptionsDiffer) {
@@ -532,6 +539,34 @@ TEST(CliCompare, DifferentNetworksShareOnlyLayerTypeCurves) {
   const auto text = testing::run({"compare", kSample, kResnet56});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("not compared, the networks differ"), std::string::npos);
+}
+
+TEST(CliCompare, ARatioIsPrintedOnlyWhereBothTimesShow) {
+  // resnet56 against fmnist-cnn: batch norm's update takes under 0.0005 ms in fmnist-cnn's fit.
+  const auto r = testing::run({"compare", kResnet56, kSample});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out.substr(r.out.find("fitted curves at common work")));
+  std::string line;
+  std::getline(lines, line);  // the title
+  std::getline(lines, line);  // the header
+  std::getline(lines, line);  // the rule
+  int rows = 0, zeros = 0;
+  const std::regex gap("  +");
+  while (std::getline(lines, line) && line.rfind("  (*", 0) != 0) {
+    const std::vector<std::string> cells(
+        std::sregex_token_iterator(line.begin(), line.end(), gap, -1), {});
+    ASSERT_EQ(cells.size(), 7u) << line;
+    const std::string &a = cells[3], &b = cells[4], &ratio = cells[5];
+    ++rows;
+    if (a == "0.000" || b == "0.000") {
+      ++zeros;
+      EXPECT_EQ(ratio, "-") << line;
+    } else {
+      EXPECT_EQ(ratio.back(), 'x') << line;
+    }
+  }
+  EXPECT_GT(rows, 5) << r.out;
+  EXPECT_GE(zeros, 1) << "the case this test is for:\n" << r.out;
 }
 
 TEST(CliCompare, ShowsPredictedAgainstMeasuredForARunOfAPlan) {
@@ -905,6 +940,40 @@ TEST_F(CliPlan, RunReportsStallsAgainstItsRecordedTimeline) {
     EXPECT_GE(j["stalled_steps"][score].get<double>(), 0.0) << score;
     EXPECT_LE(j["stalled_steps"][score].get<double>(), 1.0) << score;
   }
+  // The scores come from each iteration's own stalled steps, whose counts are given with them:
+  // the median of the iterations' precision, recall and F1 against the predicted set (an empty
+  // set scores 1).
+  std::vector<std::vector<int>> stalledIn(d.iterations.size());
+  for (const store::SampleRow& s : d.samples) {
+    if (s.direction == store::Direction::Update) continue;
+    const auto& it = d.iterations.at(static_cast<std::size_t>(s.iteration));
+    if (static_cast<double>(s.stall_ns) > 0.01 * static_cast<double>(it.duration_ns))
+      stalledIn.at(static_cast<std::size_t>(s.iteration)).push_back(s.step);
+  }
+  std::vector<int> perIteration;
+  std::vector<double> precision, recall, f1;
+  for (std::vector<int>& set : stalledIn) {
+    std::sort(set.begin(), set.end());
+    perIteration.push_back(static_cast<int>(set.size()));
+    std::size_t both = 0;
+    for (const int step : predicted)
+      both += std::binary_search(set.begin(), set.end(), step) ? 1 : 0;
+    const double p =
+        predicted.empty() ? 1.0 : static_cast<double>(both) / static_cast<double>(predicted.size());
+    const double q =
+        set.empty() ? 1.0 : static_cast<double>(both) / static_cast<double>(set.size());
+    precision.push_back(p);
+    recall.push_back(q);
+    f1.push_back(p + q > 0 ? 2 * p * q / (p + q) : 0);
+  }
+  EXPECT_EQ(j["stalled_steps"]["per_iteration"].get<std::vector<int>>(), perIteration) << r.out;
+  const auto middle = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];  // three iterations
+  };
+  EXPECT_DOUBLE_EQ(j["stalled_steps"]["precision"].get<double>(), middle(precision));
+  EXPECT_DOUBLE_EQ(j["stalled_steps"]["recall"].get<double>(), middle(recall));
+  EXPECT_DOUBLE_EQ(j["stalled_steps"]["f1"].get<double>(), middle(f1));
   // Every step has a predicted start, so the start error is reported, bounded by the iteration.
   ASSERT_TRUE(j["start_error_s"].is_object()) << r.out;
   EXPECT_LE(j["start_error_s"]["median"].get<double>(), j["start_error_s"]["max"].get<double>());
@@ -919,6 +988,59 @@ TEST_F(CliPlan, RunReportsStallsAgainstItsRecordedTimeline) {
   EXPECT_EQ(plan.prefetches_moved, d.batches[0].hoisted_prefetches);
   EXPECT_EQ(plan.reuse_delay, d.batches[0].reuse_delay);
   fs::remove(db);
+}
+
+TEST_F(CliPlan, RunPrintsTheStalledStepCountsItsScoresComeFrom) {
+  ASSERT_EQ(s_result.code, 0) << s_result.err;
+  const auto r = run({"run", "--plan", s_plan.string(), "--iters", "2", "--warmup", "0"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The sets, the majority's; then each iteration's count, and the scores as medians of those.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\n  stalled +[0-9]+ steps? +[0-9]+ steps? +\\(stall > 1 % of t_iter; "
+                        "measured: the steps stalled in more than half of the 2 iterations\\)\n")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\n  scores      each iteration's stalled steps \\([0-9]+ and [0-9]+\\) "
+                        "against the [0-9]+ predicted: precision [01]\\.[0-9]{2}, recall "
+                        "[01]\\.[0-9]{2}, F1 [01]\\.[0-9]{2}, medians over the iterations "
+                        "\\(precision is 1 where none is predicted, recall 1 where none "
+                        "stalled\\)\n")))
+      << r.out;
+  EXPECT_EQ(r.out.find("the scores: medians of each iteration's own"), std::string::npos) << r.out;
+}
+
+TEST(CliPlanDevice, ABudgetAboveTheProfiledDevicesMemoryIsWarnedOfInTextAndJson) {
+  // The sample profile's device has 23.5 GiB; a plan for 1 TiB is made, and said not to run there.
+  const store::RunData d = store::RunReader(kSample).load();
+  ASSERT_GT(d.meta.device_memory, 0);
+  ASSERT_LT(d.meta.device_memory, std::int64_t{1} << 40);
+  const std::string want = "the budget is above the " + formatBytes(d.meta.device_memory) +
+                           " the profiled device has: a plan for it cannot run there";
+  EXPECT_EQ(store::budgetAboveDeviceWarning(std::int64_t{1} << 40, d.meta.device_memory), want);
+  const std::vector<std::string> plan = {"plan",    "--db", kSample,    "--budget", "1TiB",
+                                         "--batch", "8",    "--policy", "swap-all"};
+  const auto text = run(plan);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.err.find("warning: --budget 1TiB: " + want), std::string::npos) << text.err;
+  EXPECT_EQ(text.out.find(want), std::string::npos) << "stderr only:\n" << text.out;
+  std::vector<std::string> withJson = plan;
+  withJson.push_back("--json");
+  const auto j = run(withJson);
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(j.err, "");
+  const json doc = json::parse(j.out);
+  ASSERT_TRUE(doc.contains("notes")) << j.out;
+  EXPECT_NE(std::find(doc["notes"].begin(), doc["notes"].end(), json("--budget: " + want)),
+            doc["notes"].end())
+      << doc["notes"].dump();
+  // At the device's own memory, and below it, nothing is said.
+  const auto at = run({"plan", "--db", kSample, "--budget", std::to_string(d.meta.device_memory),
+                       "--batch", "8", "--policy", "swap-all", "--json"});
+  ASSERT_EQ(at.code, 0) << at.err;
+  EXPECT_EQ(at.out.find("profiled device has"), std::string::npos) << at.out;
+  EXPECT_EQ(store::budgetAboveDeviceWarning(d.meta.device_memory, d.meta.device_memory), "");
+  EXPECT_EQ(store::budgetAboveDeviceWarning(std::int64_t{1} << 40, 0), "")
+      << "a device of unknown memory";
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include "run_cli.h"
 
 #include <filesystem>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -196,6 +198,101 @@ TEST(Cli, HelpForEveryVerb) {
   }
   EXPECT_EQ(run({"--help"}).code, kExitOk);
   EXPECT_EQ(run({}).code, kExitUsage);
+}
+
+/// The verbs the general help lists, in its order.
+std::vector<std::string> listedVerbs() {
+  const Result r = run({"--help"});
+  std::istringstream in(r.out.substr(r.out.find("\nverbs:\n") + 8));
+  std::vector<std::string> verbs;
+  std::string line;
+  while (std::getline(in, line) && line.rfind("  ", 0) == 0) {
+    std::istringstream words(line);
+    verbs.emplace_back();
+    words >> verbs.back();
+  }
+  return verbs;
+}
+
+/// Every "--name" word in `text`.
+std::set<std::string> optionWords(const std::string& text) {
+  std::set<std::string> words;
+  const std::regex option("--[a-z0-9][a-z0-9-]*");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), option);
+       it != std::sregex_iterator(); ++it)
+    words.insert(it->str());
+  return words;
+}
+
+TEST(Cli, EveryVerbsUsageLineNamesEveryOptionItTakesAndNoOther) {
+  const std::vector<std::string> verbs = listedVerbs();
+  ASSERT_EQ(verbs.size(), 10u);
+  for (const std::string& verb : verbs) {
+    const Result r = run({verb, "--help"});
+    ASSERT_EQ(r.code, kExitOk) << verb;
+    // The usage runs from "usage:" to the first blank line; the options are the lines below
+    // "options:" that start with two spaces and "--".
+    const std::size_t end = r.out.find("\n\n");
+    ASSERT_NE(end, std::string::npos) << r.out;
+    const std::set<std::string> usage = optionWords(r.out.substr(0, end));
+    std::set<std::string> declared;
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.rfind("  --", 0) != 0) continue;
+      std::istringstream words(line);
+      std::string name;
+      words >> name;
+      if (name != "--help") declared.insert(name);
+    }
+    ASSERT_FALSE(declared.empty()) << verb;
+    for (const std::string& o : declared)
+      EXPECT_TRUE(usage.count(o)) << verb << "'s usage omits " << o << ":\n" << r.out;
+    for (const std::string& o : usage)
+      EXPECT_TRUE(declared.count(o)) << verb << "'s usage names " << o << ", no option of it";
+  }
+}
+
+TEST(Cli, HelpVerbPrintsTheVerbsHelpAndRefusesAnUnknownVerb) {
+  for (const std::string& verb : listedVerbs()) {
+    const Result help = run({"help", verb}), own = run({verb, "--help"});
+    EXPECT_EQ(help.code, kExitOk) << verb;
+    EXPECT_EQ(help.out, own.out) << verb;
+    EXPECT_EQ(help.err, "");
+  }
+  const Result general = run({"help"});
+  EXPECT_EQ(general.code, kExitOk);
+  EXPECT_EQ(general.out, run({"--help"}).out);
+  EXPECT_NE(general.out.find("swapscope help <verb>"), std::string::npos) << general.out;
+  const Result unknown = run({"help", "nosuch"});
+  EXPECT_EQ(unknown.code, kExitUsage);
+  EXPECT_EQ(unknown.out, "");
+  EXPECT_EQ(unknown.err.rfind("swapscope help: unknown verb 'nosuch'\n", 0), 0u) << unknown.err;
+  const Result two = run({"help", "plan", "run"});
+  EXPECT_EQ(two.code, kExitUsage);
+  EXPECT_EQ(two.err, "swapscope help: give one verb, got 2 words ('run' after 'plan')\n");
+}
+
+TEST(Cli, VersionPrintsJsonWithJsonAndRefusesAnyOtherWord) {
+  const Result text = run({"--version"});
+  ASSERT_EQ(text.code, kExitOk);
+  EXPECT_EQ(text.out.rfind("swapscope ", 0), 0u) << text.out;
+  const Result j = run({"--version", "--json"});
+  ASSERT_EQ(j.code, kExitOk) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ("swapscope " + doc["swapscope"].get<std::string>() + "\n",
+            text.out.substr(0, text.out.find('\n') + 1));
+  ASSERT_TRUE(doc["gpus"].is_array());
+  // Either GPUs or why there are none.
+  EXPECT_NE(doc["gpus"].empty(), doc["gpus_unavailable"].is_null()) << j.out;
+  EXPECT_TRUE(doc.contains("cuda"));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--version", "--jsn"}, {"--version", "--json", "x"}}) {
+    const Result bad = run(args);
+    EXPECT_EQ(bad.code, kExitUsage);
+    EXPECT_EQ(bad.out, "");
+    EXPECT_NE(bad.err.find("(--version takes --json only)"), std::string::npos) << bad.err;
+  }
 }
 
 }  // namespace

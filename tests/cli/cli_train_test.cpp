@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "graph/zoo.h"
 #include "run_cli.h"
 #include "runtime/dataset.h"
+#include "runtime/trainer.h"
 #include "spawn_cli.h"
 
 namespace swapscope::cli {
@@ -147,6 +149,109 @@ TEST(CliTrain, ReportsTheMedianIterationAfterTheWarmUp) {
 
   args.back() = "-1";
   EXPECT_EQ(run(args).code, kExitUsage);
+}
+
+TEST(CliTrain, AWarmUpCoveringEveryIterationIsWarnedOfNamingBothOptions) {
+  const std::vector<std::string> base = {"train",   "--model", "fmnist-cnn", "--data", "synthetic",
+                                         "--batch", "8",       "--budget",   "16MiB"};
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--iters", "2", "--warmup", "5"});
+  Result r = run(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("warning: --warmup 5 leaves none of the 2 iterations of --iters 2 for the "
+                       "median iteration, so none is reported (give --warmup below 2)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("(no median iteration: the 2 iterations were all warm-up, --warmup 5)"),
+            std::string::npos)
+      << r.out;
+  // --epochs: the iterations are the epochs' minibatches (4 of 8 synthetic samples each).
+  args = base;
+  args.insert(args.end(), {"--epochs", "1", "--warmup", "4", "--json"});
+  r = run(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("warning: --warmup 4 leaves none of the 4 iterations of --epochs 1 (4 "
+                       "minibatches of 8) for the median iteration"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["t_iter_median_s"].is_null());
+  // One iteration left after the warm-up: nothing to say.
+  args = base;
+  args.insert(args.end(), {"--iters", "2", "--warmup", "1"});
+  r = run(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.err.find("--warmup"), std::string::npos) << r.err;
+}
+
+TEST(CliTrain, ADivergedTrainingSaysSoAndWritesNoWeightFileThatWouldBeRefused) {
+  // --lr 100 overflows batch norm's running statistics within 4 iterations, the loss still
+  // finite: the weights reached are no weights --load-weights reads.
+  const std::string file = (std::filesystem::temp_directory_path() /
+                            ("swapscope-diverged-" + std::to_string(getpid()) + ".weights"))
+                               .string();
+  std::ofstream(file) << "an earlier training's weights";
+  const std::vector<std::string> base = {"train",   "--model", "fmnist-cnn", "--data", "synthetic",
+                                         "--batch", "8",       "--iters",    "4",      "--budget",
+                                         "16MiB",   "--lr",    "100"};
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--save-weights", file, "--force"});
+  Result r = run(args);
+  EXPECT_EQ(r.code, kExitFailure) << r.out << r.err;
+  EXPECT_NE(r.err.find("swapscope train: error: the weight file --save-weights '" + file +
+                       "' is not written: the training diverged: after iteration 4"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" holds "), std::string::npos) << r.err;  // names the tensor and value
+  EXPECT_NE(r.err.find("; try a smaller --lr ('" + file + "' is left as it was)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("  weights             not saved: after iteration 4, '"), std::string::npos)
+      << r.out;
+  std::ifstream in(file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "an earlier training's weights");
+
+  // --json: the report, then the same error.
+  args.push_back("--json");
+  r = run(args);
+  EXPECT_EQ(r.code, kExitFailure) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["diverged"].is_string()) << r.out;
+  EXPECT_FALSE(j["save_weights"]["saved"].get<bool>());
+  EXPECT_NE(j["save_weights"]["reason"].get<std::string>().find("not saved: after iteration 4"),
+            std::string::npos);
+
+  // Without --save-weights it is a warning.
+  r = run(base);
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("warning: the training diverged: after iteration 4 (loss "),
+            std::string::npos)
+      << r.err;
+
+  // The engine never writes what it would refuse, whoever asks.
+  const Network net = buildZooModel("fmnist-cnn");
+  std::vector<std::vector<float>> weights, stats;
+  const auto costs = computeLayerCosts(net);
+  for (int i = 0; i < net.size(); ++i) {
+    if (costs[i].params > 0) weights.emplace_back(static_cast<std::size_t>(costs[i].params), 0.5f);
+    if (costs[i].running_stats > 0)
+      stats.emplace_back(static_cast<std::size_t>(costs[i].running_stats), 1.0f);
+  }
+  EXPECT_EQ(rt::unsavableWeights(net, weights, stats), "");
+  weights.back()[3] = std::numeric_limits<float>::quiet_NaN();
+  const std::string why = rt::unsavableWeights(net, weights, stats);
+  EXPECT_NE(why.find(".weights' holds NaN at value 3 of "), std::string::npos) << why;
+  files::OutputRules rules;
+  rules.force = true;
+  try {
+    rt::saveWeights(file, net, weights, stats, rules);
+    ADD_FAILURE() << "saved NaN weights";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+    EXPECT_NE(std::string(e.what()).find("is not written: " + why), std::string::npos) << e.what();
+  }
+  in = std::ifstream(file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "an earlier training's weights");
+  std::filesystem::remove(file);
 }
 
 TEST(CliTrain, SavedWeightsAreIdenticalUnderKeepAllAndVdnnConv) {
