@@ -13,6 +13,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <utility>
 
 #include "common/bytes.h"
 #include "common/format.h"
@@ -35,6 +37,7 @@ QString qs(const std::string& s) {
 QStandardItem* textItem(const QString& text) {
   auto* item = new QStandardItem(text);
   item->setData(text, Qt::UserRole);
+  item->setToolTip(text);  // whole, where the column elides it
   item->setEditable(false);
   return item;
 }
@@ -56,8 +59,17 @@ QString ratio(double a, double b) {
   return a > 0 ? qs(formatFixed(b / a, 2)) + "x" : QStringLiteral("-");
 }
 
+/// A header whose sections can be fitted at once (QHeaderView fits them at its next delayed
+/// layout, after the event loop's posted events, a headless screenshot's among them).
+class FittingHeader : public QHeaderView {
+ public:
+  using QHeaderView::QHeaderView;
+  void fitNow() { resizeSections(); }
+};
+
 QTableView* makeTable(QStandardItemModel* model) {
   auto* t = new QTableView;
+  t->setHorizontalHeader(new FittingHeader(Qt::Horizontal, t));
   t->setModel(model);
   // Rows stay in the order they were added until a header is clicked.
   t->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
@@ -66,8 +78,30 @@ QTableView* makeTable(QStandardItemModel* model) {
   t->setSelectionMode(QAbstractItemView::SingleSelection);
   t->verticalHeader()->setVisible(false);
   t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 4);
-  t->horizontalHeader()->setStretchLastSection(true);
   return t;
+}
+
+/// Names `model`'s columns: (header, tooltip) each.
+void setColumns(QStandardItemModel* model,
+                std::initializer_list<std::pair<const char*, const char*>> columns) {
+  model->setColumnCount(static_cast<int>(columns.size()));
+  int i = 0;
+  for (const auto& [header, tip] : columns) {
+    model->setHeaderData(i, Qt::Horizontal, QString::fromUtf8(header));
+    model->setHeaderData(i++, Qt::Horizontal, QString::fromUtf8(tip), Qt::ToolTipRole);
+  }
+}
+
+/// Every column of `t` in view at the width the view gives it: the numbers and short texts sized
+/// to their contents, the name columns `names` sharing the rest, long names elided by `elide`
+/// (the whole name is the cell's tooltip). After the model's columns are named.
+void fitColumns(QTableView* t, std::initializer_list<int> names, Qt::TextElideMode elide) {
+  QHeaderView* header = t->horizontalHeader();
+  header->setStretchLastSection(false);
+  header->setSectionResizeMode(QHeaderView::ResizeToContents);
+  for (const int column : names)
+    header->setSectionResizeMode(column, QHeaderView::Stretch);
+  t->setTextElideMode(elide);
 }
 
 QCustomPlot* makePlot(const QString& title) {
@@ -121,10 +155,28 @@ CompareView::CompareView(QWidget* parent)
       m_poolPlot(makePlot("Pool in use, one iteration")) {
   m_steps->setSortRole(Qt::UserRole);
   m_curves->setSortRole(Qt::UserRole);
-  m_steps->setHorizontalHeaderLabels(
-      {"step", "dir", "layer", "A ms", "B ms", "B-A ms", "|B-A| ms", "B/A"});
-  m_curves->setHorizontalHeaderLabels(
-      {"layer type", "dir", "work", "A ms", "B ms", "B/A", "forms"});
+  // Short headers, the unit in the title above each table and the meaning in each header's
+  // tooltip: every column fits beside the plots at the window's default size.
+  setColumns(m_steps, {{"step", "the step of the iteration"},
+                       {"dir", "direction"},
+                       {"layer", "the layer the step runs"},
+                       {"A", "A's median time (ms)"},
+                       {"B", "B's median time (ms)"},
+                       {"B-A", "B's median minus A's (ms); sorts by its size"},
+                       {"B/A", "B's median over A's"}});
+  setColumns(
+      m_curves,
+      {{"layer type", "the fitted curve's layer type (@bytes: timed against its output bytes)"},
+       {"dir", "direction"},
+       {"work", "the common work the curves are evaluated at"},
+       {"A", "A's curve at that work (ms)"},
+       {"B", "B's curve at that work (ms)"},
+       {"B/A", "B's time over A's"},
+       {"forms", "the form chosen for A's curve / B's (one name: both chose it)"}});
+  // A layer's name ends in what tells it from its neighbours (layer3.0.conv2); a layer type and
+  // a form are known by their start.
+  fitColumns(m_stepTable, {2}, Qt::ElideMiddle);
+  fitColumns(m_curveTable, {0, 6}, Qt::ElideRight);
   m_identity->setWordWrap(true);
   m_identity->setAlignment(Qt::AlignTop | Qt::AlignLeft);  // at the top, with or without tables
   m_identity->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -141,7 +193,7 @@ CompareView::CompareView(QWidget* parent)
   tl->setContentsMargins(0, 0, 0, 0);
   tl->addWidget(m_stepTitle);
   tl->addWidget(m_stepTable, 1);
-  tl->addWidget(new QLabel("Fitted curves per layer type at common work (* extrapolated)"));
+  tl->addWidget(new QLabel("Fitted curves per layer type at common work (ms; * extrapolated)"));
   tl->addWidget(m_curveTable, 1);
 
   auto* plots = new QWidget;
@@ -155,8 +207,8 @@ CompareView::CompareView(QWidget* parent)
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(tables);
   split->addWidget(plots);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 3);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -180,7 +232,7 @@ CompareView::CompareView(QWidget* parent)
               return m_steps->item(current.row(), column)->text();
             };
             m_stepTitle->setText(QStringLiteral("step %1 (%2 %3): A %4 ms, B %5 ms, B/A %6")
-                                     .arg(cell(0), cell(2), cell(1), cell(3), cell(4), cell(7)));
+                                     .arg(cell(0), cell(2), cell(1), cell(3), cell(4), cell(6)));
           });
   setMessage("Add a database for comparison (File > Add database for comparison...).");
 }
@@ -256,7 +308,7 @@ void CompareView::fillTables() {
   } else if (const std::string why = perf::stepsNotCompared(c); !why.empty()) {
     m_stepTitle->setText("Per-step median times: not compared, " + qs(why));
   } else {
-    m_stepTitle->setText(QStringLiteral("Per-step median times at %1 samples per pass (the "
+    m_stepTitle->setText(QStringLiteral("Per-step median times (ms) at %1 samples per pass (the "
                                         "largest both recorded), %2 steps, largest difference "
                                         "first")
                              .arg(c.step_k)
@@ -267,26 +319,28 @@ void CompareView::fillTables() {
     const double diff = d.seconds_b - d.seconds_a;
     m_steps->appendRow({numberItem(QString::number(d.step), d.step), textItem(qs(d.direction)),
                         textItem(qs(d.layer)), numberItem(ms(d.seconds_a), d.seconds_a),
-                        numberItem(ms(d.seconds_b), d.seconds_b), numberItem(ms(diff), diff),
-                        numberItem(ms(std::abs(diff)), std::abs(diff)),
+                        numberItem(ms(d.seconds_b), d.seconds_b),
+                        numberItem(ms(diff), std::abs(diff)),
                         numberItem(ratio(d.seconds_a, d.seconds_b),
                                    d.seconds_a > 0 ? d.seconds_b / d.seconds_a : 0.0)});
   }
   // Largest difference first, as compareRuns orders them; a click on a header sorts by it.
-  m_stepTable->horizontalHeader()->setSortIndicator(6, Qt::DescendingOrder);
+  m_stepTable->horizontalHeader()->setSortIndicator(5, Qt::DescendingOrder);
   for (const perf::CurveAtCommonWork& w : c.curves) {
     const QString work = (w.bytes_axis ? qs(formatBytes(static_cast<std::int64_t>(w.work)))
                                        : qs(formatSi(w.work) + "FLOP")) +
                          (w.extrapolated ? " *" : "");
-    m_curves->appendRow({textItem(qs(w.target)), textItem(qs(w.direction)),
-                         numberItem(work, w.work), numberItem(ms(w.seconds_a), w.seconds_a),
-                         numberItem(ms(w.seconds_b), w.seconds_b),
-                         numberItem(ratio(w.seconds_a, w.seconds_b),
-                                    w.seconds_a > 0 ? w.seconds_b / w.seconds_a : 0.0),
-                         textItem(qs(w.form_a + " / " + w.form_b))});
+    m_curves->appendRow(
+        {textItem(qs(w.target)), textItem(qs(w.direction)), numberItem(work, w.work),
+         numberItem(ms(w.seconds_a), w.seconds_a), numberItem(ms(w.seconds_b), w.seconds_b),
+         numberItem(ratio(w.seconds_a, w.seconds_b),
+                    w.seconds_a > 0 ? w.seconds_b / w.seconds_a : 0.0),
+         textItem(qs(w.form_a == w.form_b ? w.form_a : w.form_a + " / " + w.form_b))});
   }
+  // The columns fit their new cells now, not at the header's next delayed layout: a screenshot
+  // taken as the comparison arrives shows them whole.
   for (QTableView* t : {m_stepTable, m_curveTable})
-    t->resizeColumnsToContents();
+    static_cast<FittingHeader*>(t->horizontalHeader())->fitNow();
 }
 
 void CompareView::fillPlots() {
@@ -328,7 +382,8 @@ void CompareView::fillPlots() {
     auto logTicker = QSharedPointer<QCPAxisTickerLog>::create();
     logTicker->setTickCount(3);
     p->xAxis->setTicker(logTicker);
-    p->xAxis->setLabel("ms at common work (log)");
+    p->xAxis->setTickLabelFont(small);  // the axis is narrow beside the type names
+    p->xAxis->setLabel("ms (log)");     // at common work, as the title says
     // A and B of one type touch, and types are apart by more than a bar: the pairs read as
     // pairs at any height (with 0.4 each and the group's 4-pixel spacing, the gap between types
     // came out smaller than the one inside a pair).
@@ -422,7 +477,7 @@ void CompareView::fillPlots() {
       if (!pool->points.empty() && pool->t_iter > 0)
         g->addData(100, static_cast<double>(pool->points.back().second) / kMiB);
     }
-    p->xAxis->setLabel("time in the iteration (% of its t_iter)");
+    p->xAxis->setLabel("time (% of the iteration)");
     p->yAxis->setLabel("MiB");
     p->rescaleAxes();
     p->yAxis->setRangeLower(0);

@@ -43,7 +43,8 @@ class CompareView : public QWidget {
   QString stepTitle() const;
 
   /// The tables' models: display text, and the raw value (seconds, bytes/s, FLOPs) under
-  /// Qt::UserRole, which is also what the columns sort by.
+  /// Qt::UserRole, which is also what the columns sort by; the step table's B-A column holds
+  /// |B - A| there, so that it sorts by the size of the difference.
   QTableView* stepTable() const { return m_stepTable; }
   QTableView* curveTable() const { return m_curveTable; }
   QStandardItemModel* stepModel() const { return m_steps; }

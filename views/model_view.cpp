@@ -39,6 +39,12 @@ void setLog(QCPAxis* axis, bool log) {
   }
 }
 
+/// Shows `g` in the legend's cell (row, column): the pages lay their entries out in columns of
+/// one kind each.
+void placeInLegend(QCustomPlot* plot, QCPGraph* g, int row, int column) {
+  plot->legend->addElement(row, column, new QCPPlottableLegendItem(plot->legend, g));
+}
+
 QString percent(double v) {
   return QString::number(v * 100, 'f', 1) + QStringLiteral(" %");
 }
@@ -60,18 +66,22 @@ ModelView::ModelView(QWidget* parent)
   m_residuals = new QCPAxisRect(m_plot);
   m_plot->plotLayout()->addElement(
       0, 0, new QCPTextElement(m_plot, QString(), QFont(font().family(), font().pointSize() + 1)));
-  m_plot->plotLayout()->addElement(1, 0, m_main);
-  m_plot->plotLayout()->addElement(2, 0, m_residuals);
-  m_plot->plotLayout()->setRowStretchFactor(1, 3);
-  m_plot->plotLayout()->setRowStretchFactor(2, 1);
+  // The legend in a row of its own between the title and the curves: it never covers a point
+  // or a curve, whatever the page's data.
+  m_plot->legend = new QCPLegend;
+  m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
+  m_plot->plotLayout()->addElement(2, 0, m_main);
+  m_plot->plotLayout()->addElement(3, 0, m_residuals);
+  m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+  m_plot->plotLayout()->setRowStretchFactor(2, 3);
+  m_plot->plotLayout()->setRowStretchFactor(3, 1);
   auto* margins = new QCPMarginGroup(m_plot);
   m_main->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
   m_residuals->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
-  m_plot->legend = new QCPLegend;
-  m_main->insetLayout()->addElement(m_plot->legend, Qt::AlignTop | Qt::AlignLeft);
   m_plot->legend->setLayer(QStringLiteral("legend"));
   m_plot->legend->setVisible(true);
-  m_plot->legend->setBrush(QColor(255, 255, 255, 220));
+  m_plot->legend->setRowSpacing(0);
+  m_plot->legend->setColumnSpacing(12);
   m_plot->setAutoAddPlottableToLegend(false);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   m_residuals->axis(QCPAxis::atLeft)->setLabel(QStringLiteral("residual (%)"));
@@ -221,6 +231,13 @@ void ModelView::drawGroup(const ModelGroupData& g) {
   std::map<std::int64_t, std::vector<std::size_t>> byK;
   for (std::size_t i = 0; i < g.points.size(); ++i)
     byK[g.points[i].k].push_back(i);
+  // The legend: the forms in the first column, the measured points three to a column after them.
+  constexpr int kLegendRows = 3;
+  int entry = 0;
+  const auto placePoints = [&](QCPGraph* graph) {
+    placeInLegend(m_plot, graph, entry % kLegendRows, 1 + entry / kLegendRows);
+    ++entry;
+  };
   std::size_t colour = 0;
   double tLo = 0, tHi = 0, rHi = 1;
   for (const auto& [k, idx] : byK) {
@@ -245,7 +262,7 @@ void ModelView::drawGroup(const ModelGroupData& g) {
         rHi = std::max(rHi, std::abs(rel));
       }
     }
-    pts->addToLegend();
+    placePoints(pts);
   }
   // The selected layer's points, ringed.
   if (m_selectedRunLayer >= 0) {
@@ -262,7 +279,7 @@ void ModelView::drawGroup(const ModelGroupData& g) {
                        .arg(id < m_data.layer_names.size()
                                 ? QString::fromStdString(m_data.layer_names[id])
                                 : QString::number(m_selectedRunLayer)));
-      sel->addToLegend();
+      placePoints(sel);
     }
   }
   // The three forms; the chosen one solid.
@@ -282,7 +299,7 @@ void ModelView::drawGroup(const ModelGroupData& g) {
                       .arg(QLatin1String(perf::fitFormName(curve.form).data()),
                            isChosen ? QStringLiteral(" (chosen)") : QString(),
                            percent(curve.cv_rel_error), percent(curve.max_rel_error)));
-    line->addToLegend();
+    placeInLegend(m_plot, line, static_cast<int>(c), 0);
   }
   QCPGraph* zero = m_plot->addGraph(rx, ry);
   zero->setPen(QPen(Qt::gray, 1, Qt::DotLine));
@@ -349,8 +366,10 @@ void ModelView::drawPcie() {
     res->setData(resx, resy);
     alone->setName(name + QStringLiteral(": %1 copies alone").arg(ax.size()));
     both->setName(name + QStringLiteral(": %1 while the other direction ran").arg(bx.size()));
-    alone->addToLegend();
-    both->addToLegend();
+    // The legend: a column per direction, a row per kind of entry.
+    const int column = d->to_host ? 1 : 0;
+    placeInLegend(m_plot, alone, 0, column);
+    placeInLegend(m_plot, both, 1, column);
     // A direction with no copies recorded borrows the other's line: drawn once, as that one's.
     if (d->fit.bandwidth > 0 && !d->fit.from_other_direction) {
       QCPGraph* line = m_plot->addGraph(x, y);
@@ -361,7 +380,7 @@ void ModelView::drawPcie() {
       line->setName(name + QStringLiteral(" fit: %1 + %2 us")
                                .arg(rate(d->fit.bandwidth))
                                .arg(d->fit.latency * 1e6, 0, 'f', 1));
-      line->addToLegend();
+      placeInLegend(m_plot, line, 2, column);
       // The line slowed by the duplex factor, where one was measured.
       if (m_data.duplex_points > 0) {
         QCPGraph* duplex = m_plot->addGraph(x, y);
@@ -370,7 +389,7 @@ void ModelView::drawPcie() {
           duplex->addData(b, d->fit.seconds(b * kMiB) * 1e3 * m_data.duplex_factor);
         duplex->setName(
             name + QStringLiteral(" fit x duplex factor %1").arg(m_data.duplex_factor, 0, 'f', 2));
-        duplex->addToLegend();
+        placeInLegend(m_plot, duplex, 3, column);
       }
     }
   }

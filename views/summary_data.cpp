@@ -8,6 +8,7 @@
 #include "common/bytes.h"
 #include "common/format.h"
 #include "perfmodel/planner.h"
+#include "store/run_db.h"
 
 namespace swapscope {
 namespace {
@@ -77,15 +78,16 @@ SummaryData makeSummaryData(const perf::PlanResult& r, const perf::PlanRequest& 
       d.warnings.push_back(std::to_string(e.missing) +
                            " steps have no fitted curve and are counted as 0 s");
   }
-  if (c.device_memory > 0 && request.budget > c.device_memory) {
-    d.warnings.push_back("the budget is above the " + formatBytes(c.device_memory) +
-                         " the profiled device has: a plan for it cannot run there");
-  }
+  if (std::string w = store::budgetAboveDeviceWarning(request.budget, c.device_memory); !w.empty())
+    d.warnings.push_back(std::move(w));
+  // As `swapscope plan` words it: "RUN.swapdb: it is a 'run' database, not a profile: ...".
+  if (!c.not_profile_warning.empty())
+    d.warnings.push_back(c.source_db + ": " + c.not_profile_warning);
   if (!c.unfinished_warning.empty())
     d.warnings.push_back("unfinished profile: " + c.unfinished_warning);
   if (!c.profile_warning.empty()) d.warnings.push_back("busy profile: " + c.profile_warning);
-  d.warnings.push_back("profiled on " + c.profile_device + " (" + c.backend + "), from " +
-                       c.source_db);
+  d.warnings.push_back((c.not_profile_warning.empty() ? "profiled on " : "recorded on ") +
+                       c.profile_device + " (" + c.backend + "), from " + c.source_db);
   return d;
 }
 

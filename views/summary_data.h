@@ -32,6 +32,9 @@ struct SummaryContext {
   std::string profile_warning;
   /// The profile did not finish (perf::unfinishedProfileWarning); empty otherwise.
   std::string unfinished_warning;
+  /// The database is not a profile but a plan's run (perf::notAProfileWarning): its fits rest on
+  /// the minibatches it ran. Empty for a profile.
+  std::string not_profile_warning;
   /// The profiled device's memory in bytes (0: not recorded): a budget above it is warned of.
   std::int64_t device_memory = 0;
 };

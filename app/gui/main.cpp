@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /// @brief `swapscope-gui`, the desktop workbench (app/gui/gui_options.h has the command line).
 /// With --export-plan or --screenshot it waits for the plan, writes the files and exits: 0 when
-/// written, 2 for bad input (the message on stderr), 1 when a file cannot be written. Works
-/// headless with QT_QPA_PLATFORM=offscreen.
+/// written, 2 for bad input (the message on stderr), 1 when a file cannot be written or, as
+/// `swapscope plan`, when paper mode finds no k meeting constraint (6). Works headless with
+/// QT_QPA_PLATFORM=offscreen.
 #include <QApplication>
 #include <QTimer>
 #include <cstdio>

@@ -149,8 +149,12 @@ const Network* MainWindow::plannedNetwork() const {
 
 void MainWindow::onLoaded() {
   const auto run = m_doc->current();
-  m_dbLabel->setText(
-      qs(run->path + "\n" + run->network->name() + " profiled on " + run->model->device()));
+  // A plan's run is no profile: the dock says so in the words of `swapscope plan`.
+  const std::string& notProfile = run->not_profile_warning;
+  m_dbLabel->setText(qs(run->path + "\n" + run->network->name() +
+                        (notProfile.empty() ? " profiled on " : " recorded on ") +
+                        run->model->device() +
+                        (notProfile.empty() ? "" : "\nwarning: " + notProfile)));
   setWindowTitle("Swapscope: " + QFileInfo(qs(run->path)).fileName());
   m_measured->setPrimary(run->rows);
   if (run->model_view) view<ModelView>()->setData(*run->model_view);
@@ -201,6 +205,10 @@ void MainWindow::showRecordedPlan(const LoadedRun& run, bool keepRequest) {
 
 std::string MainWindow::statusText() const {
   return m_status->text().toStdString();
+}
+
+std::string MainWindow::databaseText() const {
+  return m_dbLabel->text().toStdString();
 }
 
 void MainWindow::onContextReady() {

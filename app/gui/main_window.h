@@ -75,9 +75,13 @@ class MainWindow : public QMainWindow {
   const PlanOutcome* shownPlan() const { return m_shown ? &*m_shown : nullptr; }
   /// The status line's text (the last message, or empty).
   std::string statusText() const;
+  /// The dock's words on the run database open: its path, network and device, and a warning
+  /// for one that is not a profile.
+  std::string databaseText() const;
 
   /// Writes the plan shown through the engine's plan-file writer, or prints its text to standard
-  /// output where `path` is "-". Error(BadInput) when no plan trains or the path is refused.
+  /// output where `path` is "-". As `swapscope plan`: Error(BadInput) when the budget or k cannot
+  /// train (or the path is refused), Error(Runtime) when paper mode finds no k meeting (6).
   void exportPlan(const QString& path, bool force);
   /// Saves the view `name` (viewNames()) as PNG, SVG or PDF (by the file's suffix).
   void saveFigure(const QString& name, const QString& path, bool force);

@@ -32,6 +32,7 @@ LoadedRun RunDocument::read(const std::string& path) {
   if (const auto stability = perf::readStability(*rows))
     d.profile_warning = perf::stabilityWarning(*stability);
   d.unfinished_warning = perf::unfinishedProfileWarning(rows->meta);
+  d.not_profile_warning = perf::notAProfileWarning(*rows);
   d.rows = std::move(rows);
   return d;
 }

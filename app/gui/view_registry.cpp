@@ -48,6 +48,7 @@ std::any summaryData(const PlanContext& c, const perf::PlanRequest& request,
   sc.network_transferred = c.transferred;
   sc.profile_warning = c.run->profile_warning;
   sc.unfinished_warning = c.run->unfinished_warning;
+  sc.not_profile_warning = c.run->not_profile_warning;
   sc.device_memory = c.run->rows->meta.device_memory;
   return makeSummaryData(result, request, sc);
 }

@@ -38,6 +38,9 @@ struct LoadedRun {
   std::string profile_warning;
   /// A profile that did not finish: what the Summary warns (perf::unfinishedProfileWarning).
   std::string unfinished_warning;
+  /// A database that is not a profile (a plan's run): what the Summary and the dock warn, as
+  /// `swapscope plan` does (perf::notAProfileWarning); empty for a profile.
+  std::string not_profile_warning;
 };
 
 /// One fitted model and one network, with what every plan for them shares: the planner (whose

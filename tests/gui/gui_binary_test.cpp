@@ -172,6 +172,27 @@ TEST_F(TwoDatabases, ExportPlanDashPrintsThePlanAndWritesNoFile) {
   EXPECT_FALSE(QFile::exists(path("-")));
 }
 
+// Exit codes as `swapscope plan`'s: a paper-mode search that finds no k meeting constraint (6)
+// is the model's answer (1), a budget below what k = 1 needs is the user's input (2). The app
+// exited 2 for both.
+TEST_F(TwoDatabases, ExportPlanExitsAsThePlanCommandWhenNoPlanIsMade) {
+  const Exit infeasible = runApp({"A.swapdb", "--budget", "16MiB", "--mode", "paper", "--policy",
+                                  "swap-all", "--export-plan", "plan.json"},
+                                 kExitMs, dir.path());
+  ASSERT_TRUE(infeasible.finished);
+  EXPECT_EQ(infeasible.code, 1) << infeasible.err;
+  EXPECT_NE(infeasible.err.find("swapscope-gui: Algorithm 2 found no feasible k: no k from"),
+            std::string::npos)
+      << infeasible.err;
+  EXPECT_FALSE(QFile::exists(path("plan.json")));
+  const Exit untrainable =
+      runApp({"A.swapdb", "--budget", "1MiB", "--export-plan", "plan.json"}, kExitMs, dir.path());
+  ASSERT_TRUE(untrainable.finished);
+  EXPECT_EQ(untrainable.code, 2) << untrainable.err;
+  EXPECT_NE(untrainable.err.find("untrainable"), std::string::npos) << untrainable.err;
+  EXPECT_FALSE(QFile::exists(path("plan.json")));
+}
+
 TEST(GuiBinary, TheScreenshotIsWrittenInTheFormatItsNameAsks) {
   QTemporaryDir dir;
   ASSERT_TRUE(dir.isValid());

@@ -6,15 +6,19 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
+#include <QHeaderView>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -169,8 +173,44 @@ TEST_F(SecondProfile, TheCompareViewsStepTableIsTheClis) {
   // Biggest differences first.
   QStandardItemModel* steps = view.stepModel();
   for (int r = 1; r < steps->rowCount(); ++r)
-    EXPECT_GE(steps->item(r - 1, 6)->data(Qt::UserRole).toDouble(),
-              steps->item(r, 6)->data(Qt::UserRole).toDouble());
+    EXPECT_GE(steps->item(r - 1, 5)->data(Qt::UserRole).toDouble(),
+              steps->item(r, 5)->data(Qt::UserRole).toDouble());
+}
+
+// At the window's default size the per-step table's right-hand columns (B ms, B/A) were cut off
+// behind a scroll bar, and so were the curve table's.
+TEST_F(SecondProfile, EveryColumnOfTheCompareTablesIsInViewAtTheDefaultWindowSize) {
+  Window w({QString::fromStdString(kFmnist), "--compare", QString::fromStdString(path_), "--view",
+            "compare"});
+  w.window.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w.window));
+  const CompareView& view = *w.window.measured()->compare();
+  ASSERT_FALSE(view.data().comparison.steps.empty());
+  ASSERT_FALSE(view.data().comparison.curves.empty());
+  struct Table {
+    QTableView* view;
+    std::set<int> names;  ///< the columns that may elide
+  };
+  for (const Table& t : {Table{view.stepTable(), {2}}, Table{view.curveTable(), {0, 6}}}) {
+    ASSERT_TRUE(t.view->isVisible());
+    QHeaderView* header = t.view->horizontalHeader();
+    QTest::qWait(50);  // the header's layout is delayed
+    EXPECT_LE(header->length(), t.view->viewport()->width());
+    EXPECT_EQ(t.view->horizontalScrollBar()->maximum(), 0);
+    const auto* cells = static_cast<const QAbstractItemView*>(t.view);
+    for (int c = 0; c < header->count(); ++c) {
+      const QString title = t.view->model()->headerData(c, Qt::Horizontal).toString();
+      if (t.names.contains(c)) {
+        // A name column may elide its names, but keeps room for a few letters of each.
+        EXPECT_GE(header->sectionSize(c), header->fontMetrics().horizontalAdvance(title))
+            << title.toStdString();
+      } else {
+        // Every other column shows its header and its cells whole.
+        EXPECT_GE(header->sectionSize(c), header->sectionSizeHint(c)) << title.toStdString();
+        EXPECT_GE(header->sectionSize(c), cells->sizeHintForColumn(c)) << title.toStdString();
+      }
+    }
+  }
 }
 
 TEST(MeasuredViews, TheTwoSampleRunsCompareAsTheCliDoes) {

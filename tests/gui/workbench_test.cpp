@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <optional>
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.h"
+#include "common/bytes.h"
 #include "common/error.h"
 #include "gui/main_window.h"
 #include "gui/plan_service.h"
@@ -419,6 +421,26 @@ TEST(GuiOptions, TheBatchLimitAndItsReasonsAreTheClis) {
   EXPECT_EQ(*w.window.currentRequest().batch, 2000000);
 }
 
+// --budget-gib G is --budget GGiB: it read "1e3" as 1000 GiB (which --budget refuses), capped G
+// at 1e6 where --budget is not capped, and said only "give --budget or --budget-gib" for both.
+TEST(GuiOptions, BudgetGibIsTheBudgetInGibWithTheClisReasons) {
+  EXPECT_EQ(
+      *parseGuiOptions({"swapscope-gui", QString::fromStdString(kSample), "--budget-gib", "1.5"})
+           .budget,
+      parseByteSize("1.5GiB", "--budget"));
+  EXPECT_EQ(*parseGuiOptions(
+                 {"swapscope-gui", QString::fromStdString(kSample), "--budget-gib", "2000000"})
+                 .budget,
+            std::int64_t{2000000} << 30);
+  EXPECT_EQ(guiRefusal({"--budget-gib", "1e3"}),
+            "--budget-gib: '1e3' is not a number of GiB: write decimal digits with at most one "
+            "point, as --budget writes its number (no exponent, sign, unit or space), e.g. "
+            "--budget-gib 1000 or --budget 1000GiB");
+  EXPECT_EQ(guiRefusal({"--budget", "1GiB", "--budget-gib", "2"}),
+            "give --budget or --budget-gib, not both: --budget '1GiB' and --budget-gib '2' each "
+            "set the budget");
+}
+
 // The app's files are named: "-" is standard output for --export-plan alone (the plan file's
 // text, as `swapscope plan --out -` prints it), and refused for every other file it reads or
 // writes, naming the option and why, where it used to be read or written as a file named "-".
@@ -525,6 +547,45 @@ TEST(MainWindow, SelectionReachesTheViews) {
   ASSERT_GE(layer, 0);
   EXPECT_EQ(w.window.view<MemoryChartView>()->selectedLayer(), layer);
   EXPECT_THROW(w.window.findLayer("no-such-layer"), Error);
+}
+
+// A plan's run opened to plan from: the Summary and the dock say what `swapscope plan` says of
+// it (its fits rest on the one minibatch it ran), and the dock no longer calls it a profile.
+TEST(MainWindow, ARunDatabaseIsWarnedOfAsTheCliDoes) {
+  QTemporaryDir dir;
+  const std::string plan = dir.filePath("plan.json").toStdString();
+  const std::string db = dir.filePath("run.swapdb").toStdString();
+  const auto made = cli::testing::writeFmnistPlan(swapscope::testing::sampleRunsDir(), plan);
+  ASSERT_EQ(made.code, 0) << made.err;
+  const auto ran =
+      cli::testing::run({"run", "--plan", plan, "--iters", "1", "--warmup", "0", "--db", db});
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  // The CLI's line: "  warning           DB: it is a 'run' database, not a profile: ...".
+  const auto cli = cli::testing::run({"plan", "--db", db, "--budget", "16MiB"});
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  const std::string tag = "  warning           ";
+  std::string warning;
+  std::istringstream lines(cli.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(tag + db + ": it is a 'run' database, not a profile", 0) == 0)
+      warning = line.substr(tag.size());
+  }
+  ASSERT_FALSE(warning.empty()) << cli.out;
+  MainWindow window;
+  QSignalSpy shown(&window, &MainWindow::planShown);
+  window.applyOptions(parseGuiOptions(
+      {"swapscope-gui", QString::fromStdString(db), "--budget", "16MiB", "--view", "summary"}));
+  ASSERT_TRUE(shown.wait(kWaitMs));
+  const std::vector<std::string>& said = window.view<SummaryView>()->data().warnings;
+  EXPECT_NE(std::find(said.begin(), said.end(), warning), said.end());
+  const std::string dock = window.databaseText();
+  EXPECT_NE(dock.find("warning: " + warning.substr(db.size() + 2)), std::string::npos) << dock;
+  EXPECT_EQ(dock.find("profiled on"), std::string::npos) << dock;
+  // A profile is a profile.
+  window.openDatabase(QString::fromStdString(kSample));
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return window.databaseText().find("profiled on") != std::string::npos; }, kWaitMs));
+  EXPECT_EQ(window.databaseText().find("warning"), std::string::npos);
 }
 
 TEST(MainWindow, BadDatabaseShowsADialogAndTheWindowStaysUsable) {

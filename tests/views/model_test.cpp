@@ -183,6 +183,35 @@ TEST(ModelView, DrawsEveryPointAndFollowsTheSelectedLayer) {
             modelGroupKey("type", kind, perf::StepKind::Forward));
 }
 
+// The legend sat inside the curves' axes, over the fitted lines.
+TEST(ModelView, TheLegendCoversNoPointOrCurve) {
+  auto s = testing::resnet56();
+  ModelView view;
+  view.resize(1000, 650);
+  view.show();
+  view.setData(makeModelData(s->run, s->model));
+  for (const int page : {0, -1}) {  // a per-type group, the PCIe page
+    view.showPage(page);
+    QCustomPlot* p = view.plot();
+    p->replot();  // lays the plot out at the view's size
+    ASSERT_EQ(p->axisRectCount(), 2);
+    ASSERT_GT(p->axisRect(0)->rect().height(), 100);
+    for (QCPAxisRect* axes : p->axisRects()) {
+      EXPECT_EQ(axes->insetLayout()->elementCount(), 0) << "page " << page;
+      EXPECT_FALSE(p->legend->outerRect().intersects(axes->rect())) << "page " << page;
+    }
+    // Every graph of the upper axes (the points, the fitted lines) has its entry.
+    int upper = 0;
+    for (int i = 0; i < p->graphCount(); ++i) {
+      if (p->graph(i)->valueAxis()->axisRect() != p->axisRect(0)) continue;
+      ++upper;
+      EXPECT_TRUE(p->legend->hasItemWithPlottable(p->graph(i)))
+          << p->graph(i)->name().toStdString();
+    }
+    EXPECT_GE(upper, 4);
+  }
+}
+
 TEST(ReadableLogTicker, ANarrowRangeGetsOneTwoFiveTicksInPlainNumbers) {
   ReadableLogTicker ticker;
   QVector<double> ticks, subTicks;

@@ -75,6 +75,26 @@ TEST(SummaryData, AProfileThatDidNotFinishIsWarnedAbout) {
                          "unfinished profile: the profile is incomplete: the model is fitted"));
 }
 
+TEST(SummaryData, ARunDatabaseIsNamedAsNoProfileInTheClisWords) {
+  perf::PlanRequest req;
+  req.budget = std::int64_t{128} << 20;
+  const perf::PlanResult r = perf::plan(sample().model, sample().net, req);
+  SummaryContext c = contextFor("resnet56", false);
+  EXPECT_TRUE(hasWarning(makeSummaryData(r, req, c), "profiled on "));
+  // A plan's run at one k: `swapscope plan` writes "DB: <perf::notAProfileWarning>".
+  store::RunData run;
+  run.meta.kind = "run";
+  run.batches.resize(1);
+  run.batches[0].k = 27;
+  c.not_profile_warning = perf::notAProfileWarning(run);
+  ASSERT_FALSE(c.not_profile_warning.empty());
+  const SummaryData d = makeSummaryData(r, req, c);
+  EXPECT_TRUE(hasWarning(d, sample().db + ": it is a 'run' database, not a profile: the model is "
+                                          "fitted to the one minibatch it ran (k = 27)"));
+  EXPECT_FALSE(hasWarning(d, "profiled on "));
+  EXPECT_TRUE(hasWarning(d, "recorded on " + sample().model.device()));
+}
+
 TEST(SummaryData, NumbersAreThePlannersAndTheDeviceIsNamed) {
   perf::PlanRequest req;
   req.budget = std::int64_t{128} << 20;
