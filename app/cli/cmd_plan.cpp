@@ -401,11 +401,9 @@ int cmdPlan(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     sub = perf::planSubBatches(planner, req, o.subBatches);
   }
   const perf::PlanResult r = o.split ? sub.pass : planner.plan(req);
-  if (!r.trainable) {
-    // A budget or k that cannot train is the user's input; a paper-mode search that finds no k
-    // meeting constraint (6) is the model's answer (exit 1).
-    throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
-  }
+  // A budget or k that cannot train is the user's input (exit 2); a paper-mode search that
+  // finds no k meeting constraint (6) is the model's answer (exit 1).
+  if (!r.trainable) perf::throwNoPlan(r);
   const store::PlanFile planFile =
       o.split ? perf::toPlanFile(sub, req, model, net, run.meta.backend, dbPath)
               : perf::toPlanFile(r, req, model, net, run.meta.backend, dbPath);

@@ -156,11 +156,11 @@ void MainWindow::exportPlan(const QString& path, bool force) {
   if (!m_shown || !m_shown->result)
     throwBadInput("--export-plan: no plan to export (open a run database first)");
   const std::optional<store::PlanFile> file = m_shown->planFile();
+  // As `swapscope plan`: a budget or k that cannot train is the user's input (exit 2); a
+  // paper-mode search that finds no k meeting constraint (6) is the model's answer (exit 1).
   if (!file) {
-    // As `swapscope plan`: a budget or k that cannot train is the user's input (exit 2); a
-    // paper-mode search that finds no k meeting constraint (6) is the model's answer (exit 1).
-    const perf::PlanResult& r = *m_shown->result;
-    throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
+    if (!m_shown->result->trainable) perf::throwNoPlan(*m_shown->result);
+    throwBadInput("--export-plan: no plan to export (open a run database first)");
   }
   if (path == cli::kStandardOutput) {
     // As `swapscope plan --out -`: the plan file's text, its source_db relative to the current

@@ -409,4 +409,8 @@ store::PlanFile toPlanFile(const PlanResult& r, const PlanRequest& req, const Pe
   return p;
 }
 
+void throwNoPlan(const PlanResult& r) {
+  throw Error(r.infeasible ? ErrorKind::Runtime : ErrorKind::BadInput, r.reason);
+}
+
 }  // namespace swapscope::perf

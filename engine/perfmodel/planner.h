@@ -126,6 +126,11 @@ struct PlanResult {
   std::int64_t pinned_area = 0;
 };
 
+/// Throws why `r` (not trainable) makes no plan, as every caller that writes a plan reports it:
+/// Error(BadInput) where the budget or k cannot train (the user's input), Error(Runtime) where
+/// paper mode finds no k meeting constraint (6) (the model's answer), with `r.reason` either way.
+[[noreturn]] void throwNoPlan(const PlanResult& r);
+
 /// The planner for one network and one fitted model. Construction does the work every plan
 /// shares (layer costs, the model's curves resolved per step, the keep-all, swap-all and
 /// vdnn-conv GMAPs and memory curves); plan() then searches k and swap sets. All methods are
