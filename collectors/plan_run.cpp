@@ -222,6 +222,17 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
     return ex.trainIteration(data.images.data() + first * sampleValues, data.labels.data() + first,
                              static_cast<std::uint64_t>(it), sgd, cancel);
   };
+  // A loss that is no number: the plan's learning rate diverged the training (eq. 9 from
+  // `plan`'s --lr-base, --k-base and --lr-c). Said, as `train` says it, before the iteration is
+  // recorded: a database records finite losses only.
+  const auto requireFiniteLoss = [&](const rt::IterationRecord& rec, int it) {
+    if (std::isfinite(rec.loss)) return;
+    throw Error(ErrorKind::Runtime,
+                "the loss became " + numberText(rec.loss) + " at iteration " +
+                    std::to_string(it + 1) + ": the plan's learning rate " +
+                    numberText(plan.learning_rate) + " (eq. 9 at k = " + std::to_string(k) +
+                    ") diverged the training (plan it with a smaller --lr-base)");
+  };
   const auto report = [&](RunStage stage, int it, const rt::IterationRecord& rec,
                           std::shared_ptr<const store::IterationRows> rows) {
     const double s = static_cast<double>(rec.duration_ns) * 1e-9;
@@ -243,6 +254,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
     for (; it < measuredEnd && !stopped(); ++it) {
       const rt::IterationRecord rec = iterate(it);
       if (rec.cancelled) break;  // stopped within the iteration: nothing of it is measured
+      requireFiniteLoss(rec, it);
       std::shared_ptr<const store::IterationRows> rows;
       if (it >= cfg.warmup) {
         result.t_iter.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
@@ -275,6 +287,7 @@ PlanRunResult runPlan(PlanRun& run, store::RunWriter* db, const RunProgressFn& p
         for (; it < total && !stopped(); ++it) {
           const rt::IterationRecord rec = iterate(it);
           if (rec.cancelled) break;
+          requireFiniteLoss(rec, it);
           result.collector_t_iter.push_back(static_cast<double>(rec.duration_ns) * 1e-9);
           result.profile = collector->take(rec);  // the last profiled iteration's
           report(RunStage::Collector, it, rec, nullptr);

@@ -55,8 +55,9 @@ QString ms(double seconds) {
   return qs(formatMilliseconds(seconds));
 }
 
+/// B/A as `swapscope compare` prints it: "-" where either time shows as 0.000 ms.
 QString ratio(double a, double b) {
-  return a > 0 ? qs(formatFixed(b / a, 2)) + "x" : QStringLiteral("-");
+  return qs(perf::timeRatioText(a, b));
 }
 
 /// A header whose sections can be fitted at once (QHeaderView fits them at its next delayed

@@ -20,16 +20,9 @@ namespace {
 using json = nlohmann::ordered_json;
 using Align = TextTable::Align;
 
-/// Whether `seconds` prints as a time other than 0 in milliseconds (formatMilliseconds: three
-/// decimals below 10 ms, so 0.0005 ms or more).
-bool showsAsTime(double seconds) {
-  return formatMilliseconds(seconds).find_first_not_of("-0.") != std::string::npos;
-}
-
-/// B/A, where both times show in the table; "-" where either prints as 0.000 ms (or is none), as
-/// a ratio to a time below the printed resolution is noise.
+/// B/A where both times show in the table, else "-" (perf::timeRatioText).
 std::string ratio(double a, double b) {
-  return a > 0 && b > 0 && showsAsTime(a) && showsAsTime(b) ? formatFixed(b / a, 2) + "x" : "-";
+  return perf::timeRatioText(a, b);
 }
 
 std::string gbps(double bytesPerS) {

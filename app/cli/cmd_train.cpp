@@ -40,6 +40,9 @@ std::string seconds(double s) {
   return o.str();
 }
 
+/// The most epochs `train --epochs` takes, as `plan --epochs`.
+constexpr std::int64_t kMaxEpochs = 1000000;
+
 ArgParser trainParser() {
   ArgParser args(
       "swapscope train --model NAME | --net FILE | --onnx FILE [--input CxHxW] [--classes N]\n"
@@ -65,7 +68,7 @@ ArgParser trainParser() {
   args.option("--iters", "N", "train N iterations");
   args.option("--epochs", "E",
               "train E passes over the training set (the last partial "
-              "minibatch of each is dropped)");
+              "minibatch of each is dropped; at most 1000000)");
   args.option("--budget", "SIZE", "the memory pool: 512MiB, 2GiB, 123456 (required)");
   args.option("--policy", "P", policyChoices(PolicyRows::Fixed, Policy::KeepAll));
   addSubBatchOptions(args);
@@ -153,7 +156,9 @@ TrainRequest parseTrainRequest(const ArgParser& args, std::ostream& err) {
   q.k = batchOption(args);
   q.subBatches = subBatchOption(args, q.k);
   const auto iters = args.positiveInt("--iters");
-  const auto epochs = args.positiveInt("--epochs");
+  // As plan's --epochs: at most a million (more overflowed the count of iterations, which then
+  // trained a few, or none, without a word).
+  const auto epochs = args.integer("--epochs", 1, kMaxEpochs);
   if (iters.has_value() == epochs.has_value()) {
     throwBadInput("give exactly one of --iters N and --epochs E");
   }

@@ -131,6 +131,10 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return kExitUsage;
     }
     verb = rest.front();
+    if (verb == "help") {  // help on help: the general usage, which says how to ask
+      printUsage(out);
+      return kExitOk;
+    }
     if (std::none_of(std::begin(kVerbs), std::end(kVerbs),
                      [&](const Verb& v) { return verb == v.name; })) {
       err << "swapscope help: unknown verb '" << terminalSafe(verb) << "'\n\n";
@@ -141,6 +145,10 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   if (verb == "--version") {
     // --json is its one option; any other word is refused rather than ignored.
+    if (rest.size() == 2 && rest[0] == "--json" && rest[1] == "--json") {
+      err << "swapscope --version: option '--json' is given twice\n";
+      return kExitUsage;
+    }
     if (rest.size() > 1 || (rest.size() == 1 && rest.front() != "--json")) {
       err << "swapscope --version: unexpected argument '"
           << terminalSafe(rest.front() == "--json" ? rest[1] : rest.front())

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/format.h"
 #include "common/stats.h"
 
 namespace swapscope::perf {
@@ -323,6 +324,14 @@ StallMetrics compareStalls(double predictedTIter, const std::vector<double>& pre
     }
   }
   return m;
+}
+
+std::string timeRatioText(double secondsA, double secondsB) {
+  // Shows as a time other than 0 where its text holds a digit other than 0.
+  const auto shows = [](double s) {
+    return s > 0 && formatMilliseconds(s).find_first_not_of("-0.") != std::string::npos;
+  };
+  return shows(secondsA) && shows(secondsB) ? formatFixed(secondsB / secondsA, 2) + "x" : "-";
 }
 
 }  // namespace swapscope::perf

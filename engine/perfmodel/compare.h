@@ -132,4 +132,9 @@ std::string nothingToCompare(const RunComparison& c);
 /// figures are left empty rather than refused, so a failed run still shows its identity.
 RunComparison compareRuns(const store::RunData& a, const store::RunData& b, std::size_t top = 20);
 
+/// B/A of two times as the comparison tables print it ("1.23x"), or "-" where either time shows as
+/// 0.000 ms (formatMilliseconds, three decimals below 10 ms) or is none: below the printed
+/// resolution, a ratio is noise. `swapscope compare` and the app's Compare view both print it.
+std::string timeRatioText(double secondsA, double secondsB);
+
 }  // namespace swapscope::perf

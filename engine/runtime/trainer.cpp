@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 
 #include "analysis/layer_cost.h"
@@ -42,6 +43,11 @@ TrainResult train(SwapExecutor& ex, const Dataset& data, const TrainConfig& conf
   const std::int64_t k = ex.batch();
   checkData(net, data, k);
   const std::int64_t perEpoch = data.size() / k;
+  if (config.iterations <= 0 && perEpoch > 0 &&
+      config.epochs > std::numeric_limits<std::int64_t>::max() / perEpoch) {
+    throwBadInput("epochs " + std::to_string(config.epochs) + " of " + std::to_string(perEpoch) +
+                  " minibatches each: more iterations than a 64-bit count holds");
+  }
   const std::int64_t total = config.iterations > 0 ? config.iterations : config.epochs * perEpoch;
   if (total < 1) throwBadInput("nothing to train: give iterations or epochs above 0");
 

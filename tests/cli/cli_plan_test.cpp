@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -590,6 +591,39 @@ TEST(CliCompare, ShowsPredictedAgainstMeasuredForARunOfAPlan) {
   EXPECT_EQ(check["peak_bytes"]["predicted"], check["peak_bytes"]["measured"]);
   EXPECT_EQ(check["t_iter_s"]["predicted"],
             store::readPlanFile(plan.string()).predictions.t_iter_s);
+  fs::remove(plan);
+  fs::remove(db);
+}
+
+// A plan whose learning rate (eq. 9) diverges the training: `run --db` failed on SQLite's NOT NULL
+// constraint of the loss, and `run` without --db reported the run as a success.
+TEST(CliRun, ALossThatIsNoNumberEndsTheRunSayingSoAndTheDatabaseKeepsWhyItFailed) {
+  const fs::path plan = scratch("nan-plan.json"), db = scratch("nan-run.swapdb");
+  fs::remove(db);
+  ASSERT_EQ(testing::run({"plan", "--db", kSample, "--budget", "32MiB", "--batch", "64",
+                          "--lr-base", "100", "--k-base", "1", "--out", plan.string()})
+                .code,
+            0);
+  ASSERT_GT(store::readPlanFile(plan.string()).learning_rate, 1000);
+  const std::string why =
+      "the plan's learning rate 6400 (eq. 9 at k = 64) diverged the training "
+      "(plan it with a smaller --lr-base)";
+  for (const bool withDb : {true, false}) {
+    std::vector<std::string> args = {"run", "--plan", plan.string(), "--iters", "10"};
+    if (withDb) args.insert(args.end(), {"--db", db.string()});
+    const auto r = testing::run(args);
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("swapscope run: error: the loss became NaN at iteration "),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("NOT NULL"), std::string::npos) << r.err;
+  }
+  const store::RunData d = store::RunReader(db.string()).load();
+  EXPECT_EQ(d.meta.status, store::RunStatus::Failed);
+  EXPECT_NE(d.meta.status_message.find(why), std::string::npos) << d.meta.status_message;
+  for (const store::IterationRow& it : d.iterations)
+    EXPECT_TRUE(std::isfinite(it.loss));
   fs::remove(plan);
   fs::remove(db);
 }

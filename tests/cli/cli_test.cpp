@@ -264,6 +264,9 @@ TEST(Cli, HelpVerbPrintsTheVerbsHelpAndRefusesAnUnknownVerb) {
   EXPECT_EQ(general.code, kExitOk);
   EXPECT_EQ(general.out, run({"--help"}).out);
   EXPECT_NE(general.out.find("swapscope help <verb>"), std::string::npos) << general.out;
+  const Result onHelp = run({"help", "help"});  // said "unknown verb 'help'"
+  EXPECT_EQ(onHelp.code, kExitOk);
+  EXPECT_EQ(onHelp.out, general.out);
   const Result unknown = run({"help", "nosuch"});
   EXPECT_EQ(unknown.code, kExitUsage);
   EXPECT_EQ(unknown.out, "");
@@ -286,6 +289,10 @@ TEST(Cli, VersionPrintsJsonWithJsonAndRefusesAnyOtherWord) {
   // Either GPUs or why there are none.
   EXPECT_NE(doc["gpus"].empty(), doc["gpus_unavailable"].is_null()) << j.out;
   EXPECT_TRUE(doc.contains("cuda"));
+  // Said "unexpected argument '--json' (--version takes --json only)".
+  const Result twice = run({"--version", "--json", "--json"});
+  EXPECT_EQ(twice.code, kExitUsage);
+  EXPECT_EQ(twice.err, "swapscope --version: option '--json' is given twice\n");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--version", "--jsn"}, {"--version", "--json", "x"}}) {
     const Result bad = run(args);

@@ -119,6 +119,22 @@ TEST(CliTrain, AnInterruptionBeforeAnIterationCompletesLeavesTheWeightFileAsItWa
   std::filesystem::remove_all(dir);
 }
 
+// --epochs 4611686018427387905 overflowed the count of iterations: 4 were trained, exit 0.
+TEST(CliTrain, EpochsAreAtMostAMillionAsPlansAre) {
+  const std::vector<std::string> base = {"train",     "--model",          "fmnist-cnn", "--data",
+                                         "synthetic", "--batch",          "16",         "--budget",
+                                         "64MiB",     "--synthetic-size", "64",         "--epochs"};
+  for (const std::string& e : {std::string("4611686018427387905"), std::string("1000001")}) {
+    std::vector<std::string> args = base;
+    args.push_back(e);
+    const Result r = run(args);
+    EXPECT_EQ(r.code, kExitUsage) << r.out << r.err;
+    EXPECT_NE(r.err.find("--epochs"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("1000000"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("trained"), std::string::npos) << r.out;
+  }
+}
+
 TEST(CliTrain, ReportsTheMedianIterationAfterTheWarmUp) {
   auto args = trainArgs("keep-all", "16MiB");
   args.insert(args.end(), {"--warmup", "2"});
