@@ -2,6 +2,7 @@
 /// @brief `swapscope compare A.swapdb B.swapdb`: two runs side by side: identity, fitted curves
 /// at common work, PCIe fits, per-step time differences (largest first) and predicted against
 /// measured where a run recorded its plan. Opens both files read-only.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -157,7 +158,10 @@ void printCurves(const perf::RunComparison& c, std::ostream& out) {
              ratio(w.seconds_a, w.seconds_b), w.form_a + " / " + w.form_b});
     }
     t.print(out);
-    out << "  (* outside one run's profiled range: extrapolated)\n";
+    // The footnote where a row has the mark.
+    if (std::any_of(c.curves.begin(), c.curves.end(),
+                    [](const perf::CurveAtCommonWork& w) { return w.extrapolated; }))
+      out << "  (* outside one run's profiled range: extrapolated)\n";
   }
 }
 

@@ -154,10 +154,15 @@ int cmdInfo(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   if (m.kind == "profile") printStability(out, stability);
   out << '\n';
   printBatches(out, batches);
-  out << "\nrows: " << c.layers << " layers, " << c.steps << " steps, " << c.tensors << " tensors, "
-      << c.iterations << " iterations, " << c.samples << " step samples, " << c.transfers
-      << " transfers, " << c.memory << " pool samples, " << c.fits << " fits, " << c.plans
-      << " plans\n";
+  // "1 plan", "2 plans": each count with its noun.
+  const auto count = [](std::int64_t n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  };
+  out << "\nrows: " << count(c.layers, "layer") << ", " << count(c.steps, "step") << ", "
+      << count(c.tensors, "tensor") << ", " << count(c.iterations, "iteration") << ", "
+      << count(c.samples, "step sample") << ", " << count(c.transfers, "transfer") << ", "
+      << count(c.memory, "pool sample") << ", " << count(c.fits, "fit") << ", "
+      << count(c.plans, "plan") << "\n";
   if (!run.fits.empty()) {
     out << "\nfits:\n";
     TextTable t;

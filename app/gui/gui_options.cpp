@@ -60,6 +60,13 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
   cli.addPositionalArgument("DB.swapdb", "a run database made by `swapscope profile`");
   GuiOptions o;
   if (!cli.parse(arguments)) throwBadInput(cli.errorText().toStdString());
+  // As the CLI's options: each at most once (a repeated one silently took its last value).
+  for (const QCommandLineOption* opt :
+       {&model, &net, &onnx, &input, &classes, &budget, &budgetGib, &batch, &policy, &mode, &view,
+        &select, &timelineK, &exportPlan, &shot}) {
+    if (cli.values(*opt).size() > 1)
+      throwBadInput("option '--" + opt->names().front().toStdString() + "' is given twice");
+  }
   if (cli.isSet(help)) {
     o.help = true;
     o.help_text = cli.helpText();

@@ -441,6 +441,20 @@ TEST(GuiOptions, BudgetGibIsTheBudgetInGibWithTheClisReasons) {
             "set the budget");
 }
 
+// A repeated option took its last value without a word (`--budget 1GiB --budget 2GiB` planned
+// 2 GiB); the CLI refuses it, and so does the app now. --compare alone is repeatable.
+TEST(GuiOptions, AnOptionGivenTwiceIsRefusedAsTheCliRefusesIt) {
+  EXPECT_EQ(guiRefusal({"--budget", "1GiB", "--budget", "2GiB"}),
+            "option '--budget' is given twice");
+  EXPECT_EQ(guiRefusal({"--policy", "swap-all", "--policy", "keep-all"}),
+            "option '--policy' is given twice");
+  EXPECT_EQ(guiRefusal({"--export-plan", "a.json", "--export-plan", "b.json"}),
+            "option '--export-plan' is given twice");
+  EXPECT_EQ(guiRefusal({"--compare", QString::fromStdString(kSample), "--compare",
+                        QString::fromStdString(kSample)}),
+            "accepted");
+}
+
 // The app's files are named: "-" is standard output for --export-plan alone (the plan file's
 // text, as `swapscope plan --out -` prints it), and refused for every other file it reads or
 // writes, naming the option and why, where it used to be read or written as a file named "-".
