@@ -310,13 +310,15 @@ std::vector<int> stalledPerIteration(const std::vector<perf::MeasuredIteration>&
   return counts;
 }
 
-/// The counts as "1, 0 and 2"; "from 0 to 3 (median 1)" beyond ten.
+/// The counts as "1, 0 and 2"; "from 0 to 3, median 1" beyond ten (a median of an even count
+/// may be a half: "median 1.5").
 std::string describeCounts(const std::vector<int>& counts) {
   if (counts.size() > 10) {
     const auto [lo, hi] = std::minmax_element(counts.begin(), counts.end());
     std::vector<double> values(counts.begin(), counts.end());
-    return "from " + std::to_string(*lo) + " to " + std::to_string(*hi) + " (median " +
-           formatFixed(median(values), 1) + ")";
+    // "from 4 to 6, median 5": inside the scores line's brackets, without brackets of its own.
+    return "from " + std::to_string(*lo) + " to " + std::to_string(*hi) + ", median " +
+           numberText(median(values));
   }
   std::string text;
   for (std::size_t i = 0; i < counts.size(); ++i) {

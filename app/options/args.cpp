@@ -43,6 +43,12 @@ bool ArgParser::isDeclaredOption(const std::string& word) const {
 }
 
 bool ArgParser::parse(const std::vector<std::string>& args) {
+  // --help after a word that is refused still asks for the help, as --help before it does: the
+  // help is printed whichever comes first.
+  const auto helpAfter = [&](std::size_t i) {
+    return std::any_of(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end(),
+                       [](const std::string& w) { return w == "--help" || w == "-h"; });
+  };
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string word = args[i];
     if (word == "-h") word = "--help";
@@ -51,6 +57,7 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
         m_positionals.push_back(word);
         continue;
       }
+      if (helpAfter(i)) return false;
       throwBadInput("unexpected argument '" + word + "' (see --help)");
     }
     std::optional<std::string> inlineValue;
@@ -59,7 +66,10 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
       word = word.substr(0, eq);
     }
     const Spec* spec = find(word);
-    if (spec == nullptr) throwBadInput("unknown option '" + word + "' (see --help)");
+    if (spec == nullptr) {
+      if (helpAfter(i)) return false;
+      throwBadInput("unknown option '" + word + "' (see --help)");
+    }
     if (word == "--help") return false;
     if (!spec->takesValue) {
       if (inlineValue) throwBadInput("option '" + word + "' takes no value");

@@ -31,8 +31,14 @@ std::string_view runStatusName(RunStatus s) {
 
 std::string budgetAboveDeviceWarning(std::int64_t budget, std::int64_t device_memory) {
   if (device_memory <= 0 || budget <= device_memory) return "";
-  return "the budget is above the " + formatBytes(device_memory) +
-         " the profiled device has: a plan for it cannot run there";
+  // Where both print alike (23.55 GiB and 23.5 GiB as "23.5 GiB"), in bytes.
+  const std::string device = formatBytes(device_memory);
+  const std::string exact =
+      formatBytes(budget) == device
+          ? " (" + std::to_string(budget) + " bytes against " + std::to_string(device_memory) + ")"
+          : "";
+  return "the budget is above the " + device + " the profiled device has" + exact +
+         ": a plan for it cannot run there";
 }
 
 std::string_view directionName(Direction d) {

@@ -1041,6 +1041,14 @@ TEST_F(CliPlan, RunPrintsTheStalledStepCountsItsScoresComeFrom) {
                         "stalled\\)\n")))
       << r.out;
   EXPECT_EQ(r.out.find("the scores: medians of each iteration's own"), std::string::npos) << r.out;
+  // Beyond ten iterations, their range and median, without brackets inside the line's own (it
+  // read "(from 4 to 5 (median 5.0))").
+  const auto many = run({"run", "--plan", s_plan.string(), "--iters", "11", "--warmup", "0"});
+  ASSERT_EQ(many.code, 0) << many.err;
+  EXPECT_TRUE(std::regex_search(
+      many.out, std::regex("\n  scores      each iteration's stalled steps \\(from [0-9]+ to "
+                           "[0-9]+, median [0-9]+(\\.5)?\\) against the [0-9]+ predicted: ")))
+      << many.out;
 }
 
 TEST(CliPlanDevice, ABudgetAboveTheProfiledDevicesMemoryIsWarnedOfInTextAndJson) {
@@ -1075,6 +1083,13 @@ TEST(CliPlanDevice, ABudgetAboveTheProfiledDevicesMemoryIsWarnedOfInTextAndJson)
   EXPECT_EQ(store::budgetAboveDeviceWarning(d.meta.device_memory, d.meta.device_memory), "");
   EXPECT_EQ(store::budgetAboveDeviceWarning(std::int64_t{1} << 40, 0), "")
       << "a device of unknown memory";
+  // Just above: the two print alike, so the bytes are given (it said "above the 23.5 GiB" of a
+  // budget printed as 23.5 GiB).
+  EXPECT_EQ(store::budgetAboveDeviceWarning(d.meta.device_memory + (1 << 20), d.meta.device_memory),
+            "the budget is above the " + formatBytes(d.meta.device_memory) +
+                " the profiled device has (" + std::to_string(d.meta.device_memory + (1 << 20)) +
+                " bytes against " + std::to_string(d.meta.device_memory) +
+                "): a plan for it cannot run there");
 }
 
 }  // namespace

@@ -267,6 +267,15 @@ TEST(Cli, HelpVerbPrintsTheVerbsHelpAndRefusesAnUnknownVerb) {
   const Result onHelp = run({"help", "help"});  // said "unknown verb 'help'"
   EXPECT_EQ(onHelp.code, kExitOk);
   EXPECT_EQ(onHelp.out, general.out);
+  // --help wins wherever it is: after a refused word too (`plan --bogus --help` exited 2).
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"plan", "--bogus", "--help"},
+        {"plan", "--help", "--bogus"},
+        {"plan", "extra", "-h"}}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_EQ(r.out, run({"plan", "--help"}).out);
+  }
   const Result unknown = run({"help", "nosuch"});
   EXPECT_EQ(unknown.code, kExitUsage);
   EXPECT_EQ(unknown.out, "");
