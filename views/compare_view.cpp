@@ -55,9 +55,11 @@ QString ms(double seconds) {
   return qs(formatMilliseconds(seconds));
 }
 
-/// B/A as `swapscope compare` prints it: "-" where either time shows as 0.000 ms.
-QString ratio(double a, double b) {
-  return qs(perf::timeRatioText(a, b));
+/// B/A as `swapscope compare` prints it ("-" where either time shows as 0.000 ms), sorting by
+/// the ratio, and a "-" as 0.
+QStandardItem* ratioItem(double a, double b) {
+  const std::string text = perf::timeRatioText(a, b);
+  return numberItem(qs(text), text == "-" ? 0.0 : b / a);
 }
 
 /// A header whose sections can be fitted at once (QHeaderView fits them at its next delayed
@@ -321,9 +323,7 @@ void CompareView::fillTables() {
     m_steps->appendRow({numberItem(QString::number(d.step), d.step), textItem(qs(d.direction)),
                         textItem(qs(d.layer)), numberItem(ms(d.seconds_a), d.seconds_a),
                         numberItem(ms(d.seconds_b), d.seconds_b),
-                        numberItem(ms(diff), std::abs(diff)),
-                        numberItem(ratio(d.seconds_a, d.seconds_b),
-                                   d.seconds_a > 0 ? d.seconds_b / d.seconds_a : 0.0)});
+                        numberItem(ms(diff), std::abs(diff)), ratioItem(d.seconds_a, d.seconds_b)});
   }
   // Largest difference first, as compareRuns orders them; a click on a header sorts by it.
   m_stepTable->horizontalHeader()->setSortIndicator(5, Qt::DescendingOrder);
@@ -334,8 +334,7 @@ void CompareView::fillTables() {
     m_curves->appendRow(
         {textItem(qs(w.target)), textItem(qs(w.direction)), numberItem(work, w.work),
          numberItem(ms(w.seconds_a), w.seconds_a), numberItem(ms(w.seconds_b), w.seconds_b),
-         numberItem(ratio(w.seconds_a, w.seconds_b),
-                    w.seconds_a > 0 ? w.seconds_b / w.seconds_a : 0.0),
+         ratioItem(w.seconds_a, w.seconds_b),
          textItem(qs(w.form_a == w.form_b ? w.form_a : w.form_a + " / " + w.form_b))});
   }
   // The columns fit their new cells now, not at the header's next delayed layout: a screenshot

@@ -21,11 +21,6 @@ namespace {
 using json = nlohmann::ordered_json;
 using Align = TextTable::Align;
 
-/// B/A where both times show in the table, else "-" (perf::timeRatioText).
-std::string ratio(double a, double b) {
-  return perf::timeRatioText(a, b);
-}
-
 std::string gbps(double bytesPerS) {
   return bytesPerS > 0 ? formatFixed(bytesPerS / 1e9, 2) + " GB/s" : "-";
 }
@@ -155,7 +150,7 @@ void printCurves(const perf::RunComparison& c, std::ostream& out) {
                            : formatSi(w.work) + "FLOP") +
                  (w.extrapolated ? " *" : ""),
              formatMilliseconds(w.seconds_a), formatMilliseconds(w.seconds_b),
-             ratio(w.seconds_a, w.seconds_b), w.form_a + " / " + w.form_b});
+             perf::timeRatioText(w.seconds_a, w.seconds_b), w.form_a + " / " + w.form_b});
     }
     t.print(out);
     // The footnote where a row has the mark.
@@ -184,7 +179,7 @@ void printSteps(const perf::RunComparison& c, std::ostream& out) {
     for (const auto& d : c.steps) {
       t.row({std::to_string(d.step), d.direction, d.layer, formatMilliseconds(d.seconds_a),
              formatMilliseconds(d.seconds_b), formatMilliseconds(d.seconds_b - d.seconds_a),
-             ratio(d.seconds_a, d.seconds_b)});
+             perf::timeRatioText(d.seconds_a, d.seconds_b)});
     }
     t.print(out);
   }
